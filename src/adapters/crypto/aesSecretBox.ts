@@ -1,0 +1,47 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { SecretBox } from '../../ports/secretBox.ts';
+
+/** AES-256-GCM; sealed form `v1.<iv>.<tag>.<ciphertext>` in base64url. */
+export class AesSecretBox implements SecretBox {
+  constructor(private readonly key: Buffer) {
+    if (key.length !== 32) throw new Error('secret key must be 32 bytes');
+  }
+
+  seal(plaintext: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+    return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ciphertext.toString('base64url')].join('.');
+  }
+
+  open(sealed: string): string {
+    const [version, iv, tag, ciphertext] = sealed.split('.');
+    if (version !== 'v1' || !iv || !tag || ciphertext === undefined) throw new Error('not a sealed secret');
+    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
+  }
+}
+
+/** The configured key, or a key file created once under the data directory, readable by its owner only. */
+export function loadOrCreateKey(configured: string | undefined, keyFile: string): Buffer {
+  if (configured) return Buffer.from(configured, 'base64');
+  if (existsSync(keyFile)) {
+    const key = Buffer.from(readFileSync(keyFile, 'utf8').trim(), 'base64');
+    if (key.length !== 32) throw new Error(`${keyFile} does not hold a 32-byte base64 key`);
+    return key;
+  }
+  mkdirSync(dirname(keyFile), { recursive: true });
+  const key = randomBytes(32);
+  try {
+    writeFileSync(keyFile, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    // Another process created it first: use theirs.
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return loadOrCreateKey(undefined, keyFile);
+    throw error;
+  }
+  chmodSync(keyFile, 0o600);
+  return key;
+}

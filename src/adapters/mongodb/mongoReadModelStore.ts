@@ -1,0 +1,146 @@
+import { MongoClient, MongoServerError, type Collection, type Db, type Filter as MongoFilter } from 'mongodb';
+import type { Checkpoint, Document, Filter, ProjectionWriter, ReadModelStore } from '../../ports/readModelStore.ts';
+
+/** A read-model document as stored: the document itself plus its key and the position that last wrote it. */
+interface StoredDocument {
+  _id: string;
+  /** `encodePosition(position)`: fixed-width decimal, so string order is numeric order. */
+  _position: string;
+  [field: string]: unknown;
+}
+
+interface StoredCheckpoint {
+  _id: string;
+  version: number;
+  /** Decimal bigint, `-1` before any event; compared for equality only. */
+  position: string;
+}
+
+const POSITION_WIDTH = 20; // 2^64 - 1 has 20 digits
+
+/**
+ * MongoDB read models: collection `x` is stored as `rm_x`, checkpoints in `checkpoints`.
+ * Writes are not transactional (a standalone server is enough): every document write is guarded by
+ * the writing event's position and the checkpoint moves last with compare-and-set, so a batch that is
+ * replayed, or that lost the race for the checkpoint, leaves the same documents as a single run.
+ */
+export class MongoReadModelStore implements ReadModelStore {
+  private readonly client: MongoClient;
+  private readonly db: Db;
+  private readonly ownsClient: boolean;
+  private readonly checkpoints: Collection<StoredCheckpoint>;
+
+  /** With a url the store owns (and closes) its client; with a `MongoClient` the caller does. */
+  constructor(client: MongoClient | string, dbName: string) {
+    this.ownsClient = typeof client === 'string';
+    this.client = typeof client === 'string' ? new MongoClient(client) : client;
+    this.db = this.client.db(dbName);
+    this.checkpoints = this.db.collection<StoredCheckpoint>('checkpoints');
+  }
+
+  static async connect(url: string, dbName: string): Promise<MongoReadModelStore> {
+    const store = new MongoReadModelStore(url, dbName);
+    await store.client.connect();
+    return store;
+  }
+
+  private collection(name: string): Collection<StoredDocument> {
+    return this.db.collection<StoredDocument>(`rm_${name}`);
+  }
+
+  async get<T extends Document>(collection: string, id: string): Promise<T | null> {
+    const stored = await this.collection(collection).findOne({ _id: id });
+    return stored ? (toDocument(stored) as T) : null;
+  }
+
+  async find<T extends Document>(collection: string, filter: Filter, options: { sortBy?: string; limit?: number } = {}): Promise<T[]> {
+    if (options.limit !== undefined && options.limit <= 0) return [];
+    let cursor = this.collection(collection).find(filter as MongoFilter<StoredDocument>);
+    if (options.sortBy) cursor = cursor.sort({ [options.sortBy]: 1, _id: 1 });
+    if (options.limit !== undefined) cursor = cursor.limit(options.limit);
+    return (await cursor.toArray()).map((stored) => toDocument(stored) as T);
+  }
+
+  async getCheckpoint(projection: string): Promise<Checkpoint | null> {
+    const stored = await this.checkpoints.findOne({ _id: projection });
+    return stored ? { position: BigInt(stored.position), version: stored.version } : null;
+  }
+
+  async applyBatch(
+    projection: string,
+    version: number,
+    from: bigint,
+    to: bigint,
+    apply: (writer: (position: bigint) => ProjectionWriter) => Promise<void>,
+  ): Promise<boolean> {
+    // Cheap early exit so a stale runner writes nothing; the compare-and-set below is what decides.
+    const current = await this.getCheckpoint(projection);
+    if ((current?.position ?? -1n) !== from) return false;
+
+    const writerAt = (position: bigint): ProjectionWriter => {
+      const pos = encodePosition(position);
+      return {
+        get: (collection, id) => this.get(collection, id),
+        find: (collection, filter) => this.find(collection, filter),
+        put: async (collection, doc) => {
+          const replacement = { ...(JSON.parse(JSON.stringify(doc)) as Document), _position: pos };
+          try {
+            await this.collection(collection).replaceOne(
+              { _id: doc.id, $or: [{ _position: { $lt: pos } }, { _position: { $exists: false } }] },
+              replacement,
+              { upsert: true },
+            );
+          } catch (error) {
+            // The document exists with a position >= this one: the upsert's insert collided. Already applied.
+            if (!isDuplicateKey(error)) throw error;
+          }
+        },
+        remove: async (collection, id) => {
+          await this.collection(collection).deleteOne({ _id: id, _position: { $lt: pos } });
+        },
+      };
+    };
+
+    await apply(writerAt);
+
+    const update = { $set: { version, position: to.toString() } };
+    if (from === -1n) {
+      try {
+        await this.checkpoints.updateOne({ _id: projection, position: '-1' }, update, { upsert: true });
+        return true;
+      } catch (error) {
+        if (isDuplicateKey(error)) return false; // a checkpoint exists and is not -1
+        throw error;
+      }
+    }
+    const result = await this.checkpoints.updateOne({ _id: projection, position: from.toString() }, update);
+    return result.matchedCount === 1;
+  }
+
+  async reset(projection: string, collections: readonly string[]): Promise<void> {
+    for (const collection of collections) await this.collection(collection).deleteMany({});
+    await this.checkpoints.deleteOne({ _id: projection });
+  }
+
+  async ping(): Promise<void> {
+    await this.db.command({ ping: 1 });
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsClient) await this.client.close();
+  }
+}
+
+export function encodePosition(position: bigint): string {
+  if (position < 0n) throw new RangeError(`document position must be >= 0, got ${position}`);
+  return position.toString().padStart(POSITION_WIDTH, '0');
+}
+
+function toDocument(stored: StoredDocument): Document {
+  const { _id, _position, ...fields } = stored;
+  return { ...fields, id: _id };
+}
+
+function isDuplicateKey(error: unknown): boolean {
+  return error instanceof MongoServerError && error.code === 11000;
+}

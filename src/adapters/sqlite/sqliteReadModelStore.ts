@@ -1,0 +1,188 @@
+import Database from 'better-sqlite3';
+import type { Checkpoint, Document, Filter, ProjectionWriter, ReadModelStore } from '../../ports/readModelStore.ts';
+import { matches, sortDocuments } from '../../ports/filter.ts';
+
+interface Entry {
+  doc: Document;
+  position: bigint;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS documents (
+  collection TEXT NOT NULL,
+  id         TEXT NOT NULL,
+  doc        TEXT NOT NULL,
+  position   INTEGER NOT NULL,
+  PRIMARY KEY (collection, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS checkpoints (
+  name     TEXT PRIMARY KEY,
+  version  INTEGER NOT NULL,
+  position INTEGER NOT NULL
+) WITHOUT ROWID;
+`;
+
+/**
+ * Embedded read models: every document lives in memory for fast queries and is persisted to a
+ * SQLite file together with its projection's checkpoint in one transaction, so a restart resumes
+ * exactly where the last committed batch ended. Read models can always be rebuilt from the events,
+ * so this file uses synchronous=NORMAL.
+ */
+export class SqliteReadModelStore implements ReadModelStore {
+  private readonly db: Database.Database;
+  private collections = new Map<string, Map<string, Entry>>();
+  private checkpoints = new Map<string, Checkpoint>();
+  private readonly stmts;
+
+  constructor(file: string) {
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('busy_timeout = 10000');
+    this.db.exec(SCHEMA);
+    this.db.defaultSafeIntegers(true);
+    this.stmts = {
+      allDocs: this.db.prepare<[], { collection: string; id: string; doc: string; position: bigint }>('SELECT * FROM documents'),
+      allCheckpoints: this.db.prepare<[], { name: string; version: bigint; position: bigint }>('SELECT * FROM checkpoints'),
+      checkpoint: this.db.prepare<[string], { version: bigint; position: bigint }>('SELECT version, position FROM checkpoints WHERE name = ?'),
+      putDoc: this.db.prepare(
+        'INSERT INTO documents (collection, id, doc, position) VALUES (?, ?, ?, ?) ON CONFLICT (collection, id) DO UPDATE SET doc = excluded.doc, position = excluded.position',
+      ),
+      deleteDoc: this.db.prepare('DELETE FROM documents WHERE collection = ? AND id = ?'),
+      deleteCollection: this.db.prepare('DELETE FROM documents WHERE collection = ?'),
+      putCheckpoint: this.db.prepare(
+        'INSERT INTO checkpoints (name, version, position) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET version = excluded.version, position = excluded.position',
+      ),
+      deleteCheckpoint: this.db.prepare('DELETE FROM checkpoints WHERE name = ?'),
+    };
+    this.load();
+  }
+
+  /** (Re)loads the cache from the file: at start, and when another process moved a checkpoint. */
+  private load(): void {
+    const collections = new Map<string, Map<string, Entry>>();
+    for (const row of this.stmts.allDocs.iterate()) {
+      let coll = collections.get(row.collection);
+      if (!coll) collections.set(row.collection, (coll = new Map()));
+      coll.set(row.id, { doc: JSON.parse(row.doc), position: row.position });
+    }
+    const checkpoints = new Map<string, Checkpoint>();
+    for (const row of this.stmts.allCheckpoints.iterate()) {
+      checkpoints.set(row.name, { version: Number(row.version), position: row.position });
+    }
+    this.collections = collections;
+    this.checkpoints = checkpoints;
+  }
+
+  async get<T extends Document>(collection: string, id: string): Promise<T | null> {
+    return (this.collections.get(collection)?.get(id)?.doc as T | undefined) ?? null;
+  }
+
+  async find<T extends Document>(collection: string, filter: Filter, options: { sortBy?: string; limit?: number } = {}): Promise<T[]> {
+    const out: Document[] = [];
+    for (const entry of this.collections.get(collection)?.values() ?? []) {
+      if (matches(entry.doc, filter)) out.push(entry.doc);
+    }
+    return sortDocuments(out, options) as T[];
+  }
+
+  async getCheckpoint(projection: string): Promise<Checkpoint | null> {
+    const row = this.stmts.checkpoint.get(projection);
+    const stored = row ? { version: Number(row.version), position: row.position } : null;
+    const cached = this.checkpoints.get(projection) ?? null;
+    if (stored?.position !== cached?.position || stored?.version !== cached?.version) this.load();
+    return stored;
+  }
+
+  async applyBatch(
+    projection: string,
+    version: number,
+    from: bigint,
+    to: bigint,
+    apply: (writer: (position: bigint) => ProjectionWriter) => Promise<void>,
+  ): Promise<boolean> {
+    const overlay = new Map<string, Map<string, Entry | null>>();
+    const current = (collection: string, id: string): Entry | null | undefined => {
+      const staged = overlay.get(collection)?.get(id);
+      return staged !== undefined ? staged : this.collections.get(collection)?.get(id);
+    };
+    const stage = (collection: string, id: string, entry: Entry | null) => {
+      let coll = overlay.get(collection);
+      if (!coll) overlay.set(collection, (coll = new Map()));
+      coll.set(id, entry);
+    };
+    const writerAt = (position: bigint): ProjectionWriter => ({
+      get: async <T extends Document>(collection: string, id: string) => (current(collection, id)?.doc as T | undefined) ?? null,
+      find: async <T extends Document>(collection: string, filter: Filter) => {
+        const seen = new Set<string>();
+        const out: Document[] = [];
+        for (const [id, entry] of overlay.get(collection) ?? []) {
+          seen.add(id);
+          if (entry && matches(entry.doc, filter)) out.push(entry.doc);
+        }
+        for (const [id, entry] of this.collections.get(collection) ?? []) {
+          if (!seen.has(id) && matches(entry.doc, filter)) out.push(entry.doc);
+        }
+        return out as T[];
+      },
+      put: async (collection, doc) => {
+        const existing = current(collection, doc.id);
+        if (existing && existing.position >= position) return;
+        stage(collection, doc.id, { doc: structuredClone(doc), position });
+      },
+      remove: async (collection, id) => {
+        const existing = current(collection, id);
+        if (!existing || existing.position >= position) return;
+        stage(collection, id, null);
+      },
+    });
+
+    await apply(writerAt);
+
+    const committed = this.db.transaction(() => {
+      const row = this.stmts.checkpoint.get(projection);
+      const stored = row ? row.position : -1n;
+      if (stored !== from) return false;
+      for (const [collection, entries] of overlay) {
+        for (const [id, entry] of entries) {
+          if (entry) this.stmts.putDoc.run(collection, id, JSON.stringify(entry.doc), entry.position);
+          else this.stmts.deleteDoc.run(collection, id);
+        }
+      }
+      this.stmts.putCheckpoint.run(projection, version, to);
+      return true;
+    }).immediate();
+
+    if (!committed) {
+      this.load();
+      return false;
+    }
+    for (const [collection, entries] of overlay) {
+      let coll = this.collections.get(collection);
+      if (!coll) this.collections.set(collection, (coll = new Map()));
+      for (const [id, entry] of entries) {
+        if (entry) coll.set(id, entry);
+        else coll.delete(id);
+      }
+    }
+    this.checkpoints.set(projection, { version, position: to });
+    return true;
+  }
+
+  async reset(projection: string, collections: readonly string[]): Promise<void> {
+    this.db.transaction(() => {
+      for (const collection of collections) this.stmts.deleteCollection.run(collection);
+      this.stmts.deleteCheckpoint.run(projection);
+    })();
+    for (const collection of collections) this.collections.delete(collection);
+    this.checkpoints.delete(projection);
+  }
+
+  async ping(): Promise<void> {
+    this.stmts.checkpoint.get('');
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
+  }
+}

@@ -1,0 +1,70 @@
+import swagger from '@fastify/swagger';
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { parseAllowedRanges } from './domain/destination.ts';
+import { serviceUnavailable } from './domain/errors.ts';
+import { authenticate } from './http/authenticate.ts';
+import { apiKeyResolver } from './http/credentials.ts';
+import { installErrorHandling } from './http/errorHandler.ts';
+import { healthRoutes } from './http/routes/health.ts';
+import { webhookSubscriptionRoutes } from './http/routes/webhookSubscriptions.ts';
+import type { WaitForWrite } from './http/schemas.ts';
+import type { SiteDoc } from './projections/tenancy.ts';
+import type { Services } from './services.ts';
+
+export interface AppOptions {
+  services: Services;
+  /** Largest JSON body accepted, in bytes; larger bodies get 400 VALIDATION_ERROR. */
+  bodyLimit?: number;
+}
+
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+/** The whole HTTP application as one plugin; `server.ts` only listens. */
+export const app = fp(
+  async (fastify: FastifyInstance, { services, bodyLimit = DEFAULT_BODY_LIMIT }: AppOptions) => {
+    fastify.setValidatorCompiler(validatorCompiler);
+    fastify.setSerializerCompiler(serializerCompiler);
+    installErrorHandling(fastify, bodyLimit);
+
+    // An empty body with a JSON content type (a DELETE from some clients) is no body, not an error.
+    const parseJson = fastify.getDefaultJsonParser('error', 'error');
+    fastify.removeContentTypeParser('application/json');
+    fastify.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (request, body, done) => {
+      if (body === '' && request.method === 'DELETE') return done(null, undefined);
+      parseJson(request, body as string, done);
+    });
+
+    await fastify.register(swagger, {
+      openapi: {
+        openapi: '3.1.0',
+        info: { title: 'Outreach Integration Service', version: '1.0.0', description: 'REST API v1.' },
+        servers: [{ url: services.config.PUBLIC_BASE_URL }],
+        components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+        security: [{ bearer: [] }],
+      },
+      transform: jsonSchemaTransform,
+    });
+    fastify.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => fastify.swagger());
+
+    await fastify.register(authenticate, {
+      loadSite: (siteId: string) => services.readModels.get<SiteDoc>('sites', siteId),
+    });
+    fastify.credentialResolvers.push(apiKeyResolver(services, (error) => fastify.log.warn({ err: error }, 'recording API key use failed')));
+
+    const waitForWrite: WaitForWrite = async (position) => {
+      if (position === null) return;
+      const visible = await services.projections.waitFor(position, services.config.READ_YOUR_WRITES_TIMEOUT_MS);
+      if (!visible) throw serviceUnavailable('The write is stored but the read models are behind; it will appear shortly.');
+    };
+
+    await fastify.register(healthRoutes, { services });
+    await fastify.register(webhookSubscriptionRoutes, {
+      services,
+      waitForWrite,
+      allowedRanges: parseAllowedRanges(services.config.WEBHOOK_ALLOWED_RANGES),
+    });
+  },
+  { name: 'outreach-app' },
+);

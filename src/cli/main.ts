@@ -1,0 +1,209 @@
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { SingleBar, Presets } from 'cli-progress';
+import { ConfigError, loadConfig } from '../config.ts';
+import { createServices, type Services } from '../services.ts';
+import {
+  TenancyError,
+  addUser,
+  changeSiteSettings,
+  createApiKey,
+  createSite,
+  createTeam,
+  revokeApiKey,
+  setTeamBillingStatus,
+} from '../commands/tenancy.ts';
+import { BILLING_STATUSES, ROLES } from '../domain/team.ts';
+import { PLANS, type SiteSettings } from '../domain/site.ts';
+import { SCOPES, isScope, type Scope } from '../domain/scopes.ts';
+import { eventLine, parseBool, parseChoice, parseNonNegativeInt, print } from './output.ts';
+
+const program = new Command('outreach')
+  .description('Admin CLI of the Outreach Integration Service. Uses the same configuration (environment) as the server.')
+  .option('--json', 'print one JSON object per command')
+  .showHelpAfterError();
+
+const json = () => Boolean(program.opts().json);
+const wrapChoice = <T>(fn: (v: string) => T) => (v: string) => {
+  try {
+    return fn(v);
+  } catch (e) {
+    throw new InvalidArgumentError((e as Error).message);
+  }
+};
+
+/** Opens the stores for one command and closes them after it. */
+async function withServices<T>(fn: (services: Services) => Promise<T>): Promise<T> {
+  const services = await createServices(loadConfig());
+  try {
+    return await fn(services);
+  } finally {
+    await services.close();
+  }
+}
+
+const team = program.command('team').description('teams and their users');
+team
+  .command('create')
+  .requiredOption('--name <name>', 'team name')
+  .requiredOption('--owner-email <email>', "owner's email address")
+  .option('--owner-password <password>', "owner's dashboard password (or set OUTREACH_OWNER_PASSWORD)")
+  .action(async (opts) =>
+    withServices(async (s) => {
+      const password = opts.ownerPassword ?? process.env.OUTREACH_OWNER_PASSWORD;
+      const r = await createTeam(s, { name: opts.name, ownerEmail: opts.ownerEmail, ownerPassword: password });
+      print(json(), { teamId: r.teamId, ownerUserId: r.ownerUserId }, `team ${r.teamId} created, owner user ${r.ownerUserId}`);
+    }),
+  );
+team
+  .command('set')
+  .requiredOption('--team <teamId>')
+  .addOption(new Option('--billing <status>', 'team subscription status').argParser(wrapChoice(parseChoice('--billing', BILLING_STATUSES))))
+  .action(async (opts) =>
+    withServices(async (s) => {
+      if (opts.billing) await setTeamBillingStatus(s, { teamId: opts.team, billingStatus: opts.billing });
+      print(json(), { teamId: opts.team, ...(opts.billing ? { billing: opts.billing } : {}) }, `team ${opts.team} updated`);
+    }),
+  );
+team
+  .command('add-user')
+  .requiredOption('--team <teamId>')
+  .requiredOption('--email <email>')
+  .addOption(new Option('--role <role>').default('member').argParser(wrapChoice(parseChoice('--role', ROLES))))
+  .option('--password <password>')
+  .action(async (opts) =>
+    withServices(async (s) => {
+      const r = await addUser(s, { teamId: opts.team, email: opts.email, role: opts.role, password: opts.password });
+      print(json(), { userId: r.userId }, `user ${r.userId} added`);
+    }),
+  );
+
+const site = program.command('site').description('sites');
+site
+  .command('create')
+  .requiredOption('--team <teamId>')
+  .requiredOption('--domain <domain>')
+  .addOption(new Option('--plan <plan>').default('starter').argParser(wrapChoice(parseChoice('--plan', PLANS))))
+  .action(async (opts) =>
+    withServices(async (s) => {
+      const r = await createSite(s, { teamId: opts.team, domain: opts.domain, plan: opts.plan }, s.config.MAIL_DOMAIN);
+      print(json(), { siteId: r.siteId, forwardingAddress: r.forwardingAddress }, `site ${r.siteId} created, forwarding address ${r.forwardingAddress}`);
+    }),
+  );
+site
+  .command('set')
+  .requiredOption('--site <siteId>')
+  .addOption(new Option('--plan <plan>').argParser(wrapChoice(parseChoice('--plan', PLANS))))
+  .addOption(new Option('--licensed <bool>').argParser(wrapChoice(parseBool('--licensed'))))
+  .addOption(new Option('--sending-domain-verified <bool>').argParser(wrapChoice(parseBool('--sending-domain-verified'))))
+  .addOption(new Option('--ai-credits <n>').argParser(wrapChoice(parseNonNegativeInt('--ai-credits'))))
+  .addOption(new Option('--daily-ingestion-cap <n>').argParser(wrapChoice(parseNonNegativeInt('--daily-ingestion-cap'))))
+  .addOption(new Option('--daily-extraction-cap <n>').argParser(wrapChoice(parseNonNegativeInt('--daily-extraction-cap'))))
+  .action(async (opts) =>
+    withServices(async (s) => {
+      const changes: Partial<SiteSettings> = {
+        plan: opts.plan,
+        licensed: opts.licensed,
+        sendingDomainVerified: opts.sendingDomainVerified,
+        aiCredits: opts.aiCredits,
+        dailyIngestionCap: opts.dailyIngestionCap,
+        dailyExtractionCap: opts.dailyExtractionCap,
+      };
+      for (const key of Object.keys(changes) as (keyof SiteSettings)[]) if (changes[key] === undefined) delete changes[key];
+      await changeSiteSettings(s, { siteId: opts.site, changes });
+      print(json(), { siteId: opts.site, ...changes }, `site ${opts.site} updated`);
+    }),
+  );
+
+const apikey = program.command('apikey').description('API keys');
+apikey
+  .command('create')
+  .requiredOption('--team <teamId>')
+  .requiredOption('--scopes <scopes>', `comma-separated, from: ${SCOPES.join(', ')}`, (v: string) => {
+    const scopes = v.split(',').map((x) => x.trim()).filter(Boolean);
+    const bad = scopes.filter((x) => !isScope(x));
+    if (bad.length || scopes.length === 0) throw new InvalidArgumentError(`unknown scope(s): ${bad.join(', ') || '(none given)'}`);
+    return scopes as Scope[];
+  })
+  .option('--site <siteId>', 'restrict the key to one site')
+  .option('--name <name>', 'a name to recognise the key by', 'API key')
+  .action(async (opts) =>
+    withServices(async (s) => {
+      const r = await createApiKey(s, { teamId: opts.team, name: opts.name, scopes: opts.scopes, siteId: opts.site ?? null });
+      print(json(), { id: r.id, key: r.key }, `API key ${r.id} created. It is shown only once:\n${r.key}`);
+    }),
+  );
+apikey
+  .command('revoke')
+  .requiredOption('--id <apiKeyId>')
+  .action(async (opts) =>
+    withServices(async (s) => {
+      await revokeApiKey(s, { apiKeyId: opts.id });
+      print(json(), { id: opts.id, revoked: true }, `API key ${opts.id} revoked`);
+    }),
+  );
+
+const events = program.command('events').description('the event history, for auditors (JSON lines)');
+events
+  .command('read <stream>')
+  .description('print every event of one stream')
+  .action(async (stream: string) =>
+    withServices(async (s) => {
+      for (const e of await s.events.readStream(stream)) process.stdout.write(eventLine(e) + '\n');
+    }),
+  );
+events
+  .command('tail')
+  .description('print the global log, then follow it until interrupted')
+  .option('--from <position>', 'start after this global position', '-1')
+  .option('--no-follow', 'stop at the end of the log')
+  .action(async (opts) =>
+    withServices(async (s) => {
+      const controller = new AbortController();
+      process.once('SIGINT', () => controller.abort());
+      let after = BigInt(opts.from);
+      if (!opts.follow) {
+        for (;;) {
+          const page = await s.events.readAll({ after, limit: 1000 });
+          for (const e of page) process.stdout.write(eventLine(e) + '\n');
+          if (page.length < 1000) return;
+          after = page[page.length - 1]!.position;
+        }
+      }
+      for await (const e of s.events.subscribeToAll({ after, signal: controller.signal })) process.stdout.write(eventLine(e) + '\n');
+    }),
+  );
+
+const projections = program.command('projections').description('read models');
+projections
+  .command('rebuild [name]')
+  .description('drop and rebuild one projection (or all) from the full history')
+  .action(async (name: string | undefined) =>
+    withServices(async (s) => {
+      const chosen = s.projections.projections.filter((p) => !name || p.name === name);
+      if (chosen.length === 0) throw new TenancyError(`unknown projection ${name}; known: ${s.projections.projections.map((p) => p.name).join(', ')}`);
+      for (const p of chosen) await s.readModels.reset(p.name, p.collections);
+      await s.projections.init();
+      const head = await s.events.headPosition();
+      const total = Number(head + 1n);
+      const bar = json() ? null : new SingleBar({ format: 'rebuilding [{bar}] {percentage}% | {value}/{total} positions | {eta}s left' }, Presets.shades_classic);
+      bar?.start(Math.max(total, 1), 0);
+      const started = Date.now();
+      while (s.projections.position < head) {
+        await s.projections.step();
+        bar?.update(Number(s.projections.position + 1n));
+      }
+      bar?.update(Math.max(total, 1));
+      bar?.stop();
+      print(json(), { rebuilt: chosen.map((p) => p.name), position: head.toString(), ms: Date.now() - started }, `rebuilt ${chosen.map((p) => p.name).join(', ')} up to position ${head}`);
+    }),
+  );
+
+program.parseAsync(process.argv).catch((error) => {
+  if (error instanceof ConfigError || error instanceof TenancyError) {
+    if (json()) process.stdout.write(JSON.stringify({ error: error.message }) + '\n');
+    else process.stderr.write(`error: ${error.message}\n`);
+    process.exit(1);
+  }
+  process.stderr.write(`error: ${(error as Error).stack ?? error}\n`);
+  process.exit(1);
+});

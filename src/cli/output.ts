@@ -1,0 +1,39 @@
+/** Every command prints one JSON object with --json, or a short human line without. */
+export function print(json: boolean, value: Record<string, unknown>, human: string): void {
+  process.stdout.write(json ? JSON.stringify(value) + '\n' : human + '\n');
+}
+
+export function parseBool(name: string) {
+  return (value: string): boolean => {
+    if (value === 'true') return true;
+    if (value === 'false') return false;
+    throw new Error(`${name} must be true or false`);
+  };
+}
+
+export function parseChoice<T extends string>(name: string, choices: readonly T[]) {
+  return (value: string): T => {
+    if ((choices as readonly string[]).includes(value)) return value as T;
+    throw new Error(`${name} must be one of ${choices.join(', ')}`);
+  };
+}
+
+export function parseNonNegativeInt(name: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer`);
+    return n;
+  };
+}
+
+/** JSON lines for auditors: positions and revisions as strings, so no precision is lost. */
+export function eventLine(event: { position: bigint; revision: bigint; streamId: string; type: string; createdAt: Date; data: unknown; metadata: unknown }) {
+  return JSON.stringify({
+    position: event.position.toString(),
+    stream: event.streamId,
+    revision: event.revision.toString(),
+    type: event.type,
+    time: event.createdAt.toISOString(),
+    data: event.data,
+  });
+}

@@ -1,0 +1,37 @@
+import type { Decider } from '../domain/decider.ts';
+import { type EventStore, type NewEvent, WrongExpectedRevisionError } from '../ports/eventStore.ts';
+
+export interface CommandResult<Event> {
+  events: Event[];
+  /** Global position of the last appended event; null when the decision appended nothing. */
+  position: bigint | null;
+}
+
+/**
+ * Loads a stream, folds it through the decider, decides, and appends with the revision it read.
+ * A concurrent writer makes the append conflict; the command is then decided again on fresh state.
+ */
+export async function handleCommand<State, Command, Event extends { type: string; data: unknown }>(
+  store: EventStore,
+  streamId: string,
+  decider: Decider<State, Command, Event>,
+  command: Command,
+  metadata: Record<string, unknown> = {},
+  maxAttempts = 5,
+): Promise<CommandResult<Event>> {
+  for (let attempt = 1; ; attempt++) {
+    const history = await store.readStream(streamId);
+    const state = history.reduce((s, e) => decider.evolve(s, { type: e.type, data: e.data } as Event), decider.initialState());
+    const events = decider.decide(command, state);
+    if (events.length === 0) return { events, position: null };
+    const expected = history.length === 0 ? 'no_stream' : history[history.length - 1]!.revision;
+    try {
+      const toAppend: NewEvent[] = events.map((e) => ({ type: e.type, data: e.data, metadata }));
+      const result = await store.append(streamId, toAppend, expected);
+      return { events, position: result.position };
+    } catch (error) {
+      if (error instanceof WrongExpectedRevisionError && attempt < maxAttempts) continue;
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,115 @@
+import { apiKeyDecider, apiKeyStream } from '../domain/apiKey.ts';
+import type { Scope } from '../domain/scopes.ts';
+import { type Plan, type SiteSettings, siteDecider, siteStream } from '../domain/site.ts';
+import { type BillingStatus, type Role, teamDecider, teamStream } from '../domain/team.ts';
+import type { SiteDoc, TeamDoc, UserDoc } from '../projections/tenancy.ts';
+import type { CommandContext } from './context.ts';
+import { generateApiKey, hashPassword, randomToken, sha256Hex } from './credentials.ts';
+import { handleCommand } from './handleCommand.ts';
+
+/** Raised for operator mistakes (unknown team, duplicate email...); the CLI prints the message. */
+export class TenancyError extends Error {}
+
+const normaliseEmail = (email: string) => email.trim().toLowerCase();
+
+export async function createTeam(ctx: CommandContext, input: { name: string; ownerEmail: string; ownerPassword?: string }) {
+  const email = normaliseEmail(input.ownerEmail);
+  if ((await ctx.readModels.find<UserDoc>('users', { email })).length > 0) throw new TenancyError(`a user with email ${email} exists`);
+  const teamId = ctx.newId();
+  const ownerUserId = ctx.newId();
+  const passwordHash = input.ownerPassword ? await hashPassword(input.ownerPassword) : null;
+  const result = await handleCommand(ctx.events, teamStream(teamId), teamDecider, {
+    type: 'CreateTeam',
+    data: { teamId, name: input.name, owner: { userId: ownerUserId, email, passwordHash }, now: ctx.clock.now().toISOString() },
+  });
+  return { teamId, ownerUserId, position: result.position };
+}
+
+export async function addUser(ctx: CommandContext, input: { teamId: string; email: string; role: Role; password?: string }) {
+  await requireTeam(ctx, input.teamId);
+  const email = normaliseEmail(input.email);
+  if ((await ctx.readModels.find<UserDoc>('users', { email })).length > 0) throw new TenancyError(`a user with email ${email} exists`);
+  const userId = ctx.newId();
+  const passwordHash = input.password ? await hashPassword(input.password) : null;
+  const result = await handleCommand(ctx.events, teamStream(input.teamId), teamDecider, {
+    type: 'AddUser',
+    data: { teamId: input.teamId, userId, email, role: input.role, passwordHash, now: ctx.clock.now().toISOString() },
+  });
+  return { userId, position: result.position };
+}
+
+export async function setTeamBillingStatus(ctx: CommandContext, input: { teamId: string; billingStatus: BillingStatus }) {
+  await requireTeam(ctx, input.teamId);
+  const result = await handleCommand(ctx.events, teamStream(input.teamId), teamDecider, {
+    type: 'SetTeamBillingStatus',
+    data: { ...input, now: ctx.clock.now().toISOString() },
+  });
+  return { position: result.position };
+}
+
+export async function createSite(ctx: CommandContext, input: { teamId: string; domain: string; plan: Plan }, mailDomain: string) {
+  await requireTeam(ctx, input.teamId);
+  const siteId = ctx.newId();
+  const forwardingToken = randomToken(12);
+  const result = await handleCommand(ctx.events, siteStream(siteId), siteDecider, {
+    type: 'CreateSite',
+    data: { siteId, teamId: input.teamId, domain: input.domain.toLowerCase(), plan: input.plan, forwardingToken, now: ctx.clock.now().toISOString() },
+  });
+  return { siteId, forwardingAddress: forwardingAddress(forwardingToken, mailDomain), position: result.position };
+}
+
+export const forwardingAddress = (token: string, mailDomain: string) => `forward+${token}@${mailDomain}`;
+
+export async function changeSiteSettings(ctx: CommandContext, input: { siteId: string; changes: Partial<SiteSettings> }) {
+  await requireSite(ctx, input.siteId);
+  const result = await handleCommand(ctx.events, siteStream(input.siteId), siteDecider, {
+    type: 'ChangeSiteSettings',
+    data: { siteId: input.siteId, changes: input.changes, now: ctx.clock.now().toISOString() },
+  });
+  return { position: result.position };
+}
+
+/** Creates an API key; the key itself is returned once and only its SHA-256 hash is stored. */
+export async function createApiKey(ctx: CommandContext, input: { teamId: string; name: string; scopes: Scope[]; siteId: string | null }) {
+  await requireTeam(ctx, input.teamId);
+  if (input.siteId) {
+    const site = await requireSite(ctx, input.siteId);
+    if (site.teamId !== input.teamId) throw new TenancyError(`site ${input.siteId} does not belong to team ${input.teamId}`);
+  }
+  const apiKeyId = ctx.newId();
+  const key = generateApiKey();
+  const result = await handleCommand(ctx.events, apiKeyStream(apiKeyId), apiKeyDecider, {
+    type: 'CreateApiKey',
+    data: { apiKeyId, ...input, scopes: [...new Set(input.scopes)], keyHash: sha256Hex(key), now: ctx.clock.now().toISOString() },
+  });
+  return { id: apiKeyId, key, position: result.position };
+}
+
+export async function revokeApiKey(ctx: CommandContext, input: { apiKeyId: string }) {
+  if ((await ctx.events.readStream(apiKeyStream(input.apiKeyId))).length === 0) throw new TenancyError(`API key ${input.apiKeyId} not found`);
+  const result = await handleCommand(ctx.events, apiKeyStream(input.apiKeyId), apiKeyDecider, {
+    type: 'RevokeApiKey',
+    data: { apiKeyId: input.apiKeyId, now: ctx.clock.now().toISOString() },
+  });
+  return { position: result.position };
+}
+
+export async function recordApiKeyUse(ctx: CommandContext, apiKeyId: string) {
+  return handleCommand(ctx.events, apiKeyStream(apiKeyId), apiKeyDecider, {
+    type: 'RecordApiKeyUse',
+    data: { apiKeyId, now: ctx.clock.now().toISOString() },
+  });
+}
+
+async function requireTeam(ctx: CommandContext, teamId: string) {
+  const stream = await ctx.events.readStream(teamStream(teamId));
+  if (stream.length === 0) throw new TenancyError(`team ${teamId} not found`);
+  return (await ctx.readModels.get<TeamDoc>('teams', teamId)) ?? { id: teamId };
+}
+
+async function requireSite(ctx: CommandContext, siteId: string): Promise<{ teamId: string }> {
+  const stream = await ctx.events.readStream(siteStream(siteId));
+  const created = stream[0];
+  if (!created) throw new TenancyError(`site ${siteId} not found`);
+  return { teamId: (created.data as SiteDoc).teamId };
+}

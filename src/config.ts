@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import { parseAllowedRanges } from './domain/destination.ts';
+
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+
+/** Every setting the service reads, from environment variables. The README's table mirrors this. */
+export const configSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  DATA_DIR: z.string().min(1).default('./data'),
+  PUBLIC_BASE_URL: z.url().optional(),
+  MAIL_DOMAIN: z.string().regex(/^[a-z0-9.-]+$/i, 'must be a domain name').default('inbound.localhost'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  EVENTSTORE_URL: z.string().regex(/^(esdb|kurrentdb|kdb)(\+discover)?:\/\//, 'must be an esdb:// connection string').optional(),
+  MONGODB_URL: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// connection string').optional(),
+  MONGODB_DB: z.string().min(1).default('outreach'),
+  SECRET_KEY: z
+    .string()
+    .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded')
+    .optional(),
+  READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
+  RUN_PROJECTIONS: bool.default(true),
+  TRUST_PROXY: bool.default(false),
+  WEBHOOK_ALLOWED_RANGES: z
+    .string()
+    .refine((v) => {
+      try {
+        parseAllowedRanges(v);
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'must be a comma-separated list of CIDR ranges')
+    .optional(),
+});
+
+export type Config = z.infer<typeof configSchema> & { PUBLIC_BASE_URL: string };
+
+export class ConfigError extends Error {}
+
+/** Validates the environment; the error names every bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const input = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = configSchema.safeParse(input);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const config = parsed.data;
+  return { ...config, PUBLIC_BASE_URL: (config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`).replace(/\/$/, '') };
+}

@@ -1,0 +1,102 @@
+import { BlockList, isIP } from 'node:net';
+
+/**
+ * Which addresses a webhook may be delivered to. Refused by default: loopback, private (RFC 1918,
+ * unique-local), link-local (incl. 169.254.169.254), shared address space (100.64.0.0/10),
+ * multicast, unspecified, and reserved ranges. Operators may allow chosen CIDR ranges.
+ */
+const REFUSED_V4: Array<[string, number, string]> = [
+  ['0.0.0.0', 8, 'unspecified'],
+  ['10.0.0.0', 8, 'private'],
+  ['100.64.0.0', 10, 'shared_address'],
+  ['127.0.0.0', 8, 'loopback'],
+  ['169.254.0.0', 16, 'link_local'],
+  ['172.16.0.0', 12, 'private'],
+  ['192.0.0.0', 24, 'reserved'],
+  ['192.0.2.0', 24, 'reserved'],
+  ['192.88.99.0', 24, 'reserved'],
+  ['192.168.0.0', 16, 'private'],
+  ['198.18.0.0', 15, 'reserved'],
+  ['198.51.100.0', 24, 'reserved'],
+  ['203.0.113.0', 24, 'reserved'],
+  ['224.0.0.0', 4, 'multicast'],
+  ['240.0.0.0', 4, 'reserved'],
+];
+const REFUSED_V6: Array<[string, number, string]> = [
+  ['::', 128, 'unspecified'],
+  ['::1', 128, 'loopback'],
+  ['64:ff9b::', 96, 'reserved'],
+  ['100::', 64, 'reserved'],
+  ['2001:db8::', 32, 'reserved'],
+  ['fc00::', 7, 'private'],
+  ['fe80::', 10, 'link_local'],
+  ['fec0::', 10, 'reserved'],
+  ['ff00::', 8, 'multicast'],
+];
+
+export type RefusalReason = 'unspecified' | 'private' | 'shared_address' | 'loopback' | 'link_local' | 'reserved' | 'multicast';
+
+const lists = new Map<string, BlockList>();
+for (const [net, prefix, reason] of REFUSED_V4) addRange(reason, net, prefix, 'ipv4');
+for (const [net, prefix, reason] of REFUSED_V6) addRange(reason, net, prefix, 'ipv6');
+function addRange(reason: string, net: string, prefix: number, type: 'ipv4' | 'ipv6') {
+  let list = lists.get(reason);
+  if (!list) lists.set(reason, (list = new BlockList()));
+  list.addSubnet(net, prefix, type);
+}
+
+/** Parses `10.0.0.0/8,::1/128` into a BlockList of operator-allowed ranges. */
+export function parseAllowedRanges(spec: string | undefined): BlockList {
+  const list = new BlockList();
+  for (const part of (spec ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+    const [net, prefixText] = part.split('/');
+    const type = isIP(net ?? '');
+    if (!net || type === 0) throw new Error(`not a CIDR range: ${part}`);
+    const prefix = prefixText === undefined ? (type === 4 ? 32 : 128) : Number(prefixText);
+    if (!Number.isInteger(prefix) || prefix < 0 || prefix > (type === 4 ? 32 : 128)) throw new Error(`not a CIDR range: ${part}`);
+    list.addSubnet(net, prefix, type === 4 ? 'ipv4' : 'ipv6');
+  }
+  return list;
+}
+
+/** Why an address is refused, or null when deliveries may go there. */
+export function refusalReason(address: string, allowed?: BlockList): RefusalReason | null {
+  let ip = address.startsWith('[') ? address.slice(1, -1) : address;
+  let type = isIP(ip);
+  if (type === 0) return 'reserved';
+  // IPv4-mapped IPv6 (::ffff:a.b.c.d) is judged as the IPv4 address it carries.
+  const mapped = type === 6 ? /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip) : null;
+  if (mapped) {
+    ip = mapped[1]!;
+    type = 4;
+  }
+  const family = type === 4 ? 'ipv4' : 'ipv6';
+  if (allowed?.check(ip, family)) return null;
+  for (const [reason, list] of lists) if (list.check(ip, family)) return reason as RefusalReason;
+  return null;
+}
+
+export type UrlProblem = string | null;
+
+/**
+ * Static checks of a webhook URL at creation: HTTPS, and no literal refused address or
+ * `localhost` name. Names that resolve to refused addresses are caught when delivering.
+ */
+export function webhookUrlProblem(url: string, allowed?: BlockList): UrlProblem {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'url must be a valid absolute URL';
+  }
+  if (parsed.protocol !== 'https:') return 'url must use https';
+  if (parsed.username || parsed.password) return 'url must not contain credentials';
+  const host = parsed.hostname.toLowerCase();
+  if (isIP(host.replace(/^\[|\]$/g, '')) !== 0) {
+    const reason = refusalReason(host, allowed);
+    if (reason) return `url points to a ${reason.replace('_', ' ')} address, which webhooks may not target`;
+  } else if (host === 'localhost' || host.endsWith('.localhost')) {
+    if (!allowed?.check('127.0.0.1', 'ipv4')) return 'url points to a loopback address, which webhooks may not target';
+  }
+  return null;
+}

@@ -1,0 +1,75 @@
+import { type Decider, assertNever } from './decider.ts';
+
+export const PLANS = ['starter', 'pro', 'advanced'] as const;
+export type Plan = (typeof PLANS)[number];
+
+export const siteStream = (siteId: string) => `site-${siteId}`;
+
+/** Settings an operator may change after creation; each is optional in a change. */
+export interface SiteSettings {
+  plan: Plan;
+  licensed: boolean;
+  sendingDomainVerified: boolean;
+  aiCredits: number;
+  dailyIngestionCap: number;
+  dailyExtractionCap: number;
+}
+
+export const DEFAULT_SITE_SETTINGS: Omit<SiteSettings, 'plan'> = {
+  licensed: true,
+  sendingDomainVerified: false,
+  aiCredits: 0,
+  dailyIngestionCap: 500,
+  dailyExtractionCap: 100,
+};
+
+export type SiteEvent =
+  | {
+      type: 'SiteCreated';
+      data: { siteId: string; teamId: string; domain: string; forwardingToken: string; createdAt: string } & SiteSettings;
+    }
+  | { type: 'SiteSettingsChanged'; data: { siteId: string; changes: Partial<SiteSettings>; changedAt: string } };
+
+export type SiteCommand =
+  | { type: 'CreateSite'; data: { siteId: string; teamId: string; domain: string; plan: Plan; forwardingToken: string; now: string } }
+  | { type: 'ChangeSiteSettings'; data: { siteId: string; changes: Partial<SiteSettings>; now: string } };
+
+export type SiteState = { status: 'none' } | { status: 'exists'; settings: SiteSettings };
+
+export class SiteRuleError extends Error {}
+
+export const siteDecider: Decider<SiteState, SiteCommand, SiteEvent> = {
+  initialState: () => ({ status: 'none' }),
+  evolve(state, event) {
+    switch (event.type) {
+      case 'SiteCreated': {
+        const { plan, licensed, sendingDomainVerified, aiCredits, dailyIngestionCap, dailyExtractionCap } = event.data;
+        return { status: 'exists', settings: { plan, licensed, sendingDomainVerified, aiCredits, dailyIngestionCap, dailyExtractionCap } };
+      }
+      case 'SiteSettingsChanged':
+        return state.status === 'exists' ? { status: 'exists', settings: { ...state.settings, ...event.data.changes } } : state;
+      default:
+        return assertNever(event);
+    }
+  },
+  decide(command, state) {
+    switch (command.type) {
+      case 'CreateSite': {
+        if (state.status !== 'none') throw new SiteRuleError('site already exists');
+        const { now, ...site } = command.data;
+        return [{ type: 'SiteCreated', data: { ...site, ...DEFAULT_SITE_SETTINGS, createdAt: now } }];
+      }
+      case 'ChangeSiteSettings': {
+        if (state.status !== 'exists') throw new SiteRuleError('site not found');
+        const changes: Partial<SiteSettings> = {};
+        for (const [key, value] of Object.entries(command.data.changes) as [keyof SiteSettings, never][]) {
+          if (value !== undefined && state.settings[key] !== value) changes[key] = value;
+        }
+        if (Object.keys(changes).length === 0) return [];
+        return [{ type: 'SiteSettingsChanged', data: { siteId: command.data.siteId, changes, changedAt: command.data.now } }];
+      }
+      default:
+        return assertNever(command);
+    }
+  },
+};

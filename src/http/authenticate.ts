@@ -1,0 +1,70 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { insufficientScope, siteNotFound, siteNotLicensed, unauthorized } from '../domain/errors.ts';
+import type { Scope } from '../domain/scopes.ts';
+import type { SiteDoc } from '../projections/tenancy.ts';
+import type { Credential, CredentialResolver } from './credentials.ts';
+
+/** Per-route access rule, set as `config: { access: { scope, site } }` on a route. */
+export interface RouteAccess {
+  scope: Scope;
+  /** The route has a `siteId` path parameter the credential must reach. */
+  site?: boolean;
+  /** Who refuses an unlicensed site: the hook with 403 (default), or the route itself (ingestion's 402 billing gate). */
+  licence?: 'hook' | 'route';
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    access?: RouteAccess;
+  }
+  interface FastifyInstance {
+    credentialResolvers: CredentialResolver[];
+  }
+  interface FastifyRequest {
+    credential: Credential | null;
+    site: SiteDoc | null;
+  }
+}
+
+const BEARER = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/;
+
+/**
+ * Bearer authentication for every route that declares `access`, in the spec's order:
+ * 401 (credential), 403 INSUFFICIENT_SCOPE, 404 SITE_NOT_FOUND, 403 SITE_NOT_LICENSED.
+ * It runs before the body is parsed, so unauthenticated bodies are never read.
+ */
+export const authenticate = fp(
+  async (app: FastifyInstance, opts: { loadSite: (siteId: string) => Promise<SiteDoc | null> }) => {
+    app.decorate('credentialResolvers', [] as CredentialResolver[]);
+    app.decorateRequest('credential', null);
+    app.decorateRequest('site', null);
+
+    app.addHook('onRequest', async (request: FastifyRequest) => {
+      const access = request.routeOptions.config.access;
+      if (!access) return;
+      const credential = await resolveCredential(app.credentialResolvers, request.headers.authorization);
+      if (!credential) throw unauthorized();
+      request.credential = credential;
+      if (!credential.scopes.has(access.scope)) throw insufficientScope(access.scope);
+      if (access.site) {
+        const siteId = (request.params as { siteId?: string }).siteId ?? '';
+        const site = await opts.loadSite(siteId);
+        if (!site || site.teamId !== credential.teamId || (credential.siteIds && !credential.siteIds.includes(site.id))) {
+          throw siteNotFound();
+        }
+        request.site = site;
+        if (!site.licensed && access.licence !== 'route') throw siteNotLicensed(403);
+      }
+    });
+  },
+  { name: 'authenticate' },
+);
+
+async function resolveCredential(resolvers: CredentialResolver[], header: string | undefined): Promise<Credential | null> {
+  const match = header ? BEARER.exec(header) : null;
+  if (!match) return null;
+  const token = match[1]!;
+  const resolver = resolvers.find((r) => r.accepts(token));
+  return resolver ? resolver.resolve(token) : null;
+}

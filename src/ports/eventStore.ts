@@ -1,0 +1,82 @@
+/** The event store port. Commands and projections see only this; adapters implement it. */
+
+/** What the appender expects the stream to look like before its events are written. */
+export type ExpectedRevision =
+  | 'no_stream' // the stream must not exist yet
+  | 'stream_exists' // the stream must already exist
+  | 'any' // no check
+  | bigint; // the revision of the stream's last event (0n after one event)
+
+export interface NewEvent<T extends string = string, D = unknown> {
+  type: T;
+  data: D;
+  metadata?: Record<string, unknown>;
+}
+
+export interface RecordedEvent<T extends string = string, D = unknown> {
+  /** Unique id of the event (UUID). */
+  id: string;
+  streamId: string;
+  /** Zero-based position of the event within its stream. */
+  revision: bigint;
+  /** Position in the global log: strictly increasing, not necessarily contiguous. */
+  position: bigint;
+  type: T;
+  data: D;
+  metadata: Record<string, unknown>;
+  createdAt: Date;
+}
+
+export interface AppendResult {
+  /** Revision of the last event written. */
+  nextExpectedRevision: bigint;
+  /** Global position of the last event written. */
+  position: bigint;
+}
+
+export interface ReadAllOptions {
+  /** Read events whose position is strictly greater than this. Omit for the start. */
+  after?: bigint;
+  /** At most this many events. */
+  limit?: number;
+}
+
+export interface SubscribeOptions {
+  /** Resume after this position (the stored checkpoint). Omit to start at the beginning. */
+  after?: bigint;
+  /** Stops the subscription. */
+  signal?: AbortSignal;
+  /** Called when the underlying subscription fails and is about to resubscribe. */
+  onError?: (error: unknown) => void;
+}
+
+export class WrongExpectedRevisionError extends Error {
+  override readonly name = 'WrongExpectedRevisionError';
+  constructor(
+    readonly streamId: string,
+    readonly expected: ExpectedRevision,
+    readonly actual: bigint | 'no_stream',
+  ) {
+    super(`stream ${streamId}: expected revision ${String(expected)}, actual ${String(actual)}`);
+  }
+}
+
+export interface EventStore {
+  append(streamId: string, events: NewEvent[], expectedRevision: ExpectedRevision): Promise<AppendResult>;
+  /** Every event of one stream in order; an empty list when the stream does not exist. */
+  readStream(streamId: string): Promise<RecordedEvent[]>;
+  /** A page of the global log in position order. */
+  readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
+  /**
+   * A catch-up subscription to the global log: first the history after `after`, then live events.
+   * It resubscribes from the last event it yielded after any error of the underlying store.
+   */
+  subscribeToAll(options?: SubscribeOptions): AsyncIterable<RecordedEvent>;
+  /** Resolves when events after `after` may exist, or after `timeoutMs`, whichever comes first. */
+  waitForNew(after: bigint, timeoutMs: number, signal?: AbortSignal): Promise<void>;
+  /** Position of the last event in the log, or -1n when it is empty. */
+  headPosition(): Promise<bigint>;
+  /** Cheap reachability probe for /readyz. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,46 @@
+/** The read-model port: named collections of JSON documents plus projection checkpoints. */
+
+export type Document = { id: string } & Record<string, unknown>;
+
+/** Equality filter on top-level fields. */
+export type Filter = Record<string, string | number | boolean | null>;
+
+export interface Checkpoint {
+  /** Global position of the last event applied, or -1n before any. */
+  position: bigint;
+  version: number;
+}
+
+/**
+ * Write access a projection gets while it applies one event. Every write is guarded by the
+ * event's position: a document already written by this or a later event is left as it is,
+ * so applying the same events twice gives the same documents.
+ */
+export interface ProjectionWriter {
+  get<T extends Document>(collection: string, id: string): Promise<T | null>;
+  find<T extends Document>(collection: string, filter: Filter): Promise<T[]>;
+  put(collection: string, doc: Document): Promise<void>;
+  remove(collection: string, id: string): Promise<void>;
+}
+
+export interface ReadModelStore {
+  get<T extends Document>(collection: string, id: string): Promise<T | null>;
+  find<T extends Document>(collection: string, filter: Filter, options?: { sortBy?: string; limit?: number }): Promise<T[]>;
+
+  getCheckpoint(projection: string): Promise<Checkpoint | null>;
+  /**
+   * Applies a batch of events through `apply` and moves the checkpoint from `from` to `to`
+   * in one step (compare-and-set: returns false, writing nothing, when the checkpoint is no longer `from`).
+   */
+  applyBatch(
+    projection: string,
+    version: number,
+    from: bigint,
+    to: bigint,
+    apply: (writer: (position: bigint) => ProjectionWriter) => Promise<void>,
+  ): Promise<boolean>;
+  /** Drops a projection's collections and checkpoint, for a rebuild. */
+  reset(projection: string, collections: readonly string[]): Promise<void>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

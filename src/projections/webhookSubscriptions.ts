@@ -1,0 +1,57 @@
+import type { WebhookEventType } from '../domain/eventCatalog.ts';
+import type { WebhookSubscriptionEvent } from '../domain/webhookSubscription.ts';
+import type { RecordedEvent } from '../ports/eventStore.ts';
+import { type Projection, handles } from './projection.ts';
+
+/** The `webhookSubscriptions` read model: the spec's subscription object plus what the engine needs. */
+export interface WebhookSubscriptionDoc {
+  [key: string]: unknown;
+  id: string;
+  team_id: string;
+  site_id: string;
+  label: string;
+  url: string;
+  secret_prefix: string;
+  event_types: WebhookEventType[];
+  is_active: boolean;
+  consecutive_failures: number;
+  created_by_oauth_client_id: string | null;
+  created_at: string;
+  updated_at: string;
+  last_delivery_at: string | null;
+  last_delivery_status: string | null;
+}
+
+export const webhookSubscriptionsProjection: Projection = {
+  name: 'webhookSubscriptions',
+  version: 1,
+  collections: ['webhookSubscriptions'],
+  canHandle: handles(['SubscriptionCreated', 'SubscriptionDeleted']),
+  async handle(recorded, w) {
+    const event = recorded as RecordedEvent & WebhookSubscriptionEvent;
+    switch (event.type) {
+      case 'SubscriptionCreated': {
+        const d = event.data;
+        const doc: WebhookSubscriptionDoc = {
+          id: d.subscriptionId,
+          team_id: d.teamId,
+          site_id: d.siteId,
+          label: d.label,
+          url: d.url,
+          secret_prefix: d.secretPrefix,
+          event_types: d.eventTypes,
+          is_active: true,
+          consecutive_failures: 0,
+          created_by_oauth_client_id: d.createdByOauthClientId,
+          created_at: d.createdAt,
+          updated_at: d.createdAt,
+          last_delivery_at: null,
+          last_delivery_status: null,
+        };
+        return w.put('webhookSubscriptions', doc);
+      }
+      case 'SubscriptionDeleted':
+        return w.remove('webhookSubscriptions', event.data.subscriptionId);
+    }
+  },
+};

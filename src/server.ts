@@ -1,0 +1,42 @@
+import Fastify from 'fastify';
+import { app, DEFAULT_BODY_LIMIT } from './app.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { createServices } from './services.ts';
+
+/** Starts the API and, in the embedded default, every background role in the same process. */
+async function main() {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const fastify = Fastify({
+    logger: { level: config.LOG_LEVEL, redact: ['req.headers.authorization', 'req.headers.cookie'] },
+    bodyLimit: DEFAULT_BODY_LIMIT,
+    trustProxy: config.TRUST_PROXY,
+  });
+  const services = await createServices(config, { onProjectionError: (err) => fastify.log.error({ err }, 'projection failed') });
+  if (config.RUN_PROJECTIONS) services.projections.start();
+  await fastify.register(app, { services });
+
+  const shutdown = async (signal: string) => {
+    fastify.log.info({ signal }, 'shutting down');
+    await fastify.close();
+    await services.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+
+  await fastify.listen({ port: config.PORT, host: config.HOST });
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,65 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { ulid } from 'ulid';
+import type { CommandContext } from './commands/context.ts';
+import type { Config } from './config.ts';
+import { AesSecretBox, loadOrCreateKey } from './adapters/crypto/aesSecretBox.ts';
+import { SqliteEventStore } from './adapters/sqlite/sqliteEventStore.ts';
+import { SqliteReadModelStore } from './adapters/sqlite/sqliteReadModelStore.ts';
+import { type Clock, systemClock } from './ports/clock.ts';
+import type { EventStore } from './ports/eventStore.ts';
+import type { ReadModelStore } from './ports/readModelStore.ts';
+import { allProjections } from './projections/index.ts';
+import { ProjectionRunner } from './projections/projectionRunner.ts';
+
+/** Everything a process of the service needs, wired from configuration. */
+export interface Services extends CommandContext {
+  config: Config;
+  projections: ProjectionRunner;
+  close(): Promise<void>;
+}
+
+export interface ServiceOverrides {
+  clock?: Clock;
+  onProjectionError?: (error: unknown) => void;
+}
+
+export async function openEventStore(config: Config): Promise<EventStore> {
+  if (config.EVENTSTORE_URL) {
+    const { EsdbEventStore } = await import('./adapters/eventstoredb/esdbEventStore.ts');
+    return new EsdbEventStore(config.EVENTSTORE_URL);
+  }
+  mkdirSync(config.DATA_DIR, { recursive: true });
+  return new SqliteEventStore(join(config.DATA_DIR, 'events.sqlite'));
+}
+
+export async function openReadModels(config: Config): Promise<ReadModelStore> {
+  if (config.MONGODB_URL) {
+    const { MongoReadModelStore } = await import('./adapters/mongodb/mongoReadModelStore.ts');
+    return MongoReadModelStore.connect(config.MONGODB_URL, config.MONGODB_DB);
+  }
+  mkdirSync(config.DATA_DIR, { recursive: true });
+  return new SqliteReadModelStore(join(config.DATA_DIR, 'readmodels.sqlite'));
+}
+
+export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
+  const events = await openEventStore(config);
+  const readModels = await openReadModels(config);
+  const secrets = new AesSecretBox(loadOrCreateKey(config.SECRET_KEY, join(config.DATA_DIR, 'secret.key')));
+  const projections = new ProjectionRunner(events, readModels, allProjections, { onError: overrides.onProjectionError });
+  await projections.init();
+  return {
+    config,
+    events,
+    readModels,
+    secrets,
+    clock: overrides.clock ?? systemClock,
+    newId: () => ulid(),
+    projections,
+    async close() {
+      await projections.stop();
+      await events.close();
+      await readModels.close();
+    },
+  };
+}
