@@ -1,0 +1,56 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { SqliteEventStore } from '../src/adapters/sqlite/sqliteEventStore.ts';
+import type { EventStore } from '../src/ports/eventStore.ts';
+import { eventStoreContract } from './contract/eventStoreContract.ts';
+
+/** Closes every store once, whatever the test already closed. */
+function closer() {
+  const open = new Set<EventStore>();
+  return {
+    track<S extends EventStore>(store: S): S {
+      const close = store.close.bind(store);
+      store.close = async () => {
+        if (!open.delete(store)) return;
+        await close();
+      };
+      open.add(store);
+      return store;
+    },
+    async closeAll() {
+      for (const store of [...open]) await store.close();
+    },
+  };
+}
+
+await eventStoreContract(t, 'SqliteEventStore', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'eventstore-contract-'));
+  const file = join(dir, 'events.sqlite');
+  const stores = closer();
+  return {
+    store: stores.track(new SqliteEventStore(file)),
+    file,
+    reopen: async () => stores.track(new SqliteEventStore(file)),
+    async cleanup() {
+      await stores.closeAll();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+const url = process.env.EVENTSTORE_URL;
+if (url) {
+  const { EsdbEventStore } = await import('../src/adapters/eventstoredb/esdbEventStore.ts');
+  await eventStoreContract(t, 'EsdbEventStore', async () => {
+    const stores = closer();
+    return {
+      store: stores.track(new EsdbEventStore(url)),
+      reopen: async () => stores.track(new EsdbEventStore(url)),
+      cleanup: () => stores.closeAll(),
+    };
+  });
+} else {
+  t.skip('EsdbEventStore: set EVENTSTORE_URL (e.g. esdb://localhost:2113?tls=false) to run the contract against EventStoreDB', () => {});
+}
