@@ -6,9 +6,13 @@ import { parseAllowedRanges } from './domain/destination.ts';
 import { serviceUnavailable } from './domain/errors.ts';
 import { authenticate } from './http/authenticate.ts';
 import { apiKeyResolver } from './http/credentials.ts';
+import { oauthAccessTokenResolver } from './http/oauth/accessTokenResolver.ts';
+import { oauthAndDashboard } from './http/oauth/index.ts';
 import { installErrorHandling } from './http/errorHandler.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { webhookSubscriptionRoutes } from './http/routes/webhookSubscriptions.ts';
+import { inboxMessageRoutes } from './http/routes/inboxMessages.ts';
+import { writeRateLimit } from './http/writeRateLimit.ts';
 import type { WaitForWrite } from './http/schemas.ts';
 import type { SiteDoc } from './projections/tenancy.ts';
 import type { Services } from './services.ts';
@@ -52,6 +56,9 @@ export const app = fp(
       loadSite: (siteId: string) => services.readModels.get<SiteDoc>('sites', siteId),
     });
     fastify.credentialResolvers.push(apiKeyResolver(services, (error) => fastify.log.warn({ err: error }, 'recording API key use failed')));
+    fastify.credentialResolvers.push(oauthAccessTokenResolver(services));
+    // The write rate tier (60/min/team by default) on every /api/v1 write route; runs after authentication.
+    await fastify.register(writeRateLimit, { counters: services.counters, clock: services.clock, limit: services.config.WRITE_RATE_LIMIT_PER_MINUTE });
 
     const waitForWrite: WaitForWrite = async (position) => {
       if (position === null) return;
@@ -60,6 +67,9 @@ export const app = fp(
     };
 
     await fastify.register(healthRoutes, { services });
+    // OAuth 2.1 authorization server and the dashboard: own scope, own body parsers and error formats.
+    await fastify.register(oauthAndDashboard, { services, waitForWrite });
+    await fastify.register(inboxMessageRoutes, { services, waitForWrite });
     await fastify.register(webhookSubscriptionRoutes, {
       services,
       waitForWrite,

@@ -32,6 +32,30 @@ export const configSchema = z.object({
       }
     }, 'must be a comma-separated list of CIDR ranges')
     .optional(),
+  // Webhook delivery engine (docs/webhooks.md has the table).
+  RUN_WEBHOOKS: bool.default(true),
+  WEBHOOK_EXTRA_CA_FILE: z.string().min(1).optional(),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(1).max(10_000).default(10_000),
+  WEBHOOK_MAX_RETRIES: z.coerce.number().int().min(0).max(3).default(3),
+  WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(0).max(86_400_000).default(10_000),
+  WEBHOOK_RETRY_FACTOR: z.coerce.number().min(1).max(100).default(6),
+  WEBHOOK_RETRY_JITTER: z.coerce.number().min(0).max(1).default(0.2),
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(256),
+  WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: z.coerce.number().int().min(1).max(1_000).default(16),
+  WEBHOOK_WORKER_ID: z.string().min(1).max(200).optional(),
+  WEBHOOK_ORPHAN_AFTER_MS: z.coerce.number().int().min(0).default(60_000),
+  WEBHOOK_RECORD_BATCH_MS: z.coerce.number().int().min(0).max(1_000).default(5),
+  // Inbox ingestion (docs/ingestion.md has the table).
+  WRITE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
+  INGESTION_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(10 * 1024 * 1024).default(256 * 1024),
+  OPENAI_API_KEY: z.string().min(1).optional(),
+  OPENAI_BASE_URL: z.url().optional(),
+  OPENAI_MODEL: z.string().min(1).default('gpt-4o-mini'),
+  OPENAI_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
+  SMTP_ENABLED: bool.default(false),
+  SMTP_HOST: z.string().min(1).default('0.0.0.0'),
+  SMTP_PORT: z.coerce.number().int().min(0).max(65535).default(2525),
+  SMTP_MAX_MESSAGE_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
 });
 
 export type Config = z.infer<typeof configSchema> & { PUBLIC_BASE_URL: string };

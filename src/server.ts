@@ -2,6 +2,8 @@ import Fastify from 'fastify';
 import { app, DEFAULT_BODY_LIMIT } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createServices } from './services.ts';
+import { startWebhookWorker } from './webhooks/startWorker.ts';
+import { startForwardingMailbox } from './smtp/forwardingMailbox.ts';
 
 /** Starts the API and, in the embedded default, every background role in the same process. */
 async function main() {
@@ -20,13 +22,30 @@ async function main() {
     bodyLimit: DEFAULT_BODY_LIMIT,
     trustProxy: config.TRUST_PROXY,
   });
-  const services = await createServices(config, { onProjectionError: (err) => fastify.log.error({ err }, 'projection failed') });
+  const services = await createServices(config, {
+    onProjectionError: (err) => fastify.log.error({ err }, 'projection failed'),
+    onExtractorError: (err) => fastify.log.warn({ err }, 'language-model extractor failed; used the offline extractor'),
+  });
   if (config.RUN_PROJECTIONS) services.projections.start();
   await fastify.register(app, { services });
+  const webhooks = config.RUN_WEBHOOKS ? await startWebhookWorker(services, fastify.log) : null;
+  // The forwarding mailbox (SMTP), off unless SMTP_ENABLED=true.
+  const mailbox = config.SMTP_ENABLED
+    ? await startForwardingMailbox(services, {
+        host: config.SMTP_HOST,
+        port: config.SMTP_PORT,
+        mailDomain: config.MAIL_DOMAIN,
+        maxMessageBytes: config.SMTP_MAX_MESSAGE_BYTES,
+        onError: (err) => fastify.log.error({ err }, 'forwarding mailbox failed'),
+      })
+    : null;
+  if (mailbox) fastify.log.info({ port: mailbox.port }, 'forwarding mailbox listening');
 
   const shutdown = async (signal: string) => {
     fastify.log.info({ signal }, 'shutting down');
     await fastify.close();
+    await mailbox?.close();
+    await webhooks?.stop();
     await services.close();
     process.exit(0);
   };

@@ -11,17 +11,27 @@ import type { EventStore } from './ports/eventStore.ts';
 import type { ReadModelStore } from './ports/readModelStore.ts';
 import { allProjections } from './projections/index.ts';
 import { ProjectionRunner } from './projections/projectionRunner.ts';
+import type { CounterStore } from './ports/counterStore.ts';
+import type { Extractor } from './ports/extractor.ts';
+import { createExtractor, openCounterStore } from './ingestionPorts.ts';
+import { bufferedRandom } from './adapters/crypto/bufferedRandom.ts';
 
 /** Everything a process of the service needs, wired from configuration. */
 export interface Services extends CommandContext {
   config: Config;
   projections: ProjectionRunner;
+  /** Shared limit counters (write rate tier, daily caps). */
+  counters: CounterStore;
+  /** The ingestion extractor (offline, or OpenAI with offline fallback). */
+  extractor: Extractor;
   close(): Promise<void>;
 }
 
 export interface ServiceOverrides {
   clock?: Clock;
   onProjectionError?: (error: unknown) => void;
+  /** Called when the language-model extractor fails and the offline one is used instead. */
+  onExtractorError?: (error: unknown) => void;
 }
 
 export async function openEventStore(config: Config): Promise<EventStore> {
@@ -48,16 +58,22 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const secrets = new AesSecretBox(loadOrCreateKey(config.SECRET_KEY, join(config.DATA_DIR, 'secret.key')));
   const projections = new ProjectionRunner(events, readModels, allProjections, { onError: overrides.onProjectionError });
   await projections.init();
+  const counters = await openCounterStore(config, overrides.clock ?? systemClock);
+  const extractor = createExtractor(config, overrides.onExtractorError);
   return {
     config,
     events,
     readModels,
     secrets,
     clock: overrides.clock ?? systemClock,
-    newId: () => ulid(),
+    // ulid's default PRNG makes one getRandomValues call per character; a buffered CSPRNG is ~10x cheaper.
+    newId: () => ulid(undefined, bufferedRandom),
     projections,
+    counters,
+    extractor,
     async close() {
       await projections.stop();
+      await counters.close();
       await events.close();
       await readModels.close();
     },

@@ -16,6 +16,10 @@ import { BILLING_STATUSES, ROLES } from '../domain/team.ts';
 import { PLANS, type SiteSettings } from '../domain/site.ts';
 import { SCOPES, isScope, type Scope } from '../domain/scopes.ts';
 import { eventLine, parseBool, parseChoice, parseNonNegativeInt, print } from './output.ts';
+import { registerWebhookCommands } from './webhooks.ts';
+import { configureAgent } from '../commands/agents.ts';
+import { suppressContact } from '../commands/suppression.ts';
+import { AGENT_KEYS } from '../domain/agents.ts';
 
 const program = new Command('outreach')
   .description('Admin CLI of the Outreach Integration Service. Uses the same configuration (environment) as the server.')
@@ -50,6 +54,8 @@ team
   .action(async (opts) =>
     withServices(async (s) => {
       const password = opts.ownerPassword ?? process.env.OUTREACH_OWNER_PASSWORD;
+      // The unique-email check reads the users read model: bring it up to date first (no server may be running).
+      await s.projections.catchUp();
       const r = await createTeam(s, { name: opts.name, ownerEmail: opts.ownerEmail, ownerPassword: password });
       print(json(), { teamId: r.teamId, ownerUserId: r.ownerUserId }, `team ${r.teamId} created, owner user ${r.ownerUserId}`);
     }),
@@ -72,6 +78,7 @@ team
   .option('--password <password>')
   .action(async (opts) =>
     withServices(async (s) => {
+      await s.projections.catchUp();
       const r = await addUser(s, { teamId: opts.team, email: opts.email, role: opts.role, password: opts.password });
       print(json(), { userId: r.userId }, `user ${r.userId} added`);
     }),
@@ -173,6 +180,38 @@ events
     }),
   );
 
+const agent = program.command('agent').description("a site's agents (the agents API builds on the same events)");
+agent
+  .command('set')
+  .requiredOption('--site <siteId>')
+  .addOption(new Option('--key <agentKey>', 'agent key').makeOptionMandatory().argParser(wrapChoice(parseChoice('--key', AGENT_KEYS))))
+  .addOption(new Option('--active <bool>', 'turn the agent on or off').argParser(wrapChoice(parseBool('--active'))))
+  .addOption(new Option('--auto-reply <bool>', 'let the agent send replies on its own').argParser(wrapChoice(parseBool('--auto-reply'))))
+  .action(async (opts) =>
+    withServices(async (s) => {
+      const changes: { active?: boolean; autoReply?: boolean } = {};
+      if (opts.active !== undefined) changes.active = opts.active;
+      if (opts.autoReply !== undefined) changes.autoReply = opts.autoReply;
+      await configureAgent(s, { siteId: opts.site, agentKey: opts.key, changes });
+      print(json(), { siteId: opts.site, agentKey: opts.key, ...changes }, `agent ${opts.key} of site ${opts.site} updated`);
+    }),
+  );
+
+const contact = program.command('contact').description("contacts and the team's suppression list");
+contact
+  .command('suppress')
+  .requiredOption('--team <teamId>')
+  .requiredOption('--email <email>')
+  .option('--site <siteId>', 'the site the suppression is reported on (default: every site of the team)')
+  .option('--reason <reason>', 'why (opted_out, bounced, complained, manual...)', 'manual')
+  .option('--source <source>', 'who suppressed it', 'cli')
+  .action(async (opts) =>
+    withServices(async (s) => {
+      const r = await suppressContact(s, { teamId: opts.team, email: opts.email, reason: opts.reason, source: opts.source, siteId: opts.site });
+      print(json(), { teamId: opts.team, email: r.email, siteIds: r.siteIds, changed: r.suppressed }, r.suppressed ? `${r.email} suppressed for team ${opts.team}` : `${r.email} was already suppressed for that reason`);
+    }),
+  );
+
 const projections = program.command('projections').description('read models');
 projections
   .command('rebuild [name]')
@@ -197,6 +236,8 @@ projections
       print(json(), { rebuilt: chosen.map((p) => p.name), position: head.toString(), ms: Date.now() - started }, `rebuilt ${chosen.map((p) => p.name).join(', ')} up to position ${head}`);
     }),
   );
+
+registerWebhookCommands(program, json, withServices);
 
 program.parseAsync(process.argv).catch((error) => {
   if (error instanceof ConfigError || error instanceof TenancyError) {

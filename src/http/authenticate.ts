@@ -27,7 +27,8 @@ declare module 'fastify' {
   }
 }
 
-const BEARER = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/;
+/** The scheme name is case-insensitive (RFC 9110 §11.1); the token is not. */
+const BEARER = /^[Bb][Ee][Aa][Rr][Ee][Rr] ([A-Za-z0-9._~+/-]+=*)$/;
 
 /**
  * Bearer authentication for every route that declares `access`, in the spec's order:

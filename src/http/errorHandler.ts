@@ -21,7 +21,10 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
     }
     switch (error.code) {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        return reply.status(400).send(errorBody('VALIDATION_ERROR', `Request body exceeds the limit of ${bodyLimit} bytes.`));
+        // A route may set a smaller limit of its own (ingestion does); name the one that applied.
+        return reply
+          .status(400)
+          .send(errorBody('VALIDATION_ERROR', `Request body exceeds the limit of ${Math.min(request.routeOptions.bodyLimit ?? bodyLimit, bodyLimit)} bytes.`));
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
         return reply.status(400).send(errorBody('VALIDATION_ERROR', 'Content-Type must be application/json.'));
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':

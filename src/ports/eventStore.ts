@@ -76,6 +76,12 @@ export interface EventStore {
   waitForNew(after: bigint, timeoutMs: number, signal?: AbortSignal): Promise<void>;
   /** Position of the last event in the log, or -1n when it is empty. */
   headPosition(): Promise<bigint>;
+  /**
+   * Removes a stream and all its events (for data that must be erased, such as a deleted webhook
+   * subscription's delivery history). A later append sees the stream as never written. Optional:
+   * callers skip the erasure where an adapter lacks it.
+   */
+  deleteStream?(streamId: string): Promise<void>;
   /** Cheap reachability probe for /readyz. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -111,6 +111,7 @@ export class ProjectionRunner {
   /** Read your writes: resolves once every read model includes `position`, or false after `timeoutMs`. */
   waitFor(position: bigint, timeoutMs: number): Promise<boolean> {
     if (this.position >= position) return Promise.resolve(true);
+    if (!this.loop) return this.pollFor(position, timeoutMs);
     return new Promise((resolve) => {
       const waiter = {
         position,
@@ -125,6 +126,22 @@ export class ProjectionRunner {
       }, timeoutMs);
       this.waiters.push(waiter);
     });
+  }
+
+  /** When another process runs the projections (RUN_PROJECTIONS=false here), follow their checkpoints. */
+  private async pollFor(position: bigint, timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      await this.refreshCheckpoints();
+      if (this.position >= position) return true;
+      if (Date.now() >= deadline) return false;
+      await sleep(20);
+    }
+  }
+
+  /** Checkpoints as stored, for processes that do not run the projections themselves. */
+  async refresh(): Promise<void> {
+    if (!this.loop) await this.refreshCheckpoints();
   }
 
   private release(): void {

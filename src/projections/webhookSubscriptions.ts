@@ -1,4 +1,5 @@
 import type { WebhookEventType } from '../domain/eventCatalog.ts';
+import type { WebhookDeliveryEvent } from '../domain/webhookDelivery.ts';
 import type { WebhookSubscriptionEvent } from '../domain/webhookSubscription.ts';
 import type { RecordedEvent } from '../ports/eventStore.ts';
 import { type Projection, handles } from './projection.ts';
@@ -24,11 +25,19 @@ export interface WebhookSubscriptionDoc {
 
 export const webhookSubscriptionsProjection: Projection = {
   name: 'webhookSubscriptions',
-  version: 1,
+  // v2: delivery outcomes (is_active, consecutive_failures, last_delivery_*) from the deliveries streams.
+  version: 2,
   collections: ['webhookSubscriptions'],
-  canHandle: handles(['SubscriptionCreated', 'SubscriptionDeleted']),
+  canHandle: handles([
+    'SubscriptionCreated',
+    'SubscriptionDeleted',
+    'DeliveryAttempted',
+    'DeliverySucceeded',
+    'DeliveryFailed',
+    'SubscriptionAutoDisabled',
+  ]),
   async handle(recorded, w) {
-    const event = recorded as RecordedEvent & WebhookSubscriptionEvent;
+    const event = recorded as RecordedEvent & (WebhookSubscriptionEvent | WebhookDeliveryEvent);
     switch (event.type) {
       case 'SubscriptionCreated': {
         const d = event.data;
@@ -52,6 +61,24 @@ export const webhookSubscriptionsProjection: Projection = {
       }
       case 'SubscriptionDeleted':
         return w.remove('webhookSubscriptions', event.data.subscriptionId);
+      case 'DeliveryAttempted':
+      case 'DeliverySucceeded':
+      case 'DeliveryFailed':
+      case 'SubscriptionAutoDisabled': {
+        const doc = await w.get<WebhookSubscriptionDoc>('webhookSubscriptions', event.data.subscriptionId);
+        if (!doc) return;
+        if (event.type === 'DeliveryAttempted') {
+          // The dashboard shows the last attempt's outcome, so a failing endpoint shows up while it is retried.
+          doc.last_delivery_at = event.data.attemptedAt;
+          doc.last_delivery_status = event.data.status;
+        } else if (event.type === 'DeliverySucceeded') doc.consecutive_failures = 0;
+        else if (event.type === 'DeliveryFailed') doc.consecutive_failures = event.data.consecutiveFailures;
+        else {
+          doc.is_active = false;
+          doc.updated_at = event.data.disabledAt;
+        }
+        return w.put('webhookSubscriptions', doc);
+      }
     }
   },
 };

@@ -83,6 +83,8 @@ export class SqliteEventStore implements EventStore {
       readStream: this.db.prepare<[string], Row>('SELECT * FROM events WHERE stream_id = ? ORDER BY revision'),
       readAll: this.db.prepare<[bigint, number], Row>('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
       head: this.db.prepare<[], { p: bigint | null }>('SELECT MAX(position) AS p FROM events'),
+      deleteEvents: this.db.prepare('DELETE FROM events WHERE stream_id = ?'),
+      deleteStream: this.db.prepare('DELETE FROM streams WHERE stream_id = ?'),
     };
     const appendOne = this.db.transaction((item: PendingAppend): AppendResult => {
       const row = this.stmts.streamRevision.get(item.streamId);
@@ -178,6 +180,15 @@ export class SqliteEventStore implements EventStore {
         signal?.addEventListener('abort', done, { once: true });
       });
     }
+  }
+
+  /** Deletes the stream's events and revision in one transaction, after appends already queued. */
+  async deleteStream(streamId: string): Promise<void> {
+    while (this.queue.length > 0 || this.flushScheduled) await sleep(1);
+    this.db.transaction(() => {
+      this.stmts.deleteEvents.run(streamId);
+      this.stmts.deleteStream.run(streamId);
+    })();
   }
 
   async headPosition(): Promise<bigint> {

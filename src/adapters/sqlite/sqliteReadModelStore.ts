@@ -23,6 +23,9 @@ CREATE TABLE IF NOT EXISTS checkpoints (
 `;
 
 /**
+ * Callers always get copies: the cached documents are never handed out, so neither a projection nor
+ * a route can change stored state except through a guarded `put`.
+ *
  * Embedded read models: every document lives in memory for fast queries and is persisted to a
  * SQLite file together with its projection's checkpoint in one transaction, so a restart resumes
  * exactly where the last committed batch ended. Read models can always be rebuilt from the events,
@@ -75,13 +78,14 @@ export class SqliteReadModelStore implements ReadModelStore {
   }
 
   async get<T extends Document>(collection: string, id: string): Promise<T | null> {
-    return (this.collections.get(collection)?.get(id)?.doc as T | undefined) ?? null;
+    const entry = this.collections.get(collection)?.get(id);
+    return entry ? (structuredClone(entry.doc) as T) : null;
   }
 
   async find<T extends Document>(collection: string, filter: Filter, options: { sortBy?: string; limit?: number } = {}): Promise<T[]> {
     const out: Document[] = [];
     for (const entry of this.collections.get(collection)?.values() ?? []) {
-      if (matches(entry.doc, filter)) out.push(entry.doc);
+      if (matches(entry.doc, filter)) out.push(structuredClone(entry.doc));
     }
     return sortDocuments(out, options) as T[];
   }
@@ -112,16 +116,19 @@ export class SqliteReadModelStore implements ReadModelStore {
       coll.set(id, entry);
     };
     const writerAt = (position: bigint): ProjectionWriter => ({
-      get: async <T extends Document>(collection: string, id: string) => (current(collection, id)?.doc as T | undefined) ?? null,
+      get: async <T extends Document>(collection: string, id: string) => {
+        const entry = current(collection, id);
+        return entry ? (structuredClone(entry.doc) as T) : null;
+      },
       find: async <T extends Document>(collection: string, filter: Filter) => {
         const seen = new Set<string>();
         const out: Document[] = [];
         for (const [id, entry] of overlay.get(collection) ?? []) {
           seen.add(id);
-          if (entry && matches(entry.doc, filter)) out.push(entry.doc);
+          if (entry && matches(entry.doc, filter)) out.push(structuredClone(entry.doc));
         }
         for (const [id, entry] of this.collections.get(collection) ?? []) {
-          if (!seen.has(id) && matches(entry.doc, filter)) out.push(entry.doc);
+          if (!seen.has(id) && matches(entry.doc, filter)) out.push(structuredClone(entry.doc));
         }
         return out as T[];
       },

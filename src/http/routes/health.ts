@@ -16,6 +16,7 @@ export const healthRoutes: FastifyPluginAsyncZod<{ services: Services }> = async
       } catch (error) {
         return reply.status(503).send({ status: 'not_ready' as const, reason: `store unreachable: ${(error as Error).message}` });
       }
+      await services.projections.refresh();
       const head = await services.events.headPosition();
       const at = services.projections.position;
       if (at < head) return reply.status(503).send({ status: 'not_ready' as const, reason: `projections at ${at}, log at ${head}` });

@@ -1,0 +1,38 @@
+/**
+ * A server process for bench/ingestion.bench.ts: `service` runs the real service (SQLite event store
+ * with durable commits, projections, every hook) with limits raised, `bare` a fastify route that
+ * parses and echoes the same JSON body. Prints one JSON line with what the load generator needs.
+ */
+import Fastify from 'fastify';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { app } from '../src/app.ts';
+import { configureAgent } from '../src/commands/agents.ts';
+import { changeSiteSettings, createApiKey, createSite, createTeam } from '../src/commands/tenancy.ts';
+import { loadConfig } from '../src/config.ts';
+import { createServices } from '../src/services.ts';
+
+const mode = process.argv[2];
+if (mode === 'bare') {
+  const fastify = Fastify({ logger: false });
+  fastify.post('/echo', async (request) => request.body);
+  const url = await fastify.listen({ port: 0, host: '127.0.0.1' });
+  process.stdout.write(JSON.stringify({ url: `${url}/echo` }) + '\n');
+} else {
+  const dataDir = mkdtempSync(join(tmpdir(), 'outreach-bench-'));
+  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', WRITE_RATE_LIMIT_PER_MINUTE: '1000000000' });
+  const services = await createServices(config);
+  services.projections.start();
+  const team = await createTeam(services, { name: 'Bench', ownerEmail: 'bench@example.test' });
+  const site = await createSite(services, { teamId: team.teamId, domain: 'example.test', plan: 'advanced' }, config.MAIL_DOMAIN);
+  await changeSiteSettings(services, { siteId: site.siteId, changes: { dailyIngestionCap: 1_000_000_000, dailyExtractionCap: 1_000_000_000, sendingDomainVerified: true } });
+  await configureAgent(services, { siteId: site.siteId, agentKey: 'outreach', changes: { active: true } });
+  const key = await createApiKey(services, { teamId: team.teamId, name: 'bench', scopes: ['inbox:write'], siteId: null });
+  await services.projections.waitFor(await services.events.headPosition(), 10_000);
+  const fastify = Fastify({ logger: false });
+  await fastify.register(app, { services });
+  const url = await fastify.listen({ port: 0, host: '127.0.0.1' });
+  process.stdout.write(JSON.stringify({ url: `${url}/api/v1/sites/${site.siteId}/outreach/inbox/messages`, key: key.key, dataDir }) + '\n');
+}
+process.once('SIGTERM', () => process.exit(0));

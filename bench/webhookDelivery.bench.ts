@@ -1,0 +1,237 @@
+/**
+ * Signed webhook deliveries per second through the delivery engine, against a raw undici POST loop
+ * of the same bodies to the same local HTTPS keep-alive receiver, in the same run; then the latency
+ * from event append to receipt at a fixed moderate rate.
+ *
+ * - throughput: N MessageReceived events are appended while the worker is stopped; the worker then
+ *   starts and the clock runs until the receiver has all N. Per delivery the engine does what it
+ *   always does: a durable claim (DeliveryScheduled, compare-and-set), signing, the POST, and the
+ *   durable record (DeliveryAttempted + DeliverySucceeded), with the read-model projections running
+ *   in the same process. The raw loop POSTs the very same bodies with the same number of
+ *   connections (the per-subscription concurrency) and no signing or recording.
+ * - latency: events appended at RATE per second for LATENCY_SECONDS; for each, receipt time minus
+ *   the moment its append was issued. Source appends, the dispatcher's page read, the claim, the
+ *   POST and the receiver are all in this one process.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createSecureContext, rootCertificates } from 'node:tls';
+import { generate } from 'selfsigned';
+import { Agent, request } from 'undici';
+import { createApiKey, createSite, createTeam } from '../src/commands/tenancy.ts';
+import { createSubscription } from '../src/commands/webhookSubscriptions.ts';
+import { loadConfig } from '../src/config.ts';
+import { buildEnvelope } from '../src/domain/webhookDelivery.ts';
+import type { OutreachEvent } from '../src/domain/outreachEvents.ts';
+import { createServices } from '../src/services.ts';
+import { WebhookDeliveryWorker, workerOptionsFrom } from '../src/webhooks/deliveryWorker.ts';
+import type { BenchResult } from './types.ts';
+
+const N = Number(process.env.BENCH_WEBHOOK_N ?? 2_000);
+const CONNECTIONS = 16;
+const RATE = Number(process.env.BENCH_WEBHOOK_RATE ?? 500);
+const LATENCY_SECONDS = Number(process.env.BENCH_WEBHOOK_LATENCY_SECONDS ?? 4);
+
+const cpuMicros = (u: NodeJS.CpuUsage) => u.user + u.system;
+
+export default async function run(): Promise<BenchResult> {
+  const dir = mkdtempSync(join(process.env.BENCH_WEBHOOK_DIR ?? tmpdir(), 'bench-webhooks-'));
+  const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
+    keySize: 2048,
+    algorithm: 'sha256',
+    extensions: [{ name: 'basicConstraints', cA: true }, { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] }],
+  });
+  const caFile = join(dir, 'ca.pem');
+  writeFileSync(caFile, pems.cert);
+
+  // The receiver: answers 204 at once; notes when each envelope id arrived.
+  const arrivals = new Map<string, number>();
+  let received = 0;
+  let onReceive: (() => void) | null = null;
+  const server = createServer({ cert: pems.cert, key: pems.private, keepAlive: true }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const now = performance.now();
+      const body = Buffer.concat(chunks).toString();
+      const id = body.slice(7, body.indexOf('"', 7));
+      if (!arrivals.has(id)) arrivals.set(id, now);
+      received++;
+      res.writeHead(204).end();
+      onReceive?.();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  const waitReceived = (count: number, timeoutMs: number) =>
+    new Promise<boolean>((resolve) => {
+      if (received >= count) return resolve(true);
+      const timer = setTimeout(() => {
+        onReceive = null;
+        resolve(false);
+      }, timeoutMs);
+      onReceive = () => {
+        if (received >= count) {
+          clearTimeout(timer);
+          onReceive = null;
+          resolve(true);
+        }
+      };
+    });
+
+  const config = loadConfig({
+    DATA_DIR: dir,
+    LOG_LEVEL: 'silent',
+    WEBHOOK_ALLOWED_RANGES: '127.0.0.0/8',
+    WEBHOOK_EXTRA_CA_FILE: caFile,
+    WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: String(CONNECTIONS),
+  });
+  const services = await createServices(config);
+  services.projections.start();
+  const team = await createTeam(services, { name: 'Bench', ownerEmail: 'bench@example.test' });
+  const site = await createSite(services, { teamId: team.teamId, domain: 'bench.example', plan: 'advanced' }, config.MAIL_DOMAIN);
+  await createApiKey(services, { teamId: team.teamId, name: 'b', scopes: ['webhooks:write'], siteId: null });
+  await createSubscription(services, { teamId: team.teamId, siteId: site.siteId, label: 'bench', url, eventTypes: ['outreach.message_received'], createdByOauthClientId: null });
+
+  let seq = 0;
+  const event = (): OutreachEvent => {
+    const n = seq++;
+    return {
+      type: 'MessageReceived',
+      data: { siteId: site.siteId, teamId: team.teamId, occurredAt: 1_768_478_400_000 + n, conversationId: `conv_${n}`, opportunityId: `opp_${n}`, messageId: `msg_${n}`, entrySource: 'direct_inbound_external' },
+    };
+  };
+
+  // ── raw baseline: the same bodies, POSTed with undici over the same number of keep-alive connections
+  const bodies: Buffer[] = [];
+  for (let i = 0; i < N; i++) bodies.push(Buffer.from(buildEnvelope(event(), `raw-${i}`).body));
+  // One TLS context, as the engine's sender uses, so neither side pays for parsing the CA bundle per connection.
+  const rawContext = createSecureContext({ ca: [...rootCertificates, pems.cert] });
+  const rawRound = async () => {
+    const agent = new Agent({ connections: CONNECTIONS, keepAliveTimeout: 30_000, connect: { secureContext: rawContext } });
+    const started = performance.now();
+    const cpu = process.cpuUsage();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: CONNECTIONS }, async () => {
+        while (next < N) {
+          const body = bodies[next++]!;
+          const res = await request(url, { dispatcher: agent, method: 'POST', body, headers: { 'content-type': 'application/json' } });
+          await res.body.dump();
+        }
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    const cpuUs = cpuMicros(process.cpuUsage(cpu));
+    await agent.close();
+    return { rate: N / seconds, cpuUs };
+  };
+  // The machine's speed drifts (shared CPUs): the baseline runs before and after the engine, and the ratio uses their mean.
+  // A first round warms up the JIT, undici and the receiver for everyone; it is not counted.
+  await rawRound();
+  const rawBefore = await rawRound();
+
+  // ── engine throughput: N events waiting in the log, then the worker runs
+  received = 0;
+  arrivals.clear();
+  for (let i = 0; i < N; i += 100) {
+    await Promise.all(Array.from({ length: Math.min(100, N - i) }, (_, j) => services.events.append(`bench-${i + j}`, [event()].map((e) => ({ type: e.type, data: e.data })), 'any')));
+  }
+  await services.projections.waitFor(await services.events.headPosition(), 30_000);
+  const worker = new WebhookDeliveryWorker(services, workerOptionsFrom(config));
+  const engineStart = performance.now();
+  const engineCpu = process.cpuUsage();
+  await worker.start();
+  const complete = await waitReceived(N, 120_000);
+  const engineSeconds = (performance.now() - engineStart) / 1000;
+  const engineCpuUs = cpuMicros(process.cpuUsage(engineCpu));
+  const engineUnique = arrivals.size;
+  const engineRate = received / engineSeconds;
+  // Let the records and projections settle (the worker stays running, idle) before the second baseline.
+  await new Promise((r) => setTimeout(r, 200));
+  await services.projections.waitFor(await services.events.headPosition(), 30_000);
+  const rawAfter = await rawRound();
+  const rawRate = (rawBefore.rate + rawAfter.rate) / 2;
+  const rawCpuUs = (rawBefore.cpuUs + rawAfter.cpuUs) / 2;
+
+  // ── latency at a fixed rate (the target's 500/s), then at a light 50/s for comparison
+  const measureLatency = async (rate: number, seconds: number) => {
+    await new Promise((r) => setTimeout(r, 300));
+    received = 0;
+    arrivals.clear();
+    const issuedAt = new Map<string, number>();
+    const total = Math.round(rate * seconds);
+    const interval = 1000 / rate;
+    const started = performance.now();
+    const appends: Promise<unknown>[] = [];
+    const firstPosition = (await services.events.headPosition()) + 1n;
+    for (let i = 0; i < total; i++) {
+      const due = started + i * interval;
+      const wait = due - performance.now();
+      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+      const e = event();
+      issuedAt.set(`msg_${seq - 1}`, performance.now());
+      appends.push(services.events.append(`lat-${seq}`, [{ type: e.type, data: e.data }], 'any'));
+    }
+    await Promise.all(appends);
+    const issueRate = total / ((performance.now() - started) / 1000);
+    const all = await waitReceived(total, 60_000);
+    // Arrivals are keyed by envelope id; DeliveryScheduled maps each id back to its messageId.
+    const latencies: number[] = [];
+    for (const e of await services.events.readAll({ after: firstPosition - 1n, limit: 10_000_000 })) {
+      if (e.type !== 'DeliveryScheduled') continue;
+      const d = e.data as { webhookId: string; body: string };
+      const issued = issuedAt.get(JSON.parse(d.body).data.messageId as string);
+      const arrived = arrivals.get(d.webhookId);
+      if (issued !== undefined && arrived !== undefined) latencies.push(arrived - issued);
+    }
+    latencies.sort((a, b) => a - b);
+    const pct = (p: number) => Math.round((latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN) * 10) / 10;
+    return { total, all, issueRate: Math.round(issueRate), samples: latencies.length, p50: pct(50), p99: pct(99) };
+  };
+  const target = await measureLatency(RATE, LATENCY_SECONDS);
+  const light = await measureLatency(50, 3);
+
+  await worker.stop();
+  await services.close();
+  await new Promise<void>((resolve) => {
+    server.closeAllConnections();
+    server.close(() => resolve());
+  });
+  rmSync(dir, { recursive: true, force: true });
+
+  const ratio = engineRate / rawRate;
+  return {
+    name: 'webhook delivery',
+    figures: {
+      deliveries: N,
+      connections: CONNECTIONS,
+      'raw undici POST/s (mean)': Math.round(rawRate),
+      'raw undici POST/s before': Math.round(rawBefore.rate),
+      'raw undici POST/s after': Math.round(rawAfter.rate),
+      'engine signed deliveries/s': Math.round(engineRate),
+      'engine delivered all': complete && engineUnique === N ? 'yes' : `no (${engineUnique} ids of ${N})`,
+      'raw CPU µs per request': Math.round(rawCpuUs / N),
+      'engine CPU µs per delivery': Math.round(engineCpuUs / N),
+      'load average (1 min) at end': Math.round(loadavg()[0]! * 10) / 10,
+      cpus: cpus().length,
+      'latency rate (events/s)': RATE,
+      'latency events': target.total,
+      'latency delivered all': target.all ? 'yes' : 'no',
+      'issue loop rate achieved (events/s)': target.issueRate,
+      'append→receipt p50 ms': target.p50,
+      'append→receipt p99 ms': target.p99,
+      'light load: rate (events/s)': 50,
+      'light load: p50 ms': light.p50,
+      'light load: p99 ms': light.p99,
+      'light load: delivered all': light.all ? 'yes' : 'no',
+    },
+    ratio,
+    ratioLabel: 'engine signed deliveries/s ÷ raw undici POST/s',
+    target: '≥ 70% of raw; p99 append→receipt ≤ 50 ms at 500 events/s',
+    pass: ratio >= 0.7 && target.p99 <= 50 && complete && target.all,
+  };
+}

@@ -1,0 +1,64 @@
+import type { Command } from 'commander';
+import type { Services } from '../services.ts';
+import type { WebhookDeliveryDoc } from '../projections/webhookDeliveries.ts';
+import { startWebhookWorker } from '../webhooks/startWorker.ts';
+import { print } from './output.ts';
+
+type WithServices = <T>(fn: (services: Services) => Promise<T>) => Promise<T>;
+
+/** `outreach worker webhooks` and `outreach webhooks deliveries <subscriptionId>`. */
+export function registerWebhookCommands(program: Command, json: () => boolean, withServices: WithServices): void {
+  const worker = program.commands.find((c) => c.name() === 'worker') ?? program.command('worker').description('run one background role as its own process');
+  worker
+    .command('webhooks')
+    .description('run the webhook delivery worker until interrupted (several copies may run at once)')
+    .action(async () =>
+      withServices(async (s) => {
+        if (s.config.RUN_PROJECTIONS) s.projections.start();
+        const w = await startWebhookWorker(s, {
+          error: (obj, msg) => process.stderr.write(`${msg ?? 'error'}: ${String((obj as { err?: Error }).err?.message ?? '')}\n`),
+        });
+        print(json(), { worker: 'webhooks', started: true }, 'webhook worker running; Ctrl-C stops it');
+        await new Promise<void>((resolve) => {
+          process.once('SIGINT', () => resolve());
+          process.once('SIGTERM', () => resolve());
+        });
+        await w.stop();
+      }),
+    );
+
+  const webhooks = program.commands.find((c) => c.name() === 'webhooks') ?? program.command('webhooks').description('webhook subscriptions');
+  webhooks
+    .command('deliveries <subscriptionId>')
+    .description('every delivery of one subscription with each attempt (number, status, status code or error, duration)')
+    .action(async (subscriptionId: string) =>
+      withServices(async (s) => {
+        await s.projections.catchUp();
+        const docs = await s.readModels.find<WebhookDeliveryDoc>('webhookDeliveries', { subscription_id: subscriptionId });
+        docs.sort((a, b) => (a.scheduled_at < b.scheduled_at ? -1 : a.scheduled_at > b.scheduled_at ? 1 : a.id < b.id ? -1 : 1));
+        const deliveries = docs.map((d) => ({
+          webhookId: d.webhook_id,
+          eventType: d.event_type,
+          state: d.state,
+          scheduledAt: d.scheduled_at,
+          nextAttemptAt: d.next_attempt_at,
+          attempts: d.attempts.map((a) => ({
+            attempt: a.attempt,
+            status: a.status,
+            statusCode: a.status_code,
+            error: a.error,
+            durationMs: a.duration_ms,
+            attemptedAt: a.attempted_at,
+          })),
+        }));
+        const lines = [`${deliveries.length} deliveries for subscription ${subscriptionId}`];
+        for (const d of deliveries) {
+          lines.push(`${d.scheduledAt}  ${d.state.padEnd(9)} ${d.eventType}  ${d.webhookId}`);
+          for (const a of d.attempts)
+            lines.push(`    attempt ${a.attempt}  ${a.status}${a.statusCode !== null ? ` (${a.statusCode})` : ''}${a.error ? `  ${a.error}` : ''}  ${a.durationMs} ms  at ${a.attemptedAt}`);
+          if (d.nextAttemptAt) lines.push(`    next attempt at ${d.nextAttemptAt}`);
+        }
+        print(json(), { subscriptionId, deliveries }, lines.join('\n'));
+      }),
+    );
+}

@@ -1,0 +1,193 @@
+import { OUTREACH_AGENT_PLANS, agentsDecider, agentsStream, settingsOf } from '../domain/agents.ts';
+import { decideAiPause } from '../domain/aiPause.ts';
+import { ServiceError, rateLimited, serviceUnavailable, siteNotLicensed } from '../domain/errors.ts';
+import {
+  type Extraction,
+  type InboundMessage,
+  type IngestionEvent,
+  type IngestionResult,
+  type IngestionState,
+  type ThreadTarget,
+  idsNeeded,
+  ingestionDecider,
+  ingestionStream,
+  keyedIngestionStream,
+  nextUtcMidnight,
+  replayable,
+  threadCandidates,
+  utcDay,
+} from '../domain/ingestion.ts';
+import { normaliseEmail } from '../domain/suppression.ts';
+import type { CounterStore } from '../ports/counterStore.ts';
+import { type EventStore, type RecordedEvent, WrongExpectedRevisionError } from '../ports/eventStore.ts';
+import type { Extractor } from '../ports/extractor.ts';
+import { type MessageThreadDoc, type SuppressionDoc, messageThreadId, suppressionId } from '../projections/inbox.ts';
+import type { SiteDoc, TeamDoc } from '../projections/tenancy.ts';
+import type { CommandContext } from './context.ts';
+import { sha256Hex } from './credentials.ts';
+
+export interface IngestionContext extends CommandContext {
+  counters: CounterStore;
+  extractor: Extractor;
+}
+
+export interface IngestMessageInput {
+  site: SiteDoc;
+  /** Idempotency: the caller's scope (`<credential kind>:<credential id>`) and the header value. */
+  idempotency: { scope: string; key: string } | null;
+  channel: 'api' | 'smtp';
+  message: InboundMessage;
+  runExtraction: boolean;
+}
+
+export interface IngestMessageOutcome {
+  /** 201 for a new ingestion, 200 for an idempotent replay. */
+  status: 201 | 200;
+  body: IngestionResult;
+  /** Global position to wait for before answering (read-your-writes). */
+  position: bigint | null;
+}
+
+/** In-process single flight per keyed stream: concurrent repeats wait for the first instead of racing it. */
+const inFlight = new WeakMap<EventStore, Map<string, Promise<unknown>>>();
+
+/**
+ * IngestMessage: billing gate, idempotent replay, daily ingestion cap, threading, extraction (within
+ * the daily extraction cap), aiPause, then one atomic append of every fact of the ingestion.
+ */
+export async function ingestMessage(ctx: IngestionContext, input: IngestMessageInput): Promise<IngestMessageOutcome> {
+  const { site } = input;
+  const team = await ctx.readModels.get<TeamDoc>('teams', site.teamId);
+  if (input.runExtraction) {
+    if (!team || team.billingStatus !== 'healthy') throw siteNotLicensed(402, "The team's subscription is not in good standing.");
+    if (!site.licensed) throw siteNotLicensed(402, 'The site has no active licence.');
+  } else if (!site.licensed) {
+    throw siteNotLicensed(403);
+  }
+
+  if (!input.idempotency) {
+    const ingestionId = ctx.newId();
+    return run(ctx, input, ingestionStream(ingestionId), ingestionId, { last: null }, 'no_stream');
+  }
+
+  const streamId = keyedIngestionStream(sha256Hex(`${input.idempotency.scope}:${input.idempotency.key}`));
+  let flights = inFlight.get(ctx.events);
+  if (!flights) inFlight.set(ctx.events, (flights = new Map()));
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const pending = flights.get(streamId);
+    if (pending) await pending.catch(() => {});
+    const history = await ctx.events.readStream(streamId);
+    const state = history.reduce((s, e) => ingestionDecider.evolve(s, e as RecordedEvent & IngestionEvent), ingestionDecider.initialState());
+    const now = ctx.clock.now().getTime();
+    const stored = replayable(state, now);
+    if (stored) return { status: 200, body: stored, position: history[history.length - 1]!.position };
+    if (flights.has(streamId)) continue; // another request started meanwhile: wait for it
+    const expected = history.length === 0 ? 'no_stream' : history[history.length - 1]!.revision;
+    const flight = run(ctx, input, streamId, ctx.newId(), state, expected);
+    flights.set(streamId, flight);
+    try {
+      return await flight;
+    } catch (error) {
+      // Another instance recorded this key first: read its result and replay it.
+      if (error instanceof WrongExpectedRevisionError) continue;
+      throw error;
+    } finally {
+      if (flights.get(streamId) === flight) flights.delete(streamId);
+    }
+  }
+  throw serviceUnavailable('The Idempotency-Key is contended; retry.', 1);
+}
+
+async function run(
+  ctx: IngestionContext,
+  input: IngestMessageInput,
+  streamId: string,
+  ingestionId: string,
+  state: IngestionState,
+  expected: 'no_stream' | bigint,
+): Promise<IngestMessageOutcome> {
+  const { site, message } = input;
+  const nowMs = ctx.clock.now().getTime();
+  const day = utcDay(nowMs);
+  const midnight = nextUtcMidnight(nowMs);
+  const expiresAt = new Date(midnight + 60 * 60 * 1000);
+  const taken: string[] = [];
+  const giveBack = async () => {
+    for (const key of taken.splice(0)) await ctx.counters.increment(key, -1, expiresAt).catch(() => {});
+  };
+
+  try {
+    const ingestKey = `ingestions:${site.id}:${day}`;
+    const ingested = await ctx.counters.increment(ingestKey, 1, expiresAt);
+    taken.push(ingestKey);
+    if (ingested > site.dailyIngestionCap) {
+      throw rateLimited((midnight - nowMs) / 1000, `The site's daily ingestion cap of ${site.dailyIngestionCap} is reached; it resets at 00:00 UTC.`);
+    }
+
+    const thread = await findThread(ctx, site.id, message);
+    let extraction: Extraction = { ran: false };
+    if (input.runExtraction && !thread) {
+      const extractKey = `extractions:${site.id}:${day}`;
+      const extracted = await ctx.counters.increment(extractKey, 1, expiresAt);
+      taken.push(extractKey);
+      if (extracted > site.dailyExtractionCap) {
+        await ctx.counters.increment(extractKey, -1, expiresAt);
+        taken.pop();
+      } else {
+        const outcome = await ctx.extractor.extract({ subject: message.subject, bodyText: message.bodyText, from: message.from, siteDomain: site.domain });
+        extraction = { ran: true, extractor: outcome.extractor, asks: outcome.asks };
+      }
+    }
+
+    const agents = (await ctx.events.readStream(agentsStream(site.id))).reduce(
+      (s, e) => agentsDecider.evolve(s, e as never),
+      agentsDecider.initialState(),
+    );
+    const outreach = settingsOf(agents, 'outreach');
+    const suppressed = await ctx.readModels.get<SuppressionDoc>('suppressions', suppressionId(site.teamId, normaliseEmail(message.from)));
+    const pause = decideAiPause({
+      senderEmail: message.from,
+      suppressed: suppressed !== null,
+      agentActive: outreach.active && OUTREACH_AGENT_PLANS.includes(site.plan),
+      autoReply: outreach.autoReply,
+      sendingDomainVerified: site.sendingDomainVerified,
+    });
+
+    const ids = Array.from({ length: idsNeeded(extraction) }, () => ctx.newId());
+    const events = ingestionDecider.decide(
+      {
+        type: 'IngestMessage',
+        data: { ingestionId, siteId: site.id, teamId: site.teamId, channel: input.channel, message, extraction, thread, pause, ids, now: nowMs },
+      },
+      state,
+    );
+    const recorded = events.find((e) => e.type === 'IngestionRecorded')!;
+    let result;
+    try {
+      result = await ctx.events.append(streamId, events.map((e) => ({ type: e.type, data: e.data, metadata: { ingestionId } })), expected);
+    } catch (error) {
+      if (error instanceof WrongExpectedRevisionError) throw error;
+      throw Object.assign(
+        serviceUnavailable('The ingestion and its agent dispatch could not be recorded; nothing was stored. Retry with the same Idempotency-Key.', 1),
+        { cause: error },
+      );
+    }
+    taken.length = 0; // durable: the caps stay consumed
+    return { status: 201, body: recorded.data.response, position: result.position };
+  } catch (error) {
+    await giveBack();
+    if (error instanceof ServiceError || error instanceof WrongExpectedRevisionError) throw error;
+    throw Object.assign(serviceUnavailable('The ingestion could not be completed; nothing was stored. Retry with the same Idempotency-Key.', 1), {
+      cause: error,
+    });
+  }
+}
+
+/** The site's conversation of the first message named by In-Reply-To, then by References (newest first). */
+async function findThread(ctx: CommandContext, siteId: string, message: InboundMessage): Promise<ThreadTarget | null> {
+  for (const candidate of threadCandidates(message.inReplyTo, message.references)) {
+    const doc = await ctx.readModels.get<MessageThreadDoc>('messageThreads', messageThreadId(siteId, candidate));
+    if (doc) return { conversationId: doc.conversationId, opportunityId: doc.opportunityId, entrySource: doc.entrySource };
+  }
+  return null;
+}

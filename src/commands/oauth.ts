@@ -1,0 +1,270 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import {
+  type ActiveOAuthClient,
+  type TokenEndpointAuthMethod,
+  OAuthClientRuleError,
+  oauthClientDecider,
+  oauthClientStream,
+  redirectUriProblem,
+} from '../domain/oauthClient.ts';
+import {
+  ACCESS_TOKEN_TTL_SECONDS,
+  type GrantRevocationReason,
+  type OAuthGrantEvent,
+  type OAuthGrantState,
+  OAuthGrantRuleError,
+  oauthGrantDecider,
+  oauthGrantStream,
+} from '../domain/oauthGrant.ts';
+import type { Decider } from '../domain/decider.ts';
+import type { OAuthGrantDoc, OAuthTokenDoc } from '../projections/oauth.ts';
+import type { WebhookSubscriptionDoc } from '../projections/webhookSubscriptions.ts';
+import type { CommandContext } from './context.ts';
+import { sha256Hex } from './credentials.ts';
+import { handleCommand } from './handleCommand.ts';
+import { deleteSubscription } from './webhookSubscriptions.ts';
+
+/** `svc_` + 24 hex characters: never the shape of an API key (`svc_` + 64 hex). */
+export const generateClientId = () => `svc_${randomBytes(12).toString('hex')}`;
+export const generateClientSecret = () => `svc_ocsec_${randomBytes(32).toString('base64url')}`;
+export const generateAccessToken = () => `svc_oauth_${randomBytes(32).toString('base64url')}`;
+/** Codes and refresh tokens name their grant so the token endpoint reads the grant's stream directly. */
+const generateAuthorizationCode = (grantId: string) => `${grantId}.${randomBytes(32).toString('base64url')}`;
+const generateRefreshToken = (grantId: string) => `svc_ort_${grantId}.${randomBytes(32).toString('base64url')}`;
+
+export const CLIENT_ID_SHAPE = /^svc_[0-9a-f]{24}$/;
+export const ACCESS_TOKEN_SHAPE = /^svc_oauth_[A-Za-z0-9_-]{43}$/;
+const CODE_SHAPE = /^([0-9A-HJKMNP-TV-Z]{26})\.[A-Za-z0-9_-]{43}$/;
+const REFRESH_TOKEN_SHAPE = /^svc_ort_([0-9A-HJKMNP-TV-Z]{26})\.[A-Za-z0-9_-]{43}$/;
+
+/** PKCE S256 (RFC 7636 §4.2): BASE64URL(SHA256(ASCII(code_verifier))). */
+export const pkceS256 = (verifier: string) => createHash('sha256').update(verifier, 'ascii').digest('base64url');
+
+export const constantTimeEqual = (a: string, b: string) => {
+  const x = Buffer.from(sha256Hex(a));
+  const y = Buffer.from(sha256Hex(b));
+  return timingSafeEqual(x, y) && a.length === b.length;
+};
+
+async function load<S, C, E>(ctx: CommandContext, streamId: string, decider: Decider<S, C, E>): Promise<S> {
+  const history = await ctx.events.readStream(streamId);
+  return history.reduce((s, e) => decider.evolve(s, { type: e.type, data: e.data } as E), decider.initialState());
+}
+
+/** The client as its own stream says now (no read-model lag): used by every security decision. */
+export async function loadOAuthClient(ctx: CommandContext, clientId: string): Promise<ActiveOAuthClient | null> {
+  if (!CLIENT_ID_SHAPE.test(clientId)) return null;
+  const state = await load(ctx, oauthClientStream(clientId), oauthClientDecider);
+  return state.status === 'active' ? state : null;
+}
+
+/** Checks a presented client secret against the stored SHA-256, in constant time. */
+export function clientSecretMatches(client: { secretHash: string | null }, secret: string): boolean {
+  if (!client.secretHash) return false;
+  return timingSafeEqual(Buffer.from(sha256Hex(secret)), Buffer.from(client.secretHash));
+}
+
+export class OAuthClientInputError extends Error {}
+
+export async function registerOAuthClient(
+  ctx: CommandContext,
+  input: { teamId: string; userId: string; name: string; redirectUris: string[]; tokenEndpointAuthMethod: TokenEndpointAuthMethod },
+) {
+  const name = input.name.trim();
+  if (name.length === 0 || name.length > 120) throw new OAuthClientInputError('The name must be 1 to 120 characters.');
+  const redirectUris = [...new Set(input.redirectUris.map((u) => u.trim()).filter(Boolean))];
+  if (redirectUris.length === 0) throw new OAuthClientInputError('Give at least one redirect URI.');
+  if (redirectUris.length > 10) throw new OAuthClientInputError('Give at most 10 redirect URIs.');
+  for (const uri of redirectUris) {
+    const problem = redirectUriProblem(uri);
+    if (problem) throw new OAuthClientInputError(problem);
+  }
+  const clientId = generateClientId();
+  const clientSecret = input.tokenEndpointAuthMethod === 'none' ? null : generateClientSecret();
+  const { position } = await handleCommand(ctx.events, oauthClientStream(clientId), oauthClientDecider, {
+    type: 'RegisterOAuthClient',
+    data: {
+      clientId,
+      teamId: input.teamId,
+      name,
+      redirectUris,
+      tokenEndpointAuthMethod: input.tokenEndpointAuthMethod,
+      secretHash: clientSecret ? sha256Hex(clientSecret) : null,
+      userId: input.userId,
+      now: ctx.clock.now().toISOString(),
+    },
+  });
+  return { clientId, clientSecret, position };
+}
+
+async function requireTeamClient(ctx: CommandContext, clientId: string, teamId: string) {
+  const client = await loadOAuthClient(ctx, clientId);
+  if (!client || client.teamId !== teamId) throw new OAuthClientRuleError('not_found');
+  return client;
+}
+
+/** The old secret stops working at once; tokens already issued are untouched. */
+export async function rotateOAuthClientSecret(ctx: CommandContext, input: { clientId: string; teamId: string; userId: string }) {
+  await requireTeamClient(ctx, input.clientId, input.teamId);
+  const clientSecret = generateClientSecret();
+  const { position } = await handleCommand(ctx.events, oauthClientStream(input.clientId), oauthClientDecider, {
+    type: 'RotateOAuthClientSecret',
+    data: { clientId: input.clientId, secretHash: sha256Hex(clientSecret), userId: input.userId, now: ctx.clock.now().toISOString() },
+  });
+  return { clientSecret, position };
+}
+
+/** Deletes the client, revokes every grant (so every token) it holds and deletes the subscriptions it created. */
+export async function deleteOAuthClient(ctx: CommandContext, input: { clientId: string; teamId: string; userId: string }) {
+  await requireTeamClient(ctx, input.clientId, input.teamId);
+  const deleted = await handleCommand(ctx.events, oauthClientStream(input.clientId), oauthClientDecider, {
+    type: 'DeleteOAuthClient',
+    data: { clientId: input.clientId, userId: input.userId, now: ctx.clock.now().toISOString() },
+  });
+  let position = deleted.position;
+  for (const grant of await ctx.readModels.find<OAuthGrantDoc>('oauthGrants', { clientId: input.clientId })) {
+    const r = await revokeGrant(ctx, grant.id, 'client_deleted');
+    position = r.position ?? position;
+  }
+  const subscriptions = await ctx.readModels.find<WebhookSubscriptionDoc>('webhookSubscriptions', { created_by_oauth_client_id: input.clientId });
+  for (const s of subscriptions) {
+    try {
+      const r = await deleteSubscription(ctx, { siteId: s.site_id, subscriptionId: s.id });
+      position = r.position ?? position;
+    } catch {
+      // already deleted by someone else
+    }
+  }
+  return { position, revokedGrants: true, deletedSubscriptions: subscriptions.length };
+}
+
+export async function revokeGrant(ctx: CommandContext, grantId: string, reason: GrantRevocationReason) {
+  return handleCommand(ctx.events, oauthGrantStream(grantId), oauthGrantDecider, {
+    type: 'RevokeGrant',
+    data: { reason, now: ctx.clock.now().toISOString() },
+  });
+}
+
+/** Records the consent and issues a 60-second authorization code bound to client, redirect URI and PKCE challenge. */
+export async function giveConsent(
+  ctx: CommandContext,
+  input: { clientId: string; teamId: string; userId: string; siteIds: string[]; scopes: string[]; redirectUri: string; codeChallenge: string },
+) {
+  const grantId = ctx.newId();
+  const code = generateAuthorizationCode(grantId);
+  const { position } = await handleCommand(ctx.events, oauthGrantStream(grantId), oauthGrantDecider, {
+    type: 'GiveConsent',
+    data: {
+      grantId,
+      clientId: input.clientId,
+      teamId: input.teamId,
+      userId: input.userId,
+      siteIds: [...new Set(input.siteIds)],
+      scopes: [...new Set(input.scopes)],
+      code: { codeHash: sha256Hex(code), redirectUri: input.redirectUri, codeChallenge: input.codeChallenge },
+      now: ctx.clock.now().toISOString(),
+    },
+  });
+  return { grantId, code, position };
+}
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token: string;
+  scope: string;
+}
+
+function newTokens(ctx: CommandContext, grantId: string) {
+  const accessToken = generateAccessToken();
+  const refreshToken = generateRefreshToken(grantId);
+  return {
+    accessToken,
+    refreshToken,
+    access: { tokenId: ctx.newId(), tokenHash: sha256Hex(accessToken) },
+    refresh: { tokenId: ctx.newId(), tokenHash: sha256Hex(refreshToken) },
+  };
+}
+
+function tokenResponse(events: OAuthGrantEvent[], accessToken: string, refreshToken: string): TokenResponse {
+  const issued = events.find((e) => e.type === 'AccessTokenIssued');
+  const scopes = issued && issued.type === 'AccessTokenIssued' ? issued.data.scopes : [];
+  return { access_token: accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_SECONDS, refresh_token: refreshToken, scope: scopes.join(' ') };
+}
+
+/** Single use: a second redemption revokes the whole grant (RFC 9700 §4.10.1) and is refused. */
+export async function redeemAuthorizationCode(
+  ctx: CommandContext,
+  input: { code: string; clientId: string; redirectUri: string; codeVerifier: string },
+): Promise<{ response: TokenResponse; position: bigint | null }> {
+  const match = CODE_SHAPE.exec(input.code);
+  if (!match) throw new OAuthGrantRuleError('invalid_grant', 'The authorization code is invalid.');
+  const grantId = match[1]!;
+  const t = newTokens(ctx, grantId);
+  const { events, position } = await handleCommand(ctx.events, oauthGrantStream(grantId), oauthGrantDecider, {
+    type: 'RedeemAuthorizationCode',
+    data: {
+      codeHash: sha256Hex(input.code),
+      clientId: input.clientId,
+      redirectUri: input.redirectUri,
+      verifierChallenge: pkceS256(input.codeVerifier),
+      accessToken: t.access,
+      refreshToken: t.refresh,
+      now: ctx.clock.now().toISOString(),
+    },
+  });
+  if (events.some((e) => e.type === 'GrantRevoked')) {
+    throw new OAuthGrantRuleError('invalid_grant', 'The authorization code was already used; every token issued from it is revoked.');
+  }
+  return { response: tokenResponse(events, t.accessToken, t.refreshToken), position };
+}
+
+/** Rotates the refresh token; presenting a rotated one revokes the whole grant. */
+export async function refreshAccessToken(
+  ctx: CommandContext,
+  input: { refreshToken: string; clientId: string; scopes: string[] | null },
+): Promise<{ response: TokenResponse; position: bigint | null }> {
+  const match = REFRESH_TOKEN_SHAPE.exec(input.refreshToken);
+  if (!match) throw new OAuthGrantRuleError('invalid_grant', 'The refresh token is invalid.');
+  const grantId = match[1]!;
+  const t = newTokens(ctx, grantId);
+  const { events, position } = await handleCommand(ctx.events, oauthGrantStream(grantId), oauthGrantDecider, {
+    type: 'RefreshAccessToken',
+    data: {
+      refreshTokenHash: sha256Hex(input.refreshToken),
+      clientId: input.clientId,
+      scopes: input.scopes,
+      accessToken: t.access,
+      refreshToken: t.refresh,
+      now: ctx.clock.now().toISOString(),
+    },
+  });
+  if (events.some((e) => e.type === 'GrantRevoked')) {
+    throw new OAuthGrantRuleError('invalid_grant', 'The refresh token was already used; the grant is revoked.');
+  }
+  return { response: tokenResponse(events, t.accessToken, t.refreshToken), position };
+}
+
+/**
+ * RFC 7009: revokes a token the client holds. A refresh token takes its whole grant with it (§2.1);
+ * an access token only itself. Unknown tokens and tokens of other clients are ignored.
+ */
+export async function revokeToken(ctx: CommandContext, input: { token: string; clientId: string }): Promise<{ position: bigint | null }> {
+  const refresh = REFRESH_TOKEN_SHAPE.exec(input.token);
+  if (refresh) {
+    const grantId = refresh[1]!;
+    const state: OAuthGrantState = await load(ctx, oauthGrantStream(grantId), oauthGrantDecider);
+    if (state.status !== 'active' || state.clientId !== input.clientId || !state.refreshTokens[sha256Hex(input.token)]) return { position: null };
+    return revokeGrant(ctx, grantId, 'revoked_by_client');
+  }
+  if (ACCESS_TOKEN_SHAPE.test(input.token)) {
+    const doc = await ctx.readModels.get<OAuthTokenDoc>('oauthTokens', sha256Hex(input.token));
+    if (!doc || doc.kind !== 'access_token' || doc.clientId !== input.clientId) return { position: null };
+    return handleCommand(ctx.events, oauthGrantStream(doc.grantId), oauthGrantDecider, {
+      type: 'RevokeAccessToken',
+      data: { tokenId: doc.tokenId, now: ctx.clock.now().toISOString() },
+    });
+  }
+  return { position: null };
+}

@@ -1,0 +1,27 @@
+/**
+ * A pitch forwarded by a team member carries the prospect in the forwarded block
+ * ("---------- Forwarded message ---------", "Begin forwarded message:", "-----Original Message-----")
+ * as a `From: Name <address>` line. Returns that original sender, or null when there is none.
+ */
+export function originalSender(bodyText: string): { address: string; name: string | null } | null {
+  const marker = /(-{2,}\s*Forwarded message\s*-{2,}|Begin forwarded message:|-{2,}\s*Original Message\s*-{2,})/i.exec(bodyText);
+  if (!marker) return null;
+  const block = bodyText.slice(marker.index, marker.index + 2_000);
+  const from = /^\s*>?\s*From:\s*(.+)$/im.exec(block);
+  if (!from) return null;
+  const value = from[1]!.trim();
+  const bracketed = /^(.*?)\s*<([^<>\s]+@[^<>\s]+)>/.exec(value);
+  if (bracketed) {
+    const name = bracketed[1]!.replace(/^["']|["']$/g, '').trim();
+    return { address: bracketed[2]!.toLowerCase(), name: name || null };
+  }
+  const bare = /([^\s<>"]+@[^\s<>"]+)/.exec(value);
+  return bare ? { address: bare[1]!.toLowerCase(), name: null } : null;
+}
+
+/** `forward+<token>@<mail domain>` → the token, or null for any other address. */
+export function forwardingToken(address: string, mailDomain: string): string | null {
+  const m = /^forward\+([a-z0-9]{1,64})@(.+)$/i.exec(address.trim());
+  if (!m || m[2]!.toLowerCase() !== mailDomain.toLowerCase()) return null;
+  return m[1]!.toLowerCase();
+}

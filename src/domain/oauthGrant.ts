@@ -1,0 +1,263 @@
+import { type Decider, assertNever } from './decider.ts';
+
+/**
+ * One grant per consent: the authorization code it issued and every token descended from it.
+ * All single-use rules (the code, refresh rotation) are decided on this stream and appended with
+ * its expected revision, so two concurrent redemptions cannot both win.
+ */
+export const oauthGrantStream = (grantId: string) => `oauth_grant-${grantId}`;
+
+/** Authorization codes live 60 seconds, access tokens 3600 seconds, refresh tokens 30 days. */
+export const AUTHORIZATION_CODE_TTL_MS = 60_000;
+export const ACCESS_TOKEN_TTL_SECONDS = 3600;
+export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 3600_000;
+
+export type GrantRevocationReason = 'authorization_code_reused' | 'refresh_token_reused' | 'revoked_by_client' | 'client_deleted';
+
+export interface IssuedToken {
+  tokenId: string;
+  tokenHash: string;
+  expiresAt: string;
+}
+
+export type OAuthGrantEvent =
+  | {
+      type: 'ConsentGiven';
+      data: { grantId: string; clientId: string; teamId: string; userId: string; siteIds: string[]; scopes: string[]; givenAt: string };
+    }
+  | {
+      type: 'AuthorizationCodeIssued';
+      data: {
+        grantId: string;
+        clientId: string;
+        codeHash: string;
+        redirectUri: string;
+        codeChallenge: string;
+        codeChallengeMethod: 'S256';
+        expiresAt: string;
+        issuedAt: string;
+      };
+    }
+  | { type: 'AuthorizationCodeRedeemed'; data: { grantId: string; clientId: string; redeemedAt: string } }
+  | {
+      type: 'AccessTokenIssued';
+      data: IssuedToken & { grantId: string; clientId: string; teamId: string; siteIds: string[]; scopes: string[]; issuedAt: string };
+    }
+  | { type: 'RefreshTokenIssued'; data: IssuedToken & { grantId: string; clientId: string; scopes: string[]; issuedAt: string } }
+  | { type: 'RefreshTokenRotated'; data: { grantId: string; tokenId: string; replacedBy: string; rotatedAt: string } }
+  | { type: 'TokenRevoked'; data: { grantId: string; tokenId: string; tokenKind: 'access_token'; reason: 'revoked_by_client'; revokedAt: string } }
+  | {
+      type: 'GrantRevoked';
+      data: { grantId: string; clientId: string; teamId: string; reason: GrantRevocationReason; tokenIds: string[]; revokedAt: string };
+    };
+
+export type OAuthGrantCommand =
+  | {
+      type: 'GiveConsent';
+      data: {
+        grantId: string;
+        clientId: string;
+        teamId: string;
+        userId: string;
+        siteIds: string[];
+        scopes: string[];
+        code: { codeHash: string; redirectUri: string; codeChallenge: string };
+        now: string;
+      };
+    }
+  | {
+      type: 'RedeemAuthorizationCode';
+      data: {
+        codeHash: string;
+        clientId: string;
+        redirectUri: string;
+        /** S256 of the presented code_verifier, computed by the caller. */
+        verifierChallenge: string;
+        accessToken: Omit<IssuedToken, 'expiresAt'>;
+        refreshToken: Omit<IssuedToken, 'expiresAt'>;
+        now: string;
+      };
+    }
+  | {
+      type: 'RefreshAccessToken';
+      data: {
+        refreshTokenHash: string;
+        clientId: string;
+        /** Requested scopes; null keeps the refresh token's scopes. */
+        scopes: string[] | null;
+        accessToken: Omit<IssuedToken, 'expiresAt'>;
+        refreshToken: Omit<IssuedToken, 'expiresAt'>;
+        now: string;
+      };
+    }
+  | { type: 'RevokeAccessToken'; data: { tokenId: string; now: string } }
+  | { type: 'RevokeGrant'; data: { reason: GrantRevocationReason; now: string } };
+
+interface RefreshTokenState {
+  tokenId: string;
+  scopes: string[];
+  expiresAt: string;
+  status: 'current' | 'rotated';
+}
+
+export type OAuthGrantState =
+  | { status: 'none' }
+  | {
+      status: 'active' | 'revoked';
+      grantId: string;
+      clientId: string;
+      teamId: string;
+      siteIds: string[];
+      scopes: string[];
+      code: { codeHash: string; redirectUri: string; codeChallenge: string; expiresAt: string; redeemed: boolean } | null;
+      refreshTokens: Record<string, RefreshTokenState>;
+      liveTokenIds: string[];
+    };
+
+/** A refusal in OAuth's vocabulary (RFC 6749 §5.2); nothing is appended. */
+export class OAuthGrantRuleError extends Error {
+  constructor(
+    readonly error: 'invalid_grant' | 'invalid_scope' | 'invalid_request',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const invalidGrant = (message: string) => new OAuthGrantRuleError('invalid_grant', message);
+const plus = (iso: string, ms: number) => new Date(Date.parse(iso) + ms).toISOString();
+const expired = (expiresAt: string, now: string) => Date.parse(now) >= Date.parse(expiresAt);
+
+export const oauthGrantDecider: Decider<OAuthGrantState, OAuthGrantCommand, OAuthGrantEvent> = {
+  initialState: () => ({ status: 'none' }),
+  evolve(state, event) {
+    if (event.type === 'ConsentGiven') {
+      const { grantId, clientId, teamId, siteIds, scopes } = event.data;
+      return { status: 'active', grantId, clientId, teamId, siteIds, scopes, code: null, refreshTokens: {}, liveTokenIds: [] };
+    }
+    if (state.status === 'none') return state;
+    switch (event.type) {
+      case 'AuthorizationCodeIssued': {
+        const { codeHash, redirectUri, codeChallenge, expiresAt } = event.data;
+        return { ...state, code: { codeHash, redirectUri, codeChallenge, expiresAt, redeemed: false } };
+      }
+      case 'AuthorizationCodeRedeemed':
+        return state.code ? { ...state, code: { ...state.code, redeemed: true } } : state;
+      case 'AccessTokenIssued':
+        return { ...state, liveTokenIds: [...state.liveTokenIds, event.data.tokenId] };
+      case 'RefreshTokenIssued': {
+        const { tokenHash, tokenId, scopes, expiresAt } = event.data;
+        return {
+          ...state,
+          liveTokenIds: [...state.liveTokenIds, tokenId],
+          refreshTokens: { ...state.refreshTokens, [tokenHash]: { tokenId, scopes, expiresAt, status: 'current' } },
+        };
+      }
+      case 'RefreshTokenRotated': {
+        const refreshTokens = Object.fromEntries(
+          Object.entries(state.refreshTokens).map(([hash, t]) => [hash, t.tokenId === event.data.tokenId ? { ...t, status: 'rotated' as const } : t]),
+        );
+        return { ...state, refreshTokens, liveTokenIds: state.liveTokenIds.filter((id) => id !== event.data.tokenId) };
+      }
+      case 'TokenRevoked':
+        return { ...state, liveTokenIds: state.liveTokenIds.filter((id) => id !== event.data.tokenId) };
+      case 'GrantRevoked':
+        return { ...state, status: 'revoked', liveTokenIds: [] };
+      default:
+        return assertNever(event);
+    }
+  },
+  decide(command, state) {
+    switch (command.type) {
+      case 'GiveConsent': {
+        if (state.status !== 'none') throw new OAuthGrantRuleError('invalid_request', 'grant already exists');
+        const { code, now, ...consent } = command.data;
+        return [
+          { type: 'ConsentGiven', data: { ...consent, givenAt: now } },
+          {
+            type: 'AuthorizationCodeIssued',
+            data: {
+              grantId: consent.grantId,
+              clientId: consent.clientId,
+              ...code,
+              codeChallengeMethod: 'S256',
+              expiresAt: plus(now, AUTHORIZATION_CODE_TTL_MS),
+              issuedAt: now,
+            },
+          },
+        ];
+      }
+      case 'RedeemAuthorizationCode': {
+        const d = command.data;
+        if (state.status === 'none' || !state.code || state.code.codeHash !== d.codeHash) throw invalidGrant('The authorization code is invalid.');
+        if (state.status === 'revoked') throw invalidGrant('The authorization code is invalid.');
+        if (state.clientId !== d.clientId) throw invalidGrant('The authorization code was issued to another client.');
+        if (state.code.redeemed) return [revokeGrant(state, 'authorization_code_reused', d.now)];
+        if (expired(state.code.expiresAt, d.now)) throw invalidGrant('The authorization code has expired.');
+        if (state.code.redirectUri !== d.redirectUri) throw invalidGrant('redirect_uri does not match the authorization request.');
+        if (state.code.codeChallenge !== d.verifierChallenge) throw invalidGrant('code_verifier does not match the code_challenge.');
+        return [
+          { type: 'AuthorizationCodeRedeemed', data: { grantId: state.grantId, clientId: state.clientId, redeemedAt: d.now } },
+          ...issueTokens(state, state.scopes, state.scopes, d.accessToken, d.refreshToken, d.now),
+        ];
+      }
+      case 'RefreshAccessToken': {
+        const d = command.data;
+        const presented = state.status === 'none' ? undefined : state.refreshTokens[d.refreshTokenHash];
+        if (state.status === 'none' || !presented) throw invalidGrant('The refresh token is invalid.');
+        if (state.status === 'revoked') throw invalidGrant('The refresh token has been revoked.');
+        if (state.clientId !== d.clientId) throw invalidGrant('The refresh token was issued to another client.');
+        if (presented.status === 'rotated') return [revokeGrant(state, 'refresh_token_reused', d.now)];
+        if (expired(presented.expiresAt, d.now)) throw invalidGrant('The refresh token has expired.');
+        const scopes = d.scopes ?? presented.scopes;
+        const widened = scopes.filter((s) => !presented.scopes.includes(s));
+        if (widened.length > 0) throw new OAuthGrantRuleError('invalid_scope', `The grant does not include ${widened.join(' ')}.`);
+        return [
+          { type: 'RefreshTokenRotated', data: { grantId: state.grantId, tokenId: presented.tokenId, replacedBy: d.refreshToken.tokenId, rotatedAt: d.now } },
+          ...issueTokens(state, scopes, presented.scopes, d.accessToken, d.refreshToken, d.now),
+        ];
+      }
+      case 'RevokeAccessToken': {
+        if (state.status !== 'active' || !state.liveTokenIds.includes(command.data.tokenId)) return [];
+        return [
+          {
+            type: 'TokenRevoked',
+            data: { grantId: state.grantId, tokenId: command.data.tokenId, tokenKind: 'access_token', reason: 'revoked_by_client', revokedAt: command.data.now },
+          },
+        ];
+      }
+      case 'RevokeGrant':
+        if (state.status !== 'active') return [];
+        return [revokeGrant(state, command.data.reason, command.data.now)];
+      default:
+        return assertNever(command);
+    }
+  },
+};
+
+type ActiveGrant = Extract<OAuthGrantState, { grantId: string }>;
+
+function revokeGrant(state: ActiveGrant, reason: GrantRevocationReason, now: string): OAuthGrantEvent {
+  return {
+    type: 'GrantRevoked',
+    data: { grantId: state.grantId, clientId: state.clientId, teamId: state.teamId, reason, tokenIds: state.liveTokenIds, revokedAt: now },
+  };
+}
+
+function issueTokens(
+  state: ActiveGrant,
+  accessScopes: string[],
+  refreshScopes: string[],
+  access: Omit<IssuedToken, 'expiresAt'>,
+  refresh: Omit<IssuedToken, 'expiresAt'>,
+  now: string,
+): OAuthGrantEvent[] {
+  const base = { grantId: state.grantId, clientId: state.clientId, issuedAt: now };
+  return [
+    {
+      type: 'AccessTokenIssued',
+      data: { ...base, ...access, teamId: state.teamId, siteIds: state.siteIds, scopes: accessScopes, expiresAt: plus(now, ACCESS_TOKEN_TTL_SECONDS * 1000) },
+    },
+    { type: 'RefreshTokenIssued', data: { ...base, ...refresh, scopes: refreshScopes, expiresAt: plus(now, REFRESH_TOKEN_TTL_MS) } },
+  ];
+}

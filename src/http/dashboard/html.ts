@@ -1,0 +1,64 @@
+import type { FastifyReply } from 'fastify';
+
+/** Markup that is already safe; everything else interpolated into `html` is escaped. */
+export class SafeHtml {
+  constructor(readonly value: string) {}
+  toString() {
+    return this.value;
+  }
+}
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#96;' };
+export const escapeHtml = (value: string) => value.replace(/[&<>"'`]/g, (c) => ESCAPES[c]!);
+
+type Value = SafeHtml | string | number | boolean | null | undefined | Value[];
+
+function render(value: Value): string {
+  if (value === null || value === undefined || value === false) return '';
+  if (value instanceof SafeHtml) return value.value;
+  if (Array.isArray(value)) return value.map(render).join('');
+  return escapeHtml(String(value));
+}
+
+/** Tagged template: `html\`<p>${userText}</p>\`` escapes userText. */
+export function html(strings: TemplateStringsArray, ...values: Value[]): SafeHtml {
+  let out = strings[0]!;
+  values.forEach((v, i) => {
+    out += render(v) + strings[i + 1]!;
+  });
+  return new SafeHtml(out);
+}
+
+const STYLE = `
+body{font:16px/1.5 system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}
+nav a{margin-right:1rem} table{border-collapse:collapse;width:100%} th,td{text-align:left;padding:.3rem .5rem;border-bottom:1px solid #ddd;vertical-align:top}
+label{display:block;margin:.6rem 0 .2rem} input[type=text],input[type=email],input[type=password],input[type=url],textarea,select{width:100%;padding:.4rem;box-sizing:border-box}
+button{padding:.4rem .9rem;margin:.5rem .5rem 0 0} .error{color:#a00000;border-left:4px solid #a00000;padding-left:.6rem}
+.secret{font-family:monospace;background:#f3f3f3;padding:.5rem;word-break:break-all} fieldset{border:1px solid #ccc;margin:.8rem 0}
+code{background:#f3f3f3;padding:0 .2rem}`;
+
+export function page(title: string, body: SafeHtml, options: { signedIn?: { email: string; csrf: string } } = {}): string {
+  const nav = options.signedIn
+    ? html`<nav aria-label="Dashboard">
+        <a href="/dashboard">Home</a><a href="/dashboard/oauth-apps">OAuth apps</a><a href="/dashboard/api-keys">API keys</a><a href="/dashboard/webhooks">Webhooks</a>
+        <form method="post" action="/dashboard/sign-out" style="display:inline"><input type="hidden" name="csrf" value="${options.signedIn.csrf}"><button type="submit">Sign out ${options.signedIn.email}</button></form>
+      </nav>`
+    : '';
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body>${render(nav)}<main><h1>${escapeHtml(title)}</h1>${body.value}</main></body></html>`;
+}
+
+/** Sends a page with headers that keep it out of caches and frames (consent pages must not be clickjacked). */
+export function sendPage(reply: FastifyReply, status: number, document: string) {
+  return reply
+    .status(status)
+    .headers({
+      'content-type': 'text/html; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-frame-options': 'DENY',
+      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
+      'referrer-policy': 'no-referrer',
+      'x-content-type-options': 'nosniff',
+    })
+    .send(document);
+}

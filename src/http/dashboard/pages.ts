@@ -1,0 +1,267 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { OAuthClientInputError, deleteOAuthClient, registerOAuthClient, rotateOAuthClientSecret } from '../../commands/oauth.ts';
+import { TenancyError, createApiKey, revokeApiKey } from '../../commands/tenancy.ts';
+import { OAuthClientRuleError, TOKEN_ENDPOINT_AUTH_METHODS, type TokenEndpointAuthMethod } from '../../domain/oauthClient.ts';
+import { SCOPES, isScope } from '../../domain/scopes.ts';
+import type { OAuthClientDoc } from '../../projections/oauth.ts';
+import type { ApiKeyDoc, SiteDoc } from '../../projections/tenancy.ts';
+import type { WebhookSubscriptionDoc } from '../../projections/webhookSubscriptions.ts';
+import type { Services } from '../../services.ts';
+import type { WaitForWrite } from '../schemas.ts';
+import { type SafeHtml, html, page, sendPage } from './html.ts';
+import { type SignedIn, csrfOk, loadSession } from './session.ts';
+import { SCOPE_DESCRIPTIONS } from '../oauth/scopeDescriptions.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    dashboard: SignedIn | null;
+  }
+}
+
+type Body = Record<string, unknown>;
+const field = (body: unknown, name: string): string => {
+  const v = (body as Body | undefined)?.[name];
+  return typeof v === 'string' ? v : '';
+};
+const fields = (body: unknown, name: string): string[] => {
+  const v = (body as Body | undefined)?.[name];
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : typeof v === 'string' ? [v] : [];
+};
+
+export const canManage = (s: SignedIn) => s.user.role === 'owner' || s.user.role === 'admin';
+
+const METHOD_LABELS: Record<TokenEndpointAuthMethod, string> = {
+  none: 'Public (none): PKCE only, no secret',
+  client_secret_basic: 'Confidential (client_secret_basic): secret in the Authorization header',
+  client_secret_post: 'Confidential (client_secret_post): secret in the request body',
+};
+
+/** The dashboard behind sign-in: OAuth apps, API keys and each site's webhook subscriptions. */
+export async function dashboardPages(app: FastifyInstance, { services, waitForWrite }: { services: Services; waitForWrite: WaitForWrite }) {
+  app.decorateRequest('dashboard', null);
+  app.addHook('preHandler', async (request, reply) => {
+    const session = await loadSession(services, request);
+    if (!session) {
+      if (request.method === 'GET') return reply.redirect(`/dashboard/sign-in?return_to=${encodeURIComponent(request.url)}`, 303);
+      return sendPage(reply, 401, page('Signed out', html`<p>Your session has ended. <a href="/dashboard/sign-in">Sign in</a> again.</p>`));
+    }
+    if (request.method === 'POST' && !csrfOk(session.csrf, field(request.body, 'csrf'))) {
+      return sendPage(reply, 403, page('Request refused', html`<p class="error">The form's CSRF token is missing or wrong. Go back, reload the page and try again.</p>`));
+    }
+    request.dashboard = session;
+  });
+
+  const show = (reply: FastifyReply, s: SignedIn, title: string, body: SafeHtml, status = 200) =>
+    sendPage(reply, status, page(title, body, { signedIn: { email: s.user.email, csrf: s.csrf } }));
+  const forbidden = (reply: FastifyReply, s: SignedIn) =>
+    show(reply, s, 'Not allowed', html`<p class="error">Only team owners and admins can do this. You are a ${s.user.role}.</p>`, 403);
+  const sites = (s: SignedIn) => services.readModels.find<SiteDoc>('sites', { teamId: s.user.teamId });
+
+  app.get('/dashboard', async (request, reply) => {
+    const s = request.dashboard!;
+    return show(
+      reply,
+      s,
+      'Dashboard',
+      html`<p>Signed in as ${s.user.email} (${s.user.role}).</p>
+        <ul><li><a href="/dashboard/oauth-apps">OAuth apps</a></li><li><a href="/dashboard/api-keys">API keys</a></li><li><a href="/dashboard/webhooks">Webhook subscriptions</a></li></ul>`,
+    );
+  });
+
+  // ---- OAuth apps ----
+  const oauthAppsPage = async (reply: FastifyReply, s: SignedIn, error?: string, status = 200) => {
+    const clients = (await services.readModels.find<OAuthClientDoc>('oauthClients', { teamId: s.user.teamId }, { sortBy: 'createdAt' })).filter((c) => !c.deleted);
+    const rows = clients.map(
+      (c) => html`<tr>
+        <td>${c.name}</td><td><code>${c.id}</code></td><td>${c.tokenEndpointAuthMethod}</td>
+        <td>${c.redirectUris.map((u) => html`<div>${u}</div>`)}</td><td>${c.createdAt}</td>
+        <td>${
+          canManage(s)
+            ? html`${c.tokenEndpointAuthMethod !== 'none'
+                  ? html`<form method="post" action="/dashboard/oauth-apps/${c.id}/rotate-secret"><input type="hidden" name="csrf" value="${s.csrf}"><button type="submit">Rotate secret of ${c.name}</button></form>`
+                  : ''}
+                <form method="post" action="/dashboard/oauth-apps/${c.id}/delete"><input type="hidden" name="csrf" value="${s.csrf}"><button type="submit">Delete ${c.name}</button></form>`
+            : ''
+        }</td></tr>`,
+    );
+    return show(
+      reply,
+      s,
+      'OAuth apps',
+      html`${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+        ${clients.length ? html`<table><thead><tr><th>Name</th><th>client_id</th><th>Authentication</th><th>Redirect URIs</th><th>Registered</th><th></th></tr></thead><tbody>${rows}</tbody></table>` : html`<p>No OAuth apps yet.</p>`}
+        ${
+          canManage(s)
+            ? html`<h2>Register an app</h2>
+              <form method="post" action="/dashboard/oauth-apps">
+                <input type="hidden" name="csrf" value="${s.csrf}">
+                <label for="name">Name</label><input id="name" name="name" type="text" maxlength="120" required>
+                <label for="redirect_uris">Redirect URIs (one per line; HTTPS, or http://localhost / 127.0.0.1 for desktop clients)</label>
+                <textarea id="redirect_uris" name="redirect_uris" rows="3" required></textarea>
+                <fieldset><legend>Client type</legend>
+                  ${TOKEN_ENDPOINT_AUTH_METHODS.map(
+                    (m, i) => html`<label><input type="radio" name="token_endpoint_auth_method" value="${m}" ${i === 0 ? html`checked` : ''}> ${METHOD_LABELS[m]}</label>`,
+                  )}
+                </fieldset>
+                <button type="submit">Register app</button>
+              </form>`
+            : html`<p>Only owners and admins can register apps.</p>`
+        }`,
+      status,
+    );
+  };
+
+  app.get('/dashboard/oauth-apps', async (request, reply) => oauthAppsPage(reply, request.dashboard!));
+
+  app.post('/dashboard/oauth-apps', async (request, reply) => {
+    const s = request.dashboard!;
+    if (!canManage(s)) return forbidden(reply, s);
+    const method = field(request.body, 'token_endpoint_auth_method') as TokenEndpointAuthMethod;
+    if (!TOKEN_ENDPOINT_AUTH_METHODS.includes(method)) return oauthAppsPage(reply, s, 'Choose a client type.', 400);
+    try {
+      const r = await registerOAuthClient(services, {
+        teamId: s.user.teamId,
+        userId: s.user.id,
+        name: field(request.body, 'name'),
+        redirectUris: field(request.body, 'redirect_uris').split(/\r?\n/),
+        tokenEndpointAuthMethod: method,
+      });
+      await waitForWrite(r.position);
+      return show(
+        reply,
+        s,
+        'App registered',
+        html`<p>client_id: <code id="client_id">${r.clientId}</code></p>
+          ${
+            r.clientSecret
+              ? html`<p><strong>Copy the client secret now. It is shown once and cannot be retrieved later.</strong></p><p class="secret" id="client_secret">${r.clientSecret}</p>`
+              : html`<p>This is a public client: it has no secret and must use PKCE (it always must).</p>`
+          }
+          <p><a href="/dashboard/oauth-apps">Back to OAuth apps</a></p>`,
+        201,
+      );
+    } catch (error) {
+      if (error instanceof OAuthClientInputError) return oauthAppsPage(reply, s, error.message, 400);
+      throw error;
+    }
+  });
+
+  app.post('/dashboard/oauth-apps/:clientId/rotate-secret', async (request: FastifyRequest<{ Params: { clientId: string } }>, reply) => {
+    const s = request.dashboard!;
+    if (!canManage(s)) return forbidden(reply, s);
+    try {
+      const r = await rotateOAuthClientSecret(services, { clientId: request.params.clientId, teamId: s.user.teamId, userId: s.user.id });
+      await waitForWrite(r.position);
+      return show(
+        reply,
+        s,
+        'Secret rotated',
+        html`<p>The old secret stopped working. Access tokens already issued stay valid until they expire; refresh tokens now need this new secret.</p>
+          <p><strong>Copy the new client secret now. It is shown once.</strong></p><p class="secret" id="client_secret">${r.clientSecret}</p>
+          <p><a href="/dashboard/oauth-apps">Back to OAuth apps</a></p>`,
+      );
+    } catch (error) {
+      if (error instanceof OAuthClientRuleError) return oauthAppsPage(reply, s, error.message, 404);
+      throw error;
+    }
+  });
+
+  app.post('/dashboard/oauth-apps/:clientId/delete', async (request: FastifyRequest<{ Params: { clientId: string } }>, reply) => {
+    const s = request.dashboard!;
+    if (!canManage(s)) return forbidden(reply, s);
+    try {
+      const r = await deleteOAuthClient(services, { clientId: request.params.clientId, teamId: s.user.teamId, userId: s.user.id });
+      await waitForWrite(r.position);
+      return reply.redirect('/dashboard/oauth-apps', 303);
+    } catch (error) {
+      if (error instanceof OAuthClientRuleError) return oauthAppsPage(reply, s, error.message, 404);
+      throw error;
+    }
+  });
+
+  // ---- API keys ----
+  const apiKeysPage = async (reply: FastifyReply, s: SignedIn, error?: string, status = 200) => {
+    const keys = await services.readModels.find<ApiKeyDoc>('apiKeys', { teamId: s.user.teamId }, { sortBy: 'createdAt' });
+    const teamSites = await sites(s);
+    const rows = keys.map(
+      (k) => html`<tr><td>${k.name}</td><td>${k.scopes.join(' ')}</td><td>${k.siteId ? (teamSites.find((x) => x.id === k.siteId)?.domain ?? k.siteId) : 'all sites'}</td>
+        <td>${k.createdAt}</td><td>${k.lastUsedAt ?? 'never'}</td><td>${k.revoked ? `revoked ${k.revokedAt ?? ''}` : 'active'}</td>
+        <td>${!k.revoked && canManage(s) ? html`<form method="post" action="/dashboard/api-keys/${k.id}/revoke"><input type="hidden" name="csrf" value="${s.csrf}"><button type="submit">Revoke ${k.name}</button></form>` : ''}</td></tr>`,
+    );
+    return show(
+      reply,
+      s,
+      'API keys',
+      html`${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+        ${keys.length ? html`<table><thead><tr><th>Name</th><th>Scopes</th><th>Site</th><th>Created</th><th>Last used</th><th>Status</th><th></th></tr></thead><tbody>${rows}</tbody></table>` : html`<p>No API keys yet.</p>`}
+        ${
+          canManage(s)
+            ? html`<h2>Create a key</h2><form method="post" action="/dashboard/api-keys">
+              <input type="hidden" name="csrf" value="${s.csrf}">
+              <label for="key_name">Name</label><input id="key_name" name="name" type="text" maxlength="120" required>
+              <fieldset><legend>Scopes</legend>${SCOPES.map((sc) => html`<label><input type="checkbox" name="scopes" value="${sc}"> <code>${sc}</code>: ${SCOPE_DESCRIPTIONS[sc]}</label>`)}</fieldset>
+              <label for="site">Site</label><select id="site" name="site_id"><option value="">All sites of the team</option>${teamSites.map((x) => html`<option value="${x.id}">${x.domain} (${x.id})</option>`)}</select>
+              <button type="submit">Create key</button></form>`
+            : ''
+        }`,
+      status,
+    );
+  };
+
+  app.get('/dashboard/api-keys', async (request, reply) => apiKeysPage(reply, request.dashboard!));
+
+  app.post('/dashboard/api-keys', async (request, reply) => {
+    const s = request.dashboard!;
+    if (!canManage(s)) return forbidden(reply, s);
+    const name = field(request.body, 'name').trim();
+    const scopes = fields(request.body, 'scopes');
+    const siteId = field(request.body, 'site_id') || null;
+    if (!name || name.length > 120) return apiKeysPage(reply, s, 'The name must be 1 to 120 characters.', 400);
+    if (scopes.length === 0 || !scopes.every(isScope)) return apiKeysPage(reply, s, 'Choose one or more scopes.', 400);
+    if (siteId && !(await sites(s)).some((x) => x.id === siteId)) return apiKeysPage(reply, s, 'Unknown site.', 400);
+    const r = await createApiKey(services, { teamId: s.user.teamId, name, scopes: scopes.filter(isScope), siteId });
+    await waitForWrite(r.position);
+    return show(
+      reply,
+      s,
+      'API key created',
+      html`<p><strong>Copy the key now. It is shown once and cannot be retrieved later.</strong></p><p class="secret" id="api_key">${r.key}</p>
+        <p><a href="/dashboard/api-keys">Back to API keys</a></p>`,
+      201,
+    );
+  });
+
+  app.post('/dashboard/api-keys/:id/revoke', async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
+    const s = request.dashboard!;
+    if (!canManage(s)) return forbidden(reply, s);
+    const key = await services.readModels.get<ApiKeyDoc>('apiKeys', request.params.id);
+    if (!key || key.teamId !== s.user.teamId) return apiKeysPage(reply, s, 'API key not found.', 404);
+    try {
+      const r = await revokeApiKey(services, { apiKeyId: key.id });
+      await waitForWrite(r.position);
+    } catch (error) {
+      if (!(error instanceof TenancyError)) throw error;
+    }
+    return reply.redirect('/dashboard/api-keys', 303);
+  });
+
+  // ---- Webhook subscriptions per site ----
+  app.get('/dashboard/webhooks', async (request, reply) => {
+    const s = request.dashboard!;
+    const sections: SafeHtml[] = [];
+    for (const site of await sites(s)) {
+      const subs = await services.readModels.find<WebhookSubscriptionDoc>('webhookSubscriptions', { site_id: site.id }, { sortBy: 'created_at' });
+      sections.push(html`<h2>${site.domain} <small>(${site.id})</small></h2>
+        ${
+          subs.length
+            ? html`<table><thead><tr><th>Label</th><th>URL</th><th>Events</th><th>is_active</th><th>consecutive_failures</th><th>Last delivery</th><th>Created by OAuth client</th></tr></thead><tbody>
+              ${subs.map(
+                (w) => html`<tr><td>${w.label}</td><td>${w.url}</td><td>${w.event_types.join(', ')}</td><td>${String(w.is_active)}</td><td>${w.consecutive_failures}</td>
+                  <td>${w.last_delivery_at ? `${w.last_delivery_status ?? ''} at ${w.last_delivery_at}` : 'none yet'}</td><td>${w.created_by_oauth_client_id ?? '—'}</td></tr>`,
+              )}</tbody></table>`
+            : html`<p>No subscriptions.</p>`
+        }`);
+    }
+    return show(reply, s, 'Webhook subscriptions', sections.length ? html`${sections}` : html`<p>The team has no sites.</p>`);
+  });
+}

@@ -1,0 +1,90 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { sha256Hex } from '../../commands/credentials.ts';
+import { constantTimeEqual } from '../../commands/oauth.ts';
+import type { Clock } from '../../ports/clock.ts';
+import type { DashboardSessionDoc } from '../../projections/oauth.ts';
+import type { UserDoc } from '../../projections/tenancy.ts';
+import type { Services } from '../../services.ts';
+
+export interface SignedIn {
+  sessionId: string;
+  user: UserDoc;
+  /** CSRF token bound to this session: an HMAC of the session token, so it needs no storage. */
+  csrf: string;
+}
+
+const secure = (services: Services) => services.config.PUBLIC_BASE_URL.startsWith('https:');
+/** `__Host-` pins the cookie to this host and path / when it is Secure. */
+export const sessionCookieName = (services: Services) => (secure(services) ? '__Host-svc_session' : 'svc_session');
+export const signInCsrfCookieName = (services: Services) => (secure(services) ? '__Host-svc_signin' : 'svc_signin');
+
+export const csrfFor = (sessionToken: string) => createHmac('sha256', sessionToken).update('dashboard-csrf').digest('base64url');
+
+export function cookieOptions(services: Services, maxAgeSeconds?: number) {
+  return { path: '/', httpOnly: true, sameSite: 'lax' as const, secure: secure(services), ...(maxAgeSeconds !== undefined ? { maxAge: maxAgeSeconds } : {}) };
+}
+
+export async function loadSession(services: Services, request: FastifyRequest): Promise<SignedIn | null> {
+  const token = request.cookies[sessionCookieName(services)];
+  if (!token || token.length > 200) return null;
+  const session = await services.readModels.get<DashboardSessionDoc>('dashboardSessions', sha256Hex(token));
+  if (!session || session.ended || Date.parse(session.expiresAt) <= services.clock.now().getTime()) return null;
+  const user = await services.readModels.get<UserDoc>('users', session.userId);
+  if (!user) return null;
+  return { sessionId: session.sessionId, user, csrf: csrfFor(token) };
+}
+
+export function csrfOk(expected: string, presented: unknown): boolean {
+  return typeof presented === 'string' && presented.length > 0 && constantTimeEqual(expected, presented);
+}
+
+/** Double-submit token for the sign-in form (there is no session yet to bind it to). */
+export function issueSignInCsrf(services: Services, reply: FastifyReply): string {
+  const token = randomBytes(24).toString('base64url');
+  reply.setCookie(signInCsrfCookieName(services), token, cookieOptions(services, 3600));
+  return token;
+}
+
+/** Only paths on this service, and only the dashboard or the authorization endpoint. */
+export function safeReturnTo(value: unknown): string {
+  if (typeof value !== 'string') return '/dashboard';
+  if (!/^\/(dashboard(\/|$|\?)|oauth\/authorize\?)/.test(value) || value.includes('\\') || /[\r\n]/.test(value)) return '/dashboard';
+  return value;
+}
+
+/** Failed sign-ins per email and IP address: 5 in 15 minutes locks that pair out for the rest of the window. */
+export class SignInThrottle {
+  private failures = new Map<string, number[]>();
+  constructor(
+    private readonly clock: Clock,
+    readonly limit = 5,
+    readonly windowMs = 15 * 60_000,
+  ) {}
+
+  private recent(key: string): number[] {
+    const now = this.clock.now().getTime();
+    const list = (this.failures.get(key) ?? []).filter((t) => now - t < this.windowMs);
+    if (list.length === 0) this.failures.delete(key);
+    else this.failures.set(key, list);
+    return list;
+  }
+
+  /** Seconds until the pair may try again, or 0. */
+  retryAfter(key: string): number {
+    const list = this.recent(key);
+    if (list.length < this.limit) return 0;
+    return Math.ceil((list[0]! + this.windowMs - this.clock.now().getTime()) / 1000);
+  }
+
+  fail(key: string) {
+    const list = this.recent(key);
+    list.push(this.clock.now().getTime());
+    this.failures.set(key, list);
+    if (this.failures.size > 100_000) this.failures.delete(this.failures.keys().next().value!);
+  }
+
+  succeed(key: string) {
+    this.failures.delete(key);
+  }
+}

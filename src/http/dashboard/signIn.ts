@@ -1,0 +1,94 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { verifyPassword } from '../../commands/credentials.ts';
+import { endDashboardSession, startDashboardSession } from '../../commands/dashboardSessions.ts';
+import { DASHBOARD_SESSION_TTL_MS } from '../../domain/dashboardSession.ts';
+import type { UserDoc } from '../../projections/tenancy.ts';
+import type { Services } from '../../services.ts';
+import type { WaitForWrite } from '../schemas.ts';
+import { html, page, sendPage } from './html.ts';
+import {
+  SignInThrottle,
+  cookieOptions,
+  csrfOk,
+  issueSignInCsrf,
+  loadSession,
+  safeReturnTo,
+  sessionCookieName,
+  signInCsrfCookieName,
+} from './session.ts';
+
+/** Compared against when the email is unknown, so a miss costs the same scrypt work as a hit. */
+const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+
+type Body = Record<string, unknown>;
+const field = (body: unknown, name: string): string => {
+  const v = (body as Body | undefined)?.[name];
+  return typeof v === 'string' ? v : '';
+};
+
+function signInForm(reply: FastifyReply, services: Services, status: number, returnTo: string, error?: string, email = '') {
+  const csrf = issueSignInCsrf(services, reply);
+  return sendPage(
+    reply,
+    status,
+    page(
+      'Sign in',
+      html`${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+        <form method="post" action="/dashboard/sign-in">
+          <input type="hidden" name="csrf" value="${csrf}">
+          <input type="hidden" name="return_to" value="${returnTo}">
+          <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${email}">
+          <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
+          <button type="submit">Sign in</button>
+        </form>`,
+    ),
+  );
+}
+
+export async function signInRoutes(app: FastifyInstance, { services, waitForWrite }: { services: Services; waitForWrite: WaitForWrite }) {
+  const throttle = new SignInThrottle(services.clock);
+
+  app.get('/dashboard/sign-in', async (request: FastifyRequest<{ Querystring: { return_to?: string } }>, reply) => {
+    const returnTo = safeReturnTo(request.query.return_to);
+    if (await loadSession(services, request)) return reply.redirect(returnTo, 303);
+    return signInForm(reply, services, 200, returnTo);
+  });
+
+  app.post('/dashboard/sign-in', async (request, reply) => {
+    const returnTo = safeReturnTo(field(request.body, 'return_to'));
+    const email = field(request.body, 'email').trim().toLowerCase();
+    const password = field(request.body, 'password');
+    const cookieCsrf = request.cookies[signInCsrfCookieName(services)] ?? '';
+    if (!cookieCsrf || !csrfOk(cookieCsrf, field(request.body, 'csrf'))) {
+      return signInForm(reply, services, 403, returnTo, 'Your sign-in form expired. Please try again.', email);
+    }
+    const key = `${email}|${request.ip}`;
+    const wait = throttle.retryAfter(key);
+    if (wait > 0) {
+      reply.header('retry-after', String(wait));
+      return signInForm(reply, services, 429, returnTo, `Too many failed sign-ins. Try again in ${Math.ceil(wait / 60)} minutes.`, email);
+    }
+    const user = email ? (await services.readModels.find<UserDoc>('users', { email }))[0] : undefined;
+    const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH).catch(() => false);
+    if (!user || !user.passwordHash || !ok) {
+      throttle.fail(key);
+      return signInForm(reply, services, 401, returnTo, 'The email or password is incorrect.', email);
+    }
+    throttle.succeed(key);
+    const session = await startDashboardSession(services, { userId: user.id, teamId: user.teamId });
+    await waitForWrite(session.position);
+    reply.setCookie(sessionCookieName(services), session.token, cookieOptions(services, DASHBOARD_SESSION_TTL_MS / 1000));
+    reply.clearCookie(signInCsrfCookieName(services), cookieOptions(services));
+    return reply.redirect(returnTo, 303);
+  });
+
+  app.post('/dashboard/sign-out', async (request, reply) => {
+    const session = await loadSession(services, request);
+    if (session && csrfOk(session.csrf, field(request.body, 'csrf'))) {
+      const r = await endDashboardSession(services, { sessionId: session.sessionId });
+      await waitForWrite(r.position);
+      reply.clearCookie(sessionCookieName(services), cookieOptions(services));
+    }
+    return reply.redirect('/dashboard/sign-in', 303);
+  });
+}

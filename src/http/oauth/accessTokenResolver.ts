@@ -1,0 +1,30 @@
+import { ACCESS_TOKEN_SHAPE } from '../../commands/oauth.ts';
+import { sha256Hex } from '../../commands/credentials.ts';
+import type { OAuthClientDoc, OAuthGrantDoc, OAuthTokenDoc } from '../../projections/oauth.ts';
+import type { Services } from '../../services.ts';
+import type { CredentialResolver } from '../credentials.ts';
+
+/** Bearer `svc_oauth_…` tokens: looked up by SHA-256; expired, revoked or orphaned tokens resolve to nothing (401). */
+export function oauthAccessTokenResolver(services: Services): CredentialResolver {
+  return {
+    accepts: (token) => ACCESS_TOKEN_SHAPE.test(token),
+    async resolve(token) {
+      const token_ = await services.readModels.get<OAuthTokenDoc>('oauthTokens', sha256Hex(token));
+      if (!token_ || token_.kind !== 'access_token' || token_.revoked) return null;
+      if (Date.parse(token_.expiresAt) <= services.clock.now().getTime()) return null;
+      const [client, grant] = await Promise.all([
+        services.readModels.get<OAuthClientDoc>('oauthClients', token_.clientId),
+        services.readModels.get<OAuthGrantDoc>('oauthGrants', token_.grantId),
+      ]);
+      if (!client || client.deleted || !grant || grant.revoked) return null;
+      return {
+        kind: 'oauth_access_token',
+        id: token_.tokenId,
+        teamId: token_.teamId,
+        scopes: new Set(token_.scopes),
+        siteIds: token_.siteIds,
+        oauthClientId: token_.clientId,
+      };
+    },
+  };
+}

@@ -1,0 +1,186 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { giveConsent, loadOAuthClient } from '../../commands/oauth.ts';
+import { isScope } from '../../domain/scopes.ts';
+import type { SiteDoc } from '../../projections/tenancy.ts';
+import type { Services } from '../../services.ts';
+import { type SafeHtml, html, page, sendPage } from '../dashboard/html.ts';
+import { type SignedIn, csrfOk, loadSession } from '../dashboard/session.ts';
+import type { AuthenticatedClient } from './clientAuthentication.ts';
+import type { AuthorizeErrorCode } from './errors.ts';
+import { SCOPE_DESCRIPTIONS } from './scopeDescriptions.ts';
+
+/** S256 of a verifier is 32 bytes in base64url: exactly 43 characters. */
+const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+const AUTHORIZE_PARAMS = ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method'] as const;
+
+interface AuthorizeRequest {
+  client: AuthenticatedClient;
+  redirectUri: string;
+  scopes: string[];
+  state: string;
+  codeChallenge: string;
+}
+
+type Outcome =
+  | { kind: 'ok'; request: AuthorizeRequest }
+  /** The redirect URI cannot be trusted: tell the user, never redirect (RFC 6749 §4.1.2.1). */
+  | { kind: 'page'; message: string }
+  | { kind: 'redirect'; redirectUri: string; state: string | undefined; error: AuthorizeErrorCode; description: string };
+
+function single(raw: unknown, name: string): string | undefined | null {
+  const value = (raw as Record<string, unknown> | undefined)?.[name];
+  if (value === undefined || value === '') return undefined;
+  if (typeof value !== 'string') return null; // repeated or malformed
+  return value;
+}
+
+async function validate(services: Services, raw: unknown): Promise<Outcome> {
+  const clientId = single(raw, 'client_id');
+  if (clientId === null) return { kind: 'page', message: 'client_id is repeated.' };
+  if (!clientId) return { kind: 'page', message: 'The request has no client_id.' };
+  const client = await loadOAuthClient(services, clientId);
+  if (!client) return { kind: 'page', message: 'This app is unknown or has been deleted.' };
+  const redirectUri = single(raw, 'redirect_uri');
+  if (redirectUri === null) return { kind: 'page', message: 'redirect_uri is repeated.' };
+  if (!redirectUri) return { kind: 'page', message: 'The request has no redirect_uri.' };
+  if (!client.redirectUris.includes(redirectUri)) return { kind: 'page', message: 'The redirect_uri does not match any redirect URI registered for this app.' };
+
+  const state = single(raw, 'state');
+  const fail = (error: AuthorizeErrorCode, description: string): Outcome => ({
+    kind: 'redirect',
+    redirectUri,
+    state: state ?? undefined,
+    error,
+    description,
+  });
+  for (const name of AUTHORIZE_PARAMS) if (single(raw, name) === null) return fail('invalid_request', `Parameter ${name} is repeated.`);
+  const responseType = single(raw, 'response_type');
+  if (!responseType) return fail('invalid_request', 'response_type is required.');
+  if (responseType !== 'code') return fail('unsupported_response_type', 'Only response_type=code is supported.');
+  const codeChallenge = single(raw, 'code_challenge');
+  if (!codeChallenge) return fail('invalid_request', 'code_challenge is required (PKCE with S256).');
+  if (single(raw, 'code_challenge_method') !== 'S256') return fail('invalid_request', 'code_challenge_method must be S256.');
+  if (!S256_CHALLENGE.test(codeChallenge)) return fail('invalid_request', 'code_challenge must be 43 base64url characters (S256).');
+  if (!state) return fail('invalid_request', 'state is required.');
+  const scopes = [...new Set((single(raw, 'scope') ?? '').split(' ').filter(Boolean))];
+  if (scopes.length === 0) return fail('invalid_scope', 'scope is required.');
+  const unknown = scopes.filter((s) => !isScope(s));
+  if (unknown.length > 0) return fail('invalid_scope', `Unknown scope ${unknown.join(' ')}.`);
+  return { kind: 'ok', request: { client, redirectUri, scopes, state, codeChallenge } };
+}
+
+/** RFC 6749 §4.1.2 / RFC 9207: parameters appended to the registered URI's own query. */
+function redirectTo(services: Services, redirectUri: string, params: Record<string, string | undefined>): string {
+  const url = new URL(redirectUri);
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) url.searchParams.append(k, v);
+  url.searchParams.append('iss', services.config.PUBLIC_BASE_URL);
+  return url.toString();
+}
+
+const canApprove = (s: SignedIn, client: AuthenticatedClient) => (s.user.role === 'owner' || s.user.role === 'admin') && s.user.teamId === client.teamId;
+
+function hiddenParams(r: AuthorizeRequest): SafeHtml {
+  const values: Record<string, string> = {
+    response_type: 'code',
+    client_id: r.client.clientId,
+    redirect_uri: r.redirectUri,
+    scope: r.scopes.join(' '),
+    state: r.state,
+    code_challenge: r.codeChallenge,
+    code_challenge_method: 'S256',
+  };
+  return html`${Object.entries(values).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}`;
+}
+
+/** GET and POST /oauth/authorize: validation, sign-in hand-off, consent screen, decision. */
+export async function authorizeRoutes(app: FastifyInstance, { services }: { services: Services }) {
+  const errorPage = (reply: FastifyReply, status: number, message: string) =>
+    sendPage(reply, status, page('Authorization failed', html`<p class="error" role="alert">${message}</p><p>Return to the app you came from and try again.</p>`));
+
+  const consentPage = async (reply: FastifyReply, s: SignedIn, r: AuthorizeRequest, error?: string, status = 200) => {
+    const host = new URL(r.redirectUri).host;
+    const signedIn = { email: s.user.email, csrf: s.csrf };
+    if (!canApprove(s, r.client)) {
+      const why =
+        s.user.teamId !== r.client.teamId
+          ? 'This app was registered by another team. Only owners and admins of that team can authorize it.'
+          : `Only team owners and admins can authorize apps. You are signed in as a ${s.user.role}: ask an owner or admin of your team to connect ${r.client.name}.`;
+      return sendPage(
+        reply,
+        403,
+        page(
+          `Authorize ${r.client.name}`,
+          html`<p class="error" role="alert">${why}</p>
+            <form method="post" action="/oauth/authorize"><input type="hidden" name="csrf" value="${s.csrf}">${hiddenParams(r)}
+              <button type="submit" name="decision" value="deny">Go back to ${r.client.name}</button></form>`,
+          { signedIn },
+        ),
+      );
+    }
+    const sites = await services.readModels.find<SiteDoc>('sites', { teamId: s.user.teamId }, { sortBy: 'createdAt' });
+    return sendPage(
+      reply,
+      status,
+      page(
+        `Authorize ${r.client.name}`,
+        html`${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+          <p><strong>${r.client.name}</strong> wants to access your team's data. After you approve, you will be sent to <strong>${host}</strong>.</p>
+          <form method="post" action="/oauth/authorize">
+            <input type="hidden" name="csrf" value="${s.csrf}">${hiddenParams(r)}
+            <h2>It asks for</h2>
+            <ul>${r.scopes.map((sc) => html`<li><code>${sc}</code>: ${SCOPE_DESCRIPTIONS[sc as keyof typeof SCOPE_DESCRIPTIONS]}</li>`)}</ul>
+            <fieldset><legend>Sites it may reach (choose one or more)</legend>
+              ${sites.length ? sites.map((site) => html`<label><input type="checkbox" name="site_ids" value="${site.id}"> ${site.domain} <small>(${site.id})</small></label>`) : html`<p>Your team has no sites.</p>`}
+            </fieldset>
+            <button type="submit" name="decision" value="approve">Approve</button>
+            <button type="submit" name="decision" value="deny">Deny</button>
+          </form>`,
+        { signedIn },
+      ),
+    );
+  };
+
+  app.get('/oauth/authorize', async (request: FastifyRequest, reply) => {
+    const outcome = await validate(services, request.query);
+    if (outcome.kind === 'page') return errorPage(reply, 400, outcome.message);
+    if (outcome.kind === 'redirect') {
+      return reply.redirect(redirectTo(services, outcome.redirectUri, { error: outcome.error, error_description: outcome.description, state: outcome.state }), 303);
+    }
+    const session = await loadSession(services, request);
+    if (!session) return reply.redirect(`/dashboard/sign-in?return_to=${encodeURIComponent(request.url)}`, 303);
+    return consentPage(reply, session, outcome.request);
+  });
+
+  app.post('/oauth/authorize', async (request: FastifyRequest, reply) => {
+    const session = await loadSession(services, request);
+    const body = request.body as Record<string, unknown> | undefined;
+    if (!session) return errorPage(reply, 401, 'Your session has ended. Start again from the app.');
+    if (!csrfOk(session.csrf, body?.csrf)) return errorPage(reply, 403, "The form's CSRF token is missing or wrong. Start again from the app.");
+    const outcome = await validate(services, body);
+    if (outcome.kind === 'page') return errorPage(reply, 400, outcome.message);
+    if (outcome.kind === 'redirect') {
+      return reply.redirect(redirectTo(services, outcome.redirectUri, { error: outcome.error, error_description: outcome.description, state: outcome.state }), 303);
+    }
+    const r = outcome.request;
+    if (body?.decision === 'deny') {
+      return reply.redirect(redirectTo(services, r.redirectUri, { error: 'access_denied', error_description: 'The user denied the request.', state: r.state }), 303);
+    }
+    if (body?.decision !== 'approve') return consentPage(reply, session, r, 'Choose Approve or Deny.', 400);
+    if (!canApprove(session, r.client)) return consentPage(reply, session, r);
+    const raw = body.site_ids;
+    const picked = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).filter((x): x is string => typeof x === 'string');
+    const teamSites = await services.readModels.find<SiteDoc>('sites', { teamId: session.user.teamId });
+    if (picked.length === 0) return consentPage(reply, session, r, 'Choose at least one site.', 400);
+    if (!picked.every((id) => teamSites.some((s) => s.id === id))) return consentPage(reply, session, r, 'Choose sites of your team only.', 400);
+    const { code } = await giveConsent(services, {
+      clientId: r.client.clientId,
+      teamId: session.user.teamId,
+      userId: session.user.id,
+      siteIds: picked,
+      scopes: r.scopes,
+      redirectUri: r.redirectUri,
+      codeChallenge: r.codeChallenge,
+    });
+    return reply.redirect(redirectTo(services, r.redirectUri, { code, state: r.state }), 303);
+  });
+}

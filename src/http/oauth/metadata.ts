@@ -1,0 +1,29 @@
+import type { FastifyInstance } from 'fastify';
+import { TOKEN_ENDPOINT_AUTH_METHODS } from '../../domain/oauthClient.ts';
+import { SCOPES } from '../../domain/scopes.ts';
+import type { Services } from '../../services.ts';
+
+/** RFC 8414 metadata; the issuer is PUBLIC_BASE_URL, read per request. */
+export function authorizationServerMetadata(services: Services) {
+  const issuer = services.config.PUBLIC_BASE_URL;
+  return {
+    issuer,
+    authorization_endpoint: `${issuer}/oauth/authorize`,
+    token_endpoint: `${issuer}/oauth/token`,
+    revocation_endpoint: `${issuer}/oauth/revoke`,
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code', 'refresh_token'],
+    code_challenge_methods_supported: ['S256'],
+    token_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
+    revocation_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
+    scopes_supported: [...SCOPES],
+    authorization_response_iss_parameter_supported: true,
+  };
+}
+
+export async function metadataRoutes(app: FastifyInstance, { services }: { services: Services }) {
+  app.get('/.well-known/oauth-authorization-server', async (_request, reply) =>
+    reply.header('cache-control', 'public, max-age=300').header('access-control-allow-origin', '*').send(authorizationServerMetadata(services)),
+  );
+}

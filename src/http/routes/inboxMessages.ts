@@ -1,0 +1,89 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { ingestMessage } from '../../commands/ingestMessage.ts';
+import { SKIP_REASONS } from '../../domain/aiPause.ts';
+import { ServiceError } from '../../domain/errors.ts';
+import { IDEMPOTENCY_KEY_SHAPE } from '../../domain/ingestion.ts';
+import type { Services } from '../../services.ts';
+import { type WaitForWrite, errors, siteParams } from '../schemas.ts';
+
+/** RFC 5322 caps a header line at 998 characters; References chains may fold over many lines. */
+const headerValue = (max: number) => z.string().max(max).nullable().optional();
+
+export const ingestionBody = z.object({
+  from: z.email().max(320).meta({ description: "prospect's address" }),
+  fromName: z.string().max(500).nullable().optional().meta({ description: 'display name of the prospect' }),
+  subject: z.string().max(2_000).default(''),
+  bodyText: z.string().default('').meta({ description: 'the text the extractor parses' }),
+  bodyHtml: z.string().nullable().optional().meta({ description: 'stored for the inbox UI, not parsed' }),
+  messageId: headerValue(998).meta({ description: 'Message-Id of the original email; used for threading' }),
+  inReplyTo: headerValue(998),
+  references: headerValue(32_000),
+  runExtraction: z.boolean().default(true),
+});
+
+export const ingestionResult = z.object({
+  ok: z.literal(true),
+  siteId: z.string(),
+  conversationIds: z.array(z.string()),
+  opportunityIds: z.array(z.string()),
+  entrySource: z.enum(['forwarded_actionable', 'forwarded_unactionable', 'direct_inbound_external']),
+  aiPaused: z.boolean(),
+  skipReason: z.enum(SKIP_REASONS).optional(),
+});
+
+const headers = z.looseObject({
+  'idempotency-key': z
+    .string()
+    .regex(IDEMPOTENCY_KEY_SHAPE, 'must be 1 to 128 characters from letters, digits, ".", "_", "-" and ":"')
+    .optional(),
+});
+
+export const inboxMessageRoutes: FastifyPluginAsyncZod<{ services: Services; waitForWrite: WaitForWrite }> = async (
+  app,
+  { services, waitForWrite },
+) => {
+  app.post(
+    '/api/v1/sites/:siteId/outreach/inbox/messages',
+    {
+      bodyLimit: services.config.INGESTION_BODY_LIMIT_BYTES,
+      config: { access: { scope: 'inbox:write', site: true, licence: 'route' } },
+      schema: {
+        summary: 'Ingest a forwarded-style message into the Outreach Agent inbox',
+        tags: ['inbox'],
+        params: siteParams,
+        headers,
+        body: ingestionBody,
+        response: { 201: ingestionResult, 200: ingestionResult, ...errors(400, 401, 402, 403, 404, 429, 503) },
+      },
+    },
+    async (request, reply) => {
+      const credential = request.credential!;
+      const logCause = (error: unknown) => {
+        // A 503 hides its cause from the client; the operator sees it (never the body or credentials).
+        if (error instanceof ServiceError && error.status === 503 && error.cause) request.log.error({ err: error.cause }, 'ingestion not recorded');
+        throw error;
+      };
+      const key = request.headers['idempotency-key'];
+      const b = request.body;
+      const outcome = await ingestMessage(services, {
+        site: request.site!,
+        idempotency: key ? { scope: `${credential.kind}:${credential.id}`, key } : null,
+        channel: 'api',
+        runExtraction: b.runExtraction,
+        message: {
+          from: b.from,
+          fromName: b.fromName ?? null,
+          subject: b.subject,
+          bodyText: b.bodyText,
+          bodyHtml: b.bodyHtml ?? null,
+          messageId: b.messageId ?? null,
+          inReplyTo: b.inReplyTo ?? null,
+          references: b.references ?? null,
+        },
+      }).catch(logCause);
+      await waitForWrite(outcome.position);
+      return reply.status(outcome.status).send(outcome.body);
+    },
+  );
+};

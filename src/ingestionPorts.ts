@@ -1,0 +1,35 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Config } from './config.ts';
+import type { Clock } from './ports/clock.ts';
+import { OfflineExtractor } from './adapters/extractor/offlineExtractor.ts';
+import { FallbackExtractor, OpenAiExtractor } from './adapters/extractor/openaiExtractor.ts';
+import { SqliteCounterStore } from './adapters/sqlite/sqliteCounterStore.ts';
+import type { CounterStore } from './ports/counterStore.ts';
+import type { Extractor } from './ports/extractor.ts';
+
+/** Limit counters: MongoDB when MONGODB_URL is set (shared by every API node), else a SQLite file under DATA_DIR. */
+export async function openCounterStore(config: Config, clock: Clock): Promise<CounterStore> {
+  if (config.MONGODB_URL) {
+    const { MongoCounterStore } = await import('./adapters/mongodb/mongoCounterStore.ts');
+    return MongoCounterStore.connect(config.MONGODB_URL, config.MONGODB_DB);
+  }
+  mkdirSync(config.DATA_DIR, { recursive: true });
+  return new SqliteCounterStore(join(config.DATA_DIR, 'counters.sqlite'), () => clock.now().getTime());
+}
+
+/**
+ * The OpenAI(-compatible) extractor when OPENAI_API_KEY is set, falling back to the offline one on
+ * any model failure; the offline extractor alone otherwise.
+ */
+export function createExtractor(config: Config, onModelError: (error: unknown) => void = () => {}): Extractor {
+  const offline = new OfflineExtractor();
+  if (!config.OPENAI_API_KEY) return offline;
+  const openai = new OpenAiExtractor({
+    apiKey: config.OPENAI_API_KEY,
+    baseURL: config.OPENAI_BASE_URL,
+    model: config.OPENAI_MODEL,
+    timeoutMs: config.OPENAI_TIMEOUT_MS,
+  });
+  return new FallbackExtractor(openai, offline, onModelError);
+}

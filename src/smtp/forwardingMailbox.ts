@@ -1,0 +1,123 @@
+import { simpleParser } from 'mailparser';
+import type { AddressInfo } from 'node:net';
+import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+import { type IngestionContext, ingestMessage } from '../commands/ingestMessage.ts';
+import { ServiceError } from '../domain/errors.ts';
+import { forwardingToken, originalSender } from '../domain/forwarded.ts';
+import type { SiteDoc } from '../projections/tenancy.ts';
+
+export interface ForwardingMailboxOptions {
+  host: string;
+  port: number;
+  mailDomain: string;
+  maxMessageBytes: number;
+  onError?: (error: unknown) => void;
+}
+
+export interface ForwardingMailbox {
+  port: number;
+  close(): Promise<void>;
+}
+
+class SmtpReply extends Error {
+  constructor(
+    readonly responseCode: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The forwarding mailbox: an SMTP listener for `forward+<token>@<MAIL_DOMAIN>`. Unknown recipients
+ * are refused at RCPT TO (550). Each accepted message is ingested once per recipient site through
+ * the same IngestMessage command as the REST endpoint, with extraction on; its Message-Id is the
+ * idempotency key (scoped to the site), so a sending server's retry never ingests twice.
+ */
+export async function startForwardingMailbox(ctx: IngestionContext, options: ForwardingMailboxOptions): Promise<ForwardingMailbox> {
+  const siteOf = async (address: string): Promise<SiteDoc | null> => {
+    const token = forwardingToken(address, options.mailDomain);
+    if (!token) return null;
+    const [site] = await ctx.readModels.find<SiteDoc>('sites', { forwardingToken: token });
+    return site ?? null;
+  };
+
+  const server = new SMTPServer({
+    logger: false,
+    banner: 'Outreach forwarding mailbox',
+    authOptional: true,
+    disabledCommands: ['AUTH'],
+    size: options.maxMessageBytes,
+    onRcptTo(address, _session, callback) {
+      siteOf(address.address).then(
+        (site) => callback(site ? null : new SmtpReply(550, `5.1.1 <${address.address}>: no such forwarding mailbox`)),
+        (error) => {
+          options.onError?.(error);
+          callback(new SmtpReply(451, '4.3.0 temporary failure, try again later'));
+        },
+      );
+    },
+    onData(stream, session, callback) {
+      receive(stream, session).then(
+        () => callback(null),
+        (error) => {
+          if (!(error instanceof SmtpReply)) options.onError?.(error);
+          callback(error instanceof SmtpReply ? error : new SmtpReply(451, '4.3.0 temporary failure, try again later'));
+        },
+      );
+    },
+  });
+
+  async function receive(stream: SMTPServerDataStream, session: SMTPServerSession) {
+    const mail = await simpleParser(stream);
+    if (stream.sizeExceeded) throw new SmtpReply(552, '5.3.4 message too big');
+    const headerFrom = mail.from?.value[0];
+    const forwarded = originalSender(mail.text ?? '');
+    const from = forwarded?.address ?? headerFrom?.address;
+    if (!from) throw new SmtpReply(550, '5.1.7 the message has no sender address');
+    const references = Array.isArray(mail.references) ? mail.references.join(' ') : (mail.references ?? null);
+    const messageId = mail.messageId ?? null;
+    for (const rcpt of session.envelope.rcptTo) {
+      const site = await siteOf(rcpt.address);
+      if (!site) continue;
+      try {
+        await ingestMessage(ctx, {
+          site,
+          idempotency: messageId ? { scope: `smtp:${site.id}`, key: messageId } : null,
+          channel: 'smtp',
+          runExtraction: true,
+          message: {
+            from,
+            fromName: forwarded ? forwarded.name : (headerFrom?.name || null),
+            subject: mail.subject ?? '',
+            bodyText: mail.text ?? '',
+            bodyHtml: typeof mail.html === 'string' ? mail.html : null,
+            messageId,
+            inReplyTo: mail.inReplyTo ?? null,
+            references,
+          },
+        });
+      } catch (error) {
+        if (error instanceof ServiceError) {
+          if (error.status === 503 && error.cause) options.onError?.(error.cause);
+          const permanent = error.status === 402 || error.status === 403;
+          throw new SmtpReply(permanent ? 550 : 451, `${permanent ? '5.7.1' : '4.7.0'} ${error.message}`);
+        }
+        throw error;
+      }
+    }
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  server.on('error', (error) => options.onError?.(error));
+  return {
+    port: (server.server.address() as AddressInfo).port,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

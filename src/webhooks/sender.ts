@@ -1,0 +1,162 @@
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import { type BlockList, isIP } from 'node:net';
+import { createSecureContext, rootCertificates } from 'node:tls';
+import { Agent, buildConnector, request } from 'undici';
+import { refusalReason } from '../domain/destination.ts';
+import type { DeliveryStatus } from '../domain/webhookDelivery.ts';
+
+export class BlockedDestinationError extends Error {
+  override readonly name = 'BlockedDestinationError';
+  readonly code = 'BLOCKED_DESTINATION';
+}
+
+export interface SenderOptions {
+  /** Operator-allowed ranges (WEBHOOK_ALLOWED_RANGES). */
+  allowed: BlockList;
+  /** Extra trusted CA certificates (PEM), added to Node's bundled roots. */
+  extraCa?: string;
+  /** No status line within this many ms is a failed attempt. */
+  timeoutMs: number;
+  /** Keep-alive connections per origin. */
+  connectionsPerOrigin: number;
+}
+
+export interface AttemptOutcome {
+  status: DeliveryStatus;
+  statusCode: number | null;
+  /** Short transport error description; never contains the body or headers. */
+  error: string | null;
+  durationMs: number;
+}
+
+/**
+ * One pooled, keep-alive HTTPS client for every delivery. The destination check runs twice on
+ * every new connection: in `lookup` on every address DNS returns, and on the socket's actual
+ * remote address once connected, so neither DNS rebinding nor a literal address can slip through.
+ * Redirects are never followed (undici's `request` does not follow them).
+ */
+export class WebhookSender {
+  readonly agent: Agent;
+  private readonly timeoutMs: number;
+
+  constructor(private readonly options: SenderOptions) {
+    this.timeoutMs = options.timeoutMs;
+    const allowed = options.allowed;
+    const safeLookup = (hostname: string, opts: LookupOptions, callback: (...args: any[]) => void) => {
+      dnsLookup(hostname, { ...opts, all: true }, (err, addresses: LookupAddress[]) => {
+        if (err) return callback(err);
+        for (const a of addresses) {
+          const reason = refusalReason(a.address, allowed);
+          if (reason) return callback(new BlockedDestinationError(`${hostname} resolves to a ${reason} address`));
+        }
+        if (addresses.length === 0) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }));
+        if (opts.all) callback(null, addresses);
+        else callback(null, addresses[0]!.address, addresses[0]!.family);
+      });
+    };
+    const base = buildConnector({
+      // One secure context for every connection: parsing the CA bundle per handshake is costly.
+      ...(options.extraCa ? { secureContext: createSecureContext({ ca: [...rootCertificates, options.extraCa] }) } : {}),
+      lookup: safeLookup,
+      keepAlive: true,
+      timeout: options.timeoutMs,
+    } as buildConnector.BuildOptions);
+    const connect: buildConnector.connector = (opts, callback) => {
+      if (opts.protocol !== 'https:') {
+        callback(new BlockedDestinationError('only https destinations are allowed'), null);
+        return;
+      }
+      // A literal address is judged before any packet is sent; names are judged in lookup and below.
+      const literal = opts.hostname.replace(/^\[|\]$/g, '');
+      if (isIP(literal) !== 0) {
+        const reason = refusalReason(literal, allowed);
+        if (reason) {
+          callback(new BlockedDestinationError(`destination is a ${reason} address`), null);
+          return;
+        }
+      }
+      base(opts, (err, socket) => {
+        if (err || !socket) return callback(err ?? new Error('no socket'), null);
+        const address = socket.remoteAddress;
+        const reason = address ? refusalReason(address, allowed) : 'unspecified';
+        if (reason) {
+          socket.destroy();
+          return callback(new BlockedDestinationError(`connected address is ${reason}`), null);
+        }
+        callback(null, socket);
+      });
+    };
+    this.agent = new Agent({
+      connect,
+      connections: options.connectionsPerOrigin,
+      keepAliveTimeout: 30_000,
+      keepAliveMaxTimeout: 120_000,
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+    });
+  }
+
+  /** One attempt: POST exactly `body`; only the status code is inspected. */
+  async send(url: string, body: Buffer, headers: Record<string, string>): Promise<AttemptOutcome> {
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return { status: 'blocked_destination', statusCode: null, error: 'invalid url', durationMs: 0 };
+    }
+    if (parsed.protocol !== 'https:') return { status: 'blocked_destination', statusCode: null, error: 'only https destinations are allowed', durationMs: 0 };
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new TimeoutSignal()), this.timeoutMs);
+    try {
+      const res = await request(parsed, {
+        dispatcher: this.agent,
+        method: 'POST',
+        body,
+        headers,
+        signal: controller.signal,
+      });
+      const durationMs = elapsed();
+      clearTimeout(timer);
+      // Drain a little of the answer so the connection can be reused; its content is not inspected.
+      res.body.dump({ limit: 64 * 1024 }).catch(() => {});
+      const code = res.statusCode;
+      if (code >= 200 && code < 300) return { status: 'ok', statusCode: code, error: null, durationMs };
+      return { status: `http_${code}`, statusCode: code, error: null, durationMs };
+    } catch (error) {
+      clearTimeout(timer);
+      return { ...classify(error, controller.signal), statusCode: null, durationMs: elapsed() };
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+
+  /** Closes every connection now; requests in flight fail. */
+  async destroy(): Promise<void> {
+    await this.agent.destroy();
+  }
+}
+
+class TimeoutSignal extends Error {
+  override readonly name = 'TimeoutSignal';
+}
+
+function classify(error: unknown, signal: AbortSignal): { status: DeliveryStatus; error: string } {
+  const chain: any[] = [];
+  for (let e: any = error; e && chain.length < 5; e = e.cause) chain.push(e);
+  if (signal.aborted && signal.reason instanceof TimeoutSignal) return { status: 'timeout', error: 'no response within the timeout' };
+  for (const e of chain) {
+    if (e instanceof BlockedDestinationError || e?.code === 'BLOCKED_DESTINATION') return { status: 'blocked_destination', error: String(e.message) };
+  }
+  for (const e of chain) {
+    const code = String(e?.code ?? '');
+    if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT') return { status: 'timeout', error: 'no response within the timeout' };
+    if (/^(ERR_TLS|ERR_SSL|CERT_|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_|ERR_OSSL)/.test(code) || /certificate|handshake/i.test(String(e?.message)))
+      return { status: 'tls_error', error: code || 'tls handshake failed' };
+  }
+  const first = chain[0];
+  return { status: 'network_error', error: String(first?.code ?? first?.name ?? 'network error') };
+}

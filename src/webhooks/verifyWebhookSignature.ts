@@ -1,0 +1,51 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+export interface VerifyOptions {
+  /** Maximum age (and clock skew into the future) of the signature timestamp, in seconds. Default 300. */
+  toleranceSeconds?: number;
+  /** The current time: epoch milliseconds or a Date. Default: now. */
+  now?: number | Date;
+}
+
+/**
+ * Reference verifier for receivers of the service's webhooks.
+ *
+ * `rawBody` must be the request body exactly as received (not re-serialised JSON); `header` is the
+ * value of `Service-Signature` (`t=<unix seconds>,v1=<hex>`, possibly with several `v1` entries,
+ * for example during a secret rotation). Returns true only when the header has a `t` and at least
+ * one `v1`, the timestamp is within the tolerance, and one `v1` equals the HMAC-SHA256 of
+ * `<t>.<rawBody>` keyed with `secret`; comparisons run in constant time.
+ */
+export function verifyWebhookSignature(
+  rawBody: string | Uint8Array,
+  header: string | null | undefined,
+  secret: string,
+  { toleranceSeconds = 300, now = Date.now() }: VerifyOptions = {},
+): boolean {
+  if (typeof header !== 'string' || header.length === 0 || header.length > 8192 || !secret) return false;
+  let timestamp: string | null = null;
+  const signatures: string[] = [];
+  for (const part of header.split(',')) {
+    const eq = part.indexOf('=');
+    if (eq <= 0) continue;
+    const key = part.slice(0, eq).trim();
+    const value = part.slice(eq + 1).trim();
+    if (key === 't') {
+      if (timestamp !== null) return false;
+      timestamp = value;
+    } else if (key === 'v1') signatures.push(value);
+  }
+  if (timestamp === null || !/^\d{1,15}$/.test(timestamp) || signatures.length === 0) return false;
+  const nowSeconds = (now instanceof Date ? now.getTime() : now) / 1000;
+  if (Math.abs(nowSeconds - Number(timestamp)) > toleranceSeconds) return false;
+
+  const body = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength);
+  const expected = createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest();
+  let ok = false;
+  for (const candidate of signatures) {
+    if (!/^[0-9a-f]{64}$/.test(candidate)) continue;
+    // Check every candidate (no early exit) so timing does not reveal which one matched.
+    if (timingSafeEqual(Buffer.from(candidate, 'hex'), expected)) ok = true;
+  }
+  return ok;
+}

@@ -1,0 +1,319 @@
+/**
+ * The contract every ReadModelStore adapter honours. Run by test/readmodel.contract.test.ts on SQLite
+ * always and on MongoDB when MONGODB_URL is set.
+ */
+import type { Test } from 'tap';
+import type { Document, ProjectionWriter, ReadModelStore } from '../../src/ports/readModelStore.ts';
+
+export interface ReadModelStoreUnderTest {
+  store: ReadModelStore;
+  /** Opens a fresh store on the same data, as a restarted process would. Enables the persistence case. */
+  reopen?: () => Promise<ReadModelStore>;
+  /** Closes whatever is still open and removes the data. Must tolerate an already closed store. */
+  cleanup(): Promise<void>;
+}
+
+export type MakeReadModelStore = () => Promise<ReadModelStoreUnderTest>;
+
+/** A tiny inline projection over a list of events, to replay the same batch twice. */
+interface TestEvent {
+  position: bigint;
+  type: 'ItemAdded' | 'ItemRenamed' | 'ItemCounted' | 'ItemRemoved' | 'NoteAdded';
+  id: string;
+  name?: string;
+}
+
+const HISTORY: TestEvent[] = [
+  { position: 3n, type: 'ItemAdded', id: 'a', name: 'apple' },
+  { position: 5n, type: 'ItemAdded', id: 'b', name: 'banana' },
+  { position: 8n, type: 'ItemCounted', id: 'a' },
+  { position: 9n, type: 'ItemAdded', id: 'c', name: 'cherry' },
+  { position: 12n, type: 'ItemRenamed', id: 'a', name: 'apricot' },
+  { position: 13n, type: 'ItemCounted', id: 'a' },
+  { position: 14n, type: 'ItemRemoved', id: 'b' },
+  { position: 20n, type: 'ItemCounted', id: 'c' },
+  { position: 21n, type: 'NoteAdded', id: 'n1', name: 'hello' },
+  { position: 22n, type: 'ItemCounted', id: 'a' },
+];
+
+async function project(event: TestEvent, w: ProjectionWriter): Promise<void> {
+  switch (event.type) {
+    case 'ItemAdded':
+      await w.put('items', { id: event.id, name: event.name ?? null, count: 0, lastPosition: String(event.position) });
+      return;
+    case 'ItemRenamed':
+    case 'ItemCounted': {
+      const item = await w.get<Document & { name: string; count: number }>('items', event.id);
+      if (!item) return;
+      await w.put('items', {
+        ...item,
+        name: event.type === 'ItemRenamed' ? (event.name ?? item.name) : item.name,
+        count: event.type === 'ItemCounted' ? item.count + 1 : item.count,
+        lastPosition: String(event.position),
+      });
+      return;
+    }
+    case 'ItemRemoved':
+      await w.remove('items', event.id);
+      return;
+    case 'NoteAdded': {
+      const items = await w.find('items', {});
+      await w.put('notes', { id: event.id, text: event.name ?? '', itemCount: items.length });
+      return;
+    }
+  }
+}
+
+function applyAll(events: TestEvent[]) {
+  return async (writer: (position: bigint) => ProjectionWriter) => {
+    for (const event of events) await project(event, writer(event.position));
+  };
+}
+
+export function readModelContract(t: Test, name: string, makeStore: MakeReadModelStore) {
+  return t.test(name, async (t) => {
+    const withStore = (title: string, body: (t: Test, h: ReadModelStoreUnderTest) => Promise<void>) =>
+      t.test(title, async (t) => {
+        const h = await makeStore();
+        t.teardown(() => h.cleanup());
+        await body(t, h);
+      });
+
+    await withStore('applyBatch puts, gets, finds and removes documents', async (t, { store }) => {
+      t.equal(await store.get('items', 'a'), null, 'nothing before the first batch');
+      t.same(await store.find('items', {}), []);
+      const applied = await store.applyBatch('p', 1, -1n, 3n, async (w) => {
+        await w(1n).put('items', { id: 'a', kind: 'fruit', n: 3, tags: ['x'], nested: { ok: true } });
+        await w(2n).put('items', { id: 'b', kind: 'veg', n: 1, note: null });
+        await w(3n).put('items', { id: 'c', kind: 'fruit', n: 2 });
+        t.same(await w(3n).get('items', 'a'), { id: 'a', kind: 'fruit', n: 3, tags: ['x'], nested: { ok: true } }, 'the writer sees its own batch');
+        t.same(
+          (await w(3n).find('items', { kind: 'fruit' })).map((d) => d.id).sort(),
+          ['a', 'c'],
+          'the writer finds its own batch',
+        );
+        await w(3n).put('other', { id: 'a', in: 'other collection' });
+      });
+      t.equal(applied, true);
+
+      t.same(await store.get('items', 'a'), { id: 'a', kind: 'fruit', n: 3, tags: ['x'], nested: { ok: true } });
+      t.same(await store.get('other', 'a'), { id: 'a', in: 'other collection' }, 'collections are separate');
+      t.equal(await store.get('items', 'zzz'), null);
+      t.same(
+        (await store.find('items', { kind: 'fruit' })).map((d) => d.id).sort(),
+        ['a', 'c'],
+        'equality filter',
+      );
+      t.same(
+        (await store.find('items', { kind: 'fruit', n: 2 })).map((d) => d.id),
+        ['c'],
+        'several fields',
+      );
+      t.same(await store.find('items', { kind: 'mineral' }), [], 'no match');
+      t.same(
+        (await store.find('items', { note: null })).map((d) => d.id).sort(),
+        ['a', 'b', 'c'],
+        'null matches a missing field and a null one',
+      );
+      t.same(
+        (await store.find('items', {}, { sortBy: 'n' })).map((d) => d.id),
+        ['b', 'c', 'a'],
+        'sortBy',
+      );
+      t.same(
+        (await store.find('items', {}, { sortBy: 'n', limit: 2 })).map((d) => d.id),
+        ['b', 'c'],
+        'sortBy + limit',
+      );
+      t.same(
+        (await store.find('items', { kind: 'fruit' }, { sortBy: 'n' })).map((d) => d.id),
+        ['c', 'a'],
+        'filter + sortBy',
+      );
+      const found = await store.find('items', { kind: 'veg' });
+      t.same(found, [{ id: 'b', kind: 'veg', n: 1, note: null }], 'documents come back as stored, without adapter fields');
+
+      t.equal(
+        await store.applyBatch('p', 1, 3n, 4n, async (w) => {
+          await w(4n).remove('items', 'b');
+          await w(4n).remove('items', 'never-existed');
+          await w(4n).put('items', { id: 'c', kind: 'fruit', n: 20 });
+        }),
+        true,
+      );
+      t.equal(await store.get('items', 'b'), null, 'removed');
+      t.same(await store.get('items', 'c'), { id: 'c', kind: 'fruit', n: 20 }, 'a put replaces the whole document');
+      t.same(
+        (await store.find('items', {}, { sortBy: 'id' })).map((d) => d.id),
+        ['a', 'c'],
+      );
+    });
+
+    await withStore('the checkpoint moves with compare-and-set; a failed CAS writes nothing', async (t, { store }) => {
+      t.equal(await store.getCheckpoint('p'), null, 'no checkpoint before the first batch');
+      t.equal(await store.applyBatch('p', 2, -1n, 10n, async (w) => w(10n).put('items', { id: 'a', v: 1 })), true);
+      t.same(await store.getCheckpoint('p'), { position: 10n, version: 2 });
+      t.equal(typeof (await store.getCheckpoint('p'))?.position, 'bigint');
+      t.equal(await store.getCheckpoint('other'), null, 'checkpoints are per projection');
+
+      t.equal(
+        await store.applyBatch('p', 2, -1n, 11n, async (w) => w(11n).put('items', { id: 'stale', v: 1 })),
+        false,
+        'from -1n when a checkpoint exists',
+      );
+      t.equal(
+        await store.applyBatch('p', 2, 9n, 11n, async (w) => w(11n).put('items', { id: 'stale', v: 2 })),
+        false,
+        'from a position that is not the checkpoint',
+      );
+      t.equal(await store.get('items', 'stale'), null, 'the failed batches wrote nothing');
+      t.same(await store.get('items', 'a'), { id: 'a', v: 1 });
+      t.same(await store.getCheckpoint('p'), { position: 10n, version: 2 }, 'the checkpoint did not move');
+
+      // Global positions are signed 64-bit in every backend (EventStoreDB log positions are `long`).
+      const beyondDouble = 2n ** 53n + 1n;
+      const maxPosition = 2n ** 63n - 1n;
+      t.equal(await store.applyBatch('p', 3, 10n, beyondDouble, async () => {}), true, 'an empty batch moves the checkpoint');
+      t.same(await store.getCheckpoint('p'), { position: beyondDouble, version: 3 }, 'a position past 2^53 stays exact');
+      t.equal(
+        await store.applyBatch('p', 3, beyondDouble, maxPosition, async (w) => w(maxPosition).put('items', { id: 'max', v: 1 })),
+        true,
+      );
+      t.same(await store.getCheckpoint('p'), { position: maxPosition, version: 3 }, 'so does 2^63 - 1');
+      t.same(await store.get('items', 'max'), { id: 'max', v: 1 });
+
+      await t.rejects(
+        store.applyBatch('p', 3, maxPosition, maxPosition, async () => {
+          throw new Error('projection failed');
+        }),
+        /projection failed/,
+        'an error in the projection rejects',
+      );
+      t.same(await store.getCheckpoint('p'), { position: maxPosition, version: 3 }, 'and leaves the checkpoint');
+
+      const racers = await Promise.all(
+        [1, 2, 3].map(() =>
+          store.applyBatch('q', 1, -1n, 30n, async (w) => {
+            await w(30n).put('raced', { id: 'r', v: 30 });
+          }),
+        ),
+      );
+      t.equal(racers.filter(Boolean).length, 1, 'of concurrent batches from the same checkpoint exactly one wins');
+      t.same(await store.getCheckpoint('q'), { position: 30n, version: 1 });
+      t.same(await store.find('raced', {}), [{ id: 'r', v: 30 }]);
+    });
+
+    await withStore('the position guard ignores writes from an earlier or the same event', async (t, { store }) => {
+      let checkpoint = -1n;
+      const batch = async (to: bigint, apply: (w: (p: bigint) => ProjectionWriter) => Promise<void>) => {
+        t.equal(await store.applyBatch('guard', 1, checkpoint, to, apply), true);
+        checkpoint = to;
+      };
+      await batch(10n, (w) => w(10n).put('docs', { id: 'd', v: 'ten' }));
+      await batch(11n, (w) => w(5n).put('docs', { id: 'd', v: 'five' }));
+      t.same(await store.get('docs', 'd'), { id: 'd', v: 'ten' }, 'a lower position is ignored');
+      await batch(12n, (w) => w(10n).put('docs', { id: 'd', v: 'ten again' }));
+      t.same(await store.get('docs', 'd'), { id: 'd', v: 'ten' }, 'an equal position is ignored');
+      await batch(13n, (w) => w(10n).remove('docs', 'd'));
+      t.same(await store.get('docs', 'd'), { id: 'd', v: 'ten' }, 'a remove at an equal position is ignored');
+      await batch(14n, (w) => w(9n).remove('docs', 'd'));
+      t.same(await store.get('docs', 'd'), { id: 'd', v: 'ten' }, 'a remove at a lower position is ignored');
+      await batch(15n, (w) => w(11n).put('docs', { id: 'd', v: 'eleven' }));
+      t.same(await store.get('docs', 'd'), { id: 'd', v: 'eleven' }, 'a higher position applies');
+      await batch(16n, (w) => w(100_000_000_000n).put('docs', { id: 'd', v: 'big' }));
+      await batch(17n, (w) => w(99_999_999_999n).put('docs', { id: 'd', v: 'smaller but longer-looking?' }));
+      t.same(await store.get('docs', 'd'), { id: 'd', v: 'big' }, 'positions compare as numbers, not as text');
+      await batch(18n, (w) => w(100_000_000_001n).remove('docs', 'd'));
+      t.equal(await store.get('docs', 'd'), null, 'a remove at a higher position applies');
+    });
+
+    await withStore('applying the same batch of events twice yields identical documents', async (t, { store }) => {
+      const last = HISTORY.at(-1)!.position;
+      t.equal(await store.applyBatch('items', 1, -1n, last, applyAll(HISTORY)), true);
+      const once = {
+        items: await store.find('items', {}, { sortBy: 'id' }),
+        notes: await store.find('notes', {}, { sortBy: 'id' }),
+      };
+      t.same(
+        once.items.map((d) => [d.id, d.name, d.count]),
+        [
+          ['a', 'apricot', 3],
+          ['c', 'cherry', 1],
+        ],
+        'the projection ran as expected',
+      );
+      t.same(once.notes, [{ id: 'n1', text: 'hello', itemCount: 2 }]);
+
+      t.equal(await store.applyBatch('items', 1, last, last, applyAll(HISTORY)), true, 'replay of the same batch');
+      t.same(
+        {
+          items: await store.find('items', {}, { sortBy: 'id' }),
+          notes: await store.find('notes', {}, { sortBy: 'id' }),
+        },
+        once,
+        'identical after the replay',
+      );
+
+      // A crash after the documents were written but before the checkpoint moved: replay from the old checkpoint.
+      const middle = HISTORY[4]!.position;
+      await store.reset('items', ['items', 'notes']);
+      t.equal(await store.applyBatch('items', 1, -1n, middle, applyAll(HISTORY.slice(0, 5))), true);
+      t.equal(await store.applyBatch('items', 1, middle, middle, applyAll(HISTORY.slice(5))), true, 'documents written ahead of the checkpoint');
+      t.equal(await store.applyBatch('items', 1, middle, last, applyAll(HISTORY.slice(5))), true, 'the replay from the checkpoint');
+      t.same(
+        {
+          items: await store.find('items', {}, { sortBy: 'id' }),
+          notes: await store.find('notes', {}, { sortBy: 'id' }),
+        },
+        once,
+        'identical after a partial replay',
+      );
+    });
+
+    await withStore('reset empties the collections and the checkpoint', async (t, { store }) => {
+      await store.applyBatch('r', 1, -1n, 2n, async (w) => {
+        await w(1n).put('ra', { id: '1' });
+        await w(2n).put('rb', { id: '2' });
+        await w(2n).put('kept', { id: '3' });
+      });
+      await store.applyBatch('other', 1, -1n, 7n, async () => {});
+      await store.reset('r', ['ra', 'rb']);
+      t.same(await store.find('ra', {}), []);
+      t.equal(await store.get('rb', '2'), null);
+      t.equal(await store.getCheckpoint('r'), null);
+      t.same(await store.get('kept', '3'), { id: '3' }, 'other collections stay');
+      t.same(await store.getCheckpoint('other'), { position: 7n, version: 1 }, 'other checkpoints stay');
+      t.equal(
+        await store.applyBatch('r', 2, -1n, 1n, async (w) => w(1n).put('ra', { id: '1', again: true })),
+        true,
+        'a rebuild starts from -1n',
+      );
+      t.same(await store.get('ra', '1'), { id: '1', again: true }, 'and its writes are not blocked by old positions');
+    });
+
+    await withStore('documents and checkpoints survive close and reopen', async (t, h) => {
+      if (!h.reopen) {
+        t.skip('this adapter cannot be reopened', () => {});
+        return;
+      }
+      await h.store.applyBatch('p', 4, -1n, 42n, async (w) => {
+        await w(40n).put('items', { id: 'a', n: 1, nested: { list: [1, 2] } });
+        await w(42n).put('items', { id: 'b', n: 2 });
+      });
+      await h.store.close();
+      const store = await h.reopen();
+      t.teardown(() => store.close());
+      t.same(await store.getCheckpoint('p'), { position: 42n, version: 4 });
+      t.same(await store.get('items', 'a'), { id: 'a', n: 1, nested: { list: [1, 2] } });
+      t.same(
+        (await store.find('items', {}, { sortBy: 'n' })).map((d) => d.id),
+        ['a', 'b'],
+      );
+      t.equal(
+        await store.applyBatch('p', 4, 42n, 43n, async (w) => w(41n).put('items', { id: 'b', n: 99 })),
+        true,
+      );
+      t.same(await store.get('items', 'b'), { id: 'b', n: 2 }, 'the position guard survives the restart too');
+    });
+  });
+}

@@ -1,0 +1,149 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { SqliteEventStore } from '../../src/adapters/sqlite/sqliteEventStore.ts';
+import { outreach } from '../helpers/cli.ts';
+
+// Each CLI run is a fresh Node process (about 1 s on an idle machine): allow for busy CI machines.
+t.setTimeout(300_000);
+
+const dataDir = mkdtempSync(join(tmpdir(), 'outreach-cli-'));
+t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+const env = { DATA_DIR: dataDir, MAIL_DOMAIN: 'inbound.example.test' };
+const cli = (...args: string[]) => outreach(['--json', ...args], env);
+
+interface Line {
+  type: string;
+  position: string;
+  time: string;
+  data: Record<string, unknown>;
+  stream: string;
+}
+// Checks read the event file in-process (fewer process spawns keep the suite fast); `events read` itself is tested below.
+let store: SqliteEventStore | null = null;
+t.teardown(() => store?.close());
+const streamEvents = async (stream: string): Promise<Line[]> => {
+  store ??= new SqliteEventStore(join(dataDir, 'events.sqlite'));
+  return (await store.readStream(stream)).map((e) => ({
+    type: e.type,
+    position: e.position.toString(),
+    time: e.createdAt.toISOString(),
+    data: e.data as Record<string, unknown>,
+    stream: e.streamId,
+  }));
+};
+
+let teamId = '';
+let siteId = '';
+
+t.test('team create prints {teamId, ownerUserId}', async (t) => {
+  const r = await cli('team', 'create', '--name', 'Acme', '--owner-email', 'Owner@Acme.test', '--owner-password', 'correct horse battery');
+  t.equal(r.code, 0, r.stderr);
+  const out = r.json<{ teamId: string; ownerUserId: string }>();
+  t.same(Object.keys(out).sort(), ['ownerUserId', 'teamId']);
+  t.match(out.teamId, /^[0-9A-Z]{26}$/);
+  t.match(out.ownerUserId, /^[0-9A-Z]{26}$/);
+  teamId = out.teamId;
+  const events = await streamEvents(`team-${teamId}`);
+  t.same(events.map((e) => e.type), ['TeamCreated', 'UserAdded']);
+  const owner = events[1]!.data as { email: string; role: string; passwordHash: string };
+  t.equal(owner.email, 'owner@acme.test', 'email normalised');
+  t.equal(owner.role, 'owner');
+  t.match(owner.passwordHash, /^scrypt\$/, 'password stored as an scrypt hash');
+  t.notOk(JSON.stringify(events).includes('correct horse'), 'the password is not in the events');
+});
+
+t.test('team set --billing past_due records the status (--json after the subcommand works too)', async (t) => {
+  const r = await outreach(['team', 'set', '--team', teamId, '--billing', 'past_due', '--json'], env);
+  t.equal(r.code, 0, r.stderr);
+  t.match(r.json(), { teamId, billing: 'past_due' });
+  const events = await streamEvents(`team-${teamId}`);
+  t.match(events.at(-1), { type: 'TeamBillingStatusChanged', data: { billingStatus: 'past_due' } });
+});
+
+t.test('site create prints {siteId, forwardingAddress} with forward+<token>@<MAIL_DOMAIN>', async (t) => {
+  const [r, second] = await Promise.all([
+    cli('site', 'create', '--team', teamId, '--domain', 'Acme.test', '--plan', 'pro'),
+    cli('site', 'create', '--team', teamId, '--domain', 'b.test'),
+  ]);
+  t.equal(r.code, 0, r.stderr);
+  const out = r.json<{ siteId: string; forwardingAddress: string }>();
+  t.same(Object.keys(out).sort(), ['forwardingAddress', 'siteId']);
+  t.match(out.forwardingAddress, /^forward\+[0-9a-z]{16,}@inbound\.example\.test$/);
+  siteId = out.siteId;
+  const [created] = await streamEvents(`site-${siteId}`);
+  t.match(created, { type: 'SiteCreated', data: { teamId, domain: 'acme.test', plan: 'pro', licensed: true } });
+  t.equal(`forward+${created!.data.forwardingToken}@inbound.example.test`, out.forwardingAddress);
+  const other = second.json<{ forwardingAddress: string }>();
+  t.not(other.forwardingAddress, out.forwardingAddress, 'each site has its own address');
+});
+
+t.test('site set, each option', async (t) => {
+  const cases: Array<[string[], Record<string, unknown>]> = [
+    [['--plan', 'advanced'], { plan: 'advanced' }],
+    [['--licensed', 'false'], { licensed: false }],
+    [['--sending-domain-verified', 'true'], { sendingDomainVerified: true }],
+    [['--ai-credits', '250'], { aiCredits: 250 }],
+  ];
+  // Four processes at once on one stream: each append either wins or retries after the conflict.
+  const results = await Promise.all(cases.map(([args]) => cli('site', 'set', '--site', siteId, ...args)));
+  const recorded = (await streamEvents(`site-${siteId}`)).filter((e) => e.type === 'SiteSettingsChanged').map((e) => e.data.changes);
+  for (const [i, [args, changes]] of cases.entries()) {
+    t.equal(results[i]!.code, 0, results[i]!.stderr);
+    t.same(results[i]!.json(), { siteId, ...changes }, args.join(' '));
+    t.ok(recorded.some((c) => JSON.stringify(c) === JSON.stringify(changes)), `${args.join(' ')} recorded`);
+  }
+  t.equal(recorded.length, 4, 'one event per change');
+  const r = await cli('site', 'set', '--site', siteId, '--licensed', 'true', '--plan', 'starter');
+  t.equal(r.code, 0, r.stderr);
+  t.same((await streamEvents(`site-${siteId}`)).at(-1)?.data.changes, { licensed: true, plan: 'starter' }, 'several at once');
+});
+
+t.test('apikey create prints {id, key}; apikey revoke revokes it', async (t) => {
+  const r = await cli('apikey', 'create', '--team', teamId, '--scopes', 'webhooks:read,webhooks:write', '--site', siteId, '--name', 'ci');
+  t.equal(r.code, 0, r.stderr);
+  const out = r.json<{ id: string; key: string }>();
+  t.same(Object.keys(out).sort(), ['id', 'key']);
+  t.match(out.key, /^svc_[0-9a-f]{64}$/);
+  const [created] = await streamEvents(`apikey-${out.id}`);
+  t.match(created, { type: 'ApiKeyCreated', data: { teamId, name: 'ci', scopes: ['webhooks:read', 'webhooks:write'], siteId } });
+  t.match(created!.data.keyHash, /^[0-9a-f]{64}$/);
+  const history = JSON.stringify((await streamEvents(`apikey-${out.id}`)).concat(await streamEvents(`team-${teamId}`)));
+  t.notOk(history.includes(out.key.slice(4)), 'the key itself is not in the history');
+
+  const revoked = await cli('apikey', 'revoke', '--id', out.id);
+  t.equal(revoked.code, 0, revoked.stderr);
+  t.match(revoked.json(), { id: out.id, revoked: true });
+  t.match((await streamEvents(`apikey-${out.id}`)).at(-1), { type: 'ApiKeyRevoked' });
+  t.equal((await cli('apikey', 'revoke', '--id', out.id)).code, 0, 'revoking twice is harmless');
+});
+
+t.test('bad arguments exit non-zero with a clear message', async (t) => {
+  const cases: Array<[string[], RegExp]> = [
+    [['site', 'create', '--team', teamId, '--domain', 'x.test', '--plan', 'gold'], /--plan must be one of starter, pro, advanced/],
+    [['team', 'set', '--team', teamId, '--billing', 'late'], /--billing must be one of/],
+    [['site', 'set', '--site', siteId, '--licensed', 'maybe'], /--licensed must be true or false/],
+    [['site', 'set', '--site', siteId, '--ai-credits', '-3'], /--ai-credits must be a non-negative integer/],
+    [['apikey', 'create', '--team', teamId, '--scopes', 'webhooks:read,root'], /unknown scope\(s\): root/],
+    [['team', 'create', '--owner-email', 'x@y.test'], /required option.*--name/],
+    [['team', 'set', '--team', '01ARZ3NDEKTSV4RRFFQ69G5FAV', '--billing', 'canceled'], /team 01ARZ3NDEKTSV4RRFFQ69G5FAV not found/],
+    [['apikey', 'revoke', '--id', '01ARZ3NDEKTSV4RRFFQ69G5FAV'], /not found/],
+    [['team', 'create', '--name', 'Dup', '--owner-email', 'owner@acme.test'], /exists/],
+  ];
+  const results = await Promise.all(cases.map(([args]) => cli(...args)));
+  for (const [i, [args, message]] of cases.entries()) {
+    const r = results[i]!;
+    t.not(r.code, 0, `${args.join(' ')}: non-zero exit`);
+    t.match(r.stderr + r.stdout, message, `${args.join(' ')}: message`);
+    t.notMatch(r.stderr, /\n\s+at .*\.ts:\d+/, `${args.join(' ')}: no stack trace`);
+  }
+  const [bad, config] = await Promise.all([
+    outreach(['--json', 'apikey', 'revoke', '--id', 'nope'], env),
+    outreach(['--json', 'events', 'tail', '--no-follow'], { ...env, SECRET_KEY: 'short' }),
+  ]);
+  t.match(bad.json(), { error: /not found/ }, 'with --json an operator error is one JSON object');
+  t.not(config.code, 0);
+  t.match(config.stdout + config.stderr, /SECRET_KEY/, 'a configuration error names the variable');
+});
+

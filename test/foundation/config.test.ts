@@ -1,0 +1,116 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { fetch } from 'undici';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+
+const root = new URL('../../', import.meta.url).pathname;
+const validKey = Buffer.alloc(32, 7).toString('base64');
+
+t.test('defaults', async (t) => {
+  const c = loadConfig({});
+  t.equal(c.PORT, 3000);
+  t.equal(c.DATA_DIR, './data');
+  t.equal(c.EVENTSTORE_URL, undefined);
+  t.equal(c.MONGODB_URL, undefined);
+  t.equal(c.PUBLIC_BASE_URL, 'http://localhost:3000');
+  t.equal(loadConfig({ PORT: '' }).PORT, 3000, 'an empty variable counts as unset');
+});
+
+t.test('good values are accepted', async (t) => {
+  const c = loadConfig({
+    PORT: '8080',
+    SECRET_KEY: validKey,
+    EVENTSTORE_URL: 'esdb://localhost:2113?tls=false',
+    MONGODB_URL: 'mongodb://localhost:27017/?replicaSet=rs0',
+    LOG_LEVEL: 'debug',
+    PUBLIC_BASE_URL: 'https://api.example.com/',
+  });
+  t.equal(c.PORT, 8080);
+  t.equal(c.SECRET_KEY, validKey);
+  t.equal(c.PUBLIC_BASE_URL, 'https://api.example.com', 'trailing slash dropped');
+});
+
+t.test('a bad value is refused with a message naming the variable', async (t) => {
+  const cases: Array<[string, string]> = [
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['PORT', '-1'],
+    ['EVENTSTORE_URL', 'http://x'],
+    ['MONGODB_URL', 'postgres://x'],
+    ['SECRET_KEY', 'short'],
+    ['SECRET_KEY', Buffer.alloc(16).toString('base64')],
+    ['LOG_LEVEL', 'loud'],
+    ['PUBLIC_BASE_URL', 'not a url'],
+    ['MAIL_DOMAIN', 'in valid'],
+    ['READ_YOUR_WRITES_TIMEOUT_MS', '-5'],
+    ['RUN_PROJECTIONS', 'maybe'],
+    ['WEBHOOK_ALLOWED_RANGES', '10.0.0.0/99'],
+  ];
+  for (const [name, value] of cases) {
+    let thrown: unknown = null;
+    try {
+      loadConfig({ [name]: value });
+    } catch (error) {
+      thrown = error;
+    }
+    t.ok(thrown instanceof ConfigError, `${name}=${value} refused with a ConfigError`);
+    t.match((thrown as Error | null)?.message ?? '', new RegExp(`\\b${name}\\b`), `${name}=${value}: message names ${name}`);
+  }
+});
+
+t.test('several bad values: every one is named', async (t) => {
+  try {
+    loadConfig({ PORT: 'abc', LOG_LEVEL: 'loud', SECRET_KEY: 'short' });
+    t.fail('should have thrown');
+  } catch (error) {
+    for (const name of ['PORT', 'LOG_LEVEL', 'SECRET_KEY']) t.match((error as Error).message, name);
+  }
+});
+
+function runServer(env: Record<string, string>) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, exited, out: () => stdout, err: () => stderr };
+}
+
+t.test('the server process stops with a non-zero exit and a message naming PORT when PORT=abc', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'outreach-cfg-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const server = runServer({ PORT: 'abc', DATA_DIR: dir });
+  const code = await server.exited;
+  t.not(code, 0, 'non-zero exit');
+  t.match(server.err(), /PORT/, 'stderr names PORT');
+  t.notMatch(server.err(), /at .*\.ts:\d+/, 'a message, not a stack trace');
+});
+
+t.test('the server process serves /healthz on the configured port', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'outreach-srv-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const server = runServer({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dir, LOG_LEVEL: 'info' });
+  t.teardown(() => {
+    server.child.kill('SIGTERM');
+  });
+  const deadline = Date.now() + 15_000;
+  let url: string | undefined;
+  while (!url && Date.now() < deadline) {
+    url = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(server.out())?.[1];
+    if (!url) await new Promise((r) => setTimeout(r, 50));
+  }
+  t.ok(url, `server announced its address${url ? '' : `; stderr: ${server.err()}`}`);
+  if (!url) return;
+  const res = await fetch(`${url}/healthz`);
+  t.equal(res.status, 200);
+  server.child.kill('SIGTERM');
+  t.equal(await server.exited, 0, 'SIGTERM shuts down cleanly');
+});

@@ -1,0 +1,49 @@
+import { spawn } from 'node:child_process';
+
+const root = new URL('../../', import.meta.url).pathname;
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** stdout parsed as the one JSON object `--json` prints. */
+  json<T = Record<string, unknown>>(): T;
+  /** stdout as JSON lines. */
+  lines<T = Record<string, unknown>>(): T[];
+}
+
+/** Runs `node bin/outreach.js <args>` as a real process with the given environment (DATA_DIR etc.). */
+export function outreach(args: string[], env: Record<string, string>): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['bin/outreach.js', ...args], {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'silent', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({
+        code,
+        stdout,
+        stderr,
+        json<T>() {
+          const lines = stdout.trim().split('\n');
+          if (lines.length !== 1) throw new Error(`expected one JSON line, got: ${stdout}\nstderr: ${stderr}`);
+          return JSON.parse(lines[0]!) as T;
+        },
+        lines<T>() {
+          return stdout
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l) as T);
+        },
+      });
+    });
+  });
+}

@@ -1,0 +1,49 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { SqliteCounterStore } from '../../src/adapters/sqlite/sqliteCounterStore.ts';
+import type { CounterStore } from '../../src/ports/counterStore.ts';
+
+/** The CounterStore contract: atomic increment-and-read shared by every instance on one store. */
+async function contract(t: Test, open: () => Promise<CounterStore>) {
+  const a = await open();
+  const b = await open();
+  t.teardown(async () => {
+    await a.close();
+    await b.close();
+  });
+  const expires = new Date(Date.now() + 3_600_000);
+  const key = `k-${Math.random()}`;
+  t.equal(await a.increment(key, 1, expires), 1, 'a new counter starts at 0');
+  t.equal(await b.increment(key, 1, expires), 2, 'the other instance sees the same counter');
+  t.equal(await a.increment(key, -1, expires), 1, 'negative increments give back');
+  const values = await Promise.all(Array.from({ length: 400 }, (_, i) => (i % 2 ? a : b).increment(key, 1, expires)));
+  t.equal(new Set(values).size, 400, 'every concurrent increment read a distinct value');
+  t.equal(Math.max(...values), 401, 'no increment lost');
+  t.equal(await a.increment(`other-${key}`, 5, expires), 5, 'keys are independent');
+}
+
+t.test('SQLite counter store (two connections on one file)', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'counters-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  await contract(t, async () => new SqliteCounterStore(join(dir, 'counters.sqlite')));
+});
+
+t.test('SQLite counter store forgets expired windows relative to the service clock', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'counters-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  let now = Date.parse('2026-01-01T00:00:00Z');
+  const store = new SqliteCounterStore(join(dir, 'c.sqlite'), () => now);
+  t.teardown(() => store.close());
+  await store.increment('old', 7, new Date(now + 60_000));
+  now += 10 * 60_000;
+  for (let i = 0; i < 1000; i++) await store.increment('busy', 1, new Date(now + 60_000)); // the sweep runs every 1000 writes
+  t.equal(await store.increment('old', 1, new Date(now + 60_000)), 1, 'the expired counter was swept');
+  t.equal(await store.increment('busy', 0, new Date(now + 60_000)), 1000, 'a live counter was kept');
+});
+
+t.test('MongoDB counter store', { skip: process.env.MONGODB_URL ? false : 'MONGODB_URL not set' }, async (t) => {
+  const { MongoCounterStore } = await import('../../src/adapters/mongodb/mongoCounterStore.ts');
+  await contract(t, () => MongoCounterStore.connect(process.env.MONGODB_URL!, `outreach_test_${process.pid}`));
+});

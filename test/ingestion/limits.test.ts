@@ -1,0 +1,111 @@
+import t from 'tap';
+import { changeSiteSettings } from '../../src/commands/tenancy.ts';
+import { TestClock, bearer, createTenant, startTestApp } from '../helpers/testApp.ts';
+import { expectError } from '../helpers/http.ts';
+import { PITCH, UNACTIONABLE, ingest } from './helpers.ts';
+
+const settle = async (services: { projections: { waitFor(p: bigint, ms: number): Promise<boolean> }; events: { headPosition(): Promise<bigint> } }) =>
+  services.projections.waitFor(await services.events.headPosition(), 5_000);
+
+t.test('daily ingestion cap: the 500th of the UTC day is accepted, the 501st refused', async (t) => {
+  const clock = new TestClock(new Date('2026-04-01T00:00:00.000Z'));
+  const app = await startTestApp({ clock, env: { WRITE_RATE_LIMIT_PER_MINUTE: '100000' } });
+  t.teardown(() => app.close());
+  const tenant = await createTenant(app.services);
+  const body = { ...UNACTIONABLE, runExtraction: false };
+  let accepted = 0;
+  for (let i = 0; i < 499; i++) if ((await ingest(app.fastify, tenant, body)).statusCode === 201) accepted++;
+  t.equal(accepted, 499);
+  clock.current = new Date('2026-04-01T23:59:59.000Z');
+  t.equal((await ingest(app.fastify, tenant, body)).statusCode, 201, 'the 500th is accepted');
+  const refused = await ingest(app.fastify, tenant, body);
+  expectError(t, refused, 429, 'RATE_LIMITED', 'the 501st');
+  t.equal(refused.headers['retry-after'], '1', 'Retry-After counts to midnight UTC');
+  expectError(t, await ingest(app.fastify, tenant, body, { 'idempotency-key': 'k-501' }), 429, 'RATE_LIMITED', 'a keyed 502nd');
+
+  await changeSiteSettings(app.services, { siteId: tenant.siteId, changes: { dailyIngestionCap: 501 } });
+  await settle(app.services);
+  t.equal((await ingest(app.fastify, tenant, body)).statusCode, 201, 'refused requests did not consume the cap');
+  expectError(t, await ingest(app.fastify, tenant, body), 429, 'RATE_LIMITED', 'then the cap of 501 is full');
+
+  const other = await createTenant(app.services);
+  t.equal((await ingest(app.fastify, other, body)).statusCode, 201, 'the cap is per site');
+  clock.current = new Date('2026-04-02T00:00:00.000Z');
+  t.equal((await ingest(app.fastify, tenant, body)).statusCode, 201, 'a new UTC day starts a new count');
+});
+
+t.test('daily cap holds across two instances sharing one store, under concurrency', async (t) => {
+  const clock = new TestClock(new Date('2026-04-05T10:00:00.000Z'));
+  const a = await startTestApp({ clock, env: { WRITE_RATE_LIMIT_PER_MINUTE: '100000' } });
+  t.teardown(() => a.close());
+  const b = await startTestApp({ clock, dataDir: a.dataDir, env: { WRITE_RATE_LIMIT_PER_MINUTE: '100000' } });
+  t.teardown(() => b.close());
+  const tenant = await createTenant(a.services);
+  await changeSiteSettings(a.services, { siteId: tenant.siteId, changes: { dailyIngestionCap: 25 } });
+  await settle(a.services);
+  await settle(b.services);
+  const body = { ...UNACTIONABLE, runExtraction: false };
+  const responses = await Promise.all(Array.from({ length: 60 }, (_, i) => ingest(i % 2 ? b.fastify : a.fastify, tenant, body)));
+  t.equal(responses.filter((r) => r.statusCode === 201).length, 25, 'exactly the cap is accepted');
+  t.equal(responses.filter((r) => r.statusCode === 429).length, 35, 'the rest refused');
+});
+
+t.test('write tier: 60 writes per minute per team across write endpoints', async (t) => {
+  const clock = new TestClock(new Date('2026-04-06T10:00:00.000Z'));
+  const app = await startTestApp({ clock });
+  t.teardown(() => app.close());
+  const other = await startTestApp({ clock, dataDir: app.dataDir });
+  t.teardown(() => other.close());
+  const tenant = await createTenant(app.services);
+  const neighbour = await createTenant(app.services);
+  await settle(other.services);
+  const body = { ...UNACTIONABLE, runExtraction: false };
+  const webhook = (fastify: typeof app.fastify) =>
+    fastify.inject({
+      method: 'POST',
+      url: `/api/v1/sites/${tenant.siteId}/outreach/webhooks`,
+      headers: bearer(tenant.key),
+      payload: { label: 'crm', url: 'https://example.com/hook', eventTypes: ['outreach.reply_sent'] },
+    });
+  const statuses: number[] = [];
+  for (let i = 0; i < 59; i++) {
+    // Mixed endpoints and two instances sharing the store: one count per team.
+    const fastify = i % 2 ? other.fastify : app.fastify;
+    statuses.push(i % 10 === 0 ? (await webhook(fastify)).statusCode : (await ingest(fastify, tenant, body)).statusCode);
+  }
+  t.ok(statuses.every((s) => s === 201), '59 writes accepted');
+  t.equal((await ingest(app.fastify, tenant, body)).statusCode, 201, 'the 60th write is accepted');
+  const refused = await ingest(other.fastify, tenant, body);
+  expectError(t, refused, 429, 'RATE_LIMITED', 'the 61st write');
+  t.equal(refused.headers['retry-after'], '60', 'Retry-After: seconds to the next minute');
+  const refusedWebhook = await webhook(app.fastify);
+  expectError(t, refusedWebhook, 429, 'RATE_LIMITED', 'webhook create shares the tier');
+  const del = await app.fastify.inject({ method: 'DELETE', url: `/api/v1/sites/${tenant.siteId}/outreach/webhooks/01ARZ3NDEKTSV4RRFFQ69G5FAV`, headers: bearer(tenant.key) });
+  expectError(t, del, 429, 'RATE_LIMITED', 'webhook delete shares the tier');
+  const read = await app.fastify.inject({ method: 'GET', url: `/api/v1/sites/${tenant.siteId}/outreach/webhooks`, headers: bearer(tenant.key) });
+  t.equal(read.statusCode, 200, 'reads are not in the write tier');
+  t.equal((await ingest(app.fastify, neighbour, body)).statusCode, 201, 'another team has its own tier');
+  clock.advance(30_000);
+  const halfway = await ingest(app.fastify, tenant, body);
+  t.equal(halfway.headers['retry-after'], '30');
+  clock.advance(30_000);
+  t.equal((await ingest(app.fastify, tenant, body)).statusCode, 201, 'the next minute is open again');
+});
+
+t.test('daily extraction cap: over it, the message is stored without extraction', async (t) => {
+  const clock = new TestClock(new Date('2026-04-07T10:00:00.000Z'));
+  const app = await startTestApp({ clock, env: { WRITE_RATE_LIMIT_PER_MINUTE: '100000' } });
+  t.teardown(() => app.close());
+  const tenant = await createTenant(app.services);
+  await changeSiteSettings(app.services, { siteId: tenant.siteId, changes: { dailyExtractionCap: 3 } });
+  await settle(app.services);
+  t.equal((await ingest(app.fastify, tenant, { ...PITCH, runExtraction: false })).json().entrySource, 'direct_inbound_external', 'runExtraction false does not use the cap');
+  const sources: string[] = [];
+  for (let i = 0; i < 3; i++) sources.push((await ingest(app.fastify, tenant, PITCH)).json().entrySource);
+  t.same(sources, ['forwarded_actionable', 'forwarded_actionable', 'forwarded_actionable'], 'extractions 1 to 3 (the cap) run');
+  const over = await ingest(app.fastify, tenant, PITCH);
+  t.equal(over.statusCode, 201, 'the 4th is still ingested');
+  t.equal(over.json().entrySource, 'direct_inbound_external', 'without extraction');
+  clock.advance(24 * 60 * 60 * 1000);
+  t.equal((await ingest(app.fastify, tenant, PITCH)).json().entrySource, 'forwarded_actionable', 'the next UTC day extracts again');
+});

@@ -1,0 +1,103 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import t, { type Test } from 'tap';
+import { OfflineExtractor } from '../../src/adapters/extractor/offlineExtractor.ts';
+import { FallbackExtractor, OpenAiExtractor } from '../../src/adapters/extractor/openaiExtractor.ts';
+import type { OpportunityDoc } from '../../src/projections/inbox.ts';
+import { createTenant, startTestApp } from '../helpers/testApp.ts';
+import { PITCH, ingest } from './helpers.ts';
+
+type Behaviour = (req: IncomingMessage, body: Record<string, unknown>) => { status: number; json?: unknown; delayMs?: number };
+
+/** A local HTTP server answering /v1/chat/completions the way the OpenAI API does; the real SDK talks to it. */
+async function fakeOpenAi(t: Test) {
+  const seen: Array<{ path: string; auth: string | undefined; body: Record<string, unknown> }> = [];
+  let behaviour: Behaviour = () => ({ status: 500, json: { error: { message: 'not set' } } });
+  const server: Server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c) => (raw += c));
+    req.on('end', () => {
+      const body = JSON.parse(raw || '{}');
+      seen.push({ path: req.url ?? '', auth: req.headers.authorization, body });
+      const answer = behaviour(req, body);
+      setTimeout(() => {
+        if (res.destroyed) return;
+        res.writeHead(answer.status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(answer.json ?? {}));
+      }, answer.delayMs ?? 0);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }));
+  return {
+    baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    seen,
+    set(b: Behaviour) { behaviour = b; },
+  };
+}
+
+const completion = (content: string) => ({
+  id: 'chatcmpl-test',
+  object: 'chat.completion',
+  created: 1_700_000_000,
+  model: 'test-model',
+  choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content, refusal: null } }],
+  usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
+});
+
+const ASK = { targetUrl: 'https://model.example/page', anchorText: 'model anchor', suggestedSentence: 'A model sentence.', sourceUrl: 'https://example.test/post' };
+const input = { subject: PITCH.subject, bodyText: PITCH.bodyText, from: PITCH.from, siteDomain: 'example.test' };
+
+t.test('OpenAI adapter against a local OpenAI-compatible server', async (t) => {
+  const server = await fakeOpenAi(t);
+  const openai = new OpenAiExtractor({ apiKey: 'sk-test', baseURL: server.baseURL, model: 'test-model', timeoutMs: 500 });
+
+  t.test('structured output is requested and validated', async (t) => {
+    server.set(() => ({ status: 200, json: completion(JSON.stringify({ actionable: true, asks: [ASK] })) }));
+    const out = await openai.extract(input);
+    t.same(out, { asks: [ASK], extractor: 'openai:test-model' });
+    const req = server.seen.at(-1)!;
+    t.equal(req.path, '/v1/chat/completions');
+    t.equal(req.auth, 'Bearer sk-test');
+    t.equal(req.body.model, 'test-model');
+    t.match(req.body.response_format, { type: 'json_schema', json_schema: { strict: true } });
+  });
+
+  t.test('actionable false gives no asks', async (t) => {
+    server.set(() => ({ status: 200, json: completion(JSON.stringify({ actionable: false, asks: [] })) }));
+    t.same((await openai.extract(input)).asks, []);
+  });
+
+  for (const [what, behaviour] of [
+    ['an HTTP 500', () => ({ status: 500, json: { error: { message: 'boom', type: 'server_error' } } })],
+    ['output that is not JSON', () => ({ status: 200, json: completion('Sure! Here are the links...') })],
+    ['output failing the schema', () => ({ status: 200, json: completion(JSON.stringify({ actionable: true, asks: [{ targetUrl: 'javascript:alert(1)' }] })) })],
+    ['a timeout', () => ({ status: 200, json: completion('{}'), delayMs: 2_000 })],
+  ] as Array<[string, Behaviour]>) {
+    t.test(`${what}: the adapter throws, the fallback uses the offline extractor`, async (t) => {
+      server.set(behaviour);
+      await t.rejects(openai.extract(input));
+      const errors: unknown[] = [];
+      const fallback = new FallbackExtractor(openai, new OfflineExtractor(), (e) => errors.push(e));
+      const out = await fallback.extract(input);
+      t.equal(errors.length, 1, 'the failure is reported');
+      t.equal(out.extractor, 'offline (fallback from openai:test-model)');
+      t.equal(out.asks[0]?.targetUrl, 'https://prospect.io/schema-guide', 'offline asks');
+    });
+  }
+
+  t.test('wired through configuration: ingestion uses the model, and still succeeds when it fails', async (t) => {
+    const app = await startTestApp({ env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: server.baseURL, OPENAI_MODEL: 'test-model', OPENAI_TIMEOUT_MS: '500' } });
+    t.teardown(() => app.close());
+    const tenant = await createTenant(app.services);
+    server.set(() => ({ status: 200, json: completion(JSON.stringify({ actionable: true, asks: [ASK, { ...ASK, targetUrl: 'https://model.example/two' }] })) }));
+    const res = await ingest(app.fastify, tenant, PITCH);
+    t.equal(res.json().opportunityIds.length, 2, 'two asks from the model');
+    const opp = await app.services.readModels.get<OpportunityDoc>('opportunities', res.json().opportunityIds[0]);
+    t.equal(opp!.targetUrl, ASK.targetUrl);
+    server.set(() => ({ status: 503, json: { error: { message: 'overloaded' } } }));
+    const down = await ingest(app.fastify, tenant, PITCH);
+    t.equal(down.statusCode, 201, 'the model failing does not fail the ingestion');
+    t.equal(down.json().entrySource, 'forwarded_actionable', 'offline fallback found the ask');
+  });
+});

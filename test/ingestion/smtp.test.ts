@@ -1,0 +1,77 @@
+import nodemailer from 'nodemailer';
+import t from 'tap';
+import { startForwardingMailbox } from '../../src/smtp/forwardingMailbox.ts';
+import type { MessageDoc } from '../../src/projections/inbox.ts';
+import { createTenant, startTestApp } from '../helpers/testApp.ts';
+import { PITCH, eventsOfType } from './helpers.ts';
+
+t.test('forwarding mailbox: a real SMTP client delivers to forward+<token>@MAIL_DOMAIN', async (t) => {
+  const app = await startTestApp({ env: { MAIL_DOMAIN: 'inbound.test' } });
+  t.teardown(() => app.close());
+  const { services } = app;
+  const tenant = await createTenant(services);
+  const errors: unknown[] = [];
+  const mailbox = await startForwardingMailbox(services, {
+    host: '127.0.0.1',
+    port: 0,
+    mailDomain: 'inbound.test',
+    maxMessageBytes: 1024 * 1024,
+    onError: (e) => errors.push(e),
+  });
+  t.teardown(() => mailbox.close());
+  const transport = nodemailer.createTransport({ host: '127.0.0.1', port: mailbox.port, secure: false, ignoreTLS: true });
+  t.teardown(() => transport.close());
+  t.match(tenant.forwardingAddress, /^forward\+[0-9a-f]+@inbound\.test$/);
+
+  t.test('a forwarded pitch is ingested with extraction; the prospect is the forwarded sender', async (t) => {
+    const info = await transport.sendMail({
+      from: 'Owner <owner@example.test>',
+      to: tenant.forwardingAddress,
+      subject: 'Fwd: Quick link suggestion',
+      messageId: '<fwd-1@example.test>',
+      text: `FYI\n\n---------- Forwarded message ---------\nFrom: Jane Prospect <jane@prospect.io>\nSubject: ${PITCH.subject}\n\n${PITCH.bodyText}`,
+    });
+    t.same(info.accepted, [tenant.forwardingAddress]);
+    const ingested = (await eventsOfType(services, 'MessageIngested')).at(-1)!;
+    t.match(ingested.data, { siteId: tenant.siteId, channel: 'smtp', from: 'jane@prospect.io', fromName: 'Jane Prospect', externalMessageId: 'fwd-1@example.test', entrySource: 'forwarded_actionable' });
+  });
+
+  t.test('Message-Id, In-Reply-To and References come from the headers: a reply threads', async (t) => {
+    await services.projections.waitFor(await services.events.headPosition(), 5_000);
+    const first = (await eventsOfType(services, 'MessageIngested')).at(-1)!.data as { conversationIds: string[] };
+    await transport.sendMail({
+      from: 'Jane Prospect <jane@prospect.io>',
+      to: tenant.forwardingAddress,
+      subject: 'Re: Quick link suggestion',
+      messageId: '<reply-1@prospect.io>',
+      inReplyTo: '<fwd-1@example.test>',
+      references: ['<fwd-1@example.test>'],
+      text: 'Any news?',
+    });
+    const reply = (await eventsOfType(services, 'MessageIngested')).at(-1)!.data as MessageDoc & { threaded: boolean; conversationIds: string[] };
+    t.equal(reply.from, 'jane@prospect.io');
+    t.equal(reply.inReplyTo, '<fwd-1@example.test>');
+    t.match(reply.references, /fwd-1@example\.test/);
+    t.equal(reply.threaded, true);
+    t.same(reply.conversationIds, first.conversationIds, 'joined the forwarded pitch conversation');
+  });
+
+  t.test('a redelivery of the same Message-Id is not ingested twice', async (t) => {
+    const before = (await eventsOfType(services, 'MessageIngested')).length;
+    await transport.sendMail({ from: 'jane@prospect.io', to: tenant.forwardingAddress, subject: 'x', messageId: '<reply-1@prospect.io>', text: 'Any news?' });
+    t.equal((await eventsOfType(services, 'MessageIngested')).length, before);
+  });
+
+  t.test('unknown tokens and other domains are rejected at RCPT TO', async (t) => {
+    for (const to of ['forward+ffffffffffffffffffffffff@inbound.test', `forward+${tenant.forwardingAddress.split('+')[1]!.split('@')[0]}@other.test`, 'someone@inbound.test']) {
+      const err = await transport.sendMail({ from: 'jane@prospect.io', to, subject: 'x', text: 'y' }).then(
+        () => null,
+        (e: { responseCode?: number; command?: string }) => e,
+      );
+      t.ok(err, `${to} refused`);
+      t.equal(err?.responseCode, 550, `${to}: 550`);
+      t.equal(err?.command, 'RCPT TO', `${to}: at RCPT TO`);
+    }
+    t.same(errors, [], 'no internal errors');
+  });
+});

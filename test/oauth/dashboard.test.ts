@@ -1,0 +1,155 @@
+import t from 'tap';
+import { bearer, TestClock } from '../helpers/testApp.ts';
+import { Browser, PASSWORD, addTeamUser, formFields, startOAuthApp } from './helpers.ts';
+
+t.test('sign-in: cookie flags, CSRF, wrong password, throttle, sign-out', async (t) => {
+  const clock = new TestClock(new Date());
+  const { app, ownerEmail, issuer } = await startOAuthApp({ clock });
+  t.teardown(() => app.close());
+  const browser = new Browser(issuer);
+
+  const home = await browser.request('/dashboard');
+  t.equal(home.status, 303);
+  t.match(home.location, /^\/dashboard\/sign-in/);
+
+  const form = await browser.request('/dashboard/sign-in');
+  t.equal(form.status, 200);
+  const fields = formFields(form.text, '/dashboard/sign-in');
+  t.ok(fields.csrf, 'the sign-in form carries a CSRF token');
+
+  const noCsrf = await new Browser(issuer).request('/dashboard/sign-in', { form: { email: ownerEmail, password: PASSWORD } });
+  t.equal(noCsrf.status, 403, 'sign-in without the CSRF token is refused');
+
+  const wrong = await browser.request('/dashboard/sign-in', { form: { ...fields, email: ownerEmail, password: 'nope' } });
+  t.equal(wrong.status, 401);
+  t.match(wrong.text, /email or password is incorrect/);
+
+  const ok = await browser.signIn(ownerEmail);
+  t.equal(ok.status, 303);
+  t.equal(ok.location, '/dashboard');
+  const cookie = ok.headers.getSetCookie().find((c) => c.startsWith('svc_session='))!;
+  t.match(cookie, /HttpOnly/);
+  t.match(cookie, /SameSite=Lax/);
+  t.notMatch(cookie, /Secure/, 'not Secure on plain-HTTP loopback');
+  const dashboard = await browser.request('/dashboard');
+  t.equal(dashboard.status, 200);
+  t.match(dashboard.text, new RegExp(ownerEmail));
+
+  const forged = await browser.request('/dashboard/api-keys', { form: { csrf: 'forged', name: 'k', scopes: 'webhooks:read' } });
+  t.equal(forged.status, 403, 'a dashboard form without the session CSRF token is refused');
+
+  // Throttle: 5 failures per email and IP lock that pair out, even for the right password.
+  const victim = await addTeamUser(app, (await app.services.readModels.find<{ id: string; teamId: string }>('users', { email: ownerEmail }))[0]!.teamId, 'admin');
+  const attacker = new Browser(issuer);
+  for (let i = 0; i < 5; i++) t.equal((await attacker.signIn(victim, 'guess' + i)).status, 401);
+  const locked = await attacker.signIn(victim, PASSWORD);
+  t.equal(locked.status, 429);
+  t.ok(Number(locked.headers.get('retry-after')) > 0);
+  clock.advance(15 * 60_000 + 1000);
+  t.equal((await attacker.signIn(victim, PASSWORD)).status, 303, 'the lock expires');
+
+  const signOutFields = formFields(dashboard.text, '/dashboard/sign-out');
+  const out = await browser.request('/dashboard/sign-out', { form: signOutFields });
+  t.equal(out.status, 303);
+  t.equal((await browser.request('/dashboard')).status, 303, 'signed out');
+});
+
+t.test('dashboard: register apps, API keys, webhook subscriptions', async (t) => {
+  const { app, tenant, ownerEmail, issuer } = await startOAuthApp();
+  t.teardown(() => app.close());
+  const browser = new Browser(issuer);
+  await browser.signIn(ownerEmail);
+
+  const apps = await browser.request('/dashboard/oauth-apps');
+  const csrf = formFields(apps.text, '/dashboard/oauth-apps').csrf!;
+  const bad = await browser.request('/dashboard/oauth-apps', {
+    form: { csrf, name: 'Bad', redirect_uris: 'http://example.com/cb', token_endpoint_auth_method: 'none' },
+  });
+  t.equal(bad.status, 400);
+  t.match(bad.text, /must use HTTPS/);
+  const made = await browser.request('/dashboard/oauth-apps', {
+    form: { csrf, name: 'CRM <sync>', redirect_uris: 'https://crm.example.com/cb\nhttp://127.0.0.1:33418/callback', token_endpoint_auth_method: 'client_secret_basic' },
+  });
+  t.equal(made.status, 201);
+  const clientId = /id="client_id">(svc_[0-9a-f]{24})</.exec(made.text)?.[1];
+  const secret = /id="client_secret">(svc_ocsec_[A-Za-z0-9_-]{43})</.exec(made.text)?.[1];
+  t.ok(clientId);
+  t.ok(secret);
+  const list = await browser.request('/dashboard/oauth-apps');
+  t.match(list.text, /CRM &lt;sync&gt;/, 'names are escaped');
+  t.notMatch(list.text, new RegExp(secret!), 'the secret is shown once');
+  const events = JSON.stringify((await app.services.events.readAll()).map((e) => e.data));
+  t.notOk(events.includes(secret!), 'only the hash is stored');
+
+  const pub = await browser.request('/dashboard/oauth-apps', {
+    form: { csrf, name: 'Desktop', redirect_uris: 'http://localhost:8080/cb', token_endpoint_auth_method: 'none' },
+  });
+  t.equal(pub.status, 201);
+  t.notMatch(pub.text, /client_secret"/);
+
+  // API keys: create (shown once), use, revoke.
+  const keys = await browser.request('/dashboard/api-keys');
+  const keyCsrf = formFields(keys.text, '/dashboard/api-keys').csrf!;
+  const created = await browser.request('/dashboard/api-keys', { form: { csrf: keyCsrf, name: 'zapier', scopes: ['webhooks:read'], site_id: tenant.siteId } });
+  t.equal(created.status, 201);
+  const key = /id="api_key">(svc_[0-9a-f]{64})</.exec(created.text)?.[1];
+  t.ok(key);
+  const use = await fetch(`${issuer}/api/v1/sites/${tenant.siteId}/outreach/webhooks`, { headers: bearer(key!) });
+  t.equal(use.status, 200);
+  const keyList = await browser.request('/dashboard/api-keys');
+  t.match(keyList.text, /zapier/);
+  const keyId = /action="\/dashboard\/api-keys\/([0-9A-Z]+)\/revoke"><input type="hidden" name="csrf" value="[^"]+"><button type="submit">Revoke zapier/.exec(keyList.text)?.[1];
+  t.ok(keyId);
+  const revoked = await browser.request(`/dashboard/api-keys/${keyId}/revoke`, { form: { csrf: keyCsrf } });
+  t.equal(revoked.status, 303);
+  t.equal((await fetch(`${issuer}/api/v1/sites/${tenant.siteId}/outreach/webhooks`, { headers: bearer(key!) })).status, 401);
+
+  // Webhook subscriptions per site, with their delivery state.
+  await fetch(`${issuer}/api/v1/sites/${tenant.siteId}/outreach/webhooks`, {
+    method: 'POST',
+    headers: { ...bearer(tenant.key), 'content-type': 'application/json' },
+    body: JSON.stringify({ label: 'ops-hook', url: 'https://hooks.example.com/x', eventTypes: ['outreach.reply_sent'] }),
+  });
+  const hooks = await browser.request('/dashboard/webhooks');
+  t.equal(hooks.status, 200);
+  t.match(hooks.text, /ops-hook/);
+  t.match(hooks.text, /<th>is_active<\/th><th>consecutive_failures<\/th>/);
+  t.match(hooks.text, /<td>true<\/td><td>0<\/td>\s*<td>none yet<\/td>/);
+
+  // Members see but cannot manage.
+  const memberEmail = await addTeamUser(app, tenant.teamId, 'member');
+  const member = new Browser(issuer);
+  await member.signIn(memberEmail);
+  const memberApps = await member.request('/dashboard/oauth-apps');
+  t.match(memberApps.text, /Only owners and admins can register apps/);
+  const memberCsrf = formFields(memberApps.text, '/dashboard/sign-out').csrf!;
+  const refused = await member.request('/dashboard/oauth-apps', { form: { csrf: memberCsrf, name: 'x', redirect_uris: 'https://x.example/cb', token_endpoint_auth_method: 'none' } });
+  t.equal(refused.status, 403);
+});
+
+t.test('behind HTTPS the cookies are Secure and host-bound', async (t) => {
+  const { startTestApp, createTenant } = await import('../helpers/testApp.ts');
+  const app = await startTestApp({ env: { PUBLIC_BASE_URL: 'https://outreach.example.com' } });
+  t.teardown(() => app.close());
+  const email = 'secure-owner@example.test';
+  await createTenant(app.services, { email, password: PASSWORD });
+  const form = await app.fastify.inject({ method: 'GET', url: '/dashboard/sign-in' });
+  const signinCookie = [form.headers['set-cookie']].flat().find((c) => String(c).startsWith('__Host-svc_signin='))!;
+  t.match(signinCookie, /Secure/);
+  const csrf = /name="csrf" value="([^"]+)"/.exec(form.body)![1]!;
+  const res = await app.fastify.inject({
+    method: 'POST',
+    url: '/dashboard/sign-in',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `__Host-svc_signin=${csrf}` },
+    payload: new URLSearchParams({ csrf, email, password: PASSWORD, return_to: '//evil.example/x' }).toString(),
+  });
+  t.equal(res.statusCode, 303);
+  t.equal(res.headers.location, '/dashboard', 'an off-site return_to is ignored');
+  const session = [res.headers['set-cookie']].flat().find((c) => String(c).startsWith('__Host-svc_session='))!;
+  t.match(session, /HttpOnly/);
+  t.match(session, /Secure/);
+  t.match(session, /SameSite=Lax/);
+  t.match(session, /Path=\//);
+  const meta = await app.fastify.inject({ method: 'GET', url: '/.well-known/oauth-authorization-server' });
+  t.equal(meta.json().issuer, 'https://outreach.example.com');
+});

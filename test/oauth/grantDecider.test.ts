@@ -1,0 +1,123 @@
+import t, { type Test } from 'tap';
+import {
+  type OAuthGrantCommand,
+  type OAuthGrantEvent,
+  OAuthGrantRuleError,
+  oauthGrantDecider as decider,
+} from '../../src/domain/oauthGrant.ts';
+import { redirectUriProblem } from '../../src/domain/oauthClient.ts';
+
+const T0 = '2026-01-15T12:00:00.000Z';
+const at = (seconds: number) => new Date(Date.parse(T0) + seconds * 1000).toISOString();
+
+/** given / when / then over the pure decider. */
+const given = (history: OAuthGrantEvent[]) => ({
+  when: (command: OAuthGrantCommand) => decider.decide(command, history.reduce(decider.evolve, decider.initialState())),
+});
+
+const consent: OAuthGrantCommand = {
+  type: 'GiveConsent',
+  data: {
+    grantId: 'G',
+    clientId: 'C',
+    teamId: 'T',
+    userId: 'U',
+    siteIds: ['S'],
+    scopes: ['webhooks:read', 'webhooks:write'],
+    code: { codeHash: 'code-hash', redirectUri: 'https://app/cb', codeChallenge: 'challenge' },
+    now: T0,
+  },
+};
+const consented = given([]).when(consent);
+const redeem = (over: Partial<Extract<OAuthGrantCommand, { type: 'RedeemAuthorizationCode' }>['data']> = {}): OAuthGrantCommand => ({
+  type: 'RedeemAuthorizationCode',
+  data: {
+    codeHash: 'code-hash',
+    clientId: 'C',
+    redirectUri: 'https://app/cb',
+    verifierChallenge: 'challenge',
+    accessToken: { tokenId: 'A1', tokenHash: 'a1' },
+    refreshToken: { tokenId: 'R1', tokenHash: 'r1' },
+    now: at(10),
+    ...over,
+  },
+});
+const refresh = (hash: string, n: number, scopes: string[] | null = null): OAuthGrantCommand => ({
+  type: 'RefreshAccessToken',
+  data: { refreshTokenHash: hash, clientId: 'C', scopes, accessToken: { tokenId: `A${n}`, tokenHash: `a${n}` }, refreshToken: { tokenId: `R${n}`, tokenHash: `r${n}` }, now: at(100 * n) },
+});
+function rejects(t: Test, fn: () => unknown, error: string, message: RegExp) {
+  try {
+    fn();
+    t.fail(`expected ${error}`);
+  } catch (e) {
+    t.ok(e instanceof OAuthGrantRuleError, 'a rule error');
+    t.equal((e as OAuthGrantRuleError).error, error);
+    t.match((e as Error).message, message);
+  }
+}
+
+t.test('consent issues a 60-second code', async (t) => {
+  t.same(consented.map((e) => e.type), ['ConsentGiven', 'AuthorizationCodeIssued']);
+  const code = consented[1]!;
+  t.equal(code.type === 'AuthorizationCodeIssued' && code.data.expiresAt, at(60));
+});
+
+t.test('redeeming the code', async (t) => {
+  const redeemed = given(consented).when(redeem());
+  t.same(redeemed.map((e) => e.type), ['AuthorizationCodeRedeemed', 'AccessTokenIssued', 'RefreshTokenIssued']);
+  const access = redeemed[1]!;
+  t.equal(access.type === 'AccessTokenIssued' && access.data.expiresAt, at(10 + 3600));
+
+  const again = given([...consented, ...redeemed]).when(redeem({ now: at(20) }));
+  t.equal(again.length, 1);
+  t.equal(again[0]!.type, 'GrantRevoked');
+  t.same(again[0]!.type === 'GrantRevoked' && again[0]!.data.tokenIds, ['A1', 'R1'], 'every token issued from the code');
+
+  rejects(t, () => given(consented).when(redeem({ now: at(60) })), 'invalid_grant', /expired/);
+  rejects(t, () => given(consented).when(redeem({ verifierChallenge: 'other' })), 'invalid_grant', /code_verifier/);
+  rejects(t, () => given(consented).when(redeem({ redirectUri: 'https://app/other' })), 'invalid_grant', /redirect_uri/);
+  rejects(t, () => given(consented).when(redeem({ clientId: 'X' })), 'invalid_grant', /another client/);
+  rejects(t, () => given(consented).when(redeem({ codeHash: 'nope' })), 'invalid_grant', /invalid/);
+});
+
+t.test('refresh rotation and reuse', async (t) => {
+  const redeemed = [...consented, ...given(consented).when(redeem())];
+  const first = given(redeemed).when(refresh('r1', 2));
+  t.same(first.map((e) => e.type), ['RefreshTokenRotated', 'AccessTokenIssued', 'RefreshTokenIssued']);
+  const afterFirst = [...redeemed, ...first];
+  const reuse = given(afterFirst).when(refresh('r1', 3));
+  t.equal(reuse[0]!.type, 'GrantRevoked');
+  t.equal(reuse[0]!.type === 'GrantRevoked' && reuse[0]!.data.reason, 'refresh_token_reused');
+  t.same(reuse[0]!.type === 'GrantRevoked' && reuse[0]!.data.tokenIds, ['A1', 'A2', 'R2']);
+  rejects(t, () => given([...afterFirst, ...reuse]).when(refresh('r2', 4)), 'invalid_grant', /revoked/);
+
+  const narrowed = given(afterFirst).when(refresh('r2', 3, ['webhooks:read']));
+  const access = narrowed[1]!;
+  const newRefresh = narrowed[2]!;
+  t.same(access.type === 'AccessTokenIssued' && access.data.scopes, ['webhooks:read']);
+  t.same(newRefresh.type === 'RefreshTokenIssued' && newRefresh.data.scopes, ['webhooks:read', 'webhooks:write'], 'refresh token keeps its scope (RFC 6749 §6)');
+  rejects(t, () => given(afterFirst).when(refresh('r2', 3, ['inbox:read'])), 'invalid_scope', /inbox:read/);
+});
+
+t.test('revocation', async (t) => {
+  const redeemed = [...consented, ...given(consented).when(redeem())];
+  const one = given(redeemed).when({ type: 'RevokeAccessToken', data: { tokenId: 'A1', now: at(30) } });
+  t.same(one.map((e) => e.type), ['TokenRevoked']);
+  t.same(given([...redeemed, ...one]).when({ type: 'RevokeAccessToken', data: { tokenId: 'A1', now: at(31) } }), [], 'idempotent');
+  const all = given(redeemed).when({ type: 'RevokeGrant', data: { reason: 'client_deleted', now: at(30) } });
+  t.equal(all[0]!.type, 'GrantRevoked');
+  t.same(given([...redeemed, ...all]).when({ type: 'RevokeGrant', data: { reason: 'client_deleted', now: at(31) } }), []);
+});
+
+t.test('redirect URIs', async (t) => {
+  t.equal(redirectUriProblem('https://app.example.com/cb'), null);
+  t.equal(redirectUriProblem('http://127.0.0.1:8123/cb'), null);
+  t.equal(redirectUriProblem('http://localhost/cb'), null);
+  t.equal(redirectUriProblem('http://[::1]:9/cb'), null);
+  t.match(redirectUriProblem('http://example.com/cb'), /HTTPS/);
+  t.match(redirectUriProblem('https://app.example.com/cb#frag'), /fragment/);
+  t.match(redirectUriProblem('https://user:pw@app.example.com/cb'), /credentials/);
+  t.match(redirectUriProblem('javascript:alert(1)'), /HTTPS/);
+  t.match(redirectUriProblem('/relative'), /absolute/);
+});

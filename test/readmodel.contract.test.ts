@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { SqliteReadModelStore } from '../src/adapters/sqlite/sqliteReadModelStore.ts';
+import type { ReadModelStore } from '../src/ports/readModelStore.ts';
+import { readModelContract } from './contract/readModelContract.ts';
+
+/** Closes every store once, whatever the test already closed. */
+function closer() {
+  const open = new Set<ReadModelStore>();
+  return {
+    track<S extends ReadModelStore>(store: S): S {
+      const close = store.close.bind(store);
+      store.close = async () => {
+        if (!open.delete(store)) return;
+        await close();
+      };
+      open.add(store);
+      return store;
+    },
+    async closeAll() {
+      for (const store of [...open]) await store.close();
+    },
+  };
+}
+
+await readModelContract(t, 'SqliteReadModelStore', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'readmodel-contract-'));
+  const file = join(dir, 'readmodels.sqlite');
+  const stores = closer();
+  return {
+    store: stores.track(new SqliteReadModelStore(file)),
+    reopen: async () => stores.track(new SqliteReadModelStore(file)),
+    async cleanup() {
+      await stores.closeAll();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+const url = process.env.MONGODB_URL;
+if (url) {
+  const { MongoClient } = await import('mongodb');
+  const { MongoReadModelStore } = await import('../src/adapters/mongodb/mongoReadModelStore.ts');
+  const run = randomUUID().slice(0, 8);
+  let counter = 0;
+  await readModelContract(t, 'MongoReadModelStore', async () => {
+    const dbName = `rm_contract_${run}_${(counter += 1)}`;
+    const stores = closer();
+    return {
+      store: stores.track(await MongoReadModelStore.connect(url, dbName)),
+      reopen: async () => stores.track(await MongoReadModelStore.connect(url, dbName)),
+      async cleanup() {
+        await stores.closeAll();
+        const admin = new MongoClient(url);
+        try {
+          await admin.db(dbName).dropDatabase();
+        } finally {
+          await admin.close();
+        }
+      },
+    };
+  });
+} else {
+  t.skip('MongoReadModelStore: set MONGODB_URL (e.g. mongodb://localhost:27017) to run the contract against MongoDB', () => {});
+}

@@ -1,0 +1,55 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { SqliteEventStore } from '../../src/adapters/sqlite/sqliteEventStore.ts';
+import { type WebhookDeliveryEvent, deliveriesStream } from '../../src/domain/webhookDelivery.ts';
+import { DeliveryLedger } from '../../src/webhooks/deliveryLedger.ts';
+
+function setup(t: { teardown(fn: () => unknown): void }) {
+  const dir = mkdtempSync(join(tmpdir(), 'ledger-'));
+  const store = new SqliteEventStore(join(dir, 'events.sqlite'));
+  t.teardown(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const disabled: string[] = [];
+  const ledger = () => new DeliveryLedger(store, 'sub', { now: () => '2026-01-15T12:00:00.000Z', checkpoint: () => -1n, onDisabled: (id) => disabled.push(id) });
+  return { store, ledger, disabled };
+}
+const scheduled = (id: string, workerId: string): WebhookDeliveryEvent => ({
+  type: 'DeliveryScheduled',
+  data: { subscriptionId: 'sub', deliveryId: id, sourcePosition: '1', eventType: 'outreach.reply_sent', webhookId: `w:${id}`, body: '{}', scheduledAt: '2026-01-15T12:00:00.000Z', dueAt: 0, workerId },
+});
+const failed = (id: string): WebhookDeliveryEvent[] => [
+  { type: 'DeliveryAttempted', data: { subscriptionId: 'sub', deliveryId: id, attempt: 1, status: 'http_500', statusCode: 500, error: null, durationMs: 1, attemptedAt: '2026-01-15T12:00:00.000Z', nextAttemptAt: null, workerId: 'w' } },
+  { type: 'DeliveryFailed', data: { subscriptionId: 'sub', deliveryId: id, attempts: 1, status: 'http_500', failedAt: '2026-01-15T12:00:00.000Z', consecutiveFailures: 0 } },
+];
+
+t.test('two copies claiming the same deliveries: each is taken exactly once', async (t) => {
+  const { store, ledger } = setup(t);
+  const one = ledger();
+  const two = ledger();
+  const ids = Array.from({ length: 20 }, (_, i) => `e${i}`);
+  const results = await Promise.all(ids.flatMap((id) => [one.write([scheduled(id, 'one')]), two.write([scheduled(id, 'two')])]));
+  for (let i = 0; i < ids.length; i++) t.equal(Number(results[2 * i]) + Number(results[2 * i + 1]), 1, `${ids[i]} claimed once`);
+  const stream = await store.readStream(deliveriesStream('sub'));
+  t.equal(stream.filter((e) => e.type === 'DeliveryScheduled').length, 20, 'twenty claims in the stream, no duplicates');
+});
+
+t.test('the tenth failure in a row is followed by SubscriptionAutoDisabled in the same append; records of ended deliveries are refused', async (t) => {
+  const { store, ledger, disabled } = setup(t);
+  const l = ledger();
+  for (let i = 0; i < 10; i++) await l.write([scheduled(`d${i}`, 'w')]);
+  for (let i = 0; i < 9; i++) t.equal(await l.write(failed(`d${i}`)), true);
+  t.same(disabled, [], 'not after nine');
+  t.equal(await l.write(failed('d9')), true);
+  t.same(disabled, ['sub'], 'disabled at ten');
+  const stream = await store.readStream(deliveriesStream('sub'));
+  const last = stream.slice(-2);
+  t.same(last.map((e) => e.type), ['DeliveryFailed', 'SubscriptionAutoDisabled']);
+  t.equal((last[0]!.data as { consecutiveFailures: number }).consecutiveFailures, 10);
+  t.equal(await l.write(failed('d9')), false, 'a second outcome for an ended delivery is refused');
+  const other = ledger();
+  t.equal(await other.write(failed('d3')), false, 'a fresh copy, folding the stream, refuses it too');
+});

@@ -1,0 +1,50 @@
+import { createHmac } from 'node:crypto';
+import t from 'tap';
+// The package entry point, as a receiver would import it.
+import { verifyWebhookSignature } from 'outreach-integration-service';
+
+const secret = 'svc_wh_0123456789abcdef0123456789abcdef';
+const body = '{"id":"outreach.reply_sent:1768478400000:abc","type":"outreach.reply_sent","data":{"x":"é"}}';
+const now = 1_768_478_400_000;
+const t0 = Math.floor(now / 1000);
+const sign = (ts: number, raw: string | Buffer, key = secret) => createHmac('sha256', key).update(`${ts}.`).update(raw).digest('hex');
+
+t.test('accepts a correct signature on the raw body (string or bytes)', async (t) => {
+  const header = `t=${t0},v1=${sign(t0, body)}`;
+  t.equal(verifyWebhookSignature(body, header, secret, { now }), true);
+  t.equal(verifyWebhookSignature(Buffer.from(body), header, secret, { now }), true);
+  t.equal(verifyWebhookSignature(new Uint8Array(Buffer.from(body)), header, secret, { now: new Date(now) }), true);
+});
+
+t.test('accepts a header with several v1 values when one matches', async (t) => {
+  const header = `t=${t0},v1=${sign(t0, body, 'old-secret')},v1=${sign(t0, body)}`;
+  t.equal(verifyWebhookSignature(body, header, secret, { now }), true);
+  t.equal(verifyWebhookSignature(body, `t=${t0},v1=${sign(t0, body, 'a')},v1=${sign(t0, body, 'b')}`, secret, { now }), false);
+});
+
+t.test('rejects a header without t or without v1, or malformed', async (t) => {
+  t.equal(verifyWebhookSignature(body, `v1=${sign(t0, body)}`, secret, { now }), false, 'no t');
+  t.equal(verifyWebhookSignature(body, `t=${t0}`, secret, { now }), false, 'no v1');
+  t.equal(verifyWebhookSignature(body, '', secret, { now }), false, 'empty');
+  t.equal(verifyWebhookSignature(body, undefined, secret, { now }), false, 'missing');
+  t.equal(verifyWebhookSignature(body, `t=abc,v1=${sign(t0, body)}`, secret, { now }), false, 'non-numeric t');
+  t.equal(verifyWebhookSignature(body, `t=${t0},v1=${sign(t0, body).toUpperCase()}`, secret, { now }), false, 'not lowercase hex');
+});
+
+t.test('rejects a stale or far-future timestamp, honouring toleranceSeconds', async (t) => {
+  const old = t0 - 301;
+  t.equal(verifyWebhookSignature(body, `t=${old},v1=${sign(old, body)}`, secret, { now }), false, 'older than 300 s');
+  t.equal(verifyWebhookSignature(body, `t=${old},v1=${sign(old, body)}`, secret, { now, toleranceSeconds: 600 }), true, 'within a wider tolerance');
+  const edge = t0 - 300;
+  t.equal(verifyWebhookSignature(body, `t=${edge},v1=${sign(edge, body)}`, secret, { now }), true, 'exactly at the tolerance');
+  const future = t0 + 301;
+  t.equal(verifyWebhookSignature(body, `t=${future},v1=${sign(future, body)}`, secret, { now }), false, 'too far in the future');
+});
+
+t.test('rejects a wrong secret, a changed body, and a re-serialised body', async (t) => {
+  const header = `t=${t0},v1=${sign(t0, body)}`;
+  t.equal(verifyWebhookSignature(body, header, secret + 'x', { now }), false);
+  t.equal(verifyWebhookSignature(body.replace('é', 'e'), header, secret, { now }), false);
+  t.equal(verifyWebhookSignature(JSON.stringify(JSON.parse(body), null, 2), header, secret, { now }), false);
+  t.equal(verifyWebhookSignature(body, `t=${t0 + 1},v1=${sign(t0, body)}`, secret, { now }), false, 'timestamp is part of the signed string');
+});
