@@ -34,6 +34,21 @@ export function eventLine(event: { position: bigint; revision: bigint; streamId:
     revision: event.revision.toString(),
     type: event.type,
     time: event.createdAt.toISOString(),
-    data: event.data,
+    data: redact(event.data),
   });
+}
+
+/**
+ * Password hashes and sealed secrets stay in the store but never reach an auditor's terminal:
+ * a password hash can be attacked offline, and a sealed secret is useless to read. Hashes of random
+ * tokens are kept: they are safe and let auditors correlate a token's issue, use and revocation.
+ */
+const REDACTED_FIELDS = new Set(['passwordHash', 'sealedSecret']);
+
+export function redact(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(redact);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [k, REDACTED_FIELDS.has(k) && v !== null ? '[redacted]' : redact(v)]),
+  );
 }

@@ -211,6 +211,19 @@ export class EsdbEventStore implements EventStore {
     }
   }
 
+  /**
+   * Soft delete: the stream reads as missing at once and its events leave `$all` at the next
+   * scavenge. A later append with 'no_stream' succeeds; its revisions continue after the deleted ones.
+   */
+  async deleteStream(streamId: string): Promise<void> {
+    try {
+      await this.client.deleteStream(streamId, { expectedRevision: ANY });
+    } catch (error) {
+      if (error instanceof StreamNotFoundError) return;
+      throw error;
+    }
+  }
+
   async close(): Promise<void> {
     await this.client.dispose();
   }

@@ -61,7 +61,7 @@ export class SqliteEventStore implements EventStore {
   private queue: PendingAppend[] = [];
   private flushScheduled = false;
   private readonly stmts;
-  private readonly commitBatch: (batch: PendingAppend[]) => Array<AppendResult | { error: unknown }>;
+  private readonly commitBatch: Database.Transaction<(batch: PendingAppend[]) => Array<AppendResult | { error: unknown }>>;
 
   constructor(file: string, options: { pollIntervalMs?: number } = {}) {
     this.pollIntervalMs = options.pollIntervalMs ?? 200;
@@ -138,7 +138,9 @@ export class SqliteEventStore implements EventStore {
     this.flushScheduled = false;
     let results: Array<AppendResult | { error: unknown }>;
     try {
-      results = this.commitBatch(batch);
+      // IMMEDIATE takes the write lock before the first read: a deferred transaction that reads and then
+      // writes gets SQLITE_BUSY at once (no busy wait) when another process committed in between.
+      results = this.commitBatch.immediate(batch);
     } catch (error) {
       for (const item of batch) item.reject(error);
       return;
