@@ -1,17 +1,17 @@
 import Database from 'better-sqlite3';
-import { randomUUID } from 'node:crypto';
+import { Worker } from 'node:worker_threads';
 import { EventEmitter } from 'node:events';
-import type {
-  AppendResult,
-  EventStore,
-  ExpectedRevision,
-  NewEvent,
-  ReadAllOptions,
-  RecordedEvent,
-  SubscribeOptions,
+import {
+  type AppendResult,
+  type EventStore,
+  type ExpectedRevision,
+  type NewEvent,
+  type ReadAllOptions,
+  type RecordedEvent,
+  type SubscribeOptions,
+  WrongExpectedRevisionError,
 } from '../../ports/eventStore.ts';
 import { catchUpSubscription, sleep } from '../../ports/catchUpSubscription.ts';
-import { checkExpectedRevision } from '../../ports/expectedRevision.ts';
 
 interface Row {
   position: bigint;
@@ -24,13 +24,27 @@ interface Row {
   created_at: bigint;
 }
 
-interface PendingAppend {
+interface AppendOp {
+  kind: 'append';
   streamId: string;
-  events: NewEvent[];
   expected: ExpectedRevision;
-  resolve: (result: AppendResult) => void;
+  /** [type, data JSON, metadata JSON] per event. */
+  events: Array<[string, string, string]>;
+  now: bigint;
+}
+type WriteOp = AppendOp | { kind: 'delete'; streamId: string };
+
+interface PendingOp {
+  op: WriteOp;
+  resolve: (result: AppendResult | null) => void;
   reject: (error: unknown) => void;
 }
+
+type WriterMessage = {
+  kind: 'committed';
+  id: number;
+  results: Array<{ ok: AppendResult | null } | { conflict: bigint | 'no_stream' } | { error: { message: string; code?: string } }>;
+};
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS events (
@@ -52,18 +66,25 @@ CREATE TABLE IF NOT EXISTS streams (
 
 /**
  * Embedded event store on one SQLite file (WAL, synchronous=FULL: a resolved append is on disk).
- * Appends issued in the same tick are group-committed in one transaction, each inside its own
- * savepoint so one append's conflict does not fail the others.
+ * Reads run on this thread; every write goes to one writer thread (appendWorker.js) so the fsync
+ * never blocks the event loop. Appends issued in the same tick travel as one message, and the
+ * writer commits whatever arrived during its previous commit in one transaction (group commit).
  */
 export class SqliteEventStore implements EventStore {
   private readonly db: Database.Database;
   private readonly appended = new EventEmitter();
-  private queue: PendingAppend[] = [];
+  private queue: PendingOp[] = [];
   private flushScheduled = false;
   private readonly stmts;
-  private readonly commitBatch: Database.Transaction<(batch: PendingAppend[]) => Array<AppendResult | { error: unknown }>>;
+  private readonly pollIntervalMs: number;
+  private writer: Worker | null = null;
+  private nextBatchId = 1;
+  private readonly inFlight = new Map<number, PendingOp[]>();
 
-  constructor(file: string, options: { pollIntervalMs?: number } = {}) {
+  constructor(
+    private readonly file: string,
+    options: { pollIntervalMs?: number } = {},
+  ) {
     this.pollIntervalMs = options.pollIntervalMs ?? 200;
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
@@ -73,84 +94,83 @@ export class SqliteEventStore implements EventStore {
     this.db.defaultSafeIntegers(true);
     this.appended.setMaxListeners(0);
     this.stmts = {
-      streamRevision: this.db.prepare<[string], { revision: bigint }>('SELECT revision FROM streams WHERE stream_id = ?'),
-      upsertStream: this.db.prepare(
-        'INSERT INTO streams (stream_id, revision) VALUES (?, ?) ON CONFLICT (stream_id) DO UPDATE SET revision = excluded.revision',
-      ),
-      insert: this.db.prepare(
-        'INSERT INTO events (id, stream_id, revision, type, data, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      ),
       readStream: this.db.prepare<[string], Row>('SELECT * FROM events WHERE stream_id = ? ORDER BY revision'),
       readAll: this.db.prepare<[bigint, number], Row>('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
       head: this.db.prepare<[], { p: bigint | null }>('SELECT MAX(position) AS p FROM events'),
-      deleteEvents: this.db.prepare('DELETE FROM events WHERE stream_id = ?'),
-      deleteStream: this.db.prepare('DELETE FROM streams WHERE stream_id = ?'),
     };
-    const appendOne = this.db.transaction((item: PendingAppend): AppendResult => {
-      const row = this.stmts.streamRevision.get(item.streamId);
-      const current = row ? row.revision : ('no_stream' as const);
-      checkExpectedRevision(item.streamId, item.expected, current);
-      let revision = current === 'no_stream' ? -1n : current;
-      let position = -1n;
-      const now = Date.now();
-      for (const event of item.events) {
-        revision += 1n;
-        const info = this.stmts.insert.run(
-          randomUUID(),
-          item.streamId,
-          revision,
-          event.type,
-          JSON.stringify(event.data),
-          JSON.stringify(event.metadata ?? {}),
-          now,
-        );
-        position = BigInt(info.lastInsertRowid);
-      }
-      if (item.events.length > 0) this.stmts.upsertStream.run(item.streamId, revision);
-      return { nextExpectedRevision: revision, position };
-    });
-    this.commitBatch = this.db.transaction((batch: PendingAppend[]) =>
-      batch.map((item) => {
-        try {
-          return appendOne(item);
-        } catch (error) {
-          return { error };
-        }
-      }),
-    );
   }
-
-  private readonly pollIntervalMs: number;
 
   append(streamId: string, events: NewEvent[], expectedRevision: ExpectedRevision): Promise<AppendResult> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ streamId, events, expected: expectedRevision, resolve, reject });
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(() => this.flush());
-      }
+      const now = BigInt(Date.now());
+      const rows = events.map((e): [string, string, string] => [e.type, JSON.stringify(e.data), JSON.stringify(e.metadata ?? {})]);
+      this.enqueue({
+        op: { kind: 'append', streamId, expected: expectedRevision, events: rows, now },
+        resolve: (result) => resolve(result as AppendResult),
+        reject,
+      });
     });
   }
 
+  /** Deletes the stream's events and revision, in order after the appends already issued. */
+  deleteStream(streamId: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.enqueue({ op: { kind: 'delete', streamId }, resolve: () => resolve(), reject });
+    });
+  }
+
+  private enqueue(pending: PendingOp): void {
+    this.queue.push(pending);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
   private flush(): void {
+    this.flushScheduled = false;
     const batch = this.queue;
     this.queue = [];
-    this.flushScheduled = false;
-    let results: Array<AppendResult | { error: unknown }>;
-    try {
-      // IMMEDIATE takes the write lock before the first read: a deferred transaction that reads and then
-      // writes gets SQLITE_BUSY at once (no busy wait) when another process committed in between.
-      results = this.commitBatch.immediate(batch);
-    } catch (error) {
-      for (const item of batch) item.reject(error);
-      return;
-    }
-    batch.forEach((item, i) => {
-      const result = results[i]!;
-      if ('error' in result) item.reject(result.error);
-      else item.resolve(result);
+    if (batch.length === 0) return;
+    const id = this.nextBatchId++;
+    this.inFlight.set(id, batch);
+    const writer = this.startWriter();
+    writer.ref();
+    writer.postMessage({ kind: 'ops', id, ops: batch.map((p) => p.op) });
+  }
+
+  private startWriter(): Worker {
+    if (this.writer) return this.writer;
+    const writer = new Worker(new URL('./appendWorker.js', import.meta.url), { workerData: { file: this.file } });
+    writer.on('message', (message: WriterMessage) => {
+      if (message.kind !== 'committed') return;
+      const batch = this.inFlight.get(message.id);
+      this.inFlight.delete(message.id);
+      if (this.inFlight.size === 0) writer.unref();
+      batch?.forEach((pending, i) => {
+        const result = message.results[i]!;
+        if ('ok' in result) pending.resolve(result.ok);
+        else if ('conflict' in result) {
+          const op = pending.op as AppendOp;
+          pending.reject(new WrongExpectedRevisionError(op.streamId, op.expected, result.conflict));
+        } else pending.reject(Object.assign(new Error(result.error.message), { code: result.error.code }));
+      });
+      this.appended.emit('append');
     });
-    this.appended.emit('append');
+    const fail = (error: unknown) => {
+      // The writer died: nothing in flight is known to be committed, so every pending write fails
+      // (the caller sees an error, never a false success) and the next write starts a new writer.
+      this.writer = null;
+      for (const batch of this.inFlight.values()) for (const pending of batch) pending.reject(error);
+      this.inFlight.clear();
+    };
+    writer.on('error', fail);
+    writer.on('exit', (code) => {
+      if (this.writer === writer) fail(new Error(`event store writer exited with code ${code}`));
+    });
+    writer.unref();
+    this.writer = writer;
+    return writer;
   }
 
   async readStream(streamId: string): Promise<RecordedEvent[]> {
@@ -184,15 +204,6 @@ export class SqliteEventStore implements EventStore {
     }
   }
 
-  /** Deletes the stream's events and revision in one transaction, after appends already queued. */
-  async deleteStream(streamId: string): Promise<void> {
-    while (this.queue.length > 0 || this.flushScheduled) await sleep(1);
-    this.db.transaction(() => {
-      this.stmts.deleteEvents.run(streamId);
-      this.stmts.deleteStream.run(streamId);
-    })();
-  }
-
   async headPosition(): Promise<bigint> {
     return this.stmts.head.get()?.p ?? -1n;
   }
@@ -202,9 +213,18 @@ export class SqliteEventStore implements EventStore {
   }
 
   async close(): Promise<void> {
-    while (this.queue.length > 0 || this.flushScheduled) await sleep(1);
+    while (this.queue.length > 0 || this.flushScheduled || this.inFlight.size > 0) await sleep(1);
+    const writer = this.writer;
+    this.writer = null;
+    if (writer) {
+      const closed = new Promise<void>((resolve) => writer.once('exit', () => resolve()));
+      writer.ref();
+      writer.postMessage({ kind: 'close' });
+      await closed;
+    }
     this.db.close();
   }
+
 }
 
 function toRecorded(row: Row): RecordedEvent {

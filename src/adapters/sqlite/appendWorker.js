@@ -1,0 +1,120 @@
+// @ts-check
+/**
+ * The SQLite event store's writer thread. It owns the only write connection, so the durable commit
+ * (fsync, synchronous=FULL) never blocks the service's event loop. Messages that arrive while a
+ * commit is running are committed together in the next transaction (group commit); each append is
+ * inside its own savepoint, so one append's conflict does not fail the others. Plain JavaScript on
+ * purpose: a worker must load without the TypeScript loader (the CLI registers it in-process only).
+ */
+import Database from 'better-sqlite3';
+import { randomUUID } from 'node:crypto';
+import { parentPort, workerData } from 'node:worker_threads';
+
+if (!parentPort) throw new Error('appendWorker must run as a worker thread');
+const port = parentPort;
+
+const db = new Database(workerData.file);
+db.pragma('journal_mode = WAL');
+db.pragma('synchronous = FULL');
+db.pragma('busy_timeout = 10000');
+db.defaultSafeIntegers(true);
+
+const stmts = {
+  streamRevision: db.prepare('SELECT revision FROM streams WHERE stream_id = ?'),
+  upsertStream: db.prepare(
+    'INSERT INTO streams (stream_id, revision) VALUES (?, ?) ON CONFLICT (stream_id) DO UPDATE SET revision = excluded.revision',
+  ),
+  insert: db.prepare('INSERT INTO events (id, stream_id, revision, type, data, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+  deleteEvents: db.prepare('DELETE FROM events WHERE stream_id = ?'),
+  deleteStream: db.prepare('DELETE FROM streams WHERE stream_id = ?'),
+};
+
+class Conflict {
+  /** @param {bigint | 'no_stream'} actual */
+  constructor(actual) {
+    this.actual = actual;
+  }
+}
+
+/** Whether the stream's current revision satisfies what the appender expected (see ExpectedRevision). */
+function satisfies(expected, current) {
+  return (
+    expected === 'any' ||
+    (expected === 'no_stream' && current === 'no_stream') ||
+    (expected === 'stream_exists' && current !== 'no_stream') ||
+    (typeof expected === 'bigint' && current === expected)
+  );
+}
+
+const appendOne = db.transaction((item) => {
+  const row = /** @type {{ revision: bigint } | undefined} */ (stmts.streamRevision.get(item.streamId));
+  const current = row ? row.revision : 'no_stream';
+  if (!satisfies(item.expected, current)) throw new Conflict(current);
+  let revision = current === 'no_stream' ? -1n : current;
+  let position = -1n;
+  for (const [type, data, metadata] of item.events) {
+    revision += 1n;
+    const info = stmts.insert.run(randomUUID(), item.streamId, revision, type, data, metadata, item.now);
+    position = BigInt(info.lastInsertRowid);
+  }
+  if (item.events.length > 0) stmts.upsertStream.run(item.streamId, revision);
+  return { nextExpectedRevision: revision, position };
+});
+
+const deleteOne = db.transaction((streamId) => {
+  stmts.deleteEvents.run(streamId);
+  stmts.deleteStream.run(streamId);
+  return null;
+});
+
+const commit = db.transaction((ops) =>
+  ops.map((op) => {
+    try {
+      return { ok: op.kind === 'append' ? appendOne(op) : deleteOne(op.streamId) };
+    } catch (error) {
+      if (error instanceof Conflict) return { conflict: error.actual };
+      return { error: { message: String(error?.message ?? error), code: error?.code } };
+    }
+  }),
+);
+
+/** @type {Array<{ id: number; ops: any[] }>} */
+let queue = [];
+let scheduled = false;
+
+port.on('message', (message) => {
+  if (message.kind === 'close') {
+    flush();
+    db.close();
+    port.postMessage({ kind: 'closed' });
+    port.close();
+    return;
+  }
+  queue.push(message);
+  if (!scheduled) {
+    scheduled = true;
+    setImmediate(flush);
+  }
+});
+
+function flush() {
+  scheduled = false;
+  const batches = queue;
+  queue = [];
+  if (batches.length === 0) return;
+  const ops = batches.flatMap((b) => b.ops);
+  let results;
+  try {
+    // IMMEDIATE takes the write lock before the first read: a deferred transaction that reads and then
+    // writes gets SQLITE_BUSY at once (no busy wait) when another process committed in between.
+    results = commit.immediate(ops);
+  } catch (error) {
+    const failure = { error: { message: String(/** @type {any} */ (error)?.message ?? error), code: /** @type {any} */ (error)?.code } };
+    results = ops.map(() => failure);
+  }
+  let i = 0;
+  for (const batch of batches) {
+    port.postMessage({ kind: 'committed', id: batch.id, results: results.slice(i, i + batch.ops.length) });
+    i += batch.ops.length;
+  }
+}
