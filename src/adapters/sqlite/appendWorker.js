@@ -8,7 +8,7 @@
  */
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 
 if (!parentPort) throw new Error('appendWorker must run as a worker thread');
 const port = parentPort;
@@ -78,29 +78,25 @@ const commit = db.transaction((ops) =>
   }),
 );
 
-/** @type {Array<{ id: number; ops: any[] }>} */
-let queue = [];
-let scheduled = false;
-
 port.on('message', (message) => {
-  if (message.kind === 'close') {
-    flush();
-    db.close();
-    port.postMessage({ kind: 'closed' });
-    port.close();
-    return;
+  // Drain what else is already waiting: everything that arrived during the last commit goes into
+  // the next one, without waiting another turn of the event loop.
+  const batches = [];
+  let closing = false;
+  for (let m = message; m; ) {
+    if (m.kind === 'close') closing = true;
+    else batches.push(m);
+    m = receiveMessageOnPort(port)?.message;
   }
-  queue.push(message);
-  if (!scheduled) {
-    scheduled = true;
-    setImmediate(flush);
+  flush(batches);
+  if (closing) {
+    db.close();
+    port.close();
   }
 });
 
-function flush() {
-  scheduled = false;
-  const batches = queue;
-  queue = [];
+/** @param {Array<{ id: number; ops: any[] }>} batches */
+function flush(batches) {
   if (batches.length === 0) return;
   const ops = batches.flatMap((b) => b.ops);
   let results;

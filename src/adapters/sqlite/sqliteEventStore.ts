@@ -123,7 +123,7 @@ export class SqliteEventStore implements EventStore {
     this.queue.push(pending);
     if (!this.flushScheduled) {
       this.flushScheduled = true;
-      setImmediate(() => this.flush());
+      queueMicrotask(() => this.flush());
     }
   }
 
