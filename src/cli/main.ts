@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
 import { ConfigError, loadConfig } from '../config.ts';
 import { createServices, type Services } from '../services.ts';
+import { CATCH_UP_PAGE } from '../projections/projectionRunner.ts';
 import {
   TenancyError,
   addUser,
@@ -228,7 +229,7 @@ projections
       bar?.start(Math.max(total, 1), 0);
       const started = Date.now();
       while (s.projections.position < head) {
-        await s.projections.step();
+        await s.projections.step(CATCH_UP_PAGE);
         bar?.update(Number(s.projections.position + 1n));
       }
       bar?.update(Math.max(total, 1));

@@ -3,7 +3,9 @@ import type { ReadModelStore } from '../ports/readModelStore.ts';
 import { sleep } from '../ports/catchUpSubscription.ts';
 import type { Projection } from './projection.ts';
 
+/** Events per step while following the log, and while catching up (larger pages: fewer commits, more writes folded together). */
 const PAGE = 1_000;
+export const CATCH_UP_PAGE = 5_000;
 
 export interface RunnerOptions {
   onError?: (error: unknown) => void;
@@ -77,9 +79,9 @@ export class ProjectionRunner {
   }
 
   /** Applies one page of events. Returns false when every projection is caught up. */
-  async step(): Promise<boolean> {
+  async step(limit = PAGE): Promise<boolean> {
     const from = this.position;
-    const page = await this.events.readAll({ after: from, limit: PAGE });
+    const page = await this.events.readAll({ after: from, limit });
     if (page.length === 0) {
       await this.refreshCheckpoints();
       return false;
@@ -105,7 +107,7 @@ export class ProjectionRunner {
   /** Runs until every projection has applied the whole log as it is now. */
   async catchUp(): Promise<void> {
     const head = await this.events.headPosition();
-    while (this.position < head) await this.step();
+    while (this.position < head) await this.step(CATCH_UP_PAGE);
   }
 
   /** Read your writes: resolves once every read model includes `position`, or false after `timeoutMs`. */

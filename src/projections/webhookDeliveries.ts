@@ -76,8 +76,10 @@ export const webhookDeliveriesProjection: Projection = {
         if (!doc) return;
         if (event.type === 'DeliveryAttempted') {
           const d = event.data;
-          if (!doc.attempts.some((a) => a.attempt === d.attempt))
-            doc.attempts.push({ attempt: d.attempt, status: d.status, status_code: d.statusCode, error: d.error, duration_ms: d.durationMs, attempted_at: d.attemptedAt });
+          if (!doc.attempts.some((a) => a.attempt === d.attempt)) {
+            const attempt = { attempt: d.attempt, status: d.status, status_code: d.statusCode, error: d.error, duration_ms: d.durationMs, attempted_at: d.attemptedAt };
+            doc.attempts = [...doc.attempts, attempt];
+          }
           doc.next_attempt_at = d.nextAttemptAt === null ? null : new Date(d.nextAttemptAt).toISOString();
           doc.worker_id = d.workerId;
           doc.updated_at = d.attemptedAt;

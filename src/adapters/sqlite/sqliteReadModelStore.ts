@@ -23,8 +23,9 @@ CREATE TABLE IF NOT EXISTS checkpoints (
 `;
 
 /**
- * Callers always get copies: the cached documents are never handed out, so neither a projection nor
- * a route can change stored state except through a guarded `put`.
+ * Stored documents are deep-frozen and never handed out as they are: routes get deep copies, and a
+ * projection gets a shallow copy whose nested values are frozen (changing one throws), so nothing
+ * changes stored state except a guarded `put`, which freezes the document it is given.
  *
  * Embedded read models: every document lives in memory for fast queries and is persisted to a
  * SQLite file together with its projection's checkpoint in one transaction, so a restart resumes
@@ -67,7 +68,7 @@ export class SqliteReadModelStore implements ReadModelStore {
     for (const row of this.stmts.allDocs.iterate()) {
       let coll = collections.get(row.collection);
       if (!coll) collections.set(row.collection, (coll = new Map()));
-      coll.set(row.id, { doc: JSON.parse(row.doc), position: row.position });
+      coll.set(row.id, { doc: deepFreeze(JSON.parse(row.doc)), position: row.position });
     }
     const checkpoints = new Map<string, Checkpoint>();
     for (const row of this.stmts.allCheckpoints.iterate()) {
@@ -115,34 +116,41 @@ export class SqliteReadModelStore implements ReadModelStore {
       if (!coll) overlay.set(collection, (coll = new Map()));
       coll.set(id, entry);
     };
-    const writerAt = (position: bigint): ProjectionWriter => ({
+    // One writer for the whole batch: events are applied one after another, so it only needs the
+    // position of the event being applied.
+    let position = -1n;
+    const writer: ProjectionWriter = {
       get: async <T extends Document>(collection: string, id: string) => {
         const entry = current(collection, id);
-        return entry ? (structuredClone(entry.doc) as T) : null;
+        return entry ? ({ ...entry.doc } as T) : null;
       },
       find: async <T extends Document>(collection: string, filter: Filter) => {
         const seen = new Set<string>();
         const out: Document[] = [];
         for (const [id, entry] of overlay.get(collection) ?? []) {
           seen.add(id);
-          if (entry && matches(entry.doc, filter)) out.push(structuredClone(entry.doc));
+          if (entry && matches(entry.doc, filter)) out.push({ ...entry.doc });
         }
         for (const [id, entry] of this.collections.get(collection) ?? []) {
-          if (!seen.has(id) && matches(entry.doc, filter)) out.push(structuredClone(entry.doc));
+          if (!seen.has(id) && matches(entry.doc, filter)) out.push({ ...entry.doc });
         }
         return out as T[];
       },
       put: async (collection, doc) => {
         const existing = current(collection, doc.id);
         if (existing && existing.position >= position) return;
-        stage(collection, doc.id, { doc: structuredClone(doc), position });
+        stage(collection, doc.id, { doc: deepFreeze(doc), position });
       },
       remove: async (collection, id) => {
         const existing = current(collection, id);
         if (!existing || existing.position >= position) return;
         stage(collection, id, null);
       },
-    });
+    };
+    const writerAt = (at: bigint): ProjectionWriter => {
+      position = at;
+      return writer;
+    };
 
     await apply(writerAt);
 
@@ -192,4 +200,13 @@ export class SqliteReadModelStore implements ReadModelStore {
   async close(): Promise<void> {
     this.db.close();
   }
+}
+
+/** Freezes a document and everything in it; returns it. */
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const key in value) deepFreeze((value as Record<string, unknown>)[key]);
+  }
+  return value;
 }
