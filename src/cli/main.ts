@@ -55,8 +55,6 @@ team
   .action(async (opts) =>
     withServices(async (s) => {
       const password = opts.ownerPassword ?? process.env.OUTREACH_OWNER_PASSWORD;
-      // The unique-email check reads the users read model: bring it up to date first (no server may be running).
-      await s.projections.catchUp();
       const r = await createTeam(s, { name: opts.name, ownerEmail: opts.ownerEmail, ownerPassword: password });
       print(json(), { teamId: r.teamId, ownerUserId: r.ownerUserId }, `team ${r.teamId} created, owner user ${r.ownerUserId}`);
     }),
@@ -79,7 +77,6 @@ team
   .option('--password <password>')
   .action(async (opts) =>
     withServices(async (s) => {
-      await s.projections.catchUp();
       const r = await addUser(s, { teamId: opts.team, email: opts.email, role: opts.role, password: opts.password });
       print(json(), { userId: r.userId }, `user ${r.userId} added`);
     }),

@@ -2,7 +2,8 @@ import { apiKeyDecider, apiKeyStream } from '../domain/apiKey.ts';
 import type { Scope } from '../domain/scopes.ts';
 import { type Plan, type SiteSettings, siteDecider, siteStream } from '../domain/site.ts';
 import { type BillingStatus, type Role, teamDecider, teamStream } from '../domain/team.ts';
-import type { SiteDoc, TeamDoc, UserDoc } from '../projections/tenancy.ts';
+import type { SiteDoc, TeamDoc } from '../projections/tenancy.ts';
+import { EmailTakenError, userEmailDecider, userEmailStream } from '../domain/userEmail.ts';
 import type { CommandContext } from './context.ts';
 import { generateApiKey, hashPassword, randomToken, sha256Hex } from './credentials.ts';
 import { handleCommand } from './handleCommand.ts';
@@ -14,9 +15,9 @@ const normaliseEmail = (email: string) => email.trim().toLowerCase();
 
 export async function createTeam(ctx: CommandContext, input: { name: string; ownerEmail: string; ownerPassword?: string }) {
   const email = normaliseEmail(input.ownerEmail);
-  if ((await ctx.readModels.find<UserDoc>('users', { email })).length > 0) throw new TenancyError(`a user with email ${email} exists`);
   const teamId = ctx.newId();
   const ownerUserId = ctx.newId();
+  await claimEmail(ctx, { email, userId: ownerUserId, teamId });
   const passwordHash = input.ownerPassword ? await hashPassword(input.ownerPassword) : null;
   const result = await handleCommand(ctx.events, teamStream(teamId), teamDecider, {
     type: 'CreateTeam',
@@ -28,8 +29,8 @@ export async function createTeam(ctx: CommandContext, input: { name: string; own
 export async function addUser(ctx: CommandContext, input: { teamId: string; email: string; role: Role; password?: string }) {
   await requireTeam(ctx, input.teamId);
   const email = normaliseEmail(input.email);
-  if ((await ctx.readModels.find<UserDoc>('users', { email })).length > 0) throw new TenancyError(`a user with email ${email} exists`);
   const userId = ctx.newId();
+  await claimEmail(ctx, { email, userId, teamId: input.teamId });
   const passwordHash = input.password ? await hashPassword(input.password) : null;
   const result = await handleCommand(ctx.events, teamStream(input.teamId), teamDecider, {
     type: 'AddUser',
@@ -99,6 +100,22 @@ export async function recordApiKeyUse(ctx: CommandContext, apiKeyId: string) {
     type: 'RecordApiKeyUse',
     data: { apiKeyId, now: ctx.clock.now().toISOString() },
   });
+}
+
+/**
+ * Claims the address before the user is added. If adding then fails, the claim stays with a user
+ * that never existed and the address needs an operator; that is the price of never having two.
+ */
+async function claimEmail(ctx: CommandContext, claim: { email: string; userId: string; teamId: string }) {
+  try {
+    await handleCommand(ctx.events, userEmailStream(sha256Hex(claim.email)), userEmailDecider, {
+      type: 'ClaimUserEmail',
+      data: { ...claim, now: ctx.clock.now().toISOString() },
+    });
+  } catch (error) {
+    if (error instanceof EmailTakenError) throw new TenancyError(error.message);
+    throw error;
+  }
 }
 
 async function requireTeam(ctx: CommandContext, teamId: string) {

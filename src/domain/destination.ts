@@ -25,9 +25,15 @@ const REFUSED_V4: Array<[string, number, string]> = [
 const REFUSED_V6: Array<[string, number, string]> = [
   ['::', 128, 'unspecified'],
   ['::1', 128, 'loopback'],
+  // IPv4-compatible (deprecated, ::a.b.c.d) and IPv4-translated (::ffff:0:a.b.c.d) addresses.
+  ['::', 96, 'reserved'],
+  ['::ffff:0:0:0', 96, 'reserved'],
   ['64:ff9b::', 96, 'reserved'],
+  ['64:ff9b:1::', 48, 'reserved'],
   ['100::', 64, 'reserved'],
   ['2001:db8::', 32, 'reserved'],
+  // 6to4 embeds an IPv4 address and its relays are deprecated (RFC 7526).
+  ['2002::', 16, 'reserved'],
   ['fc00::', 7, 'private'],
   ['fe80::', 10, 'link_local'],
   ['fec0::', 10, 'reserved'],
@@ -91,7 +97,8 @@ export function webhookUrlProblem(url: string, allowed?: BlockList): UrlProblem 
   }
   if (parsed.protocol !== 'https:') return 'url must use https';
   if (parsed.username || parsed.password) return 'url must not contain credentials';
-  const host = parsed.hostname.toLowerCase();
+  // A trailing dot names the same host (`localhost.` is `localhost`).
+  const host = parsed.hostname.toLowerCase().replace(/\.$/, '');
   if (isIP(host.replace(/^\[|\]$/g, '')) !== 0) {
     const reason = refusalReason(host, allowed);
     if (reason) return `url points to a ${reason.replace('_', ' ')} address, which webhooks may not target`;

@@ -20,6 +20,9 @@ const REFUSED_LITERALS: Array<[string, string]> = [
   ['reserved 240/4', 'https://240.0.0.1/hook'],
   ['reserved documentation', 'https://192.0.2.10/hook'],
   ['IPv4-mapped loopback', 'https://[::ffff:127.0.0.1]/hook'],
+  ['IPv4-compatible loopback', 'https://[::127.0.0.1]/hook'],
+  ['6to4 of loopback', 'https://[2002:7f00:1::1]/hook'],
+  ['localhost with a trailing dot', 'https://localhost./hook'],
 ];
 
 t.test('creation refuses literal refused addresses and plain HTTP with 400 VALIDATION_ERROR', async (t) => {
