@@ -14,7 +14,7 @@ export async function openCounterStore(config: Config, clock: Clock): Promise<Co
     const { MongoCounterStore } = await import('./adapters/mongodb/mongoCounterStore.ts');
     return MongoCounterStore.connect(config.MONGODB_URL, config.MONGODB_DB);
   }
-  mkdirSync(config.DATA_DIR, { recursive: true });
+  mkdirSync(config.DATA_DIR, { recursive: true, mode: 0o700 });
   return new SqliteCounterStore(join(config.DATA_DIR, 'counters.sqlite'), () => clock.now().getTime());
 }
 

@@ -39,7 +39,7 @@ export async function openEventStore(config: Config): Promise<EventStore> {
     const { EsdbEventStore } = await import('./adapters/eventstoredb/esdbEventStore.ts');
     return new EsdbEventStore(config.EVENTSTORE_URL);
   }
-  mkdirSync(config.DATA_DIR, { recursive: true });
+  mkdirSync(config.DATA_DIR, { recursive: true, mode: 0o700 });
   return new SqliteEventStore(join(config.DATA_DIR, 'events.sqlite'));
 }
 
@@ -48,7 +48,7 @@ export async function openReadModels(config: Config): Promise<ReadModelStore> {
     const { MongoReadModelStore } = await import('./adapters/mongodb/mongoReadModelStore.ts');
     return MongoReadModelStore.connect(config.MONGODB_URL, config.MONGODB_DB);
   }
-  mkdirSync(config.DATA_DIR, { recursive: true });
+  mkdirSync(config.DATA_DIR, { recursive: true, mode: 0o700 });
   return new SqliteReadModelStore(join(config.DATA_DIR, 'readmodels.sqlite'));
 }
 

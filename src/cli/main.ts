@@ -1,4 +1,4 @@
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
 import { ConfigError, loadConfig } from '../config.ts';
 import { createServices, type Services } from '../services.ts';
@@ -16,7 +16,7 @@ import {
 import { BILLING_STATUSES, ROLES } from '../domain/team.ts';
 import { PLANS, type SiteSettings } from '../domain/site.ts';
 import { SCOPES, isScope, type Scope } from '../domain/scopes.ts';
-import { eventLine, parseBool, parseChoice, parseNonNegativeInt, print } from './output.ts';
+import { eventLine, parseBool, parseChoice, parseDomain, parseNonNegativeInt, print } from './output.ts';
 import { registerWebhookCommands } from './webhooks.ts';
 import { configureAgent } from '../commands/agents.ts';
 import { suppressContact } from '../commands/suppression.ts';
@@ -25,7 +25,9 @@ import { AGENT_KEYS } from '../domain/agents.ts';
 const program = new Command('outreach')
   .description('Admin CLI of the Outreach Integration Service. Uses the same configuration (environment) as the server.')
   .option('--json', 'print one JSON object per command')
-  .showHelpAfterError();
+  .showHelpAfterError()
+  // Argument errors reach the handler at the end, so that with --json they too print one JSON object.
+  .exitOverride();
 
 const json = () => Boolean(program.opts().json);
 const wrapChoice = <T>(fn: (v: string) => T) => (v: string) => {
@@ -86,7 +88,7 @@ const site = program.command('site').description('sites');
 site
   .command('create')
   .requiredOption('--team <teamId>')
-  .requiredOption('--domain <domain>')
+  .addOption(new Option('--domain <domain>').makeOptionMandatory().argParser(wrapChoice(parseDomain('--domain'))))
   .addOption(new Option('--plan <plan>').default('starter').argParser(wrapChoice(parseChoice('--plan', PLANS))))
   .action(async (opts) =>
     withServices(async (s) => {
@@ -238,11 +240,18 @@ projections
 registerWebhookCommands(program, json, withServices);
 
 program.parseAsync(process.argv).catch((error) => {
+  if (error instanceof CommanderError) {
+    // commander has already written its message (and the help) to stderr.
+    const message = error.code === 'commander.help' ? 'no command given (see outreach --help)' : error.message.replace(/^error: /, '');
+    if (error.exitCode !== 0 && json()) process.stdout.write(JSON.stringify({ error: message }) + '\n');
+    process.exit(error.exitCode);
+  }
   if (error instanceof ConfigError || error instanceof TenancyError) {
     if (json()) process.stdout.write(JSON.stringify({ error: error.message }) + '\n');
     else process.stderr.write(`error: ${error.message}\n`);
     process.exit(1);
   }
   process.stderr.write(`error: ${(error as Error).stack ?? error}\n`);
+  if (json()) process.stdout.write(JSON.stringify({ error: error instanceof Error ? error.message : String(error) }) + '\n');
   process.exit(1);
 });

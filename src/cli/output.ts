@@ -26,6 +26,19 @@ export function parseNonNegativeInt(name: string) {
   };
 }
 
+/** A site's domain name: LDH labels (letters, digits, hyphens; IDNs in their xn-- form), at least two of them. */
+const DOMAIN_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+export function parseDomain(name: string) {
+  return (value: string): string => {
+    const domain = value.trim().toLowerCase().replace(/\.$/, '');
+    const labels = domain.split('.');
+    if (domain.length > 253 || labels.length < 2 || !labels.every((l) => DOMAIN_LABEL.test(l)) || /^[0-9]+$/.test(labels.at(-1)!)) {
+      throw new Error(`${name} must be a domain name such as example.com (no scheme, path or port)`);
+    }
+    return domain;
+  };
+}
+
 /** JSON lines for auditors: positions and revisions as strings, so no precision is lost. */
 export function eventLine(event: { position: bigint; revision: bigint; streamId: string; type: string; createdAt: Date; data: unknown; metadata: unknown }) {
   return JSON.stringify({

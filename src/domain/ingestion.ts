@@ -238,10 +238,17 @@ function ingest(c: IngestionCommand['data']): IngestionEvent[] {
 /** Ids one ingestion may need: the message, a conversation + opportunity + dispatch per ask (at least one). */
 export const idsNeeded = (extraction: Extraction) => 1 + 3 * Math.max(1, extraction.ran ? extraction.asks.length : 0);
 
+/**
+ * How many Message-Ids threading looks up at most. Each is one read-model lookup; a References
+ * chain of thousands of short ids (32 000 characters are allowed) would otherwise cost thousands of
+ * round trips per request. The newest ids are the ones that name a known message.
+ */
+export const MAX_THREAD_CANDIDATES = 100;
+
 /** Message-Ids named by In-Reply-To and References, most specific first (In-Reply-To, then References newest to oldest). */
 export function threadCandidates(inReplyTo: string | null, references: string | null): string[] {
   const ids = [...parseMessageIds(inReplyTo), ...parseMessageIds(references).reverse()];
-  return [...new Set(ids)];
+  return [...new Set(ids)].slice(0, MAX_THREAD_CANDIDATES);
 }
 
 /** `<a@b> <c@d>` or bare ids separated by whitespace/commas; angle brackets are dropped. */

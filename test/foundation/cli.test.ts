@@ -122,6 +122,11 @@ t.test('apikey create prints {id, key}; apikey revoke revokes it', async (t) => 
 t.test('bad arguments exit non-zero with a clear message', async (t) => {
   const cases: Array<[string[], RegExp]> = [
     [['site', 'create', '--team', teamId, '--domain', 'x.test', '--plan', 'gold'], /--plan must be one of starter, pro, advanced/],
+    [['site', 'create', '--team', teamId, '--domain', 'not a domain'], /--domain must be a domain name/],
+    [['site', 'create', '--team', teamId, '--domain', 'https://acme.test/'], /--domain must be a domain name/],
+    [['site', 'create', '--team', teamId, '--domain', 'acme'], /--domain must be a domain name/],
+    [['site', 'create', '--team', teamId], /required option.*--domain/],
+    [['no-such-command'], /unknown command/],
     [['team', 'set', '--team', teamId, '--billing', 'late'], /--billing must be one of/],
     [['site', 'set', '--site', siteId, '--licensed', 'maybe'], /--licensed must be true or false/],
     [['site', 'set', '--site', siteId, '--ai-credits', '-3'], /--ai-credits must be a non-negative integer/],
@@ -137,6 +142,8 @@ t.test('bad arguments exit non-zero with a clear message', async (t) => {
     t.not(r.code, 0, `${args.join(' ')}: non-zero exit`);
     t.match(r.stderr + r.stdout, message, `${args.join(' ')}: message`);
     t.notMatch(r.stderr, /\n\s+at .*\.ts:\d+/, `${args.join(' ')}: no stack trace`);
+    // With --json every failure, an argument error included, prints one JSON object on stdout.
+    t.match(r.json(), { error: message }, `${args.join(' ')}: one JSON object with --json`);
   }
   const [bad, config] = await Promise.all([
     outreach(['--json', 'apikey', 'revoke', '--id', 'nope'], env),

@@ -12,6 +12,10 @@ t.test('embedded default: the key file is created readable by its owner only, an
   const keyFile = join(app.dataDir, 'secret.key');
   t.ok(existsSync(keyFile), 'DATA_DIR/secret.key exists');
   t.equal(statSync(keyFile).mode & 0o777, 0o600, 'mode 0600');
+  t.equal(statSync(app.dataDir).mode & 0o077, 0, 'no access for group and others to a data directory the service created');
+  for (const file of ['events.sqlite', 'readmodels.sqlite', 'events.sqlite-wal']) {
+    t.equal(statSync(join(app.dataDir, file)).mode & 0o777, 0o600, `${file} is mode 0600: it holds hashes and sealed secrets`);
+  }
 
   const tenant = await createTenant(app.services);
   const res = await app.fastify.inject({ method: 'POST', url: webhooksPath(tenant.siteId), headers: bearer(tenant.key), payload: validBody() });

@@ -120,6 +120,7 @@ t.test('400 VALIDATION_ERROR for every bad body, and nothing is stored', async (
     ['missing url', { label: 'crm', eventTypes: ['outreach.reply_sent'] }],
     ['missing eventTypes', { label: 'crm', url: 'https://example.com/h' }],
     ['empty label', validBody({ label: '' })],
+    ['blank label', validBody({ label: '   ' })],
     ['label a number', validBody({ label: 42 })],
     ['url a number', validBody({ url: 42 })],
     ['label null', validBody({ label: null })],

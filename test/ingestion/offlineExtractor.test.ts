@@ -1,7 +1,7 @@
 import t from 'tap';
-import { extractAsks } from '../../src/adapters/extractor/offlineExtractor.ts';
+import { MAX_ASKS, extractAsks } from '../../src/adapters/extractor/offlineExtractor.ts';
 import { forwardingToken, originalSender } from '../../src/domain/forwarded.ts';
-import { threadCandidates } from '../../src/domain/ingestion.ts';
+import { MAX_THREAD_CANDIDATES, threadCandidates } from '../../src/domain/ingestion.ts';
 
 const run = (bodyText: string) => extractAsks({ subject: '', bodyText, from: 'x@y.io', siteDomain: 'mysite.com' });
 
@@ -26,6 +26,18 @@ t.test('unactionable messages give no asks', async (t) => {
   t.same(run(''), []);
 });
 
+t.test('a body of thousands of distinct URLs: at most MAX_ASKS asks, in linear time', async (t) => {
+  // About 230 KB, under the ingestion body limit. Unbounded, this took tens of seconds of event loop
+  // and would have opened one conversation per URL.
+  const body = 'Please link to these: ' + Array.from({ length: 12_000 }, (_, i) => `https://spam.io/${i}`).join(' ');
+  const started = performance.now();
+  const asks = run(body);
+  const ms = performance.now() - started;
+  t.equal(asks.length, MAX_ASKS, `capped at ${MAX_ASKS}`);
+  t.equal(asks[0]!.targetUrl, 'https://spam.io/0', 'the first asks are kept, in order');
+  t.ok(ms < 3_000, `took ${Math.round(ms)} ms`);
+});
+
 t.test('forwarded sender, forwarding token, thread candidates', async (t) => {
   t.same(originalSender('fyi\n---------- Forwarded message ---------\nFrom: "Jane P" <Jane@Prospect.io>\nDate: x'), { address: 'jane@prospect.io', name: 'Jane P' });
   t.same(originalSender('Begin forwarded message:\n\nFrom: sam@x.io\n'), { address: 'sam@x.io', name: null });
@@ -36,4 +48,8 @@ t.test('forwarded sender, forwarding token, thread candidates', async (t) => {
   t.same(threadCandidates('<c@x>', '<a@x> <b@x> <c@x>'), ['c@x', 'b@x', 'a@x']);
   t.same(threadCandidates(null, 'a@x, b@x'), ['b@x', 'a@x']);
   t.same(threadCandidates(null, null), []);
+  const chain = Array.from({ length: 5_000 }, (_, i) => `<${i}@x>`).join(' ');
+  const bounded = threadCandidates('<r@x>', chain);
+  t.equal(bounded.length, MAX_THREAD_CANDIDATES, 'a huge References chain is looked up only in its newest ids');
+  t.same(bounded.slice(0, 3), ['r@x', '4999@x', '4998@x'], 'In-Reply-To first, then References newest first');
 });

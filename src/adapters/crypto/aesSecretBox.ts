@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { SecretBox } from '../../ports/secretBox.ts';
 
@@ -33,15 +33,20 @@ export function loadOrCreateKey(configured: string | undefined, keyFile: string)
     if (key.length !== 32) throw new Error(`${keyFile} does not hold a 32-byte base64 key`);
     return key;
   }
-  mkdirSync(dirname(keyFile), { recursive: true });
+  mkdirSync(dirname(keyFile), { recursive: true, mode: 0o700 });
   const key = randomBytes(32);
+  // Written whole under a private name, then linked into place: another process starting at the
+  // same moment either sees no key file or a complete one, never a half-written one.
+  const staging = `${keyFile}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  writeFileSync(staging, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
   try {
-    writeFileSync(keyFile, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
+    linkSync(staging, keyFile);
   } catch (error) {
     // Another process created it first: use theirs.
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return loadOrCreateKey(undefined, keyFile);
     throw error;
+  } finally {
+    unlinkSync(staging);
   }
-  chmodSync(keyFile, 0o600);
   return key;
 }

@@ -7,6 +7,12 @@ const ASK_CUE = /\b(link(?:ing|ed|s)?|backlinks?|hyperlinks?|mention(?:ing)?|ref
 const TARGET_CUE = /\b(link(?:ing)?(?: back)? to|pointing to|points to|target(?: url| page| link)?|mention(?:ing)?|referenc(?:e|ing)|cit(?:e|ing)|to our|to my|our (?:page|guide|article|post|tool|resource)|my (?:page|guide|article|post|tool|resource))\b[^.\n]{0,40}$/i;
 const SOURCE_CUE = /\b(source(?: url| page)?|your (?:article|post|page|blog(?: post)?|guide|piece)|on the page|in the article|in your|on your|at)\b[^.\n]{0,40}$/i;
 const NOISE = /unsubscribe|opt[-_ ]?out|list-manage|mailto:|\/privacy|\/terms/i;
+/**
+ * At most this many asks per message, as the language-model adapter's schema allows: a pitch never
+ * asks for more, and each ask scans the rest of the body, so an unbounded count would let one large
+ * body of distinct URLs hold the event loop for seconds and open thousands of conversations.
+ */
+export const MAX_ASKS = 20;
 
 /**
  * The offline default: reads typical link-building pitches with patterns, no network. It finds the
@@ -30,10 +36,12 @@ export function extractAsks({ subject, bodyText, siteDomain }: ExtractionInput):
   const asks: Ask[] = [];
   const seen = new Set<string>();
   for (const segment of segments) {
+    if (asks.length >= MAX_ASKS) break;
     const urls = findUrls(segment);
     const sources = urls.filter((u) => isSource(u, segment, siteDomain));
     const targets = urls.filter((u) => !sources.includes(u));
     for (const target of targets) {
+      if (asks.length >= MAX_ASKS) break;
       if (seen.has(target.url)) continue;
       seen.add(target.url);
       const after = segment.slice(target.index);

@@ -1,4 +1,5 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openDatabase } from './openDatabase.ts';
 import type { CounterStore } from '../../ports/counterStore.ts';
 
 /**
@@ -14,11 +15,8 @@ export class SqliteCounterStore implements CounterStore {
 
   /** `now` is the service clock: expired windows are swept relative to it. */
   constructor(file: string, private readonly now: () => number = Date.now) {
-    this.db = new Database(file);
-    this.db.pragma('journal_mode = WAL');
     // A counter may lose its last increments on power loss; it never loses an event.
-    this.db.pragma('synchronous = NORMAL');
-    this.db.pragma('busy_timeout = 10000');
+    this.db = openDatabase(file, 'NORMAL');
     this.db.exec('CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, count INTEGER NOT NULL, expires_at INTEGER NOT NULL) WITHOUT ROWID');
     this.upsert = this.db.prepare(
       `INSERT INTO counters (key, count, expires_at) VALUES (?, ?, ?)

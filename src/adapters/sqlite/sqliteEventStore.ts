@@ -1,4 +1,5 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openDatabase } from './openDatabase.ts';
 import { Worker } from 'node:worker_threads';
 import { EventEmitter } from 'node:events';
 import {
@@ -86,10 +87,7 @@ export class SqliteEventStore implements EventStore {
     options: { pollIntervalMs?: number } = {},
   ) {
     this.pollIntervalMs = options.pollIntervalMs ?? 200;
-    this.db = new Database(file);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = FULL');
-    this.db.pragma('busy_timeout = 10000');
+    this.db = openDatabase(file, 'FULL');
     this.db.exec(SCHEMA);
     this.db.defaultSafeIntegers(true);
     this.appended.setMaxListeners(0);

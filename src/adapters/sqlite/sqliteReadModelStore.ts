@@ -1,4 +1,5 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openDatabase } from './openDatabase.ts';
 import type { Checkpoint, Document, Filter, ProjectionWriter, ReadModelStore } from '../../ports/readModelStore.ts';
 import { matches, sortDocuments } from '../../ports/filter.ts';
 
@@ -39,10 +40,7 @@ export class SqliteReadModelStore implements ReadModelStore {
   private readonly stmts;
 
   constructor(file: string) {
-    this.db = new Database(file);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
-    this.db.pragma('busy_timeout = 10000');
+    this.db = openDatabase(file, 'NORMAL');
     this.db.exec(SCHEMA);
     this.db.defaultSafeIntegers(true);
     this.stmts = {

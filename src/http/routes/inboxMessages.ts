@@ -39,6 +39,16 @@ const headers = z.looseObject({
     .optional(),
 });
 
+/**
+ * Whose Idempotency-Keys these are. An API key is its own scope. An OAuth access token lives about
+ * an hour and is replaced on refresh, so its scope is the OAuth client acting for the team: a retry
+ * after a token refresh, within the 24 hours, still replays instead of ingesting twice.
+ */
+export function idempotencyScope(credential: { kind: string; id: string; teamId: string; oauthClientId: string | null }): string {
+  if (credential.kind === 'oauth_access_token' && credential.oauthClientId) return `oauth_client:${credential.oauthClientId}:${credential.teamId}`;
+  return `${credential.kind}:${credential.id}`;
+}
+
 export const inboxMessageRoutes: FastifyPluginAsyncZod<{ services: Services; waitForWrite: WaitForWrite }> = async (
   app,
   { services, waitForWrite },
@@ -68,7 +78,7 @@ export const inboxMessageRoutes: FastifyPluginAsyncZod<{ services: Services; wai
       const b = request.body;
       const outcome = await ingestMessage(services, {
         site: request.site!,
-        idempotency: key ? { scope: `${credential.kind}:${credential.id}`, key } : null,
+        idempotency: key ? { scope: idempotencyScope(credential), key } : null,
         channel: 'api',
         runExtraction: b.runExtraction,
         message: {

@@ -31,6 +31,7 @@ const createBody = z.object({
   label: z
     .string()
     .min(1)
+    .refine((s) => s.trim().length > 0, 'must not be blank')
     .refine((s) => [...s].length <= 120, 'must be at most 120 characters'),
   url: z.string().min(1).max(2000).meta({ description: 'HTTPS URL, at most 2000 characters' }),
   eventTypes: z.array(z.enum(WEBHOOK_EVENT_TYPES)).min(1),

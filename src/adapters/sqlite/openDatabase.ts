@@ -1,0 +1,15 @@
+import Database from 'better-sqlite3';
+import { closeSync, openSync } from 'node:fs';
+
+/**
+ * Opens (creating if needed) a SQLite file readable by its owner only: the files hold password and
+ * key hashes and sealed secrets. SQLite gives the -wal and -shm files the database file's mode.
+ */
+export function openDatabase(file: string, synchronous: 'FULL' | 'NORMAL'): Database.Database {
+  closeSync(openSync(file, 'a', 0o600));
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma(`synchronous = ${synchronous}`);
+  db.pragma('busy_timeout = 10000');
+  return db;
+}
