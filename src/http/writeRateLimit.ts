@@ -9,9 +9,12 @@ const WINDOW_MS = 60_000;
 
 /**
  * The write rate tier: at most `limit` write requests (POST/PUT/PATCH/DELETE under /api/v1) per
- * team per clock minute, counted in the shared counter store so every instance sees one count.
+ * team in any 60 seconds, counted in the shared counter store so every instance sees one count.
+ * A sliding window, estimated from the current and the previous clock minute (the previous one
+ * weighted by how much of it still lies within the last 60 seconds), so no burst of twice the
+ * limit fits across a minute boundary. A refused request is given back: it does not count.
  * Runs after `authenticate` (it needs the credential's team); over the limit it answers 429
- * RATE_LIMITED with Retry-After = seconds to the next minute.
+ * RATE_LIMITED with Retry-After = seconds until a request would be admitted.
  */
 export const writeRateLimit = fp(
   async (app: FastifyInstance, opts: { counters: CounterStore; clock: Clock; limit: number }) => {
@@ -19,12 +22,36 @@ export const writeRateLimit = fp(
       if (!WRITE_METHODS.has(request.method) || !request.url.startsWith('/api/v1/') || !request.credential) return;
       const now = opts.clock.now().getTime();
       const window = Math.floor(now / WINDOW_MS);
-      const windowEnd = (window + 1) * WINDOW_MS;
-      const count = await opts.counters.increment(`writes:${request.credential.teamId}:${window}`, 1, new Date(windowEnd + WINDOW_MS));
-      if (count > opts.limit) {
-        throw rateLimited((windowEnd - now) / 1000, `Write rate limit of ${opts.limit} requests per minute exceeded for this team.`);
+      const windowStart = window * WINDOW_MS;
+      const expires = new Date(windowStart + 3 * WINDOW_MS);
+      const team = request.credential.teamId;
+      const key = `writes:${team}:${window}`;
+      const count = await opts.counters.increment(key, 1, expires);
+      const previous = await opts.counters.increment(`writes:${team}:${window - 1}`, 0, expires);
+      const retryAfterMs = writeRetryAfterMs({ limit: opts.limit, previous, count, elapsedMs: now - windowStart });
+      if (retryAfterMs > 0) {
+        await opts.counters.increment(key, -1, expires);
+        throw rateLimited(retryAfterMs / 1000, `Write rate limit of ${opts.limit} requests per minute exceeded for this team.`);
       }
     });
   },
   { name: 'write-rate-limit', dependencies: ['authenticate'] },
 );
+
+/**
+ * 0 when a request that made the current minute's count `count` is within the limit; otherwise
+ * how long until the sliding estimate `previous × (1 − elapsed/60 s) + count` would admit it.
+ */
+export function writeRetryAfterMs(input: { limit: number; previous: number; count: number; elapsedMs: number }): number {
+  const { limit, previous, count, elapsedMs } = input;
+  const remaining = 1 - elapsedMs / WINDOW_MS;
+  if (previous * remaining + count <= limit) return 0;
+  if (count <= limit && previous > 0) {
+    // The previous minute's share must shrink: previous × (1 − f) + count ≤ limit.
+    // (written so that whole-millisecond answers stay exact: no 1 − x/y in floating point)
+    return Math.max(1, Math.ceil((WINDOW_MS * (previous - limit + count)) / previous) - elapsedMs);
+  }
+  // This minute alone is over: wait for the next one, then for this minute's share to shrink.
+  const intoNext = count > limit ? Math.ceil((WINDOW_MS * (count - limit)) / (count - 1)) : 0;
+  return Math.max(1, WINDOW_MS - elapsedMs + intoNext);
+}

@@ -77,7 +77,7 @@ t.test('write tier: 60 writes per minute per team across write endpoints', async
   t.equal((await ingest(app.fastify, tenant, body)).statusCode, 201, 'the 60th write is accepted');
   const refused = await ingest(other.fastify, tenant, body);
   expectError(t, refused, 429, 'RATE_LIMITED', 'the 61st write');
-  t.equal(refused.headers['retry-after'], '60', 'Retry-After: seconds to the next minute');
+  t.equal(refused.headers['retry-after'], '61', 'Retry-After: seconds until the last 60 s hold fewer than 60 writes (sliding window)');
   const refusedWebhook = await webhook(app.fastify);
   expectError(t, refusedWebhook, 429, 'RATE_LIMITED', 'webhook create shares the tier');
   const del = await app.fastify.inject({ method: 'DELETE', url: `/api/v1/sites/${tenant.siteId}/outreach/webhooks/01ARZ3NDEKTSV4RRFFQ69G5FAV`, headers: bearer(tenant.key) });
@@ -87,9 +87,14 @@ t.test('write tier: 60 writes per minute per team across write endpoints', async
   t.equal((await ingest(app.fastify, neighbour, body)).statusCode, 201, 'another team has its own tier');
   clock.advance(30_000);
   const halfway = await ingest(app.fastify, tenant, body);
-  t.equal(halfway.headers['retry-after'], '30');
+  expectError(t, halfway, 429, 'RATE_LIMITED', 'refused requests do not count, but the 60 accepted still do');
+  t.equal(halfway.headers['retry-after'], '31');
   clock.advance(30_000);
-  t.equal((await ingest(app.fastify, tenant, body)).statusCode, 201, 'the next minute is open again');
+  const boundary = await ingest(app.fastify, tenant, body);
+  expectError(t, boundary, 429, 'RATE_LIMITED', 'a new clock minute does not reopen the tier: the last 60 s still hold 60 writes');
+  t.equal(boundary.headers['retry-after'], '1');
+  clock.advance(1_000);
+  t.equal((await ingest(app.fastify, tenant, body)).statusCode, 201, 'open again once a write falls out of the last 60 s');
 });
 
 t.test('daily extraction cap: over it, the message is stored without extraction', async (t) => {
