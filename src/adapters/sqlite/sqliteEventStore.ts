@@ -13,6 +13,7 @@ import {
   WrongExpectedRevisionError,
 } from '../../ports/eventStore.ts';
 import { catchUpSubscription, sleep } from '../../ports/catchUpSubscription.ts';
+import { type AppendOp, type OpResult, type WriteOp, createCommitter } from './appendWriter.js';
 
 interface Row {
   position: bigint;
@@ -25,27 +26,13 @@ interface Row {
   created_at: bigint;
 }
 
-interface AppendOp {
-  kind: 'append';
-  streamId: string;
-  expected: ExpectedRevision;
-  /** [type, data JSON, metadata JSON] per event. */
-  events: Array<[string, string, string]>;
-  now: bigint;
-}
-type WriteOp = AppendOp | { kind: 'delete'; streamId: string };
-
 interface PendingOp {
   op: WriteOp;
   resolve: (result: AppendResult | null) => void;
   reject: (error: unknown) => void;
 }
 
-type WriterMessage = {
-  kind: 'committed';
-  id: number;
-  results: Array<{ ok: AppendResult | null } | { conflict: bigint | 'no_stream' } | { error: { message: string; code?: string } }>;
-};
+type WriterMessage = { kind: 'committed'; id: number; results: OpResult[] };
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS events (
@@ -67,9 +54,10 @@ CREATE TABLE IF NOT EXISTS streams (
 
 /**
  * Embedded event store on one SQLite file (WAL, synchronous=FULL: a resolved append is on disk).
- * Reads run on this thread; every write goes to one writer thread (appendWorker.js) so the fsync
- * never blocks the event loop. Appends issued in the same tick travel as one message, and the
- * writer commits whatever arrived during its previous commit in one transaction (group commit).
+ * Reads run on this thread. A lone append while nothing else is being written commits right here
+ * (no hand-off cost); appends that arrive together, or while a commit is under way, go to the
+ * writer thread (appendWriter.js), which commits each group in one transaction (group commit) so
+ * the fsync of busy periods never blocks the event loop.
  */
 export class SqliteEventStore implements EventStore {
   private readonly db: Database.Database;
@@ -81,6 +69,7 @@ export class SqliteEventStore implements EventStore {
   private writer: Worker | null = null;
   private nextBatchId = 1;
   private readonly inFlight = new Map<number, PendingOp[]>();
+  private readonly commitHere: (ops: WriteOp[]) => OpResult[];
 
   constructor(
     private readonly file: string,
@@ -96,6 +85,7 @@ export class SqliteEventStore implements EventStore {
       readAll: this.db.prepare<[bigint, number], Row>('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
       head: this.db.prepare<[], { p: bigint | null }>('SELECT MAX(position) AS p FROM events'),
     };
+    this.commitHere = createCommitter(this.db);
   }
 
   append(streamId: string, events: NewEvent[], expectedRevision: ExpectedRevision): Promise<AppendResult> {
@@ -130,6 +120,12 @@ export class SqliteEventStore implements EventStore {
     const batch = this.queue;
     this.queue = [];
     if (batch.length === 0) return;
+    if (batch.length === 1 && this.inFlight.size === 0) {
+      // The writer thread is idle (it holds no lock), and handing one append over would only add
+      // two thread hops to its latency.
+      this.settle(batch, this.commitHere([batch[0]!.op]));
+      return;
+    }
     const id = this.nextBatchId++;
     this.inFlight.set(id, batch);
     const writer = this.startWriter();
@@ -137,23 +133,27 @@ export class SqliteEventStore implements EventStore {
     writer.postMessage({ kind: 'ops', id, ops: batch.map((p) => p.op) });
   }
 
+  private settle(batch: PendingOp[], results: OpResult[]): void {
+    batch.forEach((pending, i) => {
+      const result = results[i]!;
+      if ('ok' in result) pending.resolve(result.ok);
+      else if ('conflict' in result) {
+        const op = pending.op as AppendOp;
+        pending.reject(new WrongExpectedRevisionError(op.streamId, op.expected, result.conflict));
+      } else pending.reject(Object.assign(new Error(result.error.message), { code: result.error.code }));
+    });
+    this.appended.emit('append');
+  }
+
   private startWriter(): Worker {
     if (this.writer) return this.writer;
-    const writer = new Worker(new URL('./appendWorker.js', import.meta.url), { workerData: { file: this.file } });
+    const writer = new Worker(new URL('./appendWriter.js', import.meta.url), { workerData: { file: this.file, role: 'sqlite-append-writer' } });
     writer.on('message', (message: WriterMessage) => {
       if (message.kind !== 'committed') return;
       const batch = this.inFlight.get(message.id);
       this.inFlight.delete(message.id);
       if (this.inFlight.size === 0) writer.unref();
-      batch?.forEach((pending, i) => {
-        const result = message.results[i]!;
-        if ('ok' in result) pending.resolve(result.ok);
-        else if ('conflict' in result) {
-          const op = pending.op as AppendOp;
-          pending.reject(new WrongExpectedRevisionError(op.streamId, op.expected, result.conflict));
-        } else pending.reject(Object.assign(new Error(result.error.message), { code: result.error.code }));
-      });
-      this.appended.emit('append');
+      if (batch) this.settle(batch, message.results);
     });
     const fail = (error: unknown) => {
       // The writer died: nothing in flight is known to be committed, so every pending write fails
