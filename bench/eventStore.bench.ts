@@ -18,31 +18,12 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteEventStore } from '../src/adapters/sqlite/sqliteEventStore.ts';
+import { EVENTS_SCHEMA as SCHEMA, SqliteEventStore } from '../src/adapters/sqlite/sqliteEventStore.ts';
 import type { BenchResult } from './types.ts';
 
 const ROUND_MS = Number(process.env.BENCH_ROUND_MS ?? 2_000);
 const ROUNDS = 3;
 const IN_FLIGHT = 64;
-
-/** Same table shape as the adapter's. */
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS events (
-  position   INTEGER PRIMARY KEY AUTOINCREMENT,
-  id         TEXT    NOT NULL UNIQUE,
-  stream_id  TEXT    NOT NULL,
-  revision   INTEGER NOT NULL,
-  type       TEXT    NOT NULL,
-  data       TEXT    NOT NULL,
-  metadata   TEXT    NOT NULL,
-  created_at INTEGER NOT NULL,
-  UNIQUE (stream_id, revision)
-);
-CREATE TABLE IF NOT EXISTS streams (
-  stream_id TEXT PRIMARY KEY,
-  revision  INTEGER NOT NULL
-) WITHOUT ROWID;
-`;
 
 /** A realistic event body: a webhook subscription as the service records it. */
 function eventData(i: number) {

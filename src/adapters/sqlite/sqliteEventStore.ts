@@ -34,7 +34,8 @@ interface PendingOp {
 
 type WriterMessage = { kind: 'committed'; id: number; results: OpResult[] };
 
-const SCHEMA = `
+/** The event log's tables (the benchmark's raw baseline uses the same shape). */
+export const EVENTS_SCHEMA = `
 CREATE TABLE IF NOT EXISTS events (
   position   INTEGER PRIMARY KEY AUTOINCREMENT,
   id         TEXT    NOT NULL UNIQUE,
@@ -77,7 +78,7 @@ export class SqliteEventStore implements EventStore {
   ) {
     this.pollIntervalMs = options.pollIntervalMs ?? 200;
     this.db = openDatabase(file, 'FULL');
-    this.db.exec(SCHEMA);
+    this.db.exec(EVENTS_SCHEMA);
     this.db.defaultSafeIntegers(true);
     this.appended.setMaxListeners(0);
     this.stmts = {
