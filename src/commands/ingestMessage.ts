@@ -52,19 +52,10 @@ export interface IngestMessageOutcome {
 const inFlight = new WeakMap<EventStore, Map<string, Promise<unknown>>>();
 
 /**
- * IngestMessage: billing gate, idempotent replay, daily ingestion cap, threading, extraction (within
+ * IngestMessage: idempotent replay, billing gate, daily ingestion cap, threading, extraction (within
  * the daily extraction cap), aiPause, then one atomic append of every fact of the ingestion.
  */
 export async function ingestMessage(ctx: IngestionContext, input: IngestMessageInput): Promise<IngestMessageOutcome> {
-  const { site } = input;
-  const team = await ctx.readModels.get<TeamDoc>('teams', site.teamId);
-  if (input.runExtraction) {
-    if (!team || team.billingStatus !== 'healthy') throw siteNotLicensed(402, "The team's subscription is not in good standing.");
-    if (!site.licensed) throw siteNotLicensed(402, 'The site has no active licence.');
-  } else if (!site.licensed) {
-    throw siteNotLicensed(403);
-  }
-
   if (!input.idempotency) {
     const ingestionId = ctx.newId();
     return run(ctx, input, ingestionStream(ingestionId), ingestionId, { last: null }, 'no_stream');
@@ -98,6 +89,18 @@ export async function ingestMessage(ctx: IngestionContext, input: IngestMessageI
   throw serviceUnavailable('The Idempotency-Key is contended; retry.', 1);
 }
 
+/** 402 when extraction is asked for and the team or site is not in good standing; 403 for an unlicensed site otherwise. */
+async function billingGate(ctx: IngestionContext, input: IngestMessageInput): Promise<void> {
+  const { site } = input;
+  if (input.runExtraction) {
+    const team = await ctx.readModels.get<TeamDoc>('teams', site.teamId);
+    if (!team || team.billingStatus !== 'healthy') throw siteNotLicensed(402, "The team's subscription is not in good standing.");
+    if (!site.licensed) throw siteNotLicensed(402, 'The site has no active licence.');
+  } else if (!site.licensed) {
+    throw siteNotLicensed(403);
+  }
+}
+
 async function run(
   ctx: IngestionContext,
   input: IngestMessageInput,
@@ -107,6 +110,8 @@ async function run(
   expected: 'no_stream' | bigint,
 ): Promise<IngestMessageOutcome> {
   const { site, message } = input;
+  // The gate guards new ingestions only: a replay returns what was stored, whatever has changed since.
+  await billingGate(ctx, input);
   const nowMs = ctx.clock.now().getTime();
   const day = utcDay(nowMs);
   const midnight = nextUtcMidnight(nowMs);

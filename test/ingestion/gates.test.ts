@@ -38,4 +38,16 @@ t.test('billing gate: 402 vs 403 SITE_NOT_LICENSED', async (t) => {
       t.equal(direct.json().entrySource, 'direct_inbound_external');
     }
   });
+
+  t.test('an idempotent replay returns the stored result even after the licence lapsed', async (t) => {
+    const tenant = await createTenant(services);
+    const first = await ingest(fastify, tenant, PITCH, { 'idempotency-key': 'lapse-1' });
+    t.equal(first.statusCode, 201);
+    await changeSiteSettings(services, { siteId: tenant.siteId, changes: { licensed: false } });
+    await settle();
+    const replay = await ingest(fastify, tenant, PITCH, { 'idempotency-key': 'lapse-1' });
+    t.equal(replay.statusCode, 200, 'the repeat of an ingestion that happened is answered from the stored result');
+    t.same(replay.json(), first.json(), 'identical body');
+    expectError(t, await ingest(fastify, tenant, PITCH, { 'idempotency-key': 'lapse-2' }), 402, 'SITE_NOT_LICENSED', 'a new key is gated');
+  });
 });
