@@ -1,4 +1,5 @@
 import { simpleParser } from 'mailparser';
+import { z } from 'zod';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { type IngestionContext, ingestMessage } from '../commands/ingestMessage.ts';
@@ -75,6 +76,8 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     const forwarded = originalSender(mail.text ?? '');
     const from = forwarded?.address ?? headerFrom?.address;
     if (!from) throw new SmtpReply(550, '5.1.7 the message has no sender address');
+    // The same rule as the REST body's `from`, so both doors store only real addresses.
+    if (!z.email().max(320).safeParse(from).success) throw new SmtpReply(550, '5.1.7 the sender address is not a valid email address');
     const references = Array.isArray(mail.references) ? mail.references.join(' ') : (mail.references ?? null);
     const messageId = mail.messageId ?? null;
     for (const rcpt of session.envelope.rcptTo) {

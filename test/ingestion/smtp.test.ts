@@ -62,6 +62,23 @@ t.test('forwarding mailbox: a real SMTP client delivers to forward+<token>@MAIL_
     t.equal((await eventsOfType(services, 'MessageIngested')).length, before);
   });
 
+  t.test('a forwarded block whose sender is not an email address is refused, and nothing is stored', async (t) => {
+    const before = (await eventsOfType(services, 'MessageIngested')).length;
+    const err = await transport
+      .sendMail({
+        from: 'Owner <owner@example.test>',
+        to: tenant.forwardingAddress,
+        subject: 'Fwd: odd',
+        text: 'FYI\n\n---------- Forwarded message ---------\nFrom: Jane <jane@@prospect>\nSubject: hi\n\nHello',
+      })
+      .then(
+        () => null,
+        (e: { responseCode?: number }) => e,
+      );
+    t.equal(err?.responseCode, 550, 'refused with 550');
+    t.equal((await eventsOfType(services, 'MessageIngested')).length, before, 'nothing stored');
+  });
+
   t.test('unknown tokens and other domains are rejected at RCPT TO', async (t) => {
     for (const to of ['forward+ffffffffffffffffffffffff@inbound.test', `forward+${tenant.forwardingAddress.split('+')[1]!.split('@')[0]}@other.test`, 'someone@inbound.test']) {
       const err = await transport.sendMail({ from: 'jane@prospect.io', to, subject: 'x', text: 'y' }).then(
