@@ -115,12 +115,24 @@ export async function rotateOAuthClientSecret(ctx: CommandContext, input: { clie
 }
 
 /** Deletes the client, revokes every grant (so every token) it holds and deletes the subscriptions it created. */
-export async function deleteOAuthClient(ctx: CommandContext, input: { clientId: string; teamId: string; userId: string }) {
+/**
+ * Deletes a client, revokes its grants and deletes the webhook subscriptions it created.
+ * `readModelsAt` waits until the read models include a position: the sweep must see every
+ * subscription appended before the deletion. One appended after it is undone by
+ * `undoIfClientDeleted`, which the create path runs after its own append, so none survives.
+ */
+export async function deleteOAuthClient(
+  ctx: CommandContext,
+  input: { clientId: string; teamId: string; userId: string },
+  readModelsAt: (position: bigint) => Promise<void>,
+) {
   await requireTeamClient(ctx, input.clientId, input.teamId);
   const deleted = await handleCommand(ctx.events, oauthClientStream(input.clientId), oauthClientDecider, {
     type: 'DeleteOAuthClient',
     data: { clientId: input.clientId, userId: input.userId, now: ctx.clock.now().toISOString() },
   });
+  // Best effort when the read models lag beyond the wait: the deletion itself already stands.
+  if (deleted.position !== null) await readModelsAt(deleted.position).catch(() => {});
   let position = deleted.position;
   for (const grant of await ctx.readModels.find<OAuthGrantDoc>('oauthGrants', { clientId: input.clientId })) {
     const r = await revokeGrant(ctx, grant.id, 'client_deleted');
@@ -136,6 +148,17 @@ export async function deleteOAuthClient(ctx: CommandContext, input: { clientId: 
     }
   }
   return { position, revokedGrants: true, deletedSubscriptions: subscriptions.length };
+}
+
+/**
+ * The other half of the deletion race: a subscription created with a token of a client deleted
+ * meanwhile is deleted again at once. Returns true when it was undone.
+ */
+export async function undoIfClientDeleted(ctx: CommandContext, subscription: { id: string; siteId: string; clientId: string }) {
+  const history = await ctx.events.readStream(oauthClientStream(subscription.clientId));
+  if (!history.some((e) => e.type === 'OAuthClientDeleted')) return false;
+  await deleteSubscription(ctx, { siteId: subscription.siteId, subscriptionId: subscription.id });
+  return true;
 }
 
 export async function revokeGrant(ctx: CommandContext, grantId: string, reason: GrantRevocationReason) {

@@ -170,7 +170,7 @@ export async function dashboardPages(app: FastifyInstance, { services, waitForWr
     const s = request.dashboard!;
     if (!canManage(s)) return forbidden(reply, s);
     try {
-      const r = await deleteOAuthClient(services, { clientId: request.params.clientId, teamId: s.user.teamId, userId: s.user.id });
+      const r = await deleteOAuthClient(services, { clientId: request.params.clientId, teamId: s.user.teamId, userId: s.user.id }, waitForWrite);
       await waitForWrite(r.position);
       return reply.redirect('/dashboard/oauth-apps', 303);
     } catch (error) {

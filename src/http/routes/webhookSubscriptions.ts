@@ -3,7 +3,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { createSubscription, deleteSubscription } from '../../commands/webhookSubscriptions.ts';
 import { webhookUrlProblem } from '../../domain/destination.ts';
-import { notFound, validationError } from '../../domain/errors.ts';
+import { notFound, unauthorized, validationError } from '../../domain/errors.ts';
+import { undoIfClientDeleted } from '../../commands/oauth.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../domain/eventCatalog.ts';
 import type { WebhookSubscriptionDoc } from '../../projections/webhookSubscriptions.ts';
 import type { Services } from '../../services.ts';
@@ -70,6 +71,9 @@ export const webhookSubscriptionRoutes: FastifyPluginAsyncZod<{
         eventTypes: request.body.eventTypes,
         createdByOauthClientId: credential.oauthClientId,
       });
+      if (credential.oauthClientId && (await undoIfClientDeleted(services, { id: subscription.id, siteId: subscription.site_id, clientId: credential.oauthClientId }))) {
+        throw unauthorized('The OAuth client behind this token was deleted.');
+      }
       await waitForWrite(position);
       return reply.status(201).send({ subscription, secret });
     },
