@@ -5,30 +5,12 @@ import t from 'tap';
 import { SqliteEventStore } from '../src/adapters/sqlite/sqliteEventStore.ts';
 import type { EventStore } from '../src/ports/eventStore.ts';
 import { eventStoreContract } from './contract/eventStoreContract.ts';
-
-/** Closes every store once, whatever the test already closed. */
-function closer() {
-  const open = new Set<EventStore>();
-  return {
-    track<S extends EventStore>(store: S): S {
-      const close = store.close.bind(store);
-      store.close = async () => {
-        if (!open.delete(store)) return;
-        await close();
-      };
-      open.add(store);
-      return store;
-    },
-    async closeAll() {
-      for (const store of [...open]) await store.close();
-    },
-  };
-}
+import { closer } from './contract/closer.ts';
 
 await eventStoreContract(t, 'SqliteEventStore', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'eventstore-contract-'));
   const file = join(dir, 'events.sqlite');
-  const stores = closer();
+  const stores = closer<EventStore>();
   return {
     store: stores.track(new SqliteEventStore(file)),
     file,
@@ -44,7 +26,7 @@ const url = process.env.EVENTSTORE_URL;
 if (url) {
   const { EsdbEventStore } = await import('../src/adapters/eventstoredb/esdbEventStore.ts');
   await eventStoreContract(t, 'EsdbEventStore', async () => {
-    const stores = closer();
+    const stores = closer<EventStore>();
     return {
       store: stores.track(new EsdbEventStore(url)),
       reopen: async () => stores.track(new EsdbEventStore(url)),

@@ -6,30 +6,12 @@ import t from 'tap';
 import { SqliteReadModelStore } from '../src/adapters/sqlite/sqliteReadModelStore.ts';
 import type { ReadModelStore } from '../src/ports/readModelStore.ts';
 import { readModelContract } from './contract/readModelContract.ts';
-
-/** Closes every store once, whatever the test already closed. */
-function closer() {
-  const open = new Set<ReadModelStore>();
-  return {
-    track<S extends ReadModelStore>(store: S): S {
-      const close = store.close.bind(store);
-      store.close = async () => {
-        if (!open.delete(store)) return;
-        await close();
-      };
-      open.add(store);
-      return store;
-    },
-    async closeAll() {
-      for (const store of [...open]) await store.close();
-    },
-  };
-}
+import { closer } from './contract/closer.ts';
 
 await readModelContract(t, 'SqliteReadModelStore', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'readmodel-contract-'));
   const file = join(dir, 'readmodels.sqlite');
-  const stores = closer();
+  const stores = closer<ReadModelStore>();
   return {
     store: stores.track(new SqliteReadModelStore(file)),
     reopen: async () => stores.track(new SqliteReadModelStore(file)),
@@ -48,7 +30,7 @@ if (url) {
   let counter = 0;
   await readModelContract(t, 'MongoReadModelStore', async () => {
     const dbName = `rm_contract_${run}_${(counter += 1)}`;
-    const stores = closer();
+    const stores = closer<ReadModelStore>();
     return {
       store: stores.track(await MongoReadModelStore.connect(url, dbName)),
       reopen: async () => stores.track(await MongoReadModelStore.connect(url, dbName)),

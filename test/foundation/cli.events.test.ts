@@ -7,7 +7,7 @@ import { createSubscription, deleteSubscription } from '../../src/commands/webho
 import { loadConfig } from '../../src/config.ts';
 import { allProjections } from '../../src/projections/index.ts';
 import { createServices } from '../../src/services.ts';
-import { outreach } from '../helpers/cli.ts';
+import { outreach, type EventLine } from '../helpers/cli.ts';
 
 // Each CLI run is a fresh Node process (about 1 s on an idle machine): allow for busy CI machines.
 t.setTimeout(300_000);
@@ -18,13 +18,6 @@ t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
 const env = { DATA_DIR: dataDir };
 const cli = (...args: string[]) => outreach(['--json', ...args], env);
 
-interface Line {
-  type: string;
-  position: string;
-  time: string;
-  data: Record<string, unknown>;
-  stream: string;
-}
 
 const config = loadConfig(env);
 const setup = await createServices(config);
@@ -41,19 +34,19 @@ t.test('events read <stream> and events tail --no-follow print JSON lines with t
     cli('events', 'tail', '--no-follow'),
   ]);
   t.equal(read.code, 0, read.stderr);
-  const lines = read.lines<Line>();
+  const lines = read.lines<EventLine>();
   t.ok(lines.length >= 3);
   for (const l of lines) {
     t.match(l, { type: String, position: /^\d+$/, time: /^\d{4}-\d\d-\d\dT.*Z$/, data: Object, stream: `team-${teamId}` });
   }
   t.same(unknown.stdout, '', 'an unknown stream prints nothing');
   t.equal(tail.code, 0, tail.stderr);
-  const all = tail.lines<Line>();
+  const all = tail.lines<EventLine>();
   t.ok(all.length > lines.length);
   const positions = all.map((l) => BigInt(l.position));
   t.ok(positions.every((p, i) => i === 0 || p > positions[i - 1]!), 'in increasing position order');
   const from = await cli('events', 'tail', '--no-follow', '--from', all[2]!.position);
-  t.same(from.lines<Line>().map((l) => l.position), all.slice(3).map((l) => l.position), '--from starts after the position');
+  t.same(from.lines<EventLine>().map((l) => l.position), all.slice(3).map((l) => l.position), '--from starts after the position');
 });
 
 t.test('projections rebuild (all, and one by name) leaves the documents as they were', async (t) => {

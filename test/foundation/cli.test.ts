@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { SqliteEventStore } from '../../src/adapters/sqlite/sqliteEventStore.ts';
-import { outreach } from '../helpers/cli.ts';
+import { outreach, type EventLine } from '../helpers/cli.ts';
 
 // Each CLI run is a fresh Node process (about 1 s on an idle machine): allow for busy CI machines.
 t.setTimeout(300_000);
@@ -13,17 +13,10 @@ t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
 const env = { DATA_DIR: dataDir, MAIL_DOMAIN: 'inbound.example.test' };
 const cli = (...args: string[]) => outreach(['--json', ...args], env);
 
-interface Line {
-  type: string;
-  position: string;
-  time: string;
-  data: Record<string, unknown>;
-  stream: string;
-}
 // Checks read the event file in-process (fewer process spawns keep the suite fast); `events read` itself is tested below.
 let store: SqliteEventStore | null = null;
 t.teardown(() => store?.close());
-const streamEvents = async (stream: string): Promise<Line[]> => {
+const streamEvents = async (stream: string): Promise<EventLine[]> => {
   store ??= new SqliteEventStore(join(dataDir, 'events.sqlite'));
   return (await store.readStream(stream)).map((e) => ({
     type: e.type,

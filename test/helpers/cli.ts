@@ -2,6 +2,15 @@ import { spawn } from 'node:child_process';
 
 const root = new URL('../../', import.meta.url).pathname;
 
+/** One line of `outreach events read|tail`. */
+export interface EventLine {
+  type: string;
+  position: string;
+  time: string;
+  data: Record<string, unknown>;
+  stream: string;
+}
+
 export interface CliResult {
   code: number | null;
   stdout: string;
