@@ -2,8 +2,8 @@ import Fastify from 'fastify';
 import { app, DEFAULT_BODY_LIMIT } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createServices } from './services.ts';
-import { startWebhookWorker } from './webhooks/startWorker.ts';
-import { startForwardingMailbox } from './smtp/forwardingMailbox.ts';
+import { startWebhookWorker } from './processors/webhookDelivery/startWorker.ts';
+import { startForwardingMailbox } from './processors/forwardingMailbox.ts';
 
 /** Starts the API and, in the embedded default, every background role in the same process. */
 async function main() {

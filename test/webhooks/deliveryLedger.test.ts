@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { SqliteEventStore } from '../../src/adapters/sqlite/sqliteEventStore.ts';
 import { type WebhookDeliveryEvent, deliveriesStream } from '../../src/domain/webhookDelivery.ts';
-import { DeliveryLedger } from '../../src/webhooks/deliveryLedger.ts';
+import { DeliveryLedger } from '../../src/processors/webhookDelivery/deliveryLedger.ts';
 
 function setup(t: { teardown(fn: () => unknown): void }) {
   const dir = mkdtempSync(join(tmpdir(), 'ledger-'));

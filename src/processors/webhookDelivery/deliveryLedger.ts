@@ -5,8 +5,8 @@ import {
   deliveriesStream,
   evolveDeliveries,
   initialDeliveriesState,
-} from '../domain/webhookDelivery.ts';
-import { type EventStore, WrongExpectedRevisionError } from '../ports/eventStore.ts';
+} from '../../domain/webhookDelivery.ts';
+import { type EventStore, WrongExpectedRevisionError } from '../../ports/eventStore.ts';
 
 interface Queued {
   events: WebhookDeliveryEvent[];

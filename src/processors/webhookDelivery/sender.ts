@@ -2,8 +2,8 @@ import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'nod
 import { type BlockList, isIP } from 'node:net';
 import { createSecureContext, rootCertificates } from 'node:tls';
 import { Agent, buildConnector, request } from 'undici';
-import { refusalReason } from '../domain/destination.ts';
-import type { DeliveryStatus } from '../domain/webhookDelivery.ts';
+import { refusalReason } from '../../domain/destination.ts';
+import type { DeliveryStatus } from '../../domain/webhookDelivery.ts';
 
 export class BlockedDestinationError extends Error {
   override readonly name = 'BlockedDestinationError';

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import type { Config } from '../config.ts';
-import { parseAllowedRanges } from '../domain/destination.ts';
-import type { WebhookEventType } from '../domain/eventCatalog.ts';
-import type { OutreachEvent } from '../domain/outreachEvents.ts';
-import { WEBHOOK_TYPE_OF } from '../domain/outreachEvents.ts';
+import type { Config } from '../../config.ts';
+import { parseAllowedRanges } from '../../domain/destination.ts';
+import type { WebhookEventType } from '../../domain/eventCatalog.ts';
+import type { OutreachEvent } from '../../domain/outreachEvents.ts';
+import { WEBHOOK_TYPE_OF } from '../../domain/outreachEvents.ts';
 import {
   type PendingDelivery,
   type RetryPolicy,
@@ -13,14 +13,14 @@ import {
   deliveriesStream,
   isOutreachEventType,
   retryDelayMs,
-} from '../domain/webhookDelivery.ts';
-import type { SubscriptionFields } from '../domain/webhookSubscription.ts';
-import { sleep } from '../ports/catchUpSubscription.ts';
-import type { Clock } from '../ports/clock.ts';
-import type { EventStore, RecordedEvent } from '../ports/eventStore.ts';
-import type { Document, ReadModelStore } from '../ports/readModelStore.ts';
-import type { SecretBox } from '../ports/secretBox.ts';
-import type { WebhookDeliveryDoc } from '../projections/webhookDeliveries.ts';
+} from '../../domain/webhookDelivery.ts';
+import type { SubscriptionFields } from '../../domain/webhookSubscription.ts';
+import { sleep } from '../../ports/catchUpSubscription.ts';
+import type { Clock } from '../../ports/clock.ts';
+import type { EventStore, RecordedEvent } from '../../ports/eventStore.ts';
+import type { Document, ReadModelStore } from '../../ports/readModelStore.ts';
+import type { SecretBox } from '../../ports/secretBox.ts';
+import type { WebhookDeliveryDoc } from '../../projections/webhookDeliveries.ts';
 import { DeliveryLedger } from './deliveryLedger.ts';
 import { WebhookSender } from './sender.ts';
 import { signatureHeader } from './signature.ts';
