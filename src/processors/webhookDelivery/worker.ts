@@ -16,8 +16,6 @@ import { Scheduler } from './scheduler.ts';
 import { WebhookSender } from './sender.ts';
 import { Targets } from './targets.ts';
 
-export { DISPATCHER } from './dispatcher.ts';
-
 export interface WorkerOptions {
   workerId: string;
   timeoutMs: number;
