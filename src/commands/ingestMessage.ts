@@ -21,8 +21,10 @@ import { normaliseEmail } from '../domain/suppression.ts';
 import type { CounterStore } from '../ports/counterStore.ts';
 import { type EventStore, type RecordedEvent, WrongExpectedRevisionError } from '../ports/eventStore.ts';
 import type { Extractor } from '../ports/extractor.ts';
-import { type MessageThreadDoc, type SuppressionDoc, messageThreadId, suppressionId } from '../projections/inbox.ts';
-import type { SiteDoc, TeamDoc } from '../projections/tenancy.ts';
+import { type MessageThreadDoc, messageThreadId } from '../readModels/messageThreads.ts';
+import { type SuppressionDoc, suppressionId } from '../readModels/suppressions.ts';
+import type { SiteDoc } from '../readModels/sites.ts';
+import type { TeamDoc } from '../readModels/teams.ts';
 import type { CommandContext } from './context.ts';
 import { sha256Hex } from './credentials.ts';
 

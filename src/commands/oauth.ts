@@ -17,8 +17,9 @@ import {
   oauthGrantStream,
 } from '../domain/oauthGrant.ts';
 import type { Decider } from '../domain/decider.ts';
-import type { OAuthGrantDoc, OAuthTokenDoc } from '../projections/oauth.ts';
-import type { WebhookSubscriptionDoc } from '../projections/webhookSubscriptions.ts';
+import type { OAuthGrantDoc } from '../readModels/oauthGrants.ts';
+import type { OAuthTokenDoc } from '../readModels/oauthTokens.ts';
+import type { WebhookSubscriptionDoc } from '../readModels/webhookSubscriptions.ts';
 import type { CommandContext } from './context.ts';
 import { sha256Hex } from './credentials.ts';
 import { handleCommand } from './handleCommand.ts';

@@ -1,6 +1,6 @@
 import { normaliseEmail, suppressionDecider, suppressionStream } from '../domain/suppression.ts';
 import { teamStream } from '../domain/team.ts';
-import type { SiteDoc } from '../projections/tenancy.ts';
+import type { SiteDoc } from '../readModels/sites.ts';
 import type { CommandContext } from './context.ts';
 import { handleCommand } from './handleCommand.ts';
 import { TenancyError } from './tenancy.ts';

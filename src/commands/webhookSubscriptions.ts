@@ -1,7 +1,7 @@
 import type { WebhookEventType } from '../domain/eventCatalog.ts';
 import { notFound } from '../domain/errors.ts';
 import { SubscriptionRuleError, subscriptionStream, webhookSubscriptionDecider } from '../domain/webhookSubscription.ts';
-import type { WebhookSubscriptionDoc } from '../projections/webhookSubscriptions.ts';
+import type { WebhookSubscriptionDoc } from '../readModels/webhookSubscriptions.ts';
 import type { CommandContext } from './context.ts';
 import { generateWebhookSecret } from './credentials.ts';
 import { handleCommand } from './handleCommand.ts';

@@ -6,7 +6,7 @@ import { webhookUrlProblem } from '../../domain/destination.ts';
 import { notFound, unauthorized, validationError } from '../../domain/errors.ts';
 import { undoIfClientDeleted } from '../../commands/oauth.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../domain/eventCatalog.ts';
-import type { WebhookSubscriptionDoc } from '../../projections/webhookSubscriptions.ts';
+import { listSubscriptionsForSite } from '../../readModels/webhookSubscriptions.ts';
 import type { Services } from '../../services.ts';
 import { type WaitForWrite, errors, siteParams } from '../schemas.ts';
 
@@ -91,11 +91,7 @@ export const webhookSubscriptionRoutes: FastifyPluginAsyncZod<{
       },
     },
     async (request) => {
-      const docs = await services.readModels.find<WebhookSubscriptionDoc>(
-        'webhookSubscriptions',
-        { site_id: request.site!.id },
-        { sortBy: 'id' },
-      );
+      const docs = await listSubscriptionsForSite(services.readModels, request.site!.id, { sortBy: 'id' });
       return { subscriptions: docs.map(({ team_id: _t, site_id: _s, updated_at: _u, ...listed }) => listed as z.infer<typeof listedSubscription>) };
     },
   );
