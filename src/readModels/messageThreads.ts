@@ -1,6 +1,7 @@
 import { type ThreadTarget, normaliseMessageId } from '../domain/ingestion.ts';
 import type { EntrySource } from '../domain/outreachEvents.ts';
 import type { ReadModelStore } from '../ports/readModelStore.ts';
+import type { ThreadIndex } from '../ports/threadIndex.ts';
 
 /** The `messageThreads` read model (the threading index), written by the inbox projection. */
 export const MESSAGE_THREADS = 'messageThreads';
@@ -25,3 +26,6 @@ export async function findThread(store: ReadModelStore, siteId: string, messageI
   }
   return null;
 }
+
+/** The ThreadIndex port over this read model. */
+export const threadIndexOver = (store: ReadModelStore): ThreadIndex => ({ find: (siteId, messageIds) => findThread(store, siteId, messageIds) });

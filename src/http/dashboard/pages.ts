@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { OAuthClientInputError, deleteOAuthClient, registerOAuthClient, rotateOAuthClientSecret } from '../../commands/oauth.ts';
+import { OAuthClientInputError, registerOAuthClient, rotateOAuthClientSecret } from '../../commands/oauth.ts';
 import { TenancyError, createApiKey, revokeApiKey } from '../../commands/tenancy.ts';
 import { OAuthClientRuleError, TOKEN_ENDPOINT_AUTH_METHODS, type TokenEndpointAuthMethod } from '../../domain/oauthClient.ts';
 import { SCOPES, isScope } from '../../domain/scopes.ts';
@@ -10,6 +10,7 @@ import { listSubscriptionsForSite } from '../../readModels/webhookSubscriptions.
 import type { Services } from '../../services.ts';
 import type { WaitForWrite } from '../schemas.ts';
 import { type SafeHtml, html, page, sendPage } from './html.ts';
+import { deleteOAuthClientAndSweep } from './oauthClientDeletion.ts';
 import { type SignedIn, csrfOk, loadSession } from './session.ts';
 import { SCOPE_DESCRIPTIONS } from '../oauth/scopeDescriptions.ts';
 
@@ -171,7 +172,7 @@ export async function dashboardPages(app: FastifyInstance, { services, waitForWr
     const s = request.dashboard!;
     if (!canManage(s)) return forbidden(reply, s);
     try {
-      const r = await deleteOAuthClient(services, { clientId: request.params.clientId, teamId: s.user.teamId, userId: s.user.id }, waitForWrite);
+      const r = await deleteOAuthClientAndSweep(services, { clientId: request.params.clientId, teamId: s.user.teamId, userId: s.user.id }, waitForWrite);
       await waitForWrite(r.position);
       return reply.redirect('/dashboard/oauth-apps', 303);
     } catch (error) {

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { verifyPassword } from '../../commands/credentials.ts';
 import { endDashboardSession, startDashboardSession } from '../../commands/dashboardSessions.ts';
 import { DASHBOARD_SESSION_TTL_MS } from '../../domain/dashboardSession.ts';
+import { normaliseEmail } from '../../domain/email.ts';
 import { findUserByEmail } from '../../readModels/users.ts';
 import type { Services } from '../../services.ts';
 import type { WaitForWrite } from '../schemas.ts';
@@ -56,7 +57,7 @@ export async function signInRoutes(app: FastifyInstance, { services, waitForWrit
 
   app.post('/dashboard/sign-in', async (request, reply) => {
     const returnTo = safeReturnTo(field(request.body, 'return_to'));
-    const email = field(request.body, 'email').trim().toLowerCase();
+    const email = normaliseEmail(field(request.body, 'email'));
     const password = field(request.body, 'password');
     const cookieCsrf = request.cookies[signInCsrfCookieName(services)] ?? '';
     if (!cookieCsrf || !csrfOk(cookieCsrf, field(request.body, 'csrf'))) {
