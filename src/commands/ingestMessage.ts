@@ -31,6 +31,7 @@ import { sha256Hex } from './credentials.ts';
 export interface IngestMessageContext extends CommandContext {
   counters: CounterStore;
   extractor: Extractor;
+  /** The one fact no stream holds: which conversation an earlier Message-Id belongs to. */
   threads: ThreadIndex;
 }
 
@@ -110,7 +111,10 @@ export async function ingestMessage(ctx: IngestMessageContext, input: IngestMess
   throw serviceUnavailable('The Idempotency-Key is contended; retry.', 1);
 }
 
-/** 402 when extraction is asked for and the team or site is not in good standing; 403 for an unlicensed site otherwise. */
+/**
+ * 402 when extraction is asked for and the team (as its stream says) or the site is not in good
+ * standing; 403 for an unlicensed site otherwise.
+ */
 async function billingGate(ctx: IngestMessageContext, input: IngestMessageInput): Promise<void> {
   const { site } = input;
   if (input.runExtraction) {
