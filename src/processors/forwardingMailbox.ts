@@ -5,7 +5,7 @@ import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 's
 import { type IngestionContext, ingestMessage } from '../commands/ingestMessage.ts';
 import { ServiceError } from '../domain/errors.ts';
 import { forwardingToken, originalSender } from '../domain/forwarded.ts';
-import type { SiteDoc } from '../projections/tenancy.ts';
+import { type SiteDoc, findSiteByForwardingToken } from '../readModels/sites.ts';
 
 export interface ForwardingMailboxOptions {
   host: string;
@@ -39,8 +39,7 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
   const siteOf = async (address: string): Promise<SiteDoc | null> => {
     const token = forwardingToken(address, options.mailDomain);
     if (!token) return null;
-    const [site] = await ctx.readModels.find<SiteDoc>('sites', { forwardingToken: token });
-    return site ?? null;
+    return findSiteByForwardingToken(ctx.readModels, token);
   };
 
   const server = new SMTPServer({
