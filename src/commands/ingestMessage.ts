@@ -1,6 +1,6 @@
 import { OUTREACH_AGENT_PLANS, agentsDecider, agentsStream, settingsOf } from '../domain/agents.ts';
 import { decideAiPause } from '../domain/aiPause.ts';
-import { ServiceError, rateLimited, serviceUnavailable, siteNotLicensed } from '../domain/errors.ts';
+import { ServiceError, idempotencyKeyReused, rateLimited, serviceUnavailable, siteNotLicensed } from '../domain/errors.ts';
 import {
   type Extraction,
   type InboundMessage,
@@ -12,6 +12,7 @@ import {
   keyedIngestionStream,
   nextUtcMidnight,
   replayable,
+  sameRequest,
   threadCandidates,
   utcDay,
 } from '../domain/ingestion.ts';
@@ -72,6 +73,19 @@ export interface IngestMessageOutcome {
   position: bigint | null;
 }
 
+/**
+ * Fingerprint of what was asked: the site, the channel, the extraction flag and every body field.
+ * Mail is keyed by its own Message-Id, which names one message (RFC 5322): a redelivery under that
+ * id is the same message however it was re-encoded, so only the site counts there.
+ */
+export function requestHash(input: IngestMessageInput): string {
+  if (input.channel === 'smtp') return sha256Hex(JSON.stringify([input.site.id, 'smtp']));
+  const m = input.message;
+  return sha256Hex(
+    JSON.stringify([input.site.id, input.channel, input.runExtraction, m.from, m.fromName, m.subject, m.bodyText, m.bodyHtml, m.messageId, m.inReplyTo, m.references]),
+  );
+}
+
 /** In-process single flight per keyed stream: concurrent repeats wait for the first instead of racing it. */
 const inFlight = new WeakMap<EventStore, Map<string, Promise<unknown>>>();
 
@@ -80,6 +94,8 @@ const inFlight = new WeakMap<EventStore, Map<string, Promise<unknown>>>();
  * the daily extraction cap), aiPause, then one atomic append of every fact of the ingestion.
  */
 export async function ingestMessage(ctx: IngestMessageContext, input: IngestMessageInput): Promise<IngestMessageOutcome> {
+  // Licence and billing first: a replay is an answer too, and an unlicensed site gets none.
+  await billingGate(ctx, input);
   if (!input.idempotency) {
     const ingestionId = ctx.newId();
     return run(ctx, input, ingestionStream(ingestionId), ingestionId, { last: null }, 'no_stream');
@@ -94,7 +110,10 @@ export async function ingestMessage(ctx: IngestMessageContext, input: IngestMess
     const { state, expectedRevision, lastPosition } = await aggregateStream(ctx.events, streamId, ingestionDecider);
     const now = ctx.clock.now().getTime();
     const stored = replayable(state, now);
-    if (stored) return { status: 200, body: stored, position: lastPosition };
+    if (stored) {
+      if (!sameRequest(state, input.site.id, requestHash(input))) throw idempotencyKeyReused();
+      return { status: 200, body: stored, position: lastPosition };
+    }
     if (flights.has(streamId)) continue; // another request started meanwhile: wait for it
     const flight = run(ctx, input, streamId, ctx.newId(), state, expectedRevision);
     flights.set(streamId, flight);
@@ -135,8 +154,6 @@ async function run(
   expected: 'no_stream' | bigint,
 ): Promise<IngestMessageOutcome> {
   const { site, message } = input;
-  // The gate guards new ingestions only: a replay returns what was stored, whatever has changed since.
-  await billingGate(ctx, input);
   const nowMs = ctx.clock.now().getTime();
   const day = utcDay(nowMs);
   const midnight = nextUtcMidnight(nowMs);
@@ -184,7 +201,7 @@ async function run(
     const events = ingestionDecider.decide(
       {
         type: 'IngestMessage',
-        data: { ingestionId, siteId: site.id, teamId: site.teamId, channel: input.channel, message, extraction, thread, pause, ids, now: nowMs },
+        data: { ingestionId, siteId: site.id, teamId: site.teamId, channel: input.channel, message, extraction, thread, pause, ids, now: nowMs, requestHash: requestHash(input) },
       },
       state,
     );

@@ -9,6 +9,7 @@ export type ErrorCode =
   | 'RATE_LIMITED'
   | 'CONFLICT'
   | 'SUBSCRIPTION_LIMIT_REACHED'
+  | 'IDEMPOTENCY_KEY_REUSED'
   | 'SERVICE_UNAVAILABLE'
   | 'INTERNAL_ERROR';
 
@@ -37,5 +38,7 @@ export const rateLimited = (retryAfterSeconds: number, message = 'Rate limit exc
 export const conflict = (message: string) => new ServiceError(409, 'CONFLICT', message);
 export const subscriptionLimitReached = (limit: number) =>
   new ServiceError(409, 'SUBSCRIPTION_LIMIT_REACHED', `A site may have at most ${limit} webhook subscriptions; delete one before creating another.`);
+export const idempotencyKeyReused = () =>
+  new ServiceError(409, 'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different site or request body; use a new key for a new request.');
 export const serviceUnavailable = (message: string, retryAfterSeconds = 1) =>
   new ServiceError(503, 'SERVICE_UNAVAILABLE', message, { 'retry-after': String(retryAfterSeconds) });

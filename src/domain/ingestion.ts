@@ -65,6 +65,8 @@ export type IngestionCommand = {
     ids: string[];
     /** Epoch milliseconds. */
     now: number;
+    /** Fingerprint of the request (site, channel, body): a key's replay must match it. */
+    requestHash: string;
   };
 };
 
@@ -110,14 +112,24 @@ export type IngestionEvent =
       type: 'AgentDispatchRequested';
       data: Base & { dispatchId: string; conversationId: string; messageId: string; task: 'triage_and_reply' };
     }
-  | { type: 'IngestionRecorded'; data: Base & { ingestionId: string; status: 201; response: IngestionResult } };
+  | { type: 'IngestionRecorded'; data: Base & { ingestionId: string; status: 201; response: IngestionResult; requestHash?: string } };
 
 /** A keyed ingestion stream remembers its latest result, to replay it within the retention window. */
-export type IngestionState = { last: { response: IngestionResult; recordedAt: number } | null };
+export type IngestionState = { last: { response: IngestionResult; recordedAt: number; siteId: string; requestHash: string | null } | null };
 
+/** The stored result a repeat of the key gets, within the retention window. */
 export function replayable(state: IngestionState, now: number): IngestionResult | null {
   if (!state.last) return null;
   return now - state.last.recordedAt < IDEMPOTENCY_RETENTION_MS ? state.last.response : null;
+}
+
+/**
+ * A replay must be the same request: the same site and the same body (as Stripe does). Results
+ * recorded before fingerprints existed are matched on the site alone.
+ */
+export function sameRequest(state: IngestionState, siteId: string, requestHash: string): boolean {
+  if (!state.last) return true;
+  return state.last.siteId === siteId && (state.last.requestHash === null || state.last.requestHash === requestHash);
 }
 
 export function entrySourceOf(extraction: Extraction): EntrySource {
@@ -130,7 +142,10 @@ export class IngestionRuleError extends Error {}
 export const ingestionDecider: Decider<IngestionState, IngestionCommand, IngestionEvent> = {
   initialState: () => ({ last: null }),
   evolve(state, event) {
-    if (event.type === 'IngestionRecorded') return { last: { response: event.data.response, recordedAt: event.data.occurredAt } };
+    if (event.type === 'IngestionRecorded') {
+      const d = event.data;
+      return { last: { response: d.response, recordedAt: d.occurredAt, siteId: d.siteId, requestHash: d.requestHash ?? null } };
+    }
     return state;
   },
   decide(command, state) {
@@ -231,7 +246,7 @@ function ingest(c: IngestionCommand['data']): IngestionEvent[] {
     aiPaused: c.pause.aiPaused,
     ...(skipReason ? { skipReason } : {}),
   };
-  events.push({ type: 'IngestionRecorded', data: { ...base, ingestionId: c.ingestionId, status: 201, response } });
+  events.push({ type: 'IngestionRecorded', data: { ...base, ingestionId: c.ingestionId, status: 201, response, requestHash: c.requestHash } });
   return events;
 }
 

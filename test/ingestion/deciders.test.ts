@@ -20,6 +20,7 @@ const command = (over: Partial<IngestionCommand['data']> = {}): IngestionCommand
     pause: { aiPaused: false },
     ids: ['M', 'C1', 'O1', 'D1'],
     now: NOW,
+    requestHash: 'H',
     ...over,
   },
 });
@@ -43,10 +44,10 @@ t.test('an unactionable ingestion: stub opportunity, conversation, message, disp
     },
     { type: 'MessageReceived', data: { ...base, conversationId: 'C1', opportunityId: 'O1', messageId: 'M', entrySource: 'forwarded_unactionable' } },
     { type: 'AgentDispatchRequested', data: { ...base, dispatchId: 'D1', conversationId: 'C1', messageId: 'M', task: 'triage_and_reply' } },
-    { type: 'IngestionRecorded', data: { ...base, ingestionId: 'I', status: 201, response } },
+    { type: 'IngestionRecorded', data: { ...base, ingestionId: 'I', status: 201, response, requestHash: 'H' } },
   ];
   const state = given(ingestionDecider, []).when(command()).then(expected);
-  t.same(state.last, { response, recordedAt: NOW });
+  t.same(state.last, { response, recordedAt: NOW, siteId: 'S', requestHash: 'H' });
 });
 
 t.test('paused: skipReason in the result, no dispatch', async (t) => {

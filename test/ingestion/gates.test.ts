@@ -39,15 +39,18 @@ t.test('billing gate: 402 vs 403 SITE_NOT_LICENSED', async (t) => {
     }
   });
 
-  t.test('an idempotent replay returns the stored result even after the licence lapsed', async (t) => {
+  t.test('the licence is checked before any replay: a lapsed site gets no stored answer either', async (t) => {
     const tenant = await createTenant(services);
     const first = await ingest(fastify, tenant, PITCH, { 'idempotency-key': 'lapse-1' });
     t.equal(first.statusCode, 201);
     await changeSiteSettings(services, { siteId: tenant.siteId, changes: { licensed: false } });
     await settle();
-    const replay = await ingest(fastify, tenant, PITCH, { 'idempotency-key': 'lapse-1' });
-    t.equal(replay.statusCode, 200, 'the repeat of an ingestion that happened is answered from the stored result');
-    t.same(replay.json(), first.json(), 'identical body');
+    expectError(t, await ingest(fastify, tenant, PITCH, { 'idempotency-key': 'lapse-1' }), 402, 'SITE_NOT_LICENSED', 'the repeat is gated too');
     expectError(t, await ingest(fastify, tenant, PITCH, { 'idempotency-key': 'lapse-2' }), 402, 'SITE_NOT_LICENSED', 'a new key is gated');
+    await changeSiteSettings(services, { siteId: tenant.siteId, changes: { licensed: true } });
+    await settle();
+    const replay = await ingest(fastify, tenant, PITCH, { 'idempotency-key': 'lapse-1' });
+    t.equal(replay.statusCode, 200, 'licensed again: the stored result is replayed');
+    t.same(replay.json(), first.json(), 'identical body');
   });
 });

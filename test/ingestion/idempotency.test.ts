@@ -29,9 +29,10 @@ t.test('Idempotency-Key', async (t) => {
     t.equal(first.statusCode, 201);
     const before = (await eventsOfType(services, 'MessageIngested')).length;
     clock.advance(24 * HOUR - 1);
-    const repeat = await ingest(fastify, tenant, { ...UNACTIONABLE, runExtraction: false }, { 'idempotency-key': key });
-    t.equal(repeat.statusCode, 200, 'a repeat (even with another body) replays');
+    const repeat = await ingest(fastify, tenant, PITCH, { 'idempotency-key': key });
+    t.equal(repeat.statusCode, 200, 'a repeat replays');
     t.equal(repeat.body, first.body, 'the identical body');
+    expectError(t, await ingest(fastify, tenant, { ...UNACTIONABLE, runExtraction: false }, { 'idempotency-key': key }), 409, 'IDEMPOTENCY_KEY_REUSED', 'the key with another body');
     t.equal((await eventsOfType(services, 'MessageIngested')).length, before, 'nothing new stored');
     clock.advance(1);
     const fresh = await ingest(fastify, tenant, PITCH, { 'idempotency-key': key });
