@@ -264,8 +264,8 @@ function recordTriage(c: Extract<ConversationCommand, { type: 'RecordTriage' }>[
     case 'accept':
     case 'decline':
       if (!c.draft) {
-        if (c.outcome === 'accept') throw new ConversationRuleError('REPLY_NOT_PENDING', 'An accepted pitch needs a reply draft.');
-        events.push(statusChanged(base, status, 'declined', 'agent', 'decline'));
+        // Resolved without a reply: a thank-you on the thread, a decline the site answers silently.
+        events.push(statusChanged(base, status, AGENT_STATUS_OF[c.outcome], 'agent', c.outcome));
         return events;
       }
       events.push(

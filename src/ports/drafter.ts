@@ -1,7 +1,7 @@
 import type { Ask } from '../domain/ingestion.ts';
 
-export type ReplyTone = 'friendly' | 'formal' | 'brief';
-export const REPLY_TONES = ['friendly', 'formal', 'brief'] as const satisfies readonly ReplyTone[];
+import type { ReplyTone } from '../domain/agents.ts';
+export { REPLY_TONES, type ReplyTone } from '../domain/agents.ts';
 
 /** The site's settings a reply is written with (settable per site). */
 export interface ReplySettings {

@@ -66,7 +66,7 @@ export async function triageDispatch(
   }
 
   let draft: ReplyDraft | null = null;
-  if (decision.outcome === 'accept' || (decision.outcome === 'decline' && settings.declineReplies)) {
+  if (needsReply(decision, settings.declineReplies)) {
     const written = await deps.drafter.draft({
       outcome: decision.outcome,
       subject: message.subject,
@@ -107,4 +107,14 @@ export async function triageDispatch(
     events: result.events,
     claimed: attempt ? { conversationId: dispatch.conversationId, messageId: attempt.data.messageId, attempt: attempt.data.attempt } : null,
   };
+}
+
+/**
+ * Which triaged messages get a reply: an accepted pitch (not a plain thank-you on the thread), and
+ * a declined one when the site answers declines (not when the prospect withdrew).
+ */
+function needsReply(decision: { outcome: string; reasons: string[] }, declineReplies: boolean): decision is { outcome: 'accept' | 'decline'; reasons: string[] } {
+  if (decision.outcome === 'accept') return !decision.reasons.includes('thanks_on_thread');
+  if (decision.outcome === 'decline') return declineReplies && !decision.reasons.includes('prospect_withdrew');
+  return false;
 }
