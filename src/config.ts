@@ -1,7 +1,14 @@
 import { z } from 'zod';
+import { isIP } from 'node:net';
 import { parseAllowedRanges } from './domain/destination.ts';
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+
+/** `ip`, `ip:port` or `[ipv6]:port`, the forms node's Resolver#setServers accepts. */
+const isDnsServer = (v: string) => {
+  const m = /^\[(.+)\](?::(\d{1,5}))?$/.exec(v) ?? (isIP(v) ? [v, v] : /^([^:]+):(\d{1,5})$/.exec(v));
+  return Boolean(m && isIP(m[1]!) && (m[2] === undefined || Number(m[2]) <= 65535));
+};
 
 /** Every setting the service reads, from environment variables. The README's table mirrors this. */
 export const configSchema = z.object({
@@ -65,6 +72,12 @@ export const configSchema = z.object({
   SMTP_HOST: z.string().min(1).default('0.0.0.0'),
   SMTP_PORT: z.coerce.number().int().min(0).max(65535).default(2525),
   SMTP_MAX_MESSAGE_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
+  // Sending-domain verification looks its TXT record up here (unset: the system's resolvers).
+  DNS_SERVERS: z
+    .string()
+    .transform((v) => v.split(',').map((x) => x.trim()).filter(Boolean))
+    .refine((servers) => servers.length > 0 && servers.every(isDnsServer), 'must be a comma-separated list of ip or ip:port ([ipv6]:port)')
+    .optional(),
 });
 
 export type Config = z.infer<typeof configSchema> & { PUBLIC_BASE_URL: string };
