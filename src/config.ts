@@ -56,6 +56,18 @@ export const configSchema = z.object({
   SMTP_HOST: z.string().min(1).default('0.0.0.0'),
   SMTP_PORT: z.coerce.number().int().min(0).max(65535).default(2525),
   SMTP_MAX_MESSAGE_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
+  // Outbound mail (the agent's replies); the SMTP_* settings above are the inbound forwarding mailbox.
+  OUTBOUND_SMTP_URL: z
+    .string()
+    .refine((v) => {
+      try {
+        const url = new URL(v);
+        return (url.protocol === 'smtp:' || url.protocol === 'smtps:') && url.hostname !== '';
+      } catch {
+        return false;
+      }
+    }, 'must be an smtp:// or smtps:// URL with a host')
+    .optional(),
 });
 
 export type Config = z.infer<typeof configSchema> & { PUBLIC_BASE_URL: string };
