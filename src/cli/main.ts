@@ -18,6 +18,7 @@ import { PLANS, type SiteSettings } from '../domain/site.ts';
 import { SCOPES, isScope, type Scope } from '../domain/scopes.ts';
 import { eventLine, parseBool, parseChoice, parseDomain, parseNonNegativeInt, print } from './output.ts';
 import { registerWebhookCommands } from './webhooks.ts';
+import { registerOutboxCommands } from './outbox.ts';
 import { configureAgent } from '../commands/agents.ts';
 import { suppressContact } from '../commands/suppression.ts';
 import { AGENT_KEYS } from '../domain/agents.ts';
@@ -238,6 +239,7 @@ projections
   );
 
 registerWebhookCommands(program, json, withServices);
+registerOutboxCommands(program, json);
 
 program.parseAsync(process.argv).catch((error) => {
   if (error instanceof CommanderError) {
