@@ -78,6 +78,18 @@ export const configSchema = z.object({
     .transform((v) => v.split(',').map((x) => x.trim()).filter(Boolean))
     .refine((servers) => servers.length > 0 && servers.every(isDnsServer), 'must be a comma-separated list of ip or ip:port ([ipv6]:port)')
     .optional(),
+  // Outbound mail (the agent's replies); the SMTP_* settings above are the inbound forwarding mailbox.
+  OUTBOUND_SMTP_URL: z
+    .string()
+    .refine((v) => {
+      try {
+        const url = new URL(v);
+        return (url.protocol === 'smtp:' || url.protocol === 'smtps:') && url.hostname !== '';
+      } catch {
+        return false;
+      }
+    }, 'must be an smtp:// or smtps:// URL with a host')
+    .optional(),
 });
 
 export type Config = z.infer<typeof configSchema> & { PUBLIC_BASE_URL: string };

@@ -19,6 +19,7 @@ import { SCOPES, isScope, type Scope } from '../domain/scopes.ts';
 import { eventLine, parseBool, parseChoice, parseDomain, parseNonNegativeInt, print } from './output.ts';
 import { registerWebhookCommands } from './webhooks.ts';
 import { registerSendingDomainCommands } from './sendingDomain.ts';
+import { registerOutboxCommands } from './outbox.ts';
 import { configureAgent } from '../commands/agents.ts';
 import { suppressContact } from '../commands/suppression.ts';
 import { AGENT_KEYS } from '../domain/agents.ts';
@@ -240,6 +241,7 @@ projections
 
 registerWebhookCommands(program, json, withServices);
 registerSendingDomainCommands(program, json, withServices);
+registerOutboxCommands(program, json);
 
 program.parseAsync(process.argv).catch((error) => {
   if (error instanceof CommanderError) {
