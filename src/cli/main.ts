@@ -20,7 +20,7 @@ import { eventLine, parseBool, parseChoice, parseDomain, parseNonNegativeInt, pr
 import { registerWebhookCommands } from './webhooks.ts';
 import { registerSendingDomainCommands } from './sendingDomain.ts';
 import { registerOutboxCommands } from './outbox.ts';
-import { registerWorkerCommands } from './worker.ts';
+import { registerAgentWorkerCommand } from './worker.ts';
 import { configureAgent } from '../commands/agents.ts';
 import { suppressContact } from '../commands/suppression.ts';
 import { AGENT_KEYS } from '../domain/agents.ts';
@@ -243,7 +243,7 @@ projections
 registerWebhookCommands(program, json, withServices);
 registerSendingDomainCommands(program, json, withServices);
 registerOutboxCommands(program, json);
-registerWorkerCommands(program);
+registerAgentWorkerCommand(program, json, withServices);
 
 program.parseAsync(process.argv).catch((error) => {
   if (error instanceof CommanderError) {

@@ -1,38 +1,31 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../config.ts';
 import { startAgentWorker } from '../processors/agent/startAgentWorker.ts';
-import { createServices } from '../services.ts';
+import type { Services } from '../services.ts';
+import { print } from './output.ts';
 
-const ROLES = ['agent', 'projections'] as const;
-type Role = (typeof ROLES)[number];
+type WithServices = <T>(fn: (services: Services) => Promise<T>) => Promise<T>;
 
-const log = {
-  error: (obj: unknown, msg?: string) => console.error(JSON.stringify({ level: 'error', msg, err: String((obj as { err?: unknown })?.err ?? obj) })),
-  warn: (obj: unknown, msg?: string) => console.error(JSON.stringify({ level: 'warn', msg, err: String((obj as { err?: unknown })?.err ?? obj) })),
+const stderrLog = {
+  error: (obj: unknown, msg?: string) => process.stderr.write(`${msg ?? 'error'}: ${String((obj as { err?: Error }).err?.message ?? '')}\n`),
+  warn: (obj: unknown, msg?: string) => process.stderr.write(`${msg ?? 'warning'}: ${String((obj as { err?: Error }).err?.message ?? '')}\n`),
 };
 
-/**
- * `outreach worker <role...>`: background roles as their own process, for scale-out (the API nodes
- * then run with RUN_AGENT=false, RUN_PROJECTIONS=false). Runs until SIGTERM or SIGINT.
- */
-export function registerWorkerCommands(program: Command): void {
-  program
-    .command('worker')
-    .description('run background roles without the HTTP API: agent (the Outreach Agent), projections')
-    .argument('<roles...>', `one or more of: ${ROLES.join(', ')}`)
-    .action(async (roles: string[]) => {
-      const unknown = roles.filter((r) => !(ROLES as readonly string[]).includes(r));
-      if (unknown.length > 0) program.error(`unknown role: ${unknown.join(', ')} (one of: ${ROLES.join(', ')})`);
-      const chosen = new Set(roles as Role[]);
-      const services = await createServices(loadConfig(), { onProjectionError: (err) => log.error({ err }, 'projection failed') });
-      if (chosen.has('projections')) services.projections.start();
-      const agent = chosen.has('agent') ? await startAgentWorker(services, log) : null;
-      console.error(JSON.stringify({ level: 'info', msg: 'worker started', roles: [...chosen] }));
-      await new Promise<void>((resolve) => {
-        process.once('SIGTERM', resolve);
-        process.once('SIGINT', resolve);
-      });
-      await agent?.stop();
-      await services.close();
-    });
+/** `outreach worker agent`: the Outreach Agent as its own process (API nodes then run with RUN_AGENT=false). */
+export function registerAgentWorkerCommand(program: Command, json: () => boolean, withServices: WithServices): void {
+  const worker = program.commands.find((c) => c.name() === 'worker') ?? program.command('worker').description('run one background role as its own process');
+  worker
+    .command('agent')
+    .description('run the Outreach Agent until interrupted (several copies may run at once)')
+    .action(async () =>
+      withServices(async (s) => {
+        if (s.config.RUN_PROJECTIONS) s.projections.start();
+        const agent = await startAgentWorker(s, stderrLog);
+        print(json(), { worker: 'agent', started: true }, 'outreach agent running; Ctrl-C stops it');
+        await new Promise<void>((resolve) => {
+          process.once('SIGINT', () => resolve());
+          process.once('SIGTERM', () => resolve());
+        });
+        await agent.stop();
+      }),
+    );
 }
