@@ -27,7 +27,7 @@ import { loadConfig } from '../src/config.ts';
 import { buildEnvelope } from '../src/domain/webhookDelivery.ts';
 import type { OutreachEvent } from '../src/domain/outreachEvents.ts';
 import { createServices } from '../src/services.ts';
-import { WebhookDeliveryWorker, workerOptionsFrom } from '../src/webhooks/deliveryWorker.ts';
+import { WebhookDeliveryWorker, workerOptionsFrom } from '../src/processors/webhookDelivery/worker.ts';
 import type { BenchResult } from './types.ts';
 
 const N = Number(process.env.BENCH_WEBHOOK_N ?? 2_000);

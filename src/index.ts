@@ -1,2 +1,2 @@
 /** The package's public surface for receivers of the service's webhooks. */
-export { verifyWebhookSignature, type VerifyOptions } from './webhooks/verifyWebhookSignature.ts';
+export { verifyWebhookSignature, type VerifyOptions } from './processors/webhookDelivery/verifyWebhookSignature.ts';

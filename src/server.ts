@@ -2,9 +2,9 @@ import Fastify from 'fastify';
 import { app, DEFAULT_BODY_LIMIT } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createServices } from './services.ts';
-import { startWebhookWorker } from './webhooks/startWorker.ts';
+import { startWebhookWorker } from './processors/webhookDelivery/startWorker.ts';
+import { startForwardingMailbox } from './processors/forwardingMailbox.ts';
 import { startAgentWorker } from './processors/agent/startAgentWorker.ts';
-import { startForwardingMailbox } from './smtp/forwardingMailbox.ts';
 
 /** Starts the API and, in the embedded default, every background role in the same process. */
 async function main() {

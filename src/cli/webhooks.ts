@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Services } from '../services.ts';
 import type { WebhookDeliveryDoc } from '../projections/webhookDeliveries.ts';
-import { startWebhookWorker } from '../webhooks/startWorker.ts';
+import { startWebhookWorker } from '../processors/webhookDelivery/startWorker.ts';
 import { print } from './output.ts';
 
 type WithServices = <T>(fn: (services: Services) => Promise<T>) => Promise<T>;

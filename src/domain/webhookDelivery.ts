@@ -1,3 +1,5 @@
+import { type Decider, assertNever } from './decider.ts';
+import { ImmutableMap } from './immutableMap.ts';
 import type { WebhookEventType } from './eventCatalog.ts';
 import { type OutreachEvent, type OutreachEventType, WEBHOOK_TYPE_OF } from './outreachEvents.ts';
 
@@ -139,77 +141,174 @@ export function retryDelayMs(retry: number, policy: RetryPolicy, random01: numbe
   return Math.max(0, Math.round(nominal * (1 + policy.jitter * (2 * random01 - 1))));
 }
 
+/** What one attempt came to, as the sender reports it. */
+export interface AttemptOutcome {
+  status: DeliveryStatus;
+  statusCode: number | null;
+  /** Short transport error description; never contains the body or headers. */
+  error: string | null;
+  durationMs: number;
+}
+
 /** A delivery that has been scheduled and not yet ended, as folded from its stream. */
 export interface PendingDelivery {
-  deliveryId: string;
-  subscriptionId: string;
-  webhookId: string;
-  eventType: WebhookEventType;
-  body: string;
-  sourcePosition: bigint;
+  readonly deliveryId: string;
+  readonly subscriptionId: string;
+  readonly webhookId: string;
+  readonly eventType: WebhookEventType;
+  readonly body: string;
+  readonly sourcePosition: bigint;
   /** Attempts made so far. */
-  attempts: number;
+  readonly attempts: number;
   /** Epoch ms the next attempt is due. */
-  dueAt: number;
+  readonly dueAt: number;
   /** Worker that last touched it, and when (epoch ms), for takeover of orphans. */
-  workerId: string;
-  lastActivityAt: number;
+  readonly workerId: string;
+  readonly lastActivityAt: number;
 }
 
 export interface DeliveriesState {
-  consecutiveFailures: number;
-  disabled: boolean;
-  pending: Map<string, PendingDelivery>;
-  /** Every delivery id scheduled in the stream, with its source position. */
-  scheduled: Map<string, bigint>;
+  readonly consecutiveFailures: number;
+  readonly disabled: boolean;
+  readonly pending: ImmutableMap<PendingDelivery>;
+  /** Every delivery id scheduled in the stream (the claims), with its source position. */
+  readonly scheduled: ImmutableMap<bigint>;
 }
 
-export const initialDeliveriesState = (): DeliveriesState => ({ consecutiveFailures: 0, disabled: false, pending: new Map(), scheduled: new Map() });
+export type WebhookDeliveryCommand =
+  /** The claim: one delivery of a source event to one subscription. */
+  | { type: 'ScheduleDelivery'; data: DeliveryScheduledData }
+  | { type: 'RecordAttempt'; data: RecordAttemptData }
+  | { type: 'AbandonDelivery'; data: { subscriptionId: string; deliveryId: string; reason: 'subscription_disabled'; abandonedAt: string } };
 
-/** Folds one event of a deliveries stream into the state (mutates and returns it, for long streams). */
+export interface RecordAttemptData {
+  subscriptionId: string;
+  deliveryId: string;
+  /** 1 for the first attempt. */
+  attempt: number;
+  outcome: AttemptOutcome;
+  attemptedAt: string;
+  workerId: string;
+  retry: RetryPolicy;
+  /** A number in [0, 1) drawn by the caller: the jitter of the next retry's delay. */
+  random01: number;
+}
+
+export const initialDeliveriesState = (): DeliveriesState => ({ consecutiveFailures: 0, disabled: false, pending: ImmutableMap.empty(), scheduled: ImmutableMap.empty() });
+
+/** A delivery as it stands right after its claim. */
+export function pendingFrom(d: DeliveryScheduledData): PendingDelivery {
+  return {
+    deliveryId: d.deliveryId,
+    subscriptionId: d.subscriptionId,
+    webhookId: d.webhookId,
+    eventType: d.eventType,
+    body: d.body,
+    sourcePosition: BigInt(d.sourcePosition),
+    attempts: 0,
+    dueAt: d.dueAt,
+    workerId: d.workerId,
+    lastActivityAt: Date.parse(d.scheduledAt),
+  };
+}
+
+/** Folds one event of a deliveries stream into a new state; the given state is left as it was. */
 export function evolveDeliveries(state: DeliveriesState, event: WebhookDeliveryEvent): DeliveriesState {
   switch (event.type) {
     case 'DeliveryScheduled': {
-      const d = event.data;
-      const sourcePosition = BigInt(d.sourcePosition);
-      state.scheduled.set(d.deliveryId, sourcePosition);
-      state.pending.set(d.deliveryId, {
-        deliveryId: d.deliveryId,
-        subscriptionId: d.subscriptionId,
-        webhookId: d.webhookId,
-        eventType: d.eventType,
-        body: d.body,
-        sourcePosition,
-        attempts: 0,
-        dueAt: d.dueAt,
-        workerId: d.workerId,
-        lastActivityAt: Date.parse(d.scheduledAt),
-      });
-      return state;
+      const pending = pendingFrom(event.data);
+      return { ...state, scheduled: state.scheduled.set(pending.deliveryId, pending.sourcePosition), pending: state.pending.set(pending.deliveryId, pending) };
     }
     case 'DeliveryAttempted': {
-      const p = state.pending.get(event.data.deliveryId);
-      if (p) {
-        p.attempts = Math.max(p.attempts, event.data.attempt);
-        if (event.data.nextAttemptAt !== null) p.dueAt = event.data.nextAttemptAt;
-        p.workerId = event.data.workerId;
-        p.lastActivityAt = Date.parse(event.data.attemptedAt);
-      }
-      return state;
+      const d = event.data;
+      const p = state.pending.get(d.deliveryId);
+      if (!p) return state;
+      const attempted: PendingDelivery = {
+        ...p,
+        attempts: Math.max(p.attempts, d.attempt),
+        dueAt: d.nextAttemptAt ?? p.dueAt,
+        workerId: d.workerId,
+        lastActivityAt: Date.parse(d.attemptedAt),
+      };
+      return { ...state, pending: state.pending.set(d.deliveryId, attempted) };
     }
     case 'DeliverySucceeded':
-      state.pending.delete(event.data.deliveryId);
-      state.consecutiveFailures = 0;
-      return state;
+      return { ...state, pending: state.pending.delete(event.data.deliveryId), consecutiveFailures: 0 };
     case 'DeliveryFailed':
-      state.pending.delete(event.data.deliveryId);
-      state.consecutiveFailures += 1;
-      return state;
+      return { ...state, pending: state.pending.delete(event.data.deliveryId), consecutiveFailures: state.consecutiveFailures + 1 };
     case 'DeliveryAbandoned':
-      state.pending.delete(event.data.deliveryId);
-      return state;
+      return { ...state, pending: state.pending.delete(event.data.deliveryId) };
     case 'SubscriptionAutoDisabled':
-      state.disabled = true;
-      return state;
+      return { ...state, disabled: true };
+    default:
+      return assertNever(event);
   }
 }
+
+/**
+ * The delivery rules, on the stream's own order. Every command is idempotent: one that no longer
+ * applies decides nothing (an empty list), which the caller reads as "refused".
+ * - a claim of a delivery already in the stream is refused (one owner per event and subscription);
+ * - the record of a delivery that is no longer pending is refused (another copy ended it);
+ * - a failed attempt is retried while retries are left, at a due time kept in the stream;
+ * - the failure that makes `AUTO_DISABLE_THRESHOLD` in a row disables the subscription and abandons
+ *   its other pending deliveries, all in one decision (so one append: no crash can separate them).
+ */
+export function decideDelivery(command: WebhookDeliveryCommand, state: DeliveriesState): WebhookDeliveryEvent[] {
+  switch (command.type) {
+    case 'ScheduleDelivery':
+      return state.scheduled.has(command.data.deliveryId) ? [] : [{ type: 'DeliveryScheduled', data: command.data }];
+    case 'RecordAttempt':
+      return state.pending.has(command.data.deliveryId) ? recordAttempt(command.data, state) : [];
+    case 'AbandonDelivery':
+      return state.pending.has(command.data.deliveryId) ? [{ type: 'DeliveryAbandoned', data: command.data }] : [];
+    default:
+      return assertNever(command);
+  }
+}
+
+function recordAttempt(c: RecordAttemptData, state: DeliveriesState): WebhookDeliveryEvent[] {
+  const { outcome, attempt, attemptedAt } = c;
+  const base = { subscriptionId: c.subscriptionId, deliveryId: c.deliveryId };
+  const retry = outcome.status !== 'ok' && attempt <= c.retry.maxRetries;
+  const nextAttemptAt = retry ? Date.parse(attemptedAt) + retryDelayMs(attempt, c.retry, c.random01) : null;
+  const events: WebhookDeliveryEvent[] = [
+    {
+      type: 'DeliveryAttempted',
+      data: { ...base, attempt, status: outcome.status, statusCode: outcome.statusCode, error: outcome.error, durationMs: outcome.durationMs, attemptedAt, nextAttemptAt, workerId: c.workerId },
+    },
+  ];
+  if (outcome.status === 'ok') events.push({ type: 'DeliverySucceeded', data: { ...base, attempts: attempt, deliveredAt: attemptedAt } });
+  else if (!retry) {
+    const consecutiveFailures = state.consecutiveFailures + 1;
+    events.push({ type: 'DeliveryFailed', data: { ...base, attempts: attempt, status: outcome.status, failedAt: attemptedAt, consecutiveFailures } });
+    if (consecutiveFailures >= AUTO_DISABLE_THRESHOLD && !state.disabled) {
+      events.push({ type: 'SubscriptionAutoDisabled', data: { subscriptionId: c.subscriptionId, consecutiveFailures, disabledAt: attemptedAt } });
+      for (const p of state.pending.values()) {
+        if (p.deliveryId === c.deliveryId) continue;
+        events.push({ type: 'DeliveryAbandoned', data: { subscriptionId: c.subscriptionId, deliveryId: p.deliveryId, reason: 'subscription_disabled', abandonedAt: attemptedAt } });
+      }
+    }
+  }
+  return events;
+}
+
+/** One decider per deliveries stream (`webhook_deliveries-<subscriptionId>`). */
+export const webhookDeliveryDecider: Decider<DeliveriesState, WebhookDeliveryCommand, WebhookDeliveryEvent> = {
+  initialState: initialDeliveriesState,
+  evolve: evolveDeliveries,
+  decide: decideDelivery,
+};
+
+/**
+ * Forgets claims that can no longer come twice: ended deliveries whose source event is at or
+ * before the dispatcher's checkpoint. Not an event: it only bounds the state a worker keeps.
+ */
+export function forgetSettledClaims(state: DeliveriesState, checkpoint: bigint): DeliveriesState {
+  let scheduled = state.scheduled;
+  for (const [id, position] of state.scheduled) if (position <= checkpoint && !state.pending.has(id)) scheduled = scheduled.delete(id);
+  return scheduled === state.scheduled ? state : { ...state, scheduled };
+}
+
+/** A pending delivery nobody has touched for `orphanAfterMs` past its due time: any copy may take it over. */
+export const isOrphaned = (p: PendingDelivery, now: number, orphanAfterMs: number): boolean => now - Math.max(p.lastActivityAt, p.dueAt) > orphanAfterMs;

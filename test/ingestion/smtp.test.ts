@@ -1,6 +1,6 @@
 import nodemailer from 'nodemailer';
 import t from 'tap';
-import { startForwardingMailbox } from '../../src/smtp/forwardingMailbox.ts';
+import { startForwardingMailbox } from '../../src/processors/forwardingMailbox.ts';
 import type { MessageDoc } from '../../src/projections/inbox.ts';
 import { createTenant, startTestApp } from '../helpers/testApp.ts';
 import { PITCH, eventsOfType } from './helpers.ts';

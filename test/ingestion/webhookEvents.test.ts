@@ -3,7 +3,7 @@ import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { generate } from 'selfsigned';
 import t from 'tap';
-import { WebhookDeliveryWorker, workerOptionsFrom } from '../../src/webhooks/deliveryWorker.ts';
+import { WebhookDeliveryWorker, workerOptionsFrom } from '../../src/processors/webhookDelivery/worker.ts';
 import { bearer, createTenant, startTestApp } from '../helpers/testApp.ts';
 import { PITCH, ingest } from './helpers.ts';
 

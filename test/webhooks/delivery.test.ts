@@ -90,7 +90,7 @@ t.test('events appended before a subscription existed are not delivered to it', 
 t.test('several worker copies share the work without taking an event twice', async (t) => {
   const h = await startHarness({ worker: { workerId: 'copy-1' } });
   t.teardown(() => h.close());
-  const { WebhookDeliveryWorker, workerOptionsFrom } = await import('../../src/webhooks/deliveryWorker.ts');
+  const { WebhookDeliveryWorker, workerOptionsFrom } = await import('../../src/processors/webhookDelivery/worker.ts');
   const second = new WebhookDeliveryWorker(h.app.services, { ...workerOptionsFrom(h.app.config), workerId: 'copy-2' });
   await second.start();
   t.teardown(() => second.stop());

@@ -51,16 +51,16 @@ t.test('folding a deliveries stream: pending work, the failure count, the disabl
     type: 'DeliveryFailed',
     data: { subscriptionId: 'sub', deliveryId: id, attempts: 4, status: 'http_500', failedAt: '2026-01-15T12:00:09.000Z', consecutiveFailures: 0 },
   });
-  const state = initialDeliveriesState();
-  for (const e of [scheduled('a'), attempted('a', 1, 99), scheduled('b'), attempted('a', 2, 199)]) evolveDeliveries(state, e);
+  let state = initialDeliveriesState();
+  for (const e of [scheduled('a'), attempted('a', 1, 99), scheduled('b'), attempted('a', 2, 199)]) state = evolveDeliveries(state, e);
   t.same([...state.pending.keys()], ['a', 'b']);
   t.equal(state.pending.get('a')!.attempts, 2);
   t.equal(state.pending.get('a')!.dueAt, 199, 'the next due time survives in the stream');
-  evolveDeliveries(state, failed('a'));
+  state = evolveDeliveries(state, failed('a'));
   t.same([...state.pending.keys()], ['b']);
   t.equal(state.consecutiveFailures, 1);
-  evolveDeliveries(state, { type: 'DeliverySucceeded', data: { subscriptionId: 'sub', deliveryId: 'b', attempts: 1, deliveredAt: '2026-01-15T12:00:10.000Z' } });
+  state = evolveDeliveries(state, { type: 'DeliverySucceeded', data: { subscriptionId: 'sub', deliveryId: 'b', attempts: 1, deliveredAt: '2026-01-15T12:00:10.000Z' } });
   t.equal(state.consecutiveFailures, 0, 'a success resets the count');
-  evolveDeliveries(state, { type: 'SubscriptionAutoDisabled', data: { subscriptionId: 'sub', consecutiveFailures: 10, disabledAt: '2026-01-15T12:00:11.000Z' } });
+  state = evolveDeliveries(state, { type: 'SubscriptionAutoDisabled', data: { subscriptionId: 'sub', consecutiveFailures: 10, disabledAt: '2026-01-15T12:00:11.000Z' } });
   t.equal(state.disabled, true);
 });

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
-import { WebhookDeliveryWorker, type WorkerOptions, workerOptionsFrom } from '../../src/webhooks/deliveryWorker.ts';
+import { WebhookDeliveryWorker, type WorkerOptions, workerOptionsFrom } from '../../src/processors/webhookDelivery/worker.ts';
 import type { OutreachEvent } from '../../src/domain/outreachEvents.ts';
 import { bearer, createTenant, startTestApp, type Tenant, type TestApp } from '../helpers/testApp.ts';
 

@@ -1,5 +1,5 @@
-import type { Services } from '../services.ts';
-import { WebhookDeliveryWorker, workerOptionsFrom } from './deliveryWorker.ts';
+import type { Services } from '../../services.ts';
+import { WebhookDeliveryWorker, workerOptionsFrom } from './worker.ts';
 
 /** Starts the webhook subscriber process inside the given services (npm start, `outreach worker webhooks`). */
 export async function startWebhookWorker(

@@ -2,8 +2,8 @@ import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'nod
 import { type BlockList, isIP } from 'node:net';
 import { createSecureContext, rootCertificates } from 'node:tls';
 import { Agent, buildConnector, request } from 'undici';
-import { refusalReason } from '../domain/destination.ts';
-import type { DeliveryStatus } from '../domain/webhookDelivery.ts';
+import { refusalReason } from '../../domain/destination.ts';
+import type { AttemptOutcome, DeliveryStatus } from '../../domain/webhookDelivery.ts';
 
 export class BlockedDestinationError extends Error {
   override readonly name = 'BlockedDestinationError';
@@ -19,14 +19,6 @@ export interface SenderOptions {
   timeoutMs: number;
   /** Keep-alive connections per origin. */
   connectionsPerOrigin: number;
-}
-
-export interface AttemptOutcome {
-  status: DeliveryStatus;
-  statusCode: number | null;
-  /** Short transport error description; never contains the body or headers. */
-  error: string | null;
-  durationMs: number;
 }
 
 /**

@@ -1,0 +1,163 @@
+import type { WebhookEventType } from '../../domain/eventCatalog.ts';
+import type { OutreachEvent } from '../../domain/outreachEvents.ts';
+import { WEBHOOK_TYPE_OF } from '../../domain/outreachEvents.ts';
+import { type DeliveryScheduledData, buildEnvelope, deliveriesStream, isOutreachEventType, pendingFrom } from '../../domain/webhookDelivery.ts';
+import type { SubscriptionFields } from '../../domain/webhookSubscription.ts';
+import { sleep } from '../../ports/catchUpSubscription.ts';
+import type { Clock } from '../../ports/clock.ts';
+import type { EventStore, RecordedEvent } from '../../ports/eventStore.ts';
+import type { ReadModelStore } from '../../ports/readModelStore.ts';
+import type { DeliveryLedgers } from './deliveryLedger.ts';
+import type { Job, Scheduler } from './scheduler.ts';
+import { TARGETS, type TargetDoc, type Targets, fromDoc, targetOf, toDoc } from './targets.ts';
+
+/** The worker's own checkpoint and its view of the subscriptions as of that checkpoint. */
+export const DISPATCHER = 'webhookDispatcher';
+const DISPATCHER_VERSION = 1;
+const PAGE = 500;
+
+export interface DispatcherDeps {
+  events: EventStore;
+  readModels: ReadModelStore;
+  clock: Clock;
+  targets: Targets;
+  ledgers: DeliveryLedgers;
+  scheduler: Scheduler;
+  workerId: string;
+  log?: { error(obj: unknown, msg?: string): void };
+}
+
+/**
+ * Follows the global log from the worker's own checkpoint. It keeps its view of the subscriptions
+ * (`webhookDispatchTargets`) from the subscription events, and for each of the five domain facts
+ * claims one delivery per matching active subscription with `ScheduleDelivery` (compare-and-set on
+ * that subscription's deliveries stream, so several copies never take the same event twice) before
+ * its checkpoint moves past the event. A deleted subscription's stream is erased here too.
+ */
+export class Dispatcher {
+  private position = -1n;
+
+  constructor(private readonly deps: DispatcherDeps) {}
+
+  get checkpoint(): bigint {
+    return this.position;
+  }
+
+  /** Reads the checkpoint and the targets stored with it (both reset when the version changed). */
+  async loadState(): Promise<void> {
+    const stored = await this.deps.readModels.getCheckpoint(DISPATCHER);
+    if (!stored || stored.version !== DISPATCHER_VERSION) {
+      await this.deps.readModels.reset(DISPATCHER, [TARGETS]);
+      this.position = -1n;
+    } else this.position = stored.position;
+    this.deps.targets.clear();
+    for (const doc of await this.deps.readModels.find<TargetDoc>(TARGETS, {})) this.deps.targets.set(fromDoc(doc));
+  }
+
+  async loop(signal: AbortSignal): Promise<void> {
+    let backoff = 50;
+    while (!signal.aborted) {
+      try {
+        const advanced = await this.dispatchPage();
+        backoff = 50;
+        if (!advanced) await this.deps.events.waitForNew(this.position, 1_000, signal);
+      } catch (error) {
+        this.deps.log?.error({ err: error }, 'webhook dispatcher failed; retrying');
+        await sleep(backoff, signal);
+        backoff = Math.min(backoff * 2, 5_000);
+      }
+    }
+  }
+
+  /** One page of the global log. Returns false when there was nothing new. */
+  async dispatchPage(): Promise<boolean> {
+    const { targets, ledgers, scheduler } = this.deps;
+    const from = this.position;
+    const page = await this.deps.events.readAll({ after: from, limit: PAGE });
+    if (page.length === 0) return false;
+    const to = page[page.length - 1]!.position;
+    const writes: Array<{ position: bigint; id: string; doc: TargetDoc | null }> = [];
+    const claims = new Map<string, DeliveryScheduledData[]>();
+    const deleted: string[] = [];
+    const now = this.deps.clock.now();
+    for (const recorded of page) {
+      const type = recorded.type;
+      if (type === 'SubscriptionCreated') {
+        const target = targetOf((recorded as unknown as RecordedEvent<string, SubscriptionFields>).data);
+        targets.set(target);
+        writes.push({ position: recorded.position, id: target.id, doc: toDoc(target) });
+      } else if (type === 'SubscriptionDeleted') {
+        const id = (recorded.data as { subscriptionId: string }).subscriptionId;
+        targets.remove(id);
+        deleted.push(id);
+        claims.delete(id);
+        writes.push({ position: recorded.position, id, doc: null });
+      } else if (type === 'SubscriptionAutoDisabled') {
+        const id = (recorded.data as { subscriptionId: string }).subscriptionId;
+        const target = targets.deactivate(id);
+        if (target) writes.push({ position: recorded.position, id, doc: toDoc(target) });
+      } else if (isOutreachEventType(type)) {
+        const event = { type, data: recorded.data } as OutreachEvent;
+        const subscribers = targets.idsOfSite(event.data?.siteId);
+        if (!subscribers) continue;
+        const eventType: WebhookEventType = WEBHOOK_TYPE_OF[event.type];
+        let envelope: ReturnType<typeof buildEnvelope> | null = null;
+        for (const id of subscribers) {
+          const target = targets.get(id)!;
+          if (!target.active || !target.eventTypes.has(eventType)) continue;
+          envelope ??= buildEnvelope(event, recorded.id);
+          let list = claims.get(id);
+          if (!list) claims.set(id, (list = []));
+          list.push({
+            subscriptionId: id,
+            deliveryId: recorded.id,
+            sourcePosition: recorded.position.toString(),
+            eventType,
+            webhookId: envelope.webhookId,
+            body: envelope.body,
+            scheduledAt: now.toISOString(),
+            dueAt: now.getTime(),
+            workerId: this.deps.workerId,
+          });
+        }
+      }
+    }
+
+    // Claims are durable before the checkpoint moves past their events.
+    const accepted: Job[] = [];
+    await Promise.all(
+      [...claims].map(async ([id, list]) => {
+        const ledger = ledgers.of(id);
+        const results = await Promise.all(list.map((data) => ledger.handle({ type: 'ScheduleDelivery', data })));
+        for (const events of results) for (const e of events) if (e.type === 'DeliveryScheduled') accepted.push(pendingFrom(e.data));
+      }),
+    );
+
+    // Claimed work starts now, whatever happens to the checkpoint step below.
+    for (const job of accepted) if (targets.has(job.subscriptionId)) scheduler.hold(job);
+    // A deleted subscription's retries stop and its history goes before the checkpoint passes the deletion.
+    for (const id of deleted) await this.erase(id);
+    const moved = await this.deps.readModels.applyBatch(DISPATCHER, DISPATCHER_VERSION, from, to, async (writerAt) => {
+      for (const w of writes) {
+        if (w.doc) await writerAt(w.position).put(TARGETS, w.doc);
+        else await writerAt(w.position).remove(TARGETS, w.id);
+      }
+    });
+    if (moved) {
+      this.position = to;
+      ledgers.pruneAll();
+    } else {
+      // Another copy moved the checkpoint first: take its view and go on from there.
+      await this.loadState();
+    }
+    return true;
+  }
+
+  /** Deleting a subscription stops its pending retries and erases its delivery history. */
+  private async erase(subscriptionId: string): Promise<void> {
+    this.deps.targets.remove(subscriptionId);
+    this.deps.scheduler.cancel(subscriptionId);
+    await this.deps.ledgers.of(subscriptionId).destroy();
+    await this.deps.events.deleteStream?.(deliveriesStream(subscriptionId));
+  }
+}

@@ -1,0 +1,94 @@
+import type { SubscriptionFields } from '../../domain/webhookSubscription.ts';
+import type { Document } from '../../ports/readModelStore.ts';
+import type { SecretBox } from '../../ports/secretBox.ts';
+
+/** A subscription as the worker sees it: where to send, which types, and whether it still receives. */
+export interface Target {
+  id: string;
+  siteId: string;
+  url: string;
+  eventTypes: Set<string>;
+  sealedSecret: string;
+  active: boolean;
+}
+
+/** The worker's own copy of its targets, kept with its checkpoint (see `dispatcher.ts`). */
+export const TARGETS = 'webhookDispatchTargets';
+
+export interface TargetDoc extends Document {
+  site_id: string;
+  url: string;
+  event_types: string[];
+  sealed_secret: string;
+  active: boolean;
+}
+
+export function targetOf(d: SubscriptionFields): Target {
+  return { id: d.subscriptionId, siteId: d.siteId, url: d.url, eventTypes: new Set(d.eventTypes), sealedSecret: d.sealedSecret, active: true };
+}
+
+export function toDoc(t: Target): TargetDoc {
+  return { id: t.id, site_id: t.siteId, url: t.url, event_types: [...t.eventTypes], sealed_secret: t.sealedSecret, active: t.active };
+}
+
+export function fromDoc(d: TargetDoc): Target {
+  return { id: d.id, siteId: d.site_id, url: d.url, eventTypes: new Set(d.event_types), sealedSecret: d.sealed_secret, active: d.active };
+}
+
+/** The subscriptions this worker delivers to, by id and by site, with their opened signing secrets. */
+export class Targets {
+  private readonly byId = new Map<string, Target>();
+  private readonly bySite = new Map<string, Set<string>>();
+  private readonly secrets = new Map<string, string>();
+
+  constructor(private readonly secretBox: SecretBox) {}
+
+  get(id: string): Target | undefined {
+    return this.byId.get(id);
+  }
+
+  has(id: string): boolean {
+    return this.byId.has(id);
+  }
+
+  all(): IterableIterator<Target> {
+    return this.byId.values();
+  }
+
+  /** Ids of the subscriptions of one site. */
+  idsOfSite(siteId: string): ReadonlySet<string> | undefined {
+    return this.bySite.get(siteId);
+  }
+
+  set(target: Target): void {
+    this.byId.set(target.id, target);
+    let ids = this.bySite.get(target.siteId);
+    if (!ids) this.bySite.set(target.siteId, (ids = new Set()));
+    ids.add(target.id);
+  }
+
+  remove(id: string): void {
+    const target = this.byId.get(id);
+    if (!target) return;
+    this.byId.delete(id);
+    this.bySite.get(target.siteId)?.delete(id);
+    this.secrets.delete(id);
+  }
+
+  deactivate(id: string): Target | undefined {
+    const target = this.byId.get(id);
+    if (target) target.active = false;
+    return target;
+  }
+
+  clear(): void {
+    this.byId.clear();
+    this.bySite.clear();
+  }
+
+  secretOf(target: Target): string {
+    let secret = this.secrets.get(target.id);
+    if (!secret) this.secrets.set(target.id, (secret = this.secretBox.open(target.sealedSecret)));
+    return secret;
+  }
+}

@@ -1,0 +1,144 @@
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import type { Config } from '../../config.ts';
+import { parseAllowedRanges } from '../../domain/destination.ts';
+import type { RetryPolicy } from '../../domain/webhookDelivery.ts';
+import { sleep } from '../../ports/catchUpSubscription.ts';
+import type { Clock } from '../../ports/clock.ts';
+import type { EventStore } from '../../ports/eventStore.ts';
+import type { ReadModelStore } from '../../ports/readModelStore.ts';
+import type { SecretBox } from '../../ports/secretBox.ts';
+import { attemptDelivery } from './attempt.ts';
+import { DeliveryLedgers } from './deliveryLedger.ts';
+import { Dispatcher } from './dispatcher.ts';
+import { Recovery } from './recovery.ts';
+import { Scheduler } from './scheduler.ts';
+import { WebhookSender } from './sender.ts';
+import { Targets } from './targets.ts';
+
+export interface WorkerOptions {
+  workerId: string;
+  timeoutMs: number;
+  retry: RetryPolicy;
+  concurrency: number;
+  concurrencyPerSubscription: number;
+  orphanAfterMs: number;
+  /** Pause after each durable record append, to batch more records per fsync. */
+  recordBatchMs?: number;
+  allowedRanges?: string;
+  extraCa?: string;
+  random?: () => number;
+  log?: { error(obj: unknown, msg?: string): void; warn?(obj: unknown, msg?: string): void };
+}
+
+export interface WorkerDeps {
+  events: EventStore;
+  readModels: ReadModelStore;
+  secrets: SecretBox;
+  clock: Clock;
+}
+
+/** Worker options from the service configuration (the table in docs/webhooks.md). */
+export function workerOptionsFrom(config: Config): WorkerOptions {
+  return {
+    workerId: config.WEBHOOK_WORKER_ID ?? `${hostname()}`,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    retry: { maxRetries: config.WEBHOOK_MAX_RETRIES, baseMs: config.WEBHOOK_RETRY_BASE_MS, factor: config.WEBHOOK_RETRY_FACTOR, jitter: config.WEBHOOK_RETRY_JITTER },
+    concurrency: config.WEBHOOK_CONCURRENCY,
+    concurrencyPerSubscription: config.WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION,
+    orphanAfterMs: config.WEBHOOK_ORPHAN_AFTER_MS,
+    recordBatchMs: config.WEBHOOK_RECORD_BATCH_MS,
+    allowedRanges: config.WEBHOOK_ALLOWED_RANGES,
+    extraCa: config.WEBHOOK_EXTRA_CA_FILE ? readFileSync(config.WEBHOOK_EXTRA_CA_FILE, 'utf8') : undefined,
+  };
+}
+
+/**
+ * The webhook subscriber process, put together: the dispatcher claims deliveries from the log,
+ * the scheduler runs them when due within the concurrency bounds, each attempt is made and
+ * recorded through the subscription's ledger (decided by `domain/webhookDelivery.ts`), and
+ * recovery resumes pending deliveries from the streams at start and takes over orphans.
+ */
+export class WebhookDeliveryWorker {
+  private readonly sender: WebhookSender;
+  private readonly ledgers: DeliveryLedgers;
+  private readonly scheduler: Scheduler;
+  private readonly dispatcher: Dispatcher;
+  private readonly recovery: Recovery;
+  private controller: AbortController | null = null;
+  private loops: Promise<void>[] = [];
+
+  constructor(deps: WorkerDeps, options: WorkerOptions) {
+    const { workerId, log } = options;
+    const now = () => deps.clock.now().getTime();
+    this.sender = new WebhookSender({
+      allowed: parseAllowedRanges(options.allowedRanges),
+      extraCa: options.extraCa,
+      timeoutMs: options.timeoutMs,
+      connectionsPerOrigin: options.concurrencyPerSubscription,
+    });
+    const targets = new Targets(deps.secrets);
+    this.ledgers = new DeliveryLedgers(deps.events, { checkpoint: () => this.dispatcher.checkpoint, lingerMs: options.recordBatchMs });
+    const attemptDeps = {
+      targets,
+      ledgers: this.ledgers,
+      sender: this.sender,
+      clock: deps.clock,
+      workerId,
+      retry: options.retry,
+      random: options.random ?? Math.random,
+      running: () => this.controller !== null && !this.controller.signal.aborted,
+      log,
+    };
+    this.scheduler = new Scheduler({ concurrency: options.concurrency, concurrencyPerSubscription: options.concurrencyPerSubscription, now }, (job, release) =>
+      attemptDelivery(attemptDeps, job, release),
+    );
+    const shared = { readModels: deps.readModels, clock: deps.clock, targets, ledgers: this.ledgers, scheduler: this.scheduler, workerId, log };
+    this.dispatcher = new Dispatcher({ ...shared, events: deps.events });
+    this.recovery = new Recovery({ ...shared, orphanAfterMs: options.orphanAfterMs });
+  }
+
+  /** The dispatcher's checkpoint: the last global position it has claimed deliveries for. */
+  get position(): bigint {
+    return this.dispatcher.checkpoint;
+  }
+
+  async start(): Promise<void> {
+    if (this.controller) return;
+    this.controller = new AbortController();
+    this.scheduler.start();
+    await this.dispatcher.loadState();
+    await this.recovery.resumeAtStart();
+    const { signal } = this.controller;
+    this.loops.push(this.dispatcher.loop(signal), this.recovery.orphanLoop(signal));
+  }
+
+  async stop(): Promise<void> {
+    this.controller?.abort();
+    this.scheduler.stop();
+    await Promise.all(this.loops);
+    this.loops = [];
+    // Attempts cut short here are not recorded: they stay pending in the stream and resume at the next start.
+    const deadline = Date.now() + 500;
+    while (this.scheduler.inFlight > 0 && Date.now() < deadline) await sleep(10);
+    await this.sender.destroy().catch(() => {});
+    while (this.scheduler.inFlight > 0) await sleep(10);
+    await this.ledgers.destroyAll();
+    this.controller = null;
+  }
+
+  /** Resolves when the dispatcher has passed `position` (for tests and the benchmark). */
+  async waitForPosition(position: bigint, timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.dispatcher.checkpoint < position) {
+      if (Date.now() > deadline) return false;
+      await sleep(5);
+    }
+    return true;
+  }
+
+  /** One page of the global log. Returns false when there was nothing new. */
+  dispatchPage(): Promise<boolean> {
+    return this.dispatcher.dispatchPage();
+  }
+}
