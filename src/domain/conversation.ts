@@ -56,6 +56,8 @@ export interface ReplyDraft {
   bodyText: string;
   inReplyTo: string | null;
   references: string[];
+  /** Envelope sender: the site's forwarding mailbox, so bounces come back as delivery reports. */
+  returnPath: string | null;
   drafter: string;
   /** SHA-256 (hex) of subject + body, for auditors. */
   draftSha256: string;

@@ -16,6 +16,8 @@ export interface OutgoingMail {
   inReplyTo: string | null;
   /** The thread's chain, oldest first, with angle brackets. */
   references: string[];
+  /** Envelope sender (Return-Path) where bounces go; the From address when absent. */
+  returnPath?: string | null;
 }
 
 export interface SendResult {

@@ -14,7 +14,8 @@ t.test('a pitch ingested over REST is triaged, answered by mail with threading h
   t.equal(a.sink.received.length, 1, 'exactly one mail reached the SMTP sink');
   const mail = a.sink.received[0]!;
   t.same(mail.rcptTo, ['jane@prospect.io']);
-  t.equal(mail.mailFrom, 'outreach@example.test');
+  t.equal(mail.parsed.from?.value[0]?.address, 'outreach@example.test', 'From is on the site\'s sending domain');
+  t.equal(mail.mailFrom, a.h.tenant.forwardingAddress, 'bounces return to the forwarding mailbox');
   t.equal(mail.parsed.inReplyTo, '<pitch-1@prospect.io>');
   t.same(mail.parsed.references, ['<older@prospect.io>', '<pitch-1@prospect.io>']);
   t.equal(mail.parsed.subject, 'Re: Quick link suggestion for your SEO article');

@@ -18,6 +18,7 @@ const draft: ReplyDraft = {
   bodyText: 'Thanks!',
   inReplyTo: '<in@prospect.test>',
   references: ['<in@prospect.test>'],
+  returnPath: null,
   drafter: 'template-v1',
   draftSha256: 'ab',
 };

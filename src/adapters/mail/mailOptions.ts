@@ -19,7 +19,7 @@ export function mailOptions(mail: OutgoingMail): SendMailOptions {
     text: mail.text,
     ...(mail.inReplyTo ? { inReplyTo: mail.inReplyTo } : {}),
     ...(mail.references.length > 0 ? { references: mail.references } : {}),
-    envelope: { from: mail.from.address, to: [mail.to.address] },
+    envelope: { from: mail.returnPath ?? mail.from.address, to: [mail.to.address] },
     disableFileAccess: true,
     disableUrlAccess: true,
   };

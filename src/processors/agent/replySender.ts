@@ -165,6 +165,7 @@ export class ReplySender {
         text: draft.bodyText,
         inReplyTo: draft.inReplyTo,
         references: draft.references,
+        returnPath: draft.returnPath,
       });
       result = { ok: true, mailProviderMessageId: sent.mailProviderMessageId };
     } catch (error) {

@@ -35,6 +35,7 @@ export async function startAgentWorker(services: Services, log?: Log, overrides:
     {
       ...services,
       fromLocalPart: config.AGENT_FROM_LOCAL_PART,
+      mailDomain: config.MAIL_DOMAIN,
       triage: createTriage(config, (err) => log?.warn({ err }, 'language-model triage failed; used the offline classifier')),
       drafter: createDrafter(config, (err) => log?.warn({ err }, 'language-model drafter failed; used the template')),
       mailer,

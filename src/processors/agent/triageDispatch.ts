@@ -4,6 +4,7 @@ import { replyPrecondition, replyRfcMessageId, senderAddress, threadingHeaders, 
 import { aggregateStream } from '../../commands/aggregateStream.ts';
 import { handleCommand } from '../../commands/handleCommand.ts';
 import { suppressContact } from '../../commands/suppression.ts';
+import { forwardingAddress } from '../../commands/tenancy.ts';
 import type { Drafter } from '../../ports/drafter.ts';
 import type { Triage } from '../../ports/triage.ts';
 import type { AgentDeps } from './agentDeps.ts';
@@ -86,6 +87,7 @@ export async function triageDispatch(
       subject: written.subject,
       bodyText: written.text,
       ...threadingHeaders(message),
+      returnPath: forwardingAddress(site.forwardingToken, deps.mailDomain),
       drafter: written.drafter,
     });
   }
