@@ -23,6 +23,11 @@ import { subscriptionStream, webhookSubscriptionDecider } from '../src/domain/we
 import type { NewEvent } from '../src/ports/eventStore.ts';
 import { allProjections } from '../src/projections/index.ts';
 import { ProjectionRunner } from '../src/projections/projectionRunner.ts';
+import { API_KEYS } from '../src/readModels/apiKeys.ts';
+import { SITES } from '../src/readModels/sites.ts';
+import { TEAMS as TEAMS_COLLECTION } from '../src/readModels/teams.ts';
+import { USERS } from '../src/readModels/users.ts';
+import { WEBHOOK_SUBSCRIPTIONS } from '../src/readModels/webhookSubscriptions.ts';
 import type { BenchResult } from './types.ts';
 
 const TEAMS = Number(process.env.BENCH_TEAMS ?? 2_000);
@@ -150,7 +155,7 @@ export async function rebuild(eventsFile: string, readModelFile: string): Promis
     const head = await events.headPosition();
     if (runner.position !== head) throw new Error(`rebuild stopped at ${runner.position}, head ${head}`);
     let documents = 0;
-    for (const c of ['teams', 'users', 'sites', 'apiKeys', 'webhookSubscriptions']) documents += (await readModels.find(c, {})).length;
+    for (const c of [TEAMS_COLLECTION, USERS, SITES, API_KEYS, WEBHOOK_SUBSCRIPTIONS]) documents += (await readModels.find(c, {})).length;
     return { ms, documents };
   } finally {
     await readModels.close();

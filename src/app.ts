@@ -14,7 +14,7 @@ import { webhookSubscriptionRoutes } from './http/routes/webhookSubscriptions.ts
 import { inboxMessageRoutes } from './http/routes/inboxMessages.ts';
 import { writeRateLimit } from './http/writeRateLimit.ts';
 import type { WaitForWrite } from './http/schemas.ts';
-import type { SiteDoc } from './projections/tenancy.ts';
+import { getSite } from './readModels/sites.ts';
 import type { Services } from './services.ts';
 
 export interface AppOptions {
@@ -53,7 +53,7 @@ export const app = fp(
     fastify.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => fastify.swagger());
 
     await fastify.register(authenticate, {
-      loadSite: (siteId: string) => services.readModels.get<SiteDoc>('sites', siteId),
+      loadSite: (siteId: string) => getSite(services.readModels, siteId),
     });
     fastify.credentialResolvers.push(apiKeyResolver(services, (error) => fastify.log.warn({ err: error }, 'recording API key use failed')));
     fastify.credentialResolvers.push(oauthAccessTokenResolver(services));

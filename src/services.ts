@@ -9,16 +9,21 @@ import { SqliteReadModelStore } from './adapters/sqlite/sqliteReadModelStore.ts'
 import { type Clock, systemClock } from './ports/clock.ts';
 import type { EventStore } from './ports/eventStore.ts';
 import type { ReadModelStore } from './ports/readModelStore.ts';
+import type { ThreadIndex } from './ports/threadIndex.ts';
 import { allProjections } from './projections/index.ts';
 import { ProjectionRunner } from './projections/projectionRunner.ts';
 import type { CounterStore } from './ports/counterStore.ts';
 import type { Extractor } from './ports/extractor.ts';
 import { createExtractor, openCounterStore } from './ingestionPorts.ts';
 import { bufferedRandom } from './adapters/crypto/bufferedRandom.ts';
+import { threadIndexOver } from './readModels/messageThreads.ts';
 
 /** Everything a process of the service needs, wired from configuration. */
 export interface Services extends CommandContext {
   config: Config;
+  readModels: ReadModelStore;
+  /** The threading index ingestion looks earlier messages up in. */
+  threads: ThreadIndex;
   projections: ProjectionRunner;
   /** Shared limit counters (write rate tier, daily caps). */
   counters: CounterStore;
@@ -64,6 +69,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     config,
     events,
     readModels,
+    threads: threadIndexOver(readModels),
     secrets,
     clock: overrides.clock ?? systemClock,
     // ulid's default PRNG makes one getRandomValues call per character; a buffered CSPRNG is ~10x cheaper.

@@ -23,6 +23,7 @@ import { registerOutboxCommands } from './outbox.ts';
 import { registerAgentWorkerCommand } from './worker.ts';
 import { configureAgent } from '../commands/agents.ts';
 import { suppressContact } from '../commands/suppression.ts';
+import { listSitesOfTeam } from '../readModels/sites.ts';
 import { AGENT_KEYS } from '../domain/agents.ts';
 
 const program = new Command('outreach')
@@ -210,7 +211,8 @@ contact
   .option('--source <source>', 'who suppressed it', 'cli')
   .action(async (opts) =>
     withServices(async (s) => {
-      const r = await suppressContact(s, { teamId: opts.team, email: opts.email, reason: opts.reason, source: opts.source, siteId: opts.site });
+      const teamSiteIds = (await listSitesOfTeam(s.readModels, opts.team, { sortBy: 'id' })).map((site) => site.id);
+      const r = await suppressContact(s, { teamId: opts.team, teamSiteIds, email: opts.email, reason: opts.reason, source: opts.source, siteId: opts.site });
       print(json(), { teamId: opts.team, email: r.email, siteIds: r.siteIds, changed: r.suppressed }, r.suppressed ? `${r.email} suppressed for team ${opts.team}` : `${r.email} was already suppressed for that reason`);
     }),
   );

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Services } from '../services.ts';
-import type { WebhookDeliveryDoc } from '../projections/webhookDeliveries.ts';
+import { listDeliveriesOfSubscription } from '../readModels/webhookDeliveries.ts';
 import { startWebhookWorker } from '../processors/webhookDelivery/startWorker.ts';
 import { print } from './output.ts';
 
@@ -34,8 +34,7 @@ export function registerWebhookCommands(program: Command, json: () => boolean, w
     .action(async (subscriptionId: string) =>
       withServices(async (s) => {
         await s.projections.catchUp();
-        const docs = await s.readModels.find<WebhookDeliveryDoc>('webhookDeliveries', { subscription_id: subscriptionId });
-        docs.sort((a, b) => (a.scheduled_at < b.scheduled_at ? -1 : a.scheduled_at > b.scheduled_at ? 1 : a.id < b.id ? -1 : 1));
+        const docs = await listDeliveriesOfSubscription(s.readModels, subscriptionId);
         const deliveries = docs.map((d) => ({
           webhookId: d.webhook_id,
           eventType: d.event_type,

@@ -1,5 +1,6 @@
 import type { Decider } from '../domain/decider.ts';
 import { type EventStore, type NewEvent, WrongExpectedRevisionError } from '../ports/eventStore.ts';
+import { aggregateStream } from './aggregateStream.ts';
 
 export interface CommandResult<Event> {
   events: Event[];
@@ -20,14 +21,12 @@ export async function handleCommand<State, Command, Event extends { type: string
   maxAttempts = 5,
 ): Promise<CommandResult<Event>> {
   for (let attempt = 1; ; attempt++) {
-    const history = await store.readStream(streamId);
-    const state = history.reduce((s, e) => decider.evolve(s, { type: e.type, data: e.data } as Event), decider.initialState());
+    const { state, expectedRevision } = await aggregateStream(store, streamId, decider);
     const events = decider.decide(command, state);
     if (events.length === 0) return { events, position: null };
-    const expected = history.length === 0 ? 'no_stream' : history[history.length - 1]!.revision;
     try {
       const toAppend: NewEvent[] = events.map((e) => ({ type: e.type, data: e.data, metadata }));
-      const result = await store.append(streamId, toAppend, expected);
+      const result = await store.append(streamId, toAppend, expectedRevision);
       return { events, position: result.position };
     } catch (error) {
       if (error instanceof WrongExpectedRevisionError && attempt < maxAttempts) continue;

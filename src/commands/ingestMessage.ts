@@ -4,10 +4,8 @@ import { ServiceError, rateLimited, serviceUnavailable, siteNotLicensed } from '
 import {
   type Extraction,
   type InboundMessage,
-  type IngestionEvent,
   type IngestionResult,
   type IngestionState,
-  type ThreadTarget,
   idsNeeded,
   ingestionDecider,
   ingestionStream,
@@ -17,22 +15,48 @@ import {
   threadCandidates,
   utcDay,
 } from '../domain/ingestion.ts';
-import { normaliseEmail } from '../domain/suppression.ts';
+import { normaliseEmail } from '../domain/email.ts';
+import type { Plan } from '../domain/site.ts';
+import { suppressionDecider, suppressionStream } from '../domain/suppression.ts';
+import { teamDecider, teamStream } from '../domain/team.ts';
 import type { CounterStore } from '../ports/counterStore.ts';
-import { type EventStore, type RecordedEvent, WrongExpectedRevisionError } from '../ports/eventStore.ts';
+import { type EventStore, WrongExpectedRevisionError } from '../ports/eventStore.ts';
 import type { Extractor } from '../ports/extractor.ts';
-import { type MessageThreadDoc, type SuppressionDoc, messageThreadId, suppressionId } from '../projections/inbox.ts';
-import type { SiteDoc, TeamDoc } from '../projections/tenancy.ts';
+import type { ReadModelStore } from '../ports/readModelStore.ts';
+import type { ThreadIndex } from '../ports/threadIndex.ts';
+import { aggregateStream } from './aggregateStream.ts';
 import type { CommandContext } from './context.ts';
 import { sha256Hex } from './credentials.ts';
 
-export interface IngestionContext extends CommandContext {
+export interface IngestMessageContext extends CommandContext {
   counters: CounterStore;
   extractor: Extractor;
+  /** The one fact no stream holds: which conversation an earlier Message-Id belongs to. */
+  threads: ThreadIndex;
+}
+
+/**
+ * What the forwarding mailbox is started with: the ingestion's ports plus the read models it finds
+ * the recipient's site in. The command itself never reads `readModels`.
+ */
+export interface IngestionContext extends IngestMessageContext {
+  readModels: ReadModelStore;
+}
+
+/** The site facts an ingestion decides on, as the caller loaded them. */
+export interface IngestionSite {
+  id: string;
+  teamId: string;
+  domain: string;
+  plan: Plan;
+  licensed: boolean;
+  sendingDomainVerified: boolean;
+  dailyIngestionCap: number;
+  dailyExtractionCap: number;
 }
 
 export interface IngestMessageInput {
-  site: SiteDoc;
+  site: IngestionSite;
   /** Idempotency: the caller's scope (`<credential kind>:<credential id>`) and the header value. */
   idempotency: { scope: string; key: string } | null;
   channel: 'api' | 'smtp';
@@ -55,7 +79,7 @@ const inFlight = new WeakMap<EventStore, Map<string, Promise<unknown>>>();
  * IngestMessage: idempotent replay, billing gate, daily ingestion cap, threading, extraction (within
  * the daily extraction cap), aiPause, then one atomic append of every fact of the ingestion.
  */
-export async function ingestMessage(ctx: IngestionContext, input: IngestMessageInput): Promise<IngestMessageOutcome> {
+export async function ingestMessage(ctx: IngestMessageContext, input: IngestMessageInput): Promise<IngestMessageOutcome> {
   if (!input.idempotency) {
     const ingestionId = ctx.newId();
     return run(ctx, input, ingestionStream(ingestionId), ingestionId, { last: null }, 'no_stream');
@@ -67,14 +91,12 @@ export async function ingestMessage(ctx: IngestionContext, input: IngestMessageI
   for (let attempt = 0; attempt < 20; attempt++) {
     const pending = flights.get(streamId);
     if (pending) await pending.catch(() => {});
-    const history = await ctx.events.readStream(streamId);
-    const state = history.reduce((s, e) => ingestionDecider.evolve(s, e as RecordedEvent & IngestionEvent), ingestionDecider.initialState());
+    const { state, expectedRevision, lastPosition } = await aggregateStream(ctx.events, streamId, ingestionDecider);
     const now = ctx.clock.now().getTime();
     const stored = replayable(state, now);
-    if (stored) return { status: 200, body: stored, position: history[history.length - 1]!.position };
+    if (stored) return { status: 200, body: stored, position: lastPosition };
     if (flights.has(streamId)) continue; // another request started meanwhile: wait for it
-    const expected = history.length === 0 ? 'no_stream' : history[history.length - 1]!.revision;
-    const flight = run(ctx, input, streamId, ctx.newId(), state, expected);
+    const flight = run(ctx, input, streamId, ctx.newId(), state, expectedRevision);
     flights.set(streamId, flight);
     try {
       return await flight;
@@ -89,12 +111,15 @@ export async function ingestMessage(ctx: IngestionContext, input: IngestMessageI
   throw serviceUnavailable('The Idempotency-Key is contended; retry.', 1);
 }
 
-/** 402 when extraction is asked for and the team or site is not in good standing; 403 for an unlicensed site otherwise. */
-async function billingGate(ctx: IngestionContext, input: IngestMessageInput): Promise<void> {
+/**
+ * 402 when extraction is asked for and the team (as its stream says) or the site is not in good
+ * standing; 403 for an unlicensed site otherwise.
+ */
+async function billingGate(ctx: IngestMessageContext, input: IngestMessageInput): Promise<void> {
   const { site } = input;
   if (input.runExtraction) {
-    const team = await ctx.readModels.get<TeamDoc>('teams', site.teamId);
-    if (!team || team.billingStatus !== 'healthy') throw siteNotLicensed(402, "The team's subscription is not in good standing.");
+    const { state: team } = await aggregateStream(ctx.events, teamStream(site.teamId), teamDecider);
+    if (team.status !== 'exists' || team.billingStatus !== 'healthy') throw siteNotLicensed(402, "The team's subscription is not in good standing.");
     if (!site.licensed) throw siteNotLicensed(402, 'The site has no active licence.');
   } else if (!site.licensed) {
     throw siteNotLicensed(403);
@@ -102,7 +127,7 @@ async function billingGate(ctx: IngestionContext, input: IngestMessageInput): Pr
 }
 
 async function run(
-  ctx: IngestionContext,
+  ctx: IngestMessageContext,
   input: IngestMessageInput,
   streamId: string,
   ingestionId: string,
@@ -129,7 +154,7 @@ async function run(
       throw rateLimited((midnight - nowMs) / 1000, `The site's daily ingestion cap of ${site.dailyIngestionCap} is reached; it resets at 00:00 UTC.`);
     }
 
-    const thread = await findThread(ctx, site.id, message);
+    const thread = await ctx.threads.find(site.id, threadCandidates(message.inReplyTo, message.references));
     let extraction: Extraction = { ran: false };
     if (input.runExtraction && !thread) {
       const extractKey = `extractions:${site.id}:${day}`;
@@ -144,15 +169,12 @@ async function run(
       }
     }
 
-    const agents = (await ctx.events.readStream(agentsStream(site.id))).reduce(
-      (s, e) => agentsDecider.evolve(s, e as never),
-      agentsDecider.initialState(),
-    );
+    const { state: agents } = await aggregateStream(ctx.events, agentsStream(site.id), agentsDecider);
     const outreach = settingsOf(agents, 'outreach');
-    const suppressed = await ctx.readModels.get<SuppressionDoc>('suppressions', suppressionId(site.teamId, normaliseEmail(message.from)));
+    const { state: suppressions } = await aggregateStream(ctx.events, suppressionStream(site.teamId), suppressionDecider);
     const pause = decideAiPause({
       senderEmail: message.from,
-      suppressed: suppressed !== null,
+      suppressed: suppressions.has(normaliseEmail(message.from)),
       agentActive: outreach.active && OUTREACH_AGENT_PLANS.includes(site.plan),
       autoReply: outreach.autoReply,
       sendingDomainVerified: site.sendingDomainVerified,
@@ -186,13 +208,4 @@ async function run(
       cause: error,
     });
   }
-}
-
-/** The site's conversation of the first message named by In-Reply-To, then by References (newest first). */
-async function findThread(ctx: CommandContext, siteId: string, message: InboundMessage): Promise<ThreadTarget | null> {
-  for (const candidate of threadCandidates(message.inReplyTo, message.references)) {
-    const doc = await ctx.readModels.get<MessageThreadDoc>('messageThreads', messageThreadId(siteId, candidate));
-    if (doc) return { conversationId: doc.conversationId, opportunityId: doc.opportunityId, entrySource: doc.entrySource };
-  }
-  return null;
 }

@@ -11,14 +11,11 @@ import {
   ACCESS_TOKEN_TTL_SECONDS,
   type GrantRevocationReason,
   type OAuthGrantEvent,
-  type OAuthGrantState,
   OAuthGrantRuleError,
   oauthGrantDecider,
   oauthGrantStream,
 } from '../domain/oauthGrant.ts';
-import type { Decider } from '../domain/decider.ts';
-import type { OAuthGrantDoc, OAuthTokenDoc } from '../projections/oauth.ts';
-import type { WebhookSubscriptionDoc } from '../projections/webhookSubscriptions.ts';
+import { aggregateStream } from './aggregateStream.ts';
 import type { CommandContext } from './context.ts';
 import { sha256Hex } from './credentials.ts';
 import { handleCommand } from './handleCommand.ts';
@@ -46,15 +43,10 @@ export const constantTimeEqual = (a: string, b: string) => {
   return timingSafeEqual(x, y) && a.length === b.length;
 };
 
-async function load<S, C, E>(ctx: CommandContext, streamId: string, decider: Decider<S, C, E>): Promise<S> {
-  const history = await ctx.events.readStream(streamId);
-  return history.reduce((s, e) => decider.evolve(s, { type: e.type, data: e.data } as E), decider.initialState());
-}
-
 /** The client as its own stream says now (no read-model lag): used by every security decision. */
 export async function loadOAuthClient(ctx: CommandContext, clientId: string): Promise<ActiveOAuthClient | null> {
   if (!CLIENT_ID_SHAPE.test(clientId)) return null;
-  const state = await load(ctx, oauthClientStream(clientId), oauthClientDecider);
+  const { state } = await aggregateStream(ctx.events, oauthClientStream(clientId), oauthClientDecider);
   return state.status === 'active' ? state : null;
 }
 
@@ -114,40 +106,42 @@ export async function rotateOAuthClientSecret(ctx: CommandContext, input: { clie
   return { clientSecret, position };
 }
 
-/** Deletes the client, revokes every grant (so every token) it holds and deletes the subscriptions it created. */
 /**
- * Deletes a client, revokes its grants and deletes the webhook subscriptions it created.
- * `readModelsAt` waits until the read models include a position: the sweep must see every
- * subscription appended before the deletion. One appended after it is undone by
- * `undoIfClientDeleted`, which the create path runs after its own append, so none survives.
+ * Deletes the client: its tokens stop working at once. Its grants and the webhook subscriptions it
+ * created are then swept by `sweepDeletedOAuthClient`, with what the read models list once they
+ * include this deletion (see http/dashboard/oauthClientDeletion.ts).
  */
-export async function deleteOAuthClient(
-  ctx: CommandContext,
-  input: { clientId: string; teamId: string; userId: string },
-  readModelsAt: (position: bigint) => Promise<void>,
-) {
+export async function deleteOAuthClient(ctx: CommandContext, input: { clientId: string; teamId: string; userId: string }) {
   await requireTeamClient(ctx, input.clientId, input.teamId);
-  const deleted = await handleCommand(ctx.events, oauthClientStream(input.clientId), oauthClientDecider, {
+  const { position } = await handleCommand(ctx.events, oauthClientStream(input.clientId), oauthClientDecider, {
     type: 'DeleteOAuthClient',
     data: { clientId: input.clientId, userId: input.userId, now: ctx.clock.now().toISOString() },
   });
-  // Best effort when the read models lag beyond the wait: the deletion itself already stands.
-  if (deleted.position !== null) await readModelsAt(deleted.position).catch(() => {});
-  let position = deleted.position;
-  for (const grant of await ctx.readModels.find<OAuthGrantDoc>('oauthGrants', { clientId: input.clientId })) {
-    const r = await revokeGrant(ctx, grant.id, 'client_deleted');
+  return { position };
+}
+
+/** What a deleted client leaves behind, as the caller found it in the read models. */
+export interface DeletedClientLeftovers {
+  grantIds: readonly string[];
+  subscriptions: readonly { id: string; siteId: string }[];
+}
+
+/** Revokes a deleted client's grants (so every token) and deletes the subscriptions it created. */
+export async function sweepDeletedOAuthClient(ctx: CommandContext, leftovers: DeletedClientLeftovers): Promise<{ position: bigint | null }> {
+  let position: bigint | null = null;
+  for (const grantId of leftovers.grantIds) {
+    const r = await revokeGrant(ctx, grantId, 'client_deleted');
     position = r.position ?? position;
   }
-  const subscriptions = await ctx.readModels.find<WebhookSubscriptionDoc>('webhookSubscriptions', { created_by_oauth_client_id: input.clientId });
-  for (const s of subscriptions) {
+  for (const s of leftovers.subscriptions) {
     try {
-      const r = await deleteSubscription(ctx, { siteId: s.site_id, subscriptionId: s.id });
+      const r = await deleteSubscription(ctx, { siteId: s.siteId, subscriptionId: s.id });
       position = r.position ?? position;
     } catch {
       // already deleted by someone else
     }
   }
-  return { position, revokedGrants: true, deletedSubscriptions: subscriptions.length };
+  return { position };
 }
 
 /**
@@ -269,20 +263,33 @@ export async function refreshAccessToken(
   return { response: tokenResponse(events, t.accessToken, t.refreshToken), position };
 }
 
+/** What the caller found stored under a presented token's SHA-256 (access tokens name no stream). */
+export interface StoredToken {
+  kind: 'access_token' | 'refresh_token';
+  tokenId: string;
+  grantId: string;
+  clientId: string;
+}
+
 /**
  * RFC 7009: revokes a token the client holds. A refresh token takes its whole grant with it (§2.1);
- * an access token only itself. Unknown tokens and tokens of other clients are ignored.
+ * an access token only itself. Unknown tokens and tokens of other clients are ignored. A refresh
+ * token is checked against its grant's stream; an access token against `stored`, which the caller
+ * loads for tokens of ACCESS_TOKEN_SHAPE.
  */
-export async function revokeToken(ctx: CommandContext, input: { token: string; clientId: string }): Promise<{ position: bigint | null }> {
+export async function revokeToken(
+  ctx: CommandContext,
+  input: { token: string; clientId: string; stored: StoredToken | null },
+): Promise<{ position: bigint | null }> {
   const refresh = REFRESH_TOKEN_SHAPE.exec(input.token);
   if (refresh) {
     const grantId = refresh[1]!;
-    const state: OAuthGrantState = await load(ctx, oauthGrantStream(grantId), oauthGrantDecider);
+    const { state } = await aggregateStream(ctx.events, oauthGrantStream(grantId), oauthGrantDecider);
     if (state.status !== 'active' || state.clientId !== input.clientId || !state.refreshTokens[sha256Hex(input.token)]) return { position: null };
     return revokeGrant(ctx, grantId, 'revoked_by_client');
   }
   if (ACCESS_TOKEN_SHAPE.test(input.token)) {
-    const doc = await ctx.readModels.get<OAuthTokenDoc>('oauthTokens', sha256Hex(input.token));
+    const doc = input.stored;
     if (!doc || doc.kind !== 'access_token' || doc.clientId !== input.clientId) return { position: null };
     return handleCommand(ctx.events, oauthGrantStream(doc.grantId), oauthGrantDecider, {
       type: 'RevokeAccessToken',

@@ -1,21 +1,27 @@
-import { normaliseEmail, suppressionDecider, suppressionStream } from '../domain/suppression.ts';
+import { normaliseEmail } from '../domain/email.ts';
+import { suppressionDecider, suppressionStream } from '../domain/suppression.ts';
 import { teamStream } from '../domain/team.ts';
-import type { SiteDoc } from '../projections/tenancy.ts';
 import type { CommandContext } from './context.ts';
 import { handleCommand } from './handleCommand.ts';
 import { TenancyError } from './tenancy.ts';
+
+export interface SuppressContactInput {
+  teamId: string;
+  /** Every site of the team, in the order events are written for them; the caller loads them. */
+  teamSiteIds: readonly string[];
+  email: string;
+  reason: string;
+  source: string;
+  siteId?: string;
+}
 
 /**
  * Adds a contact to the team-wide suppression list. ContactSuppressed carries a siteId (webhook
  * envelopes need one): with `siteId` one event for that site, without it one event per site of the team.
  */
-export async function suppressContact(
-  ctx: CommandContext,
-  input: { teamId: string; email: string; reason: string; source: string; siteId?: string },
-) {
+export async function suppressContact(ctx: CommandContext, input: SuppressContactInput) {
   if ((await ctx.events.readStream(teamStream(input.teamId))).length === 0) throw new TenancyError(`team ${input.teamId} not found`);
-  const sites = await ctx.readModels.find<SiteDoc>('sites', { teamId: input.teamId }, { sortBy: 'id' });
-  let siteIds = sites.map((s) => s.id);
+  let siteIds = [...input.teamSiteIds];
   if (input.siteId) {
     if (!siteIds.includes(input.siteId)) throw new TenancyError(`site ${input.siteId} does not belong to team ${input.teamId}`);
     siteIds = [input.siteId];

@@ -1,17 +1,16 @@
 import { apiKeyDecider, apiKeyStream } from '../domain/apiKey.ts';
+import { normaliseEmail } from '../domain/email.ts';
 import type { Scope } from '../domain/scopes.ts';
-import { type Plan, type SiteSettings, siteDecider, siteStream } from '../domain/site.ts';
+import { type Plan, type SiteEvent, type SiteSettings, siteDecider, siteStream } from '../domain/site.ts';
 import { type BillingStatus, type Role, teamDecider, teamStream } from '../domain/team.ts';
-import type { SiteDoc, TeamDoc } from '../projections/tenancy.ts';
 import { EmailTakenError, userEmailDecider, userEmailStream } from '../domain/userEmail.ts';
+import type { RecordedEvent } from '../ports/eventStore.ts';
 import type { CommandContext } from './context.ts';
 import { generateApiKey, hashPassword, randomToken, sha256Hex } from './credentials.ts';
 import { handleCommand } from './handleCommand.ts';
 
 /** Raised for operator mistakes (unknown team, duplicate email...); the CLI prints the message. */
 export class TenancyError extends Error {}
-
-const normaliseEmail = (email: string) => email.trim().toLowerCase();
 
 export async function createTeam(ctx: CommandContext, input: { name: string; ownerEmail: string; ownerPassword?: string }) {
   const email = normaliseEmail(input.ownerEmail);
@@ -118,15 +117,14 @@ async function claimEmail(ctx: CommandContext, claim: { email: string; userId: s
   }
 }
 
-async function requireTeam(ctx: CommandContext, teamId: string) {
+async function requireTeam(ctx: CommandContext, teamId: string): Promise<void> {
   const stream = await ctx.events.readStream(teamStream(teamId));
   if (stream.length === 0) throw new TenancyError(`team ${teamId} not found`);
-  return (await ctx.readModels.get<TeamDoc>('teams', teamId)) ?? { id: teamId };
 }
 
 async function requireSite(ctx: CommandContext, siteId: string): Promise<{ teamId: string }> {
   const stream = await ctx.events.readStream(siteStream(siteId));
-  const created = stream[0];
-  if (!created) throw new TenancyError(`site ${siteId} not found`);
-  return { teamId: (created.data as SiteDoc).teamId };
+  const created = stream[0] as (RecordedEvent & SiteEvent) | undefined;
+  if (created?.type !== 'SiteCreated') throw new TenancyError(`site ${siteId} not found`);
+  return { teamId: created.data.teamId };
 }

@@ -1,10 +1,16 @@
 import type { WebhookEventType } from '../domain/eventCatalog.ts';
 import { notFound } from '../domain/errors.ts';
-import { SubscriptionRuleError, subscriptionStream, webhookSubscriptionDecider } from '../domain/webhookSubscription.ts';
-import type { WebhookSubscriptionDoc } from '../projections/webhookSubscriptions.ts';
+import {
+  SubscriptionRuleError,
+  type WebhookSubscriptionEvent,
+  subscriptionStream,
+  webhookSubscriptionDecider,
+} from '../domain/webhookSubscription.ts';
 import type { CommandContext } from './context.ts';
 import { generateWebhookSecret } from './credentials.ts';
 import { handleCommand } from './handleCommand.ts';
+
+type SubscriptionCreated = Extract<WebhookSubscriptionEvent, { type: 'SubscriptionCreated' }>;
 
 /** How much of the secret `secret_prefix` shows before the ellipsis: the prefix plus four characters. */
 const SECRET_PREFIX_LENGTH = 'svc_wh_'.length + 4;
@@ -18,12 +24,16 @@ export interface CreateSubscriptionInput {
   createdByOauthClientId: string | null;
 }
 
+/**
+ * Registers a subscription. Returns the SubscriptionCreated facts (the read model maps them to the
+ * subscription document) and the signing secret, which is never shown again.
+ */
 export async function createSubscription(ctx: CommandContext, input: CreateSubscriptionInput) {
   const subscriptionId = ctx.newId();
   const secret = generateWebhookSecret();
   const now = ctx.clock.now().toISOString();
   const secretPrefix = `${secret.slice(0, SECRET_PREFIX_LENGTH)}…`;
-  const { position } = await handleCommand(ctx.events, subscriptionStream(subscriptionId), webhookSubscriptionDecider, {
+  const { events, position } = await handleCommand(ctx.events, subscriptionStream(subscriptionId), webhookSubscriptionDecider, {
     type: 'CreateSubscription',
     data: {
       subscriptionId,
@@ -34,23 +44,8 @@ export async function createSubscription(ctx: CommandContext, input: CreateSubsc
       now,
     },
   });
-  const subscription: WebhookSubscriptionDoc = {
-    id: subscriptionId,
-    team_id: input.teamId,
-    site_id: input.siteId,
-    label: input.label,
-    url: input.url,
-    secret_prefix: secretPrefix,
-    event_types: [...new Set(input.eventTypes)],
-    is_active: true,
-    consecutive_failures: 0,
-    created_by_oauth_client_id: input.createdByOauthClientId,
-    created_at: now,
-    updated_at: now,
-    last_delivery_at: null,
-    last_delivery_status: null,
-  };
-  return { subscription, secret, position };
+  const created = events.find((e): e is SubscriptionCreated => e.type === 'SubscriptionCreated')!.data;
+  return { subscriptionId, created, secret, position };
 }
 
 export async function deleteSubscription(ctx: CommandContext, input: { siteId: string; subscriptionId: string }) {

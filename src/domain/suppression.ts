@@ -1,10 +1,9 @@
 import { type Decider, assertNever } from './decider.ts';
+import { normaliseEmail } from './email.ts';
 import type { OutreachEventBase } from './outreachEvents.ts';
 
 /** The team-wide suppression list: one stream per team. */
 export const suppressionStream = (teamId: string) => `suppression-${teamId}`;
-
-export const normaliseEmail = (email: string) => email.trim().toLowerCase();
 
 export type ContactSuppressedData = OutreachEventBase & { email: string; reason: string; source: string; upgraded: boolean };
 export type SuppressionEvent = { type: 'ContactSuppressed'; data: ContactSuppressedData };

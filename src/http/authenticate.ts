@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { insufficientScope, siteNotFound, siteNotLicensed, unauthorized } from '../domain/errors.ts';
 import type { Scope } from '../domain/scopes.ts';
-import type { SiteDoc } from '../projections/tenancy.ts';
+import type { SiteDoc } from '../readModels/sites.ts';
 import type { Credential, CredentialResolver } from './credentials.ts';
 
 /** Per-route access rule, set as `config: { access: { scope, site } }` on a route. */

@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { sha256Hex } from '../commands/credentials.ts';
 import { recordApiKeyUse } from '../commands/tenancy.ts';
 import { API_KEY_USE_RESOLUTION_MS } from '../domain/apiKey.ts';
-import type { ApiKeyDoc } from '../projections/tenancy.ts';
+import { type ApiKeyDoc, findApiKeyByHash } from '../readModels/apiKeys.ts';
 import type { Services } from '../services.ts';
 
 /** What every kind of bearer credential resolves to. OAuth access tokens resolve to the same shape. */
@@ -32,8 +32,7 @@ export function apiKeyResolver(services: Services, onError: (error: unknown) => 
     accepts: (token) => API_KEY_SHAPE.test(token),
     async resolve(token) {
       const hash = sha256Hex(token);
-      const ref = await services.readModels.get<{ id: string; apiKeyId: string }>('apiKeysByHash', hash);
-      const key = ref ? await services.readModels.get<ApiKeyDoc>('apiKeys', ref.apiKeyId) : null;
+      const key = await findApiKeyByHash(services.readModels, hash);
       if (!key || key.revoked || !timingSafeEqual(Buffer.from(key.keyHash), Buffer.from(hash))) return null;
       noteUse(key);
       return { kind: 'api_key', id: key.id, teamId: key.teamId, scopes: new Set(key.scopes), siteIds: key.siteId ? [key.siteId] : null, oauthClientId: null };

@@ -7,7 +7,7 @@ import { ServiceError } from '../domain/errors.ts';
 import { type DeliveryReport, classifyDeliveryReport } from '../adapters/mail/deliveryReport.ts';
 import { suppressContact } from '../commands/suppression.ts';
 import { forwardingToken, originalSender } from '../domain/forwarded.ts';
-import type { SiteDoc } from '../projections/tenancy.ts';
+import { type SiteDoc, findSiteByForwardingToken } from '../readModels/sites.ts';
 
 export interface ForwardingMailboxOptions {
   host: string;
@@ -41,8 +41,7 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
   const siteOf = async (address: string): Promise<SiteDoc | null> => {
     const token = forwardingToken(address, options.mailDomain);
     if (!token) return null;
-    const [site] = await ctx.readModels.find<SiteDoc>('sites', { forwardingToken: token });
-    return site ?? null;
+    return findSiteByForwardingToken(ctx.readModels, token);
   };
 
   const server = new SMTPServer({

@@ -1,103 +1,11 @@
-import type { AgentEvent, AgentSettings } from '../domain/agents.ts';
-import { DEFAULT_AGENT_SETTINGS } from '../domain/agents.ts';
-import type { SkipReason } from '../domain/aiPause.ts';
-import type { Ask, IngestionEvent } from '../domain/ingestion.ts';
-import { normaliseMessageId } from '../domain/ingestion.ts';
-import type { EntrySource } from '../domain/outreachEvents.ts';
-import type { SuppressionEvent } from '../domain/suppression.ts';
+import type { IngestionEvent } from '../domain/ingestion.ts';
 import type { RecordedEvent } from '../ports/eventStore.ts';
+import { AGENT_DISPATCHES, type AgentDispatchDoc } from '../readModels/agentDispatches.ts';
+import { CONVERSATIONS, type ConversationDoc } from '../readModels/conversations.ts';
+import { MESSAGE_THREADS, type MessageThreadDoc, messageThreadId } from '../readModels/messageThreads.ts';
+import { MESSAGES, type MessageDoc } from '../readModels/messages.ts';
+import { OPPORTUNITIES, type OpportunityDoc } from '../readModels/opportunities.ts';
 import { type Projection, handles } from './projection.ts';
-
-export interface ConversationDoc {
-  [key: string]: unknown;
-  id: string;
-  siteId: string;
-  teamId: string;
-  opportunityId: string;
-  entrySource: EntrySource;
-  status: string;
-  contactEmail: string;
-  contactName: string | null;
-  subject: string;
-  aiPaused: boolean;
-  skipReason: SkipReason | null;
-  messageCount: number;
-  lastMessageAt: string;
-  createdAt: string;
-}
-
-export interface OpportunityDoc extends Ask {
-  [key: string]: unknown;
-  id: string;
-  siteId: string;
-  teamId: string;
-  conversationId: string;
-  entrySource: EntrySource;
-  /** True for the stub created when no ask was extracted. */
-  stub: boolean;
-  createdAt: string;
-}
-
-export interface MessageDoc {
-  [key: string]: unknown;
-  id: string;
-  siteId: string;
-  teamId: string;
-  conversationIds: string[];
-  direction: 'inbound';
-  senderType: 'recipient';
-  from: string;
-  fromName: string | null;
-  subject: string;
-  bodyText: string;
-  bodyHtml: string | null;
-  externalMessageId: string | null;
-  inReplyTo: string | null;
-  references: string | null;
-  channel: string;
-  receivedAt: string;
-}
-
-/** Threading index: `<siteId>|<Message-Id>` → the conversation the message belongs to. */
-export interface MessageThreadDoc {
-  [key: string]: unknown;
-  id: string;
-  siteId: string;
-  conversationId: string;
-  opportunityId: string;
-  entrySource: EntrySource;
-}
-export const messageThreadId = (siteId: string, externalMessageId: string) => `${siteId}|${normaliseMessageId(externalMessageId)}`;
-
-export interface AgentSettingsDoc extends AgentSettings {
-  [key: string]: unknown;
-  id: string;
-  siteId: string;
-  agentKey: string;
-  updatedAt: string;
-}
-export const agentSettingsId = (siteId: string, agentKey: string) => `${siteId}|${agentKey}`;
-
-export interface SuppressionDoc {
-  [key: string]: unknown;
-  id: string;
-  teamId: string;
-  email: string;
-  reason: string;
-  source: string;
-  suppressedAt: string;
-}
-export const suppressionId = (teamId: string, email: string) => `${teamId}|${email}`;
-
-export interface AgentDispatchDoc {
-  [key: string]: unknown;
-  id: string;
-  siteId: string;
-  conversationId: string;
-  messageId: string;
-  status: 'requested';
-  requestedAt: string;
-}
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -105,7 +13,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export const inboxProjection: Projection = {
   name: 'inbox',
   version: 1,
-  collections: ['conversations', 'opportunities', 'messages', 'messageThreads', 'agentDispatches'],
+  collections: [CONVERSATIONS, OPPORTUNITIES, MESSAGES, MESSAGE_THREADS, AGENT_DISPATCHES],
   canHandle: handles(['ConversationOpened', 'MessageIngested', 'AgentDispatchRequested']),
   async handle(recorded, w) {
     const event = recorded as RecordedEvent & IngestionEvent;
@@ -139,8 +47,8 @@ export const inboxProjection: Projection = {
           stub: d.ask === null,
           createdAt: iso(d.occurredAt),
         };
-        await w.put('conversations', conversation);
-        await w.put('opportunities', opportunity);
+        await w.put(CONVERSATIONS, conversation);
+        await w.put(OPPORTUNITIES, opportunity);
         return;
       }
       case 'MessageIngested': {
@@ -163,7 +71,7 @@ export const inboxProjection: Projection = {
           channel: d.channel,
           receivedAt: iso(d.occurredAt),
         };
-        await w.put('messages', message);
+        await w.put(MESSAGES, message);
         const first = d.conversationIds[0];
         if (d.externalMessageId && first) {
           const thread: MessageThreadDoc = {
@@ -173,12 +81,12 @@ export const inboxProjection: Projection = {
             opportunityId: d.opportunityIds[0]!,
             entrySource: d.entrySource,
           };
-          await w.put('messageThreads', thread);
+          await w.put(MESSAGE_THREADS, thread);
         }
         for (const conversationId of d.conversationIds) {
-          const conversation = await w.get<ConversationDoc>('conversations', conversationId);
+          const conversation = await w.get<ConversationDoc>(CONVERSATIONS, conversationId);
           if (conversation) {
-            await w.put('conversations', {
+            await w.put(CONVERSATIONS, {
               ...conversation,
               messageCount: conversation.messageCount + 1,
               lastMessageAt: iso(d.occurredAt),
@@ -199,42 +107,8 @@ export const inboxProjection: Projection = {
           status: 'requested',
           requestedAt: iso(d.occurredAt),
         };
-        return w.put('agentDispatches', doc);
+        return w.put(AGENT_DISPATCHES, doc);
       }
     }
-  },
-};
-
-/** Agent settings per site and agent key (defaults apply to keys never configured). */
-export const agentSettingsProjection: Projection = {
-  name: 'agentSettings',
-  version: 1,
-  collections: ['agentSettings'],
-  canHandle: handles(['AgentConfigured']),
-  async handle(recorded, w) {
-    const event = recorded as RecordedEvent & AgentEvent;
-    const { siteId, agentKey, changes, configuredAt } = event.data;
-    const id = agentSettingsId(siteId, agentKey);
-    const current = await w.get<AgentSettingsDoc>('agentSettings', id);
-    const doc: AgentSettingsDoc = {
-      ...(current ?? { id, siteId, agentKey, ...DEFAULT_AGENT_SETTINGS }),
-      ...changes,
-      updatedAt: configuredAt,
-    };
-    await w.put('agentSettings', doc);
-  },
-};
-
-/** The team-wide suppression list. */
-export const suppressionsProjection: Projection = {
-  name: 'suppressions',
-  version: 1,
-  collections: ['suppressions'],
-  canHandle: handles(['ContactSuppressed']),
-  async handle(recorded, w) {
-    const event = recorded as RecordedEvent & SuppressionEvent;
-    const { teamId, email, reason, source, occurredAt } = event.data;
-    const doc: SuppressionDoc = { id: suppressionId(teamId, email), teamId, email, reason, source, suppressedAt: iso(occurredAt) };
-    await w.put('suppressions', doc);
   },
 };

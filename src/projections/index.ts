@@ -1,6 +1,8 @@
 import { dashboardSessionsProjection, oauthProjection } from './oauth.ts';
-import { agentSettingsProjection, inboxProjection, suppressionsProjection } from './inbox.ts';
+import { agentSettingsProjection } from './agentSettings.ts';
+import { inboxProjection } from './inbox.ts';
 import type { Projection } from './projection.ts';
+import { suppressionsProjection } from './suppressions.ts';
 import { apiKeysProjection, sitesProjection, teamsProjection } from './tenancy.ts';
 import { webhookDeliveriesProjection } from './webhookDeliveries.ts';
 import { webhookSubscriptionsProjection } from './webhookSubscriptions.ts';

@@ -1,63 +1,16 @@
 import type { DashboardSessionEvent } from '../domain/dashboardSession.ts';
-import type { OAuthClientEvent, TokenEndpointAuthMethod } from '../domain/oauthClient.ts';
+import type { OAuthClientEvent } from '../domain/oauthClient.ts';
 import type { OAuthGrantEvent } from '../domain/oauthGrant.ts';
 import type { RecordedEvent } from '../ports/eventStore.ts';
+import { DASHBOARD_SESSIONS, type DashboardSessionDoc } from '../readModels/dashboardSessions.ts';
+import { OAUTH_CLIENTS, type OAuthClientDoc } from '../readModels/oauthClients.ts';
+import { OAUTH_GRANTS, type OAuthGrantDoc } from '../readModels/oauthGrants.ts';
+import { OAUTH_TOKENS, type OAuthTokenDoc } from '../readModels/oauthTokens.ts';
 import { type Projection, handles } from './projection.ts';
 
-export interface OAuthClientDoc {
-  [key: string]: unknown;
-  id: string;
-  teamId: string;
-  name: string;
-  redirectUris: string[];
-  tokenEndpointAuthMethod: TokenEndpointAuthMethod;
-  deleted: boolean;
-  createdAt: string;
-  secretRotatedAt: string | null;
-}
-
-export interface OAuthGrantDoc {
-  [key: string]: unknown;
-  id: string;
-  clientId: string;
-  teamId: string;
-  userId: string;
-  siteIds: string[];
-  scopes: string[];
-  revoked: boolean;
-  revokedReason: string | null;
-  createdAt: string;
-}
-
-/** Token lookup by the SHA-256 of the token. */
-export interface OAuthTokenDoc {
-  [key: string]: unknown;
-  id: string;
-  tokenId: string;
-  kind: 'access_token' | 'refresh_token';
-  grantId: string;
-  clientId: string;
-  teamId: string;
-  siteIds: string[];
-  scopes: string[];
-  expiresAt: string;
-  revoked: boolean;
-}
-
-export interface DashboardSessionDoc {
-  [key: string]: unknown;
-  /** SHA-256 of the cookie's token. */
-  id: string;
-  sessionId: string;
-  userId: string;
-  teamId: string;
-  expiresAt: string;
-  ended: boolean;
-}
-
 async function revokeTokens(w: Parameters<Projection['handle']>[1], filter: Record<string, string>) {
-  for (const token of await w.find<OAuthTokenDoc>('oauthTokens', filter)) {
-    if (!token.revoked) await w.put('oauthTokens', { ...token, revoked: true });
+  for (const token of await w.find<OAuthTokenDoc>(OAUTH_TOKENS, filter)) {
+    if (!token.revoked) await w.put(OAUTH_TOKENS, { ...token, revoked: true });
   }
 }
 
@@ -65,7 +18,7 @@ async function revokeTokens(w: Parameters<Projection['handle']>[1], filter: Reco
 export const oauthProjection: Projection = {
   name: 'oauth',
   version: 1,
-  collections: ['oauthClients', 'oauthGrants', 'oauthTokens'],
+  collections: [OAUTH_CLIENTS, OAUTH_GRANTS, OAUTH_TOKENS],
   canHandle: handles([
     'OAuthClientRegistered',
     'OAuthClientSecretRotated',
@@ -92,16 +45,16 @@ export const oauthProjection: Projection = {
           createdAt: d.registeredAt,
           secretRotatedAt: null,
         };
-        return w.put('oauthClients', doc);
+        return w.put(OAUTH_CLIENTS, doc);
       }
       case 'OAuthClientSecretRotated': {
-        const client = await w.get<OAuthClientDoc>('oauthClients', event.data.clientId);
-        if (client) await w.put('oauthClients', { ...client, secretRotatedAt: event.data.rotatedAt });
+        const client = await w.get<OAuthClientDoc>(OAUTH_CLIENTS, event.data.clientId);
+        if (client) await w.put(OAUTH_CLIENTS, { ...client, secretRotatedAt: event.data.rotatedAt });
         return;
       }
       case 'OAuthClientDeleted': {
-        const client = await w.get<OAuthClientDoc>('oauthClients', event.data.clientId);
-        if (client) await w.put('oauthClients', { ...client, deleted: true });
+        const client = await w.get<OAuthClientDoc>(OAUTH_CLIENTS, event.data.clientId);
+        if (client) await w.put(OAUTH_CLIENTS, { ...client, deleted: true });
         return revokeTokens(w, { clientId: event.data.clientId });
       }
       case 'ConsentGiven': {
@@ -117,7 +70,7 @@ export const oauthProjection: Projection = {
           revokedReason: null,
           createdAt: d.givenAt,
         };
-        return w.put('oauthGrants', doc);
+        return w.put(OAUTH_GRANTS, doc);
       }
       case 'AccessTokenIssued': {
         const d = event.data;
@@ -133,11 +86,11 @@ export const oauthProjection: Projection = {
           expiresAt: d.expiresAt,
           revoked: false,
         };
-        return w.put('oauthTokens', doc);
+        return w.put(OAUTH_TOKENS, doc);
       }
       case 'RefreshTokenIssued': {
         const d = event.data;
-        const grant = await w.get<OAuthGrantDoc>('oauthGrants', d.grantId);
+        const grant = await w.get<OAuthGrantDoc>(OAUTH_GRANTS, d.grantId);
         const doc: OAuthTokenDoc = {
           id: d.tokenHash,
           tokenId: d.tokenId,
@@ -150,14 +103,14 @@ export const oauthProjection: Projection = {
           expiresAt: d.expiresAt,
           revoked: false,
         };
-        return w.put('oauthTokens', doc);
+        return w.put(OAUTH_TOKENS, doc);
       }
       case 'RefreshTokenRotated':
       case 'TokenRevoked':
         return revokeTokens(w, { tokenId: event.data.tokenId });
       case 'GrantRevoked': {
-        const grant = await w.get<OAuthGrantDoc>('oauthGrants', event.data.grantId);
-        if (grant) await w.put('oauthGrants', { ...grant, revoked: true, revokedReason: event.data.reason });
+        const grant = await w.get<OAuthGrantDoc>(OAUTH_GRANTS, event.data.grantId);
+        if (grant) await w.put(OAUTH_GRANTS, { ...grant, revoked: true, revokedReason: event.data.reason });
         return revokeTokens(w, { grantId: event.data.grantId });
       }
     }
@@ -167,7 +120,7 @@ export const oauthProjection: Projection = {
 export const dashboardSessionsProjection: Projection = {
   name: 'dashboardSessions',
   version: 1,
-  collections: ['dashboardSessions'],
+  collections: [DASHBOARD_SESSIONS],
   canHandle: handles(['DashboardSessionStarted', 'DashboardSessionEnded']),
   async handle(recorded, w) {
     const event = recorded as RecordedEvent & DashboardSessionEvent;
@@ -175,10 +128,10 @@ export const dashboardSessionsProjection: Projection = {
       case 'DashboardSessionStarted': {
         const d = event.data;
         const doc: DashboardSessionDoc = { id: d.sessionHash, sessionId: d.sessionId, userId: d.userId, teamId: d.teamId, expiresAt: d.expiresAt, ended: false };
-        return w.put('dashboardSessions', doc);
+        return w.put(DASHBOARD_SESSIONS, doc);
       }
       case 'DashboardSessionEnded':
-        return w.remove('dashboardSessions', event.data.sessionHash);
+        return w.remove(DASHBOARD_SESSIONS, event.data.sessionHash);
     }
   },
 };

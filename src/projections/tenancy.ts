@@ -2,59 +2,18 @@ import type { ApiKeyEvent } from '../domain/apiKey.ts';
 import type { SiteEvent } from '../domain/site.ts';
 import type { TeamEvent } from '../domain/team.ts';
 import type { RecordedEvent } from '../ports/eventStore.ts';
+import { API_KEYS, API_KEYS_BY_HASH, type ApiKeyByHashDoc, type ApiKeyDoc } from '../readModels/apiKeys.ts';
+import { SITES, type SiteDoc } from '../readModels/sites.ts';
+import { TEAMS, type TeamDoc } from '../readModels/teams.ts';
+import { USERS, type UserDoc } from '../readModels/users.ts';
 import { type Projection, handles } from './projection.ts';
 
-export interface TeamDoc {
-  [key: string]: unknown;
-  id: string;
-  name: string;
-  billingStatus: 'healthy' | 'past_due' | 'canceled';
-  createdAt: string;
-}
-
-export interface UserDoc {
-  [key: string]: unknown;
-  id: string;
-  teamId: string;
-  email: string;
-  role: 'owner' | 'admin' | 'member';
-  passwordHash: string | null;
-  createdAt: string;
-}
-
-export interface SiteDoc {
-  [key: string]: unknown;
-  id: string;
-  teamId: string;
-  domain: string;
-  plan: 'starter' | 'pro' | 'advanced';
-  licensed: boolean;
-  sendingDomainVerified: boolean;
-  aiCredits: number;
-  dailyIngestionCap: number;
-  dailyExtractionCap: number;
-  forwardingToken: string;
-  createdAt: string;
-}
-
-export interface ApiKeyDoc {
-  [key: string]: unknown;
-  id: string;
-  teamId: string;
-  name: string;
-  scopes: string[];
-  siteId: string | null;
-  keyHash: string;
-  revoked: boolean;
-  revokedAt: string | null;
-  lastUsedAt: string | null;
-  createdAt: string;
-}
+/** Still imported from here by the forwarding mailbox, which another change is moving. */
 
 export const teamsProjection: Projection = {
   name: 'teams',
   version: 1,
-  collections: ['teams', 'users'],
+  collections: [TEAMS, USERS],
   canHandle: handles(['TeamCreated', 'TeamBillingStatusChanged', 'UserAdded']),
   async handle(recorded, w) {
     const event = recorded as RecordedEvent & TeamEvent;
@@ -62,17 +21,17 @@ export const teamsProjection: Projection = {
       case 'TeamCreated': {
         const { teamId, name, createdAt } = event.data;
         const doc: TeamDoc = { id: teamId, name, billingStatus: 'healthy', createdAt };
-        return w.put('teams', doc);
+        return w.put(TEAMS, doc);
       }
       case 'TeamBillingStatusChanged': {
-        const team = await w.get<TeamDoc>('teams', event.data.teamId);
-        if (team) await w.put('teams', { ...team, billingStatus: event.data.billingStatus });
+        const team = await w.get<TeamDoc>(TEAMS, event.data.teamId);
+        if (team) await w.put(TEAMS, { ...team, billingStatus: event.data.billingStatus });
         return;
       }
       case 'UserAdded': {
         const { userId, teamId, email, role, passwordHash, addedAt } = event.data;
         const doc: UserDoc = { id: userId, teamId, email, role, passwordHash, createdAt: addedAt };
-        return w.put('users', doc);
+        return w.put(USERS, doc);
       }
     }
   },
@@ -81,7 +40,7 @@ export const teamsProjection: Projection = {
 export const sitesProjection: Projection = {
   name: 'sites',
   version: 1,
-  collections: ['sites'],
+  collections: [SITES],
   canHandle: handles(['SiteCreated', 'SiteSettingsChanged']),
   async handle(recorded, w) {
     const event = recorded as RecordedEvent & SiteEvent;
@@ -89,11 +48,11 @@ export const sitesProjection: Projection = {
       case 'SiteCreated': {
         const { siteId, createdAt, ...rest } = event.data;
         const doc: SiteDoc = { id: siteId, ...rest, createdAt };
-        return w.put('sites', doc);
+        return w.put(SITES, doc);
       }
       case 'SiteSettingsChanged': {
-        const site = await w.get<SiteDoc>('sites', event.data.siteId);
-        if (site) await w.put('sites', { ...site, ...event.data.changes });
+        const site = await w.get<SiteDoc>(SITES, event.data.siteId);
+        if (site) await w.put(SITES, { ...site, ...event.data.changes });
         return;
       }
     }
@@ -103,7 +62,7 @@ export const sitesProjection: Projection = {
 export const apiKeysProjection: Projection = {
   name: 'apiKeys',
   version: 1,
-  collections: ['apiKeys', 'apiKeysByHash'],
+  collections: [API_KEYS, API_KEYS_BY_HASH],
   canHandle: handles(['ApiKeyCreated', 'ApiKeyRevoked', 'ApiKeyUsed']),
   async handle(recorded, w) {
     const event = recorded as RecordedEvent & ApiKeyEvent;
@@ -111,17 +70,18 @@ export const apiKeysProjection: Projection = {
       case 'ApiKeyCreated': {
         const { apiKeyId, createdAt, ...rest } = event.data;
         const doc: ApiKeyDoc = { id: apiKeyId, ...rest, revoked: false, revokedAt: null, lastUsedAt: null, createdAt };
-        await w.put('apiKeysByHash', { id: rest.keyHash, apiKeyId });
-        return w.put('apiKeys', doc);
+        const byHash: ApiKeyByHashDoc = { id: rest.keyHash, apiKeyId };
+        await w.put(API_KEYS_BY_HASH, byHash);
+        return w.put(API_KEYS, doc);
       }
       case 'ApiKeyRevoked': {
-        const key = await w.get<ApiKeyDoc>('apiKeys', event.data.apiKeyId);
-        if (key) await w.put('apiKeys', { ...key, revoked: true, revokedAt: event.data.revokedAt });
+        const key = await w.get<ApiKeyDoc>(API_KEYS, event.data.apiKeyId);
+        if (key) await w.put(API_KEYS, { ...key, revoked: true, revokedAt: event.data.revokedAt });
         return;
       }
       case 'ApiKeyUsed': {
-        const key = await w.get<ApiKeyDoc>('apiKeys', event.data.apiKeyId);
-        if (key) await w.put('apiKeys', { ...key, lastUsedAt: event.data.usedAt });
+        const key = await w.get<ApiKeyDoc>(API_KEYS, event.data.apiKeyId);
+        if (key) await w.put(API_KEYS, { ...key, lastUsedAt: event.data.usedAt });
         return;
       }
     }

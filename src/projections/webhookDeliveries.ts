@@ -1,39 +1,15 @@
-import type { DeliveryStatus, WebhookDeliveryEvent } from '../domain/webhookDelivery.ts';
+import type { WebhookDeliveryEvent } from '../domain/webhookDelivery.ts';
 import type { WebhookSubscriptionEvent } from '../domain/webhookSubscription.ts';
 import type { RecordedEvent } from '../ports/eventStore.ts';
+import {
+  WEBHOOK_DELIVERIES as DELIVERIES,
+  WEBHOOK_DELIVERY_LIVE_SUBSCRIPTIONS as LIVE,
+  type WebhookDeliveryDoc,
+  deliveryDocId,
+} from '../readModels/webhookDeliveries.ts';
 import { type Projection, handles } from './projection.ts';
 
-export interface DeliveryAttemptRecord {
-  attempt: number;
-  status: DeliveryStatus;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number;
-  attempted_at: string;
-}
-
-/** The `webhookDeliveries` read model: one document per (subscription, source event), for auditors and the CLI. */
-export interface WebhookDeliveryDoc {
-  [key: string]: unknown;
-  id: string;
-  subscription_id: string;
-  webhook_id: string;
-  event_type: string;
-  /** pending (attempts remain), succeeded, failed (retries used up) or abandoned (subscription disabled). */
-  state: 'pending' | 'succeeded' | 'failed' | 'abandoned';
-  attempts: DeliveryAttemptRecord[];
-  next_attempt_at: string | null;
-  scheduled_at: string;
-  worker_id: string;
-  /** ISO time of the last recorded activity, for takeover of orphaned retries. */
-  updated_at: string;
-}
-
-export const deliveryDocId = (subscriptionId: string, deliveryId: string) => `${subscriptionId}:${deliveryId}`;
-
-const DELIVERIES = 'webhookDeliveries';
-/** Subscriptions that exist, so deliveries recorded after a deletion do not bring history back. */
-const LIVE = 'webhookDeliveryLiveSubscriptions';
+/** Still imported from here by the delivery worker and webhook tests, which another change is moving. */
 
 export const webhookDeliveriesProjection: Projection = {
   name: 'webhookDeliveries',

@@ -1,33 +1,16 @@
-import type { WebhookEventType } from '../domain/eventCatalog.ts';
 import type { WebhookDeliveryEvent } from '../domain/webhookDelivery.ts';
 import type { WebhookSubscriptionEvent } from '../domain/webhookSubscription.ts';
 import type { RecordedEvent } from '../ports/eventStore.ts';
+import { WEBHOOK_SUBSCRIPTIONS, type WebhookSubscriptionDoc, subscriptionDocOf } from '../readModels/webhookSubscriptions.ts';
 import { type Projection, handles } from './projection.ts';
 
-/** The `webhookSubscriptions` read model: the spec's subscription object plus what the engine needs. */
-export interface WebhookSubscriptionDoc {
-  [key: string]: unknown;
-  id: string;
-  team_id: string;
-  site_id: string;
-  label: string;
-  url: string;
-  secret_prefix: string;
-  event_types: WebhookEventType[];
-  is_active: boolean;
-  consecutive_failures: number;
-  created_by_oauth_client_id: string | null;
-  created_at: string;
-  updated_at: string;
-  last_delivery_at: string | null;
-  last_delivery_status: string | null;
-}
+/** Still imported from here by webhook tests that another change is moving. */
 
 export const webhookSubscriptionsProjection: Projection = {
   name: 'webhookSubscriptions',
   // v2: delivery outcomes (is_active, consecutive_failures, last_delivery_*) from the deliveries streams.
   version: 2,
-  collections: ['webhookSubscriptions'],
+  collections: [WEBHOOK_SUBSCRIPTIONS],
   canHandle: handles([
     'SubscriptionCreated',
     'SubscriptionDeleted',
@@ -39,33 +22,15 @@ export const webhookSubscriptionsProjection: Projection = {
   async handle(recorded, w) {
     const event = recorded as RecordedEvent & (WebhookSubscriptionEvent | WebhookDeliveryEvent);
     switch (event.type) {
-      case 'SubscriptionCreated': {
-        const d = event.data;
-        const doc: WebhookSubscriptionDoc = {
-          id: d.subscriptionId,
-          team_id: d.teamId,
-          site_id: d.siteId,
-          label: d.label,
-          url: d.url,
-          secret_prefix: d.secretPrefix,
-          event_types: d.eventTypes,
-          is_active: true,
-          consecutive_failures: 0,
-          created_by_oauth_client_id: d.createdByOauthClientId,
-          created_at: d.createdAt,
-          updated_at: d.createdAt,
-          last_delivery_at: null,
-          last_delivery_status: null,
-        };
-        return w.put('webhookSubscriptions', doc);
-      }
+      case 'SubscriptionCreated':
+        return w.put(WEBHOOK_SUBSCRIPTIONS, subscriptionDocOf(event.data));
       case 'SubscriptionDeleted':
-        return w.remove('webhookSubscriptions', event.data.subscriptionId);
+        return w.remove(WEBHOOK_SUBSCRIPTIONS, event.data.subscriptionId);
       case 'DeliveryAttempted':
       case 'DeliverySucceeded':
       case 'DeliveryFailed':
       case 'SubscriptionAutoDisabled': {
-        const doc = await w.get<WebhookSubscriptionDoc>('webhookSubscriptions', event.data.subscriptionId);
+        const doc = await w.get<WebhookSubscriptionDoc>(WEBHOOK_SUBSCRIPTIONS, event.data.subscriptionId);
         if (!doc) return;
         if (event.type === 'DeliveryAttempted') {
           // The dashboard shows the last attempt's outcome, so a failing endpoint shows up while it is retried.
@@ -77,7 +42,7 @@ export const webhookSubscriptionsProjection: Projection = {
           doc.is_active = false;
           doc.updated_at = event.data.disabledAt;
         }
-        return w.put('webhookSubscriptions', doc);
+        return w.put(WEBHOOK_SUBSCRIPTIONS, doc);
       }
     }
   },

@@ -54,7 +54,7 @@ t.test('projections rebuild (all, and one by name) leaves the documents as they 
   const s = await createServices(config);
   const a = await createSubscription(s, { teamId, siteId, label: 'a', url: 'https://example.com/a', eventTypes: ['outreach.reply_sent'], createdByOauthClientId: null });
   const b = await createSubscription(s, { teamId, siteId, label: 'b', url: 'https://example.com/b', eventTypes: ['outreach.message_received'], createdByOauthClientId: null });
-  await deleteSubscription(s, { siteId, subscriptionId: b.subscription.id });
+  await deleteSubscription(s, { siteId, subscriptionId: b.subscriptionId });
   await s.projections.catchUp();
   const snapshot = async () => {
     const out: Record<string, unknown> = {};
@@ -62,7 +62,7 @@ t.test('projections rebuild (all, and one by name) leaves the documents as they 
     return out;
   };
   const before = await snapshot();
-  t.same((before.webhookSubscriptions as Array<{ id: string }>).map((d) => d.id), [a.subscription.id]);
+  t.same((before.webhookSubscriptions as Array<{ id: string }>).map((d) => d.id), [a.subscriptionId]);
   await s.close();
 
   for (const args of [['projections', 'rebuild'], ['projections', 'rebuild', 'webhookSubscriptions']]) {

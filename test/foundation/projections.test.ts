@@ -19,6 +19,7 @@ import { allProjections } from '../../src/projections/index.ts';
 import type { Projection } from '../../src/projections/projection.ts';
 import { ProjectionRunner } from '../../src/projections/projectionRunner.ts';
 import { webhookSubscriptionsProjection } from '../../src/projections/webhookSubscriptions.ts';
+import { subscriptionDocOf } from '../../src/readModels/webhookSubscriptions.ts';
 import { type Services, createServices } from '../../src/services.ts';
 import { TestClock } from '../helpers/testApp.ts';
 
@@ -46,8 +47,8 @@ async function writeHistory(s: Services, clock: TestClock) {
   const kept = await createSubscription(s, { ...input, eventTypes: ['outreach.reply_sent'] });
   const gone = await createSubscription(s, { ...input, eventTypes: ['outreach.message_received'] });
   clock.advance(1000);
-  await deleteSubscription(s, { siteId: site.siteId, subscriptionId: gone.subscription.id });
-  return { team, site, kept: kept.subscription.id, gone: gone.subscription.id };
+  await deleteSubscription(s, { siteId: site.siteId, subscriptionId: gone.subscriptionId });
+  return { team, site, kept: kept.subscriptionId, gone: gone.subscriptionId };
 }
 
 /** Every document of every projection, in a stable order. */
@@ -185,8 +186,18 @@ t.test('restart: projections resume from their checkpoints without re-applying, 
   const expected = fresh.reduce((n, e) => n + allProjections.filter((p) => p.canHandle(e.type)).length, 0);
   t.ok(expected >= 1);
   t.equal(handled, expected, 'only the new events were applied, once per projection that handles them');
-  const doc = await s2.readModels.get('webhookSubscriptions', added.subscription.id);
-  t.same(doc, added.subscription, 'the read model document equals the 201 subscription');
+  const doc = await s2.readModels.get('webhookSubscriptions', added.subscriptionId);
+  t.same(doc, subscriptionDocOf(added.created), 'the read model document equals the 201 subscription');
+  t.match(doc, {
+    id: added.subscriptionId,
+    label: 'after restart',
+    url: 'https://example.com/new',
+    event_types: ['outreach.contact_suppressed'],
+    is_active: true,
+    consecutive_failures: 0,
+    created_by_oauth_client_id: null,
+    last_delivery_at: null,
+  });
 });
 
 t.test('the read-model document of a new subscription is what create returned', async (t) => {

@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap';
 import { configureAgent } from '../../src/commands/agents.ts';
 import { suppressContact } from '../../src/commands/suppression.ts';
+import { listSitesOfTeam } from '../../src/readModels/sites.ts';
 import { changeSiteSettings } from '../../src/commands/tenancy.ts';
 import { decideAiPause } from '../../src/domain/aiPause.ts';
 import { isNoReplyAddress } from '../../src/domain/noReply.ts';
@@ -56,7 +57,8 @@ t.test('aiPaused through the endpoint, each cause', async (t) => {
     await expectPaused(t, tenant, { ...PITCH, from }, 'no_reply_sender');
   }
 
-  await suppressContact(services, { teamId: tenant.teamId, email: 'Jane@Prospect.io', reason: 'opted_out', source: 'manual' });
+  const teamSiteIds = (await listSitesOfTeam(services.readModels, tenant.teamId, { sortBy: 'id' })).map((site) => site.id);
+  await suppressContact(services, { teamId: tenant.teamId, teamSiteIds, email: 'Jane@Prospect.io', reason: 'opted_out', source: 'manual' });
   await settle();
   await expectPaused(t, tenant, PITCH, 'contact_suppressed');
   const suppressed = (await eventsOfType(services, 'ContactSuppressed')).at(-1)!;

@@ -1,7 +1,8 @@
 import t from 'tap';
 import { createTenant, startTestApp } from '../helpers/testApp.ts';
 import { expectError } from '../helpers/http.ts';
-import type { MessageDoc, OpportunityDoc } from '../../src/projections/inbox.ts';
+import { MESSAGES, type MessageDoc } from '../../src/readModels/messages.ts';
+import { getOpportunity } from '../../src/readModels/opportunities.ts';
 import { PITCH, UNACTIONABLE, eventsOfType, ingest, makeAgentReady } from './helpers.ts';
 
 t.test('ingestion: validation, defaults, results and the facts it appends', async (t) => {
@@ -49,7 +50,7 @@ t.test('ingestion: validation, defaults, results and the facts it appends', asyn
     t.equal(body.entrySource, 'forwarded_actionable');
     t.equal(body.opportunityIds.length, 1);
     t.equal(body.conversationIds.length, 1);
-    const opp = await services.readModels.get<OpportunityDoc>('opportunities', body.opportunityIds[0]);
+    const opp = await getOpportunity(services.readModels, body.opportunityIds[0]);
     t.match(opp, {
       targetUrl: 'https://prospect.io/schema-guide',
       anchorText: 'schema markup guide',
@@ -77,12 +78,12 @@ t.test('ingestion: validation, defaults, results and the facts it appends', asyn
     t.not(body.conversationIds[0], body.conversationIds[1]);
     const created = (await eventsOfType(services, 'OpportunityCreated')).filter((e) => body.opportunityIds.includes((e.data as { opportunityId: string }).opportunityId));
     t.equal(created.length, 2, 'one OpportunityCreated per opportunity');
-    const opps = await Promise.all(body.opportunityIds.map((id: string) => services.readModels.get<OpportunityDoc>('opportunities', id)));
+    const opps = await Promise.all(body.opportunityIds.map((id: string) => getOpportunity(services.readModels, id)));
     t.same(opps.map((o) => [o!.targetUrl, o!.anchorText, o!.sourceUrl]), [
       ['https://linkco.io/one', 'first tool', 'https://example.test/a'],
       ['https://linkco.io/two', 'second tool', 'https://example.test/b'],
     ]);
-    const messages = await services.readModels.find<MessageDoc>('messages', { from: 'max@linkco.io' });
+    const messages = await services.readModels.find<MessageDoc>(MESSAGES, { from: 'max@linkco.io' });
     t.equal(messages.length, 1, 'one inbound message per ingestion');
     t.equal(messages[0]!.direction, 'inbound');
     t.equal(messages[0]!.senderType, 'recipient');
@@ -93,7 +94,7 @@ t.test('ingestion: validation, defaults, results and the facts it appends', asyn
     const body = (await ingest(fastify, tenant, UNACTIONABLE)).json();
     t.equal(body.entrySource, 'forwarded_unactionable');
     t.equal(body.opportunityIds.length, 1);
-    const opp = await services.readModels.get<OpportunityDoc>('opportunities', body.opportunityIds[0]);
+    const opp = await getOpportunity(services.readModels, body.opportunityIds[0]);
     t.equal(opp!.stub, true);
   });
 

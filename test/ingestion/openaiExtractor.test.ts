@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import { OfflineExtractor } from '../../src/adapters/extractor/offlineExtractor.ts';
 import { FallbackExtractor, OpenAiExtractor } from '../../src/adapters/extractor/openaiExtractor.ts';
-import type { OpportunityDoc } from '../../src/projections/inbox.ts';
+import { getOpportunity } from '../../src/readModels/opportunities.ts';
 import { createTenant, startTestApp } from '../helpers/testApp.ts';
 import { PITCH, ingest } from './helpers.ts';
 
@@ -93,7 +93,7 @@ t.test('OpenAI adapter against a local OpenAI-compatible server', async (t) => {
     server.set(() => ({ status: 200, json: completion(JSON.stringify({ actionable: true, asks: [ASK, { ...ASK, targetUrl: 'https://model.example/two' }] })) }));
     const res = await ingest(app.fastify, tenant, PITCH);
     t.equal(res.json().opportunityIds.length, 2, 'two asks from the model');
-    const opp = await app.services.readModels.get<OpportunityDoc>('opportunities', res.json().opportunityIds[0]);
+    const opp = await getOpportunity(app.services.readModels, res.json().opportunityIds[0]);
     t.equal(opp!.targetUrl, ASK.targetUrl);
     server.set(() => ({ status: 503, json: { error: { message: 'overloaded' } } }));
     const down = await ingest(app.fastify, tenant, PITCH);

@@ -1,7 +1,7 @@
 import nodemailer from 'nodemailer';
 import t from 'tap';
 import { startForwardingMailbox } from '../../src/processors/forwardingMailbox.ts';
-import type { MessageDoc } from '../../src/projections/inbox.ts';
+import type { MessageDoc } from '../../src/readModels/messages.ts';
 import { createTenant, startTestApp } from '../helpers/testApp.ts';
 import { PITCH, eventsOfType } from './helpers.ts';
 

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { createTenant, startTestApp } from '../helpers/testApp.ts';
-import type { ConversationDoc } from '../../src/projections/inbox.ts';
+import { getConversation } from '../../src/readModels/conversations.ts';
 import { PITCH, ingest } from './helpers.ts';
 
 t.test('threading by In-Reply-To and References', async (t) => {
@@ -33,7 +33,7 @@ t.test('threading by In-Reply-To and References', async (t) => {
     t.same(webhookFacts.map((e) => e.type), ['MessageReceived'], 'only outreach.message_received is emitted');
     t.match(webhookFacts[0]!.data, { conversationId: conv, opportunityId: opp });
     t.notOk(appended.some((e) => e.type === 'ConversationOpened'), 'no conversation opened');
-    const doc = await services.readModels.get<ConversationDoc>('conversations', conv);
+    const doc = await getConversation(services.readModels, conv);
     t.equal(doc!.messageCount, 2);
   });
 

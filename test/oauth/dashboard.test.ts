@@ -1,4 +1,5 @@
 import t from 'tap';
+import { findUserByEmail } from '../../src/readModels/users.ts';
 import { bearer, TestClock } from '../helpers/testApp.ts';
 import { Browser, PASSWORD, addTeamUser, formFields, startOAuthApp } from './helpers.ts';
 
@@ -39,7 +40,7 @@ t.test('sign-in: cookie flags, CSRF, wrong password, throttle, sign-out', async 
   t.equal(forged.status, 403, 'a dashboard form without the session CSRF token is refused');
 
   // Throttle: 5 failures per email and IP lock that pair out, even for the right password.
-  const victim = await addTeamUser(app, (await app.services.readModels.find<{ id: string; teamId: string }>('users', { email: ownerEmail }))[0]!.teamId, 'admin');
+  const victim = await addTeamUser(app, (await findUserByEmail(app.services.readModels, ownerEmail))!.teamId, 'admin');
   const attacker = new Browser(issuer);
   for (let i = 0; i < 5; i++) t.equal((await attacker.signIn(victim, 'guess' + i)).status, 401);
   const locked = await attacker.signIn(victim, PASSWORD);

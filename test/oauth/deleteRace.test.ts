@@ -1,6 +1,7 @@
 import t from 'tap';
-import { deleteOAuthClient, undoIfClientDeleted } from '../../src/commands/oauth.ts';
+import { undoIfClientDeleted } from '../../src/commands/oauth.ts';
 import { createSubscription } from '../../src/commands/webhookSubscriptions.ts';
+import { deleteOAuthClientAndSweep } from '../../src/http/dashboard/oauthClientDeletion.ts';
 import { registerClient, startOAuthApp } from './helpers.ts';
 
 const subscriptionOf = (teamId: string, siteId: string, clientId: string) => ({
@@ -19,13 +20,13 @@ t.test('deleting a client also deletes a subscription its token created just bef
   const { services } = app;
 
   await services.projections.stop(); // the read models now lag behind the log
-  const { subscription } = await createSubscription(services, subscriptionOf(tenant.teamId, tenant.siteId, clientId));
+  const { subscriptionId } = await createSubscription(services, subscriptionOf(tenant.teamId, tenant.siteId, clientId));
   const readModelsAt = async (position: bigint) => {
     services.projections.start();
     await services.projections.waitFor(position, 5_000);
   };
-  await deleteOAuthClient(services, { clientId, teamId: tenant.teamId, userId: tenant.ownerUserId }, readModelsAt);
-  const stream = await services.events.readStream(`webhook_subscription-${subscription.id}`);
+  await deleteOAuthClientAndSweep(services, { clientId, teamId: tenant.teamId, userId: tenant.ownerUserId }, readModelsAt);
+  const stream = await services.events.readStream(`webhook_subscription-${subscriptionId}`);
   t.same(stream.map((e) => e.type), ['SubscriptionCreated', 'SubscriptionDeleted'], 'the sweep saw it');
 });
 
@@ -35,13 +36,13 @@ t.test('a subscription appended after its client was deleted is undone by the cr
   const { services } = app;
   const kept = await registerClient(app, tenant, 'none');
   const gone = await registerClient(app, tenant, 'none');
-  await deleteOAuthClient(services, { clientId: gone.clientId, teamId: tenant.teamId, userId: tenant.ownerUserId }, async () => {});
+  await deleteOAuthClientAndSweep(services, { clientId: gone.clientId, teamId: tenant.teamId, userId: tenant.ownerUserId }, async () => {});
 
   const late = await createSubscription(services, subscriptionOf(tenant.teamId, tenant.siteId, gone.clientId));
-  t.equal(await undoIfClientDeleted(services, { id: late.subscription.id, siteId: tenant.siteId, clientId: gone.clientId }), true);
-  t.same((await services.events.readStream(`webhook_subscription-${late.subscription.id}`)).map((e) => e.type), ['SubscriptionCreated', 'SubscriptionDeleted']);
+  t.equal(await undoIfClientDeleted(services, { id: late.subscriptionId, siteId: tenant.siteId, clientId: gone.clientId }), true);
+  t.same((await services.events.readStream(`webhook_subscription-${late.subscriptionId}`)).map((e) => e.type), ['SubscriptionCreated', 'SubscriptionDeleted']);
 
   const fine = await createSubscription(services, subscriptionOf(tenant.teamId, tenant.siteId, kept.clientId));
-  t.equal(await undoIfClientDeleted(services, { id: fine.subscription.id, siteId: tenant.siteId, clientId: kept.clientId }), false, 'a live client keeps its subscription');
-  t.same((await services.events.readStream(`webhook_subscription-${fine.subscription.id}`)).map((e) => e.type), ['SubscriptionCreated']);
+  t.equal(await undoIfClientDeleted(services, { id: fine.subscriptionId, siteId: tenant.siteId, clientId: kept.clientId }), false, 'a live client keeps its subscription');
+  t.same((await services.events.readStream(`webhook_subscription-${fine.subscriptionId}`)).map((e) => e.type), ['SubscriptionCreated']);
 });

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { createSite } from '../../src/commands/tenancy.ts';
+import { listGrantsOfClient } from '../../src/readModels/oauthGrants.ts';
 import { bearer, TestClock } from '../helpers/testApp.ts';
 import { Browser, addTeamUser, authorizeUrl, basicAuth, formFields, obtainCode, pkce, registerClient, startOAuthApp, tokenRequest } from './helpers.ts';
 
@@ -304,7 +305,7 @@ t.test('confidential clients: wrong secret, rotated secret, deleted client', asy
     const authorize = await browser.request(authorizeUrl(issuer, { client_id: client.clientId, scope: 'webhooks:read', code_challenge: pkce().challenge }));
     t.equal(authorize.status, 400);
 
-    const grants = await app.services.readModels.find<{ id: string; revokedReason: string | null }>('oauthGrants', { clientId: client.clientId });
+    const grants = await listGrantsOfClient(app.services.readModels, client.clientId);
     t.same(grants.map((g) => g.revokedReason), ['client_deleted']);
   });
 });

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { createSubscription } from '../../src/commands/webhookSubscriptions.ts';
 import { deliveriesStream } from '../../src/domain/webhookDelivery.ts';
-import type { WebhookDeliveryDoc } from '../../src/projections/webhookDeliveries.ts';
+import type { WebhookDeliveryDoc } from '../../src/readModels/webhookDeliveries.ts';
 import { bearer, createTenant, startTestApp } from '../helpers/testApp.ts';
 import { messageReceived, sleep, startHarness, startReceiver } from './helpers.ts';
 
@@ -58,7 +58,7 @@ t.test('delivery refuses every refused class at connect time, including a name t
   const ids = new Map<string, string>();
   for (const [label, url] of targets) {
     // Created through the command, as a subscription stored before a policy change would be.
-    const { subscription } = await createSubscription(h.app.services, {
+    const { subscriptionId } = await createSubscription(h.app.services, {
       teamId: h.tenant.teamId,
       siteId: h.tenant.siteId,
       label,
@@ -66,7 +66,7 @@ t.test('delivery refuses every refused class at connect time, including a name t
       eventTypes: ['outreach.message_received'],
       createdByOauthClientId: null,
     });
-    ids.set(label, subscription.id);
+    ids.set(label, subscriptionId);
   }
   const p = await h.append(messageReceived(h.tenant, 1));
   await h.worker.waitForPosition(p, 5_000);

@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { deliveriesStream } from '../../src/domain/webhookDelivery.ts';
-import type { WebhookDeliveryDoc } from '../../src/projections/webhookDeliveries.ts';
-import type { WebhookSubscriptionDoc } from '../../src/projections/webhookSubscriptions.ts';
+import type { WebhookDeliveryDoc } from '../../src/readModels/webhookDeliveries.ts';
+import type { WebhookSubscriptionDoc } from '../../src/readModels/webhookSubscriptions.ts';
 import { bearer } from '../helpers/testApp.ts';
 import { type Harness, independentlyVerify, messageReceived, sleep, startHarness, startReceiver } from './helpers.ts';
 

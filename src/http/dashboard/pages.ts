@@ -1,14 +1,16 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { OAuthClientInputError, deleteOAuthClient, registerOAuthClient, rotateOAuthClientSecret } from '../../commands/oauth.ts';
+import { OAuthClientInputError, registerOAuthClient, rotateOAuthClientSecret } from '../../commands/oauth.ts';
 import { TenancyError, createApiKey, revokeApiKey } from '../../commands/tenancy.ts';
 import { OAuthClientRuleError, TOKEN_ENDPOINT_AUTH_METHODS, type TokenEndpointAuthMethod } from '../../domain/oauthClient.ts';
 import { SCOPES, isScope } from '../../domain/scopes.ts';
-import type { OAuthClientDoc } from '../../projections/oauth.ts';
-import type { ApiKeyDoc, SiteDoc } from '../../projections/tenancy.ts';
-import type { WebhookSubscriptionDoc } from '../../projections/webhookSubscriptions.ts';
+import { getApiKey, listApiKeysOfTeam } from '../../readModels/apiKeys.ts';
+import { listOAuthClientsOfTeam } from '../../readModels/oauthClients.ts';
+import { listSitesOfTeam } from '../../readModels/sites.ts';
+import { listSubscriptionsForSite } from '../../readModels/webhookSubscriptions.ts';
 import type { Services } from '../../services.ts';
 import type { WaitForWrite } from '../schemas.ts';
 import { type SafeHtml, html, page, sendPage } from './html.ts';
+import { deleteOAuthClientAndSweep } from './oauthClientDeletion.ts';
 import { type SignedIn, csrfOk, loadSession } from './session.ts';
 import { SCOPE_DESCRIPTIONS } from '../oauth/scopeDescriptions.ts';
 
@@ -55,7 +57,7 @@ export async function dashboardPages(app: FastifyInstance, { services, waitForWr
     sendPage(reply, status, page(title, body, { signedIn: { email: s.user.email, csrf: s.csrf } }));
   const forbidden = (reply: FastifyReply, s: SignedIn) =>
     show(reply, s, 'Not allowed', html`<p class="error">Only team owners and admins can do this. You are a ${s.user.role}.</p>`, 403);
-  const sites = (s: SignedIn) => services.readModels.find<SiteDoc>('sites', { teamId: s.user.teamId });
+  const sites = (s: SignedIn) => listSitesOfTeam(services.readModels, s.user.teamId);
 
   app.get('/dashboard', async (request, reply) => {
     const s = request.dashboard!;
@@ -70,7 +72,7 @@ export async function dashboardPages(app: FastifyInstance, { services, waitForWr
 
   // ---- OAuth apps ----
   const oauthAppsPage = async (reply: FastifyReply, s: SignedIn, error?: string, status = 200) => {
-    const clients = (await services.readModels.find<OAuthClientDoc>('oauthClients', { teamId: s.user.teamId }, { sortBy: 'createdAt' })).filter((c) => !c.deleted);
+    const clients = await listOAuthClientsOfTeam(services.readModels, s.user.teamId);
     const rows = clients.map(
       (c) => html`<tr>
         <td>${c.name}</td><td><code>${c.id}</code></td><td>${c.tokenEndpointAuthMethod}</td>
@@ -170,7 +172,7 @@ export async function dashboardPages(app: FastifyInstance, { services, waitForWr
     const s = request.dashboard!;
     if (!canManage(s)) return forbidden(reply, s);
     try {
-      const r = await deleteOAuthClient(services, { clientId: request.params.clientId, teamId: s.user.teamId, userId: s.user.id }, waitForWrite);
+      const r = await deleteOAuthClientAndSweep(services, { clientId: request.params.clientId, teamId: s.user.teamId, userId: s.user.id }, waitForWrite);
       await waitForWrite(r.position);
       return reply.redirect('/dashboard/oauth-apps', 303);
     } catch (error) {
@@ -181,7 +183,7 @@ export async function dashboardPages(app: FastifyInstance, { services, waitForWr
 
   // ---- API keys ----
   const apiKeysPage = async (reply: FastifyReply, s: SignedIn, error?: string, status = 200) => {
-    const keys = await services.readModels.find<ApiKeyDoc>('apiKeys', { teamId: s.user.teamId }, { sortBy: 'createdAt' });
+    const keys = await listApiKeysOfTeam(services.readModels, s.user.teamId);
     const teamSites = await sites(s);
     const rows = keys.map(
       (k) => html`<tr><td>${k.name}</td><td>${k.scopes.join(' ')}</td><td>${k.siteId ? (teamSites.find((x) => x.id === k.siteId)?.domain ?? k.siteId) : 'all sites'}</td>
@@ -234,7 +236,7 @@ export async function dashboardPages(app: FastifyInstance, { services, waitForWr
   app.post('/dashboard/api-keys/:id/revoke', async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
     const s = request.dashboard!;
     if (!canManage(s)) return forbidden(reply, s);
-    const key = await services.readModels.get<ApiKeyDoc>('apiKeys', request.params.id);
+    const key = await getApiKey(services.readModels, request.params.id);
     if (!key || key.teamId !== s.user.teamId) return apiKeysPage(reply, s, 'API key not found.', 404);
     try {
       const r = await revokeApiKey(services, { apiKeyId: key.id });
@@ -250,7 +252,7 @@ export async function dashboardPages(app: FastifyInstance, { services, waitForWr
     const s = request.dashboard!;
     const sections: SafeHtml[] = [];
     for (const site of await sites(s)) {
-      const subs = await services.readModels.find<WebhookSubscriptionDoc>('webhookSubscriptions', { site_id: site.id }, { sortBy: 'created_at' });
+      const subs = await listSubscriptionsForSite(services.readModels, site.id, { sortBy: 'created_at' });
       sections.push(html`<h2>${site.domain} <small>(${site.id})</small></h2>
         ${
           subs.length

@@ -3,8 +3,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sha256Hex } from '../../commands/credentials.ts';
 import { constantTimeEqual } from '../../commands/oauth.ts';
 import type { Clock } from '../../ports/clock.ts';
-import type { DashboardSessionDoc } from '../../projections/oauth.ts';
-import type { UserDoc } from '../../projections/tenancy.ts';
+import { getDashboardSession } from '../../readModels/dashboardSessions.ts';
+import { type UserDoc, getUser } from '../../readModels/users.ts';
 import type { Services } from '../../services.ts';
 
 export interface SignedIn {
@@ -28,9 +28,9 @@ export function cookieOptions(services: Services, maxAgeSeconds?: number) {
 export async function loadSession(services: Services, request: FastifyRequest): Promise<SignedIn | null> {
   const token = request.cookies[sessionCookieName(services)];
   if (!token || token.length > 200) return null;
-  const session = await services.readModels.get<DashboardSessionDoc>('dashboardSessions', sha256Hex(token));
+  const session = await getDashboardSession(services.readModels, sha256Hex(token));
   if (!session || session.ended || Date.parse(session.expiresAt) <= services.clock.now().getTime()) return null;
-  const user = await services.readModels.get<UserDoc>('users', session.userId);
+  const user = await getUser(services.readModels, session.userId);
   if (!user) return null;
   return { sessionId: session.sessionId, user, csrf: csrfFor(token) };
 }

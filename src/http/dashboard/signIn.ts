@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { verifyPassword } from '../../commands/credentials.ts';
 import { endDashboardSession, startDashboardSession } from '../../commands/dashboardSessions.ts';
 import { DASHBOARD_SESSION_TTL_MS } from '../../domain/dashboardSession.ts';
-import type { UserDoc } from '../../projections/tenancy.ts';
+import { normaliseEmail } from '../../domain/email.ts';
+import { findUserByEmail } from '../../readModels/users.ts';
 import type { Services } from '../../services.ts';
 import type { WaitForWrite } from '../schemas.ts';
 import { html, page, sendPage } from './html.ts';
@@ -56,7 +57,7 @@ export async function signInRoutes(app: FastifyInstance, { services, waitForWrit
 
   app.post('/dashboard/sign-in', async (request, reply) => {
     const returnTo = safeReturnTo(field(request.body, 'return_to'));
-    const email = field(request.body, 'email').trim().toLowerCase();
+    const email = normaliseEmail(field(request.body, 'email'));
     const password = field(request.body, 'password');
     const cookieCsrf = request.cookies[signInCsrfCookieName(services)] ?? '';
     if (!cookieCsrf || !csrfOk(cookieCsrf, field(request.body, 'csrf'))) {
@@ -68,7 +69,7 @@ export async function signInRoutes(app: FastifyInstance, { services, waitForWrit
       reply.header('retry-after', String(wait));
       return signInForm(reply, services, 429, returnTo, `Too many failed sign-ins. Try again in ${Math.ceil(wait / 60)} minutes.`, email);
     }
-    const user = email ? (await services.readModels.find<UserDoc>('users', { email }))[0] : undefined;
+    const user = email ? await findUserByEmail(services.readModels, email) : null;
     const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH).catch(() => false);
     if (!user || !user.passwordHash || !ok) {
       throttle.fail(key);

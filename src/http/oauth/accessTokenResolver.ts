@@ -1,6 +1,8 @@
 import { ACCESS_TOKEN_SHAPE } from '../../commands/oauth.ts';
 import { sha256Hex } from '../../commands/credentials.ts';
-import type { OAuthClientDoc, OAuthGrantDoc, OAuthTokenDoc } from '../../projections/oauth.ts';
+import { getOAuthClient } from '../../readModels/oauthClients.ts';
+import { getOAuthGrant } from '../../readModels/oauthGrants.ts';
+import { getOAuthTokenByHash } from '../../readModels/oauthTokens.ts';
 import type { Services } from '../../services.ts';
 import type { CredentialResolver } from '../credentials.ts';
 
@@ -9,12 +11,12 @@ export function oauthAccessTokenResolver(services: Services): CredentialResolver
   return {
     accepts: (token) => ACCESS_TOKEN_SHAPE.test(token),
     async resolve(token) {
-      const token_ = await services.readModels.get<OAuthTokenDoc>('oauthTokens', sha256Hex(token));
+      const token_ = await getOAuthTokenByHash(services.readModels, sha256Hex(token));
       if (!token_ || token_.kind !== 'access_token' || token_.revoked) return null;
       if (Date.parse(token_.expiresAt) <= services.clock.now().getTime()) return null;
       const [client, grant] = await Promise.all([
-        services.readModels.get<OAuthClientDoc>('oauthClients', token_.clientId),
-        services.readModels.get<OAuthGrantDoc>('oauthGrants', token_.grantId),
+        getOAuthClient(services.readModels, token_.clientId),
+        getOAuthGrant(services.readModels, token_.grantId),
       ]);
       if (!client || client.deleted || !grant || grant.revoked) return null;
       return {

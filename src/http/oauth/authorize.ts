@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { giveConsent, loadOAuthClient } from '../../commands/oauth.ts';
 import { isScope } from '../../domain/scopes.ts';
-import type { SiteDoc } from '../../projections/tenancy.ts';
+import { listSitesOfTeam } from '../../readModels/sites.ts';
 import type { Services } from '../../services.ts';
 import { type SafeHtml, html, page, sendPage } from '../dashboard/html.ts';
 import { type SignedIn, csrfOk, loadSession } from '../dashboard/session.ts';
@@ -117,7 +117,7 @@ export async function authorizeRoutes(app: FastifyInstance, { services }: { serv
         ),
       );
     }
-    const sites = await services.readModels.find<SiteDoc>('sites', { teamId: s.user.teamId }, { sortBy: 'createdAt' });
+    const sites = await listSitesOfTeam(services.readModels, s.user.teamId, { sortBy: 'createdAt' });
     return sendPage(
       reply,
       status,
@@ -169,7 +169,7 @@ export async function authorizeRoutes(app: FastifyInstance, { services }: { serv
     if (!canApprove(session, r.client)) return consentPage(reply, session, r);
     const raw = body.site_ids;
     const picked = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).filter((x): x is string => typeof x === 'string');
-    const teamSites = await services.readModels.find<SiteDoc>('sites', { teamId: session.user.teamId });
+    const teamSites = await listSitesOfTeam(services.readModels, session.user.teamId);
     if (picked.length === 0) return consentPage(reply, session, r, 'Choose at least one site.', 400);
     if (!picked.every((id) => teamSites.some((s) => s.id === id))) return consentPage(reply, session, r, 'Choose sites of your team only.', 400);
     const { code } = await giveConsent(services, {

@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { redeemAuthorizationCode, refreshAccessToken, revokeToken } from '../../commands/oauth.ts';
+import { ACCESS_TOKEN_SHAPE, redeemAuthorizationCode, refreshAccessToken, revokeToken } from '../../commands/oauth.ts';
 import { OAuthGrantRuleError } from '../../domain/oauthGrant.ts';
 import { isScope } from '../../domain/scopes.ts';
+import { sha256Hex } from '../../commands/credentials.ts';
+import { getOAuthTokenByHash } from '../../readModels/oauthTokens.ts';
 import type { Services } from '../../services.ts';
 import type { WaitForWrite } from '../schemas.ts';
 import { authenticateClient, readParams } from './clientAuthentication.ts';
@@ -61,7 +63,8 @@ export async function tokenRoutes(app: FastifyInstance, { services, waitForWrite
     const params = readParams(request.body);
     const client = await authenticateClient(services, request, params);
     const token = require(params, 'token');
-    const { position } = await revokeToken(services, { token, clientId: client.clientId });
+    const stored = ACCESS_TOKEN_SHAPE.test(token) ? await getOAuthTokenByHash(services.readModels, sha256Hex(token)) : null;
+    const { position } = await revokeToken(services, { token, clientId: client.clientId, stored });
     await waitForWrite(position);
     return reply.status(200).headers(NO_STORE).send();
   });

@@ -6,7 +6,7 @@ import { webhookUrlProblem } from '../../domain/destination.ts';
 import { notFound, unauthorized, validationError } from '../../domain/errors.ts';
 import { undoIfClientDeleted } from '../../commands/oauth.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../domain/eventCatalog.ts';
-import type { WebhookSubscriptionDoc } from '../../projections/webhookSubscriptions.ts';
+import { listSubscriptionsForSite, subscriptionDocOf } from '../../readModels/webhookSubscriptions.ts';
 import type { Services } from '../../services.ts';
 import { type WaitForWrite, errors, siteParams } from '../schemas.ts';
 
@@ -63,7 +63,7 @@ export const webhookSubscriptionRoutes: FastifyPluginAsyncZod<{
       const problem = webhookUrlProblem(request.body.url, allowedRanges);
       if (problem) throw validationError(problem);
       const credential = request.credential!;
-      const { subscription, secret, position } = await createSubscription(services, {
+      const { subscriptionId, created, secret, position } = await createSubscription(services, {
         teamId: credential.teamId,
         siteId: request.site!.id,
         label: request.body.label,
@@ -71,11 +71,11 @@ export const webhookSubscriptionRoutes: FastifyPluginAsyncZod<{
         eventTypes: request.body.eventTypes,
         createdByOauthClientId: credential.oauthClientId,
       });
-      if (credential.oauthClientId && (await undoIfClientDeleted(services, { id: subscription.id, siteId: subscription.site_id, clientId: credential.oauthClientId }))) {
+      if (credential.oauthClientId && (await undoIfClientDeleted(services, { id: subscriptionId, siteId: created.siteId, clientId: credential.oauthClientId }))) {
         throw unauthorized('The OAuth client behind this token was deleted.');
       }
       await waitForWrite(position);
-      return reply.status(201).send({ subscription, secret });
+      return reply.status(201).send({ subscription: subscriptionDocOf(created), secret });
     },
   );
 
@@ -91,11 +91,7 @@ export const webhookSubscriptionRoutes: FastifyPluginAsyncZod<{
       },
     },
     async (request) => {
-      const docs = await services.readModels.find<WebhookSubscriptionDoc>(
-        'webhookSubscriptions',
-        { site_id: request.site!.id },
-        { sortBy: 'id' },
-      );
+      const docs = await listSubscriptionsForSite(services.readModels, request.site!.id, { sortBy: 'id' });
       return { subscriptions: docs.map(({ team_id: _t, site_id: _s, updated_at: _u, ...listed }) => listed as z.infer<typeof listedSubscription>) };
     },
   );

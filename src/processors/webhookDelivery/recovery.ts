@@ -2,7 +2,7 @@ import { isOrphaned } from '../../domain/webhookDelivery.ts';
 import { sleep } from '../../ports/catchUpSubscription.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { ReadModelStore } from '../../ports/readModelStore.ts';
-import type { WebhookDeliveryDoc } from '../../projections/webhookDeliveries.ts';
+import { listPendingDeliveries } from '../../readModels/webhookDeliveries.ts';
 import type { DeliveryLedgers } from './deliveryLedger.ts';
 import type { Scheduler } from './scheduler.ts';
 import type { Targets } from './targets.ts';
@@ -48,7 +48,7 @@ export class Recovery {
       if (signal.aborted) return;
       try {
         const now = this.deps.clock.now().getTime();
-        const docs = await this.deps.readModels.find<WebhookDeliveryDoc>('webhookDeliveries', { state: 'pending' });
+        const docs = await listPendingDeliveries(this.deps.readModels);
         const stale = new Set<string>();
         for (const doc of docs) {
           const k = doc.id;

@@ -1,0 +1,28 @@
+import { deleteOAuthClient, sweepDeletedOAuthClient } from '../../commands/oauth.ts';
+import type { CommandContext } from '../../commands/context.ts';
+import type { ReadModelStore } from '../../ports/readModelStore.ts';
+import { listGrantsOfClient } from '../../readModels/oauthGrants.ts';
+import { listSubscriptionsCreatedByClient } from '../../readModels/webhookSubscriptions.ts';
+
+/**
+ * Deletes a client, revokes its grants and deletes the webhook subscriptions it created.
+ * `readModelsAt` waits until the read models include a position: the sweep must see every
+ * subscription appended before the deletion. One appended after it is undone by
+ * `undoIfClientDeleted`, which the create path runs after its own append, so none survives.
+ */
+export async function deleteOAuthClientAndSweep(
+  services: CommandContext & { readModels: ReadModelStore },
+  input: { clientId: string; teamId: string; userId: string },
+  readModelsAt: (position: bigint) => Promise<void>,
+) {
+  const deleted = await deleteOAuthClient(services, input);
+  // Best effort when the read models lag beyond the wait: the deletion itself already stands.
+  if (deleted.position !== null) await readModelsAt(deleted.position).catch(() => {});
+  const grants = await listGrantsOfClient(services.readModels, input.clientId);
+  const subscriptions = await listSubscriptionsCreatedByClient(services.readModels, input.clientId);
+  const swept = await sweepDeletedOAuthClient(services, {
+    grantIds: grants.map((g) => g.id),
+    subscriptions: subscriptions.map((s) => ({ id: s.id, siteId: s.site_id })),
+  });
+  return { position: swept.position ?? deleted.position, revokedGrants: true, deletedSubscriptions: subscriptions.length };
+}

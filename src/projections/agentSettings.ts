@@ -1,0 +1,24 @@
+import { type AgentEvent, DEFAULT_AGENT_SETTINGS } from '../domain/agents.ts';
+import type { RecordedEvent } from '../ports/eventStore.ts';
+import { AGENT_SETTINGS, type AgentSettingsDoc, agentSettingsId } from '../readModels/agentSettings.ts';
+import { type Projection, handles } from './projection.ts';
+
+/** Agent settings per site and agent key (defaults apply to keys never configured). */
+export const agentSettingsProjection: Projection = {
+  name: 'agentSettings',
+  version: 1,
+  collections: [AGENT_SETTINGS],
+  canHandle: handles(['AgentConfigured']),
+  async handle(recorded, w) {
+    const event = recorded as RecordedEvent & AgentEvent;
+    const { siteId, agentKey, changes, configuredAt } = event.data;
+    const id = agentSettingsId(siteId, agentKey);
+    const current = await w.get<AgentSettingsDoc>(AGENT_SETTINGS, id);
+    const doc: AgentSettingsDoc = {
+      ...(current ?? { id, siteId, agentKey, ...DEFAULT_AGENT_SETTINGS }),
+      ...changes,
+      updatedAt: configuredAt,
+    };
+    await w.put(AGENT_SETTINGS, doc);
+  },
+};

@@ -1,0 +1,18 @@
+import type { SuppressionEvent } from '../domain/suppression.ts';
+import type { RecordedEvent } from '../ports/eventStore.ts';
+import { SUPPRESSIONS, type SuppressionDoc, suppressionId } from '../readModels/suppressions.ts';
+import { type Projection, handles } from './projection.ts';
+
+/** The team-wide suppression list. */
+export const suppressionsProjection: Projection = {
+  name: 'suppressions',
+  version: 1,
+  collections: [SUPPRESSIONS],
+  canHandle: handles(['ContactSuppressed']),
+  async handle(recorded, w) {
+    const event = recorded as RecordedEvent & SuppressionEvent;
+    const { teamId, email, reason, source, occurredAt } = event.data;
+    const doc: SuppressionDoc = { id: suppressionId(teamId, email), teamId, email, reason, source, suppressedAt: new Date(occurredAt).toISOString() };
+    await w.put(SUPPRESSIONS, doc);
+  },
+};

@@ -1,0 +1,26 @@
+import type { SkipReason } from '../domain/aiPause.ts';
+import type { EntrySource } from '../domain/outreachEvents.ts';
+import type { ReadModelStore } from '../ports/readModelStore.ts';
+
+/** The `conversations` read model, written by the inbox projection. */
+export const CONVERSATIONS = 'conversations';
+
+export interface ConversationDoc {
+  [key: string]: unknown;
+  id: string;
+  siteId: string;
+  teamId: string;
+  opportunityId: string;
+  entrySource: EntrySource;
+  status: string;
+  contactEmail: string;
+  contactName: string | null;
+  subject: string;
+  aiPaused: boolean;
+  skipReason: SkipReason | null;
+  messageCount: number;
+  lastMessageAt: string;
+  createdAt: string;
+}
+
+export const getConversation = (store: ReadModelStore, conversationId: string) => store.get<ConversationDoc>(CONVERSATIONS, conversationId);

@@ -1,0 +1,18 @@
+import type { ReadModelStore } from '../ports/readModelStore.ts';
+
+/** The `dashboardSessions` read model, written by the dashboardSessions projection. */
+export const DASHBOARD_SESSIONS = 'dashboardSessions';
+
+export interface DashboardSessionDoc {
+  [key: string]: unknown;
+  /** SHA-256 of the cookie's token. */
+  id: string;
+  sessionId: string;
+  userId: string;
+  teamId: string;
+  expiresAt: string;
+  ended: boolean;
+}
+
+/** The session whose cookie token hashes to `tokenHash`. */
+export const getDashboardSession = (store: ReadModelStore, tokenHash: string) => store.get<DashboardSessionDoc>(DASHBOARD_SESSIONS, tokenHash);

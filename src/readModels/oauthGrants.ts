@@ -1,0 +1,22 @@
+import type { ReadModelStore } from '../ports/readModelStore.ts';
+
+/** The `oauthGrants` read model, written by the oauth projection. */
+export const OAUTH_GRANTS = 'oauthGrants';
+
+export interface OAuthGrantDoc {
+  [key: string]: unknown;
+  id: string;
+  clientId: string;
+  teamId: string;
+  userId: string;
+  siteIds: string[];
+  scopes: string[];
+  revoked: boolean;
+  revokedReason: string | null;
+  createdAt: string;
+}
+
+export const getOAuthGrant = (store: ReadModelStore, grantId: string) => store.get<OAuthGrantDoc>(OAUTH_GRANTS, grantId);
+
+/** Every grant the client was given, revoked or not. */
+export const listGrantsOfClient = (store: ReadModelStore, clientId: string) => store.find<OAuthGrantDoc>(OAUTH_GRANTS, { clientId });
