@@ -126,7 +126,7 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     for (const rcpt of session.envelope.rcptTo) {
       const site = await siteOf(rcpt.address);
       if (!site) continue;
-      for (const c of contacts) await suppressContact(ctx, { teamId: site.teamId, siteId: site.id, ...c });
+      for (const c of contacts) await suppressContact(ctx, { teamId: site.teamId, teamSiteIds: [site.id], siteId: site.id, ...c });
     }
   }
 

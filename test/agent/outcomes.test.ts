@@ -71,7 +71,7 @@ t.test('a precondition that stops holding between ingestion and the worker: no m
     { reason: 'agent_inactive', breakIt: (a) => changeSiteSettings(a.h.app.services, { siteId: a.h.tenant.siteId, changes: { plan: 'pro' } }) },
     {
       reason: 'contact_suppressed',
-      breakIt: (a) => suppressContact(a.h.app.services, { teamId: a.h.tenant.teamId, email: 'jane@prospect.io', reason: 'manual', source: 'manual', siteId: a.h.tenant.siteId }),
+      breakIt: (a) => suppressContact(a.h.app.services, { teamId: a.h.tenant.teamId, teamSiteIds: [a.h.tenant.siteId], email: 'jane@prospect.io', reason: 'manual', source: 'manual', siteId: a.h.tenant.siteId }),
     },
   ];
   for (const c of cases) {

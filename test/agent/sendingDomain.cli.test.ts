@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { loadConfig } from '../../src/config.ts';
-import type { SiteDoc } from '../../src/projections/tenancy.ts';
+import type { SiteDoc } from '../../src/readModels/sites.ts';
 import { createServices } from '../../src/services.ts';
 import { outreach } from '../helpers/cli.ts';
 import { startDnsResponder } from '../helpers/dnsResponder.ts';

@@ -3,7 +3,7 @@ import { createNodeDnsResolver } from '../../src/adapters/dns/nodeDnsResolver.ts
 import { issueSendingDomainToken, verifySendingDomain } from '../../src/commands/sendingDomain.ts';
 import { TenancyError, changeSiteSettings } from '../../src/commands/tenancy.ts';
 import { loadConfig } from '../../src/config.ts';
-import type { SiteDoc } from '../../src/projections/tenancy.ts';
+import type { SiteDoc } from '../../src/readModels/sites.ts';
 import { startDnsResponder } from '../helpers/dnsResponder.ts';
 import { createTenant, startTestApp } from '../helpers/testApp.ts';
 

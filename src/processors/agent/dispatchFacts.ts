@@ -3,8 +3,8 @@ import type { Ask, IngestionEvent } from '../../domain/ingestion.ts';
 import { type SuppressionState, suppressionDecider, suppressionStream } from '../../domain/suppression.ts';
 import type { EventStore, RecordedEvent } from '../../ports/eventStore.ts';
 import type { ReadModelStore } from '../../ports/readModelStore.ts';
-import type { SiteDoc } from '../../projections/tenancy.ts';
-import type { OpportunityDoc } from '../../projections/inbox.ts';
+import { type SiteDoc, getSite } from '../../readModels/sites.ts';
+import { getOpportunity } from '../../readModels/opportunities.ts';
 import { aggregateStream } from '../../commands/aggregateStream.ts';
 
 export type DispatchRequested = Extract<IngestionEvent, { type: 'AgentDispatchRequested' }>['data'];
@@ -40,13 +40,13 @@ export async function loadDispatchFacts(
   let ask: Ask | null = opened?.ask ?? null;
   if (!opened) {
     // A reply on an existing thread: the opportunity was created by an earlier ingestion.
-    const opportunity = await deps.readModels.get<OpportunityDoc>('opportunities', message.opportunityIds[0] ?? '');
+    const opportunity = await getOpportunity(deps.readModels, message.opportunityIds[0] ?? '');
     if (opportunity && !opportunity.stub) {
       ask = { targetUrl: opportunity.targetUrl, anchorText: opportunity.anchorText, suggestedSentence: opportunity.suggestedSentence, sourceUrl: opportunity.sourceUrl };
     }
   }
   const [site, agents, suppression] = await Promise.all([
-    deps.readModels.get<SiteDoc>('sites', dispatch.siteId),
+    getSite(deps.readModels, dispatch.siteId),
     aggregateStream(deps.events, agentsStream(dispatch.siteId), agentsDecider),
     aggregateStream(deps.events, suppressionStream(dispatch.teamId), suppressionDecider),
   ]);
