@@ -1,6 +1,6 @@
 import type { Config } from '../../config.ts';
-import type { Triage } from '../../ports/triage.ts';
-import { OfflineTriage } from './offlineTriage.ts';
+import type { Triage, TriageDecision, TriageInput } from '../../ports/triage.ts';
+import { OfflineTriage, classify } from './offlineTriage.ts';
 import { FallbackTriage, OpenAiTriage } from './openaiTriage.ts';
 
 /**
@@ -16,5 +16,25 @@ export function createTriage(config: Pick<Config, 'OPENAI_API_KEY' | 'OPENAI_BAS
     model: config.OPENAI_MODEL,
     timeoutMs: config.OPENAI_TIMEOUT_MS,
   });
-  return new FallbackTriage(openai, offline, onModelError);
+  return new OptOutFirst(offline, new FallbackTriage(openai, offline, onModelError));
+}
+
+/**
+ * An opt-out the offline rules recognise is honoured whatever the model says: a missed opt-out
+ * would mail someone who asked not to be contacted, so the cheaper check runs first and wins.
+ */
+export class OptOutFirst implements Triage {
+  readonly name: string;
+  constructor(
+    private readonly offline: OfflineTriage,
+    private readonly model: Triage,
+  ) {
+    this.name = model.name;
+  }
+
+  async triage(input: TriageInput): Promise<TriageDecision> {
+    const rules = classify(input);
+    if (rules.outcome === 'opt_out') return { outcome: 'opt_out', classifier: this.offline.name, reasons: rules.reasons };
+    return this.model.triage(input);
+  }
 }
