@@ -8,6 +8,7 @@ import { authenticate } from './http/authenticate.ts';
 import { apiKeyResolver } from './http/credentials.ts';
 import { oauthAccessTokenResolver } from './http/oauth/accessTokenResolver.ts';
 import { oauthAndDashboard } from './http/oauth/index.ts';
+import { refuseNonUtf8Bodies } from './http/charset.ts';
 import { installErrorHandling } from './http/errorHandler.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { webhookSubscriptionRoutes } from './http/routes/webhookSubscriptions.ts';
@@ -31,6 +32,7 @@ export const app = fp(
     fastify.setValidatorCompiler(validatorCompiler);
     fastify.setSerializerCompiler(serializerCompiler);
     installErrorHandling(fastify, bodyLimit);
+    refuseNonUtf8Bodies(fastify);
 
     // An empty body with a JSON content type (a DELETE from some clients) is no body, not an error.
     const parseJson = fastify.getDefaultJsonParser('error', 'error');

@@ -28,6 +28,11 @@ export const configSchema = z.object({
   READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   RUN_PROJECTIONS: bool.default(true),
   TRUST_PROXY: bool.default(false),
+  // Slow and numerous clients (the README's table): every connection is bounded in time, and the process in connections.
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
+  HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
   WEBHOOK_ALLOWED_RANGES: z
     .string()
     .refine((v) => {
@@ -49,6 +54,9 @@ export const configSchema = z.object({
   WEBHOOK_RETRY_JITTER: z.coerce.number().min(0).max(1).default(0.2),
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(256),
   WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: z.coerce.number().int().min(1).max(1_000).default(16),
+  WEBHOOK_CONCURRENCY_PER_TEAM: z.coerce.number().int().min(1).max(10_000).default(64),
+  WEBHOOK_CONNECTIONS_PER_DESTINATION: z.coerce.number().int().min(1).max(1_000).default(16),
+  WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE: z.coerce.number().int().min(1).max(10_000).default(25),
   WEBHOOK_WORKER_ID: z.string().min(1).max(200).optional(),
   WEBHOOK_ORPHAN_AFTER_MS: z.coerce.number().int().min(0).default(60_000),
   WEBHOOK_RECORD_BATCH_MS: z.coerce.number().int().min(0).max(1_000).default(5),

@@ -1,6 +1,7 @@
 import Fastify from 'fastify';
-import { app, DEFAULT_BODY_LIMIT } from './app.ts';
+import { app } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { serverOptions } from './http/serverOptions.ts';
 import { createServices } from './services.ts';
 import { startWebhookWorker } from './processors/webhookDelivery/startWorker.ts';
 import { startForwardingMailbox } from './processors/forwardingMailbox.ts';
@@ -19,9 +20,8 @@ async function main() {
     throw error;
   }
   const fastify = Fastify({
+    ...serverOptions(config),
     logger: { level: config.LOG_LEVEL, redact: ['req.headers.authorization', 'req.headers.cookie'] },
-    bodyLimit: DEFAULT_BODY_LIMIT,
-    trustProxy: config.TRUST_PROXY,
   });
   const services = await createServices(config, {
     onProjectionError: (err) => fastify.log.error({ err }, 'projection failed'),

@@ -84,11 +84,17 @@ export function refusalReason(address: string, allowed?: BlockList): RefusalReas
 
 export type UrlProblem = string | null;
 
+// C0 and C1 controls and DEL: the URL parser would drop some (tab, newline) silently and keep others.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 /**
- * Static checks of a webhook URL at creation: HTTPS, and no literal refused address or
- * `localhost` name. Names that resolve to refused addresses are caught when delivering.
+ * Static checks of a webhook URL at creation: well-formed text, HTTPS, a real port, and no literal
+ * refused address or `localhost` name. Names that resolve to refused addresses are caught when delivering.
  */
 export function webhookUrlProblem(url: string, allowed?: BlockList): UrlProblem {
+  if (CONTROL.test(url)) return 'url must not contain control characters';
+  if (LONE_SURROGATE.test(url)) return 'url must be well-formed Unicode (it contains a lone surrogate)';
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -97,6 +103,7 @@ export function webhookUrlProblem(url: string, allowed?: BlockList): UrlProblem 
   }
   if (parsed.protocol !== 'https:') return 'url must use https';
   if (parsed.username || parsed.password) return 'url must not contain credentials';
+  if (parsed.port === '0') return 'url must not use port 0';
   // A trailing dot names the same host (`localhost.` is `localhost`).
   const host = parsed.hostname.toLowerCase().replace(/\.$/, '');
   if (isIP(host.replace(/^\[|\]$/g, '')) !== 0) {

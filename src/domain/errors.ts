@@ -8,6 +8,7 @@ export type ErrorCode =
   | 'NOT_FOUND'
   | 'RATE_LIMITED'
   | 'CONFLICT'
+  | 'SUBSCRIPTION_LIMIT_REACHED'
   | 'SERVICE_UNAVAILABLE'
   | 'INTERNAL_ERROR';
 
@@ -34,5 +35,7 @@ export const notFound = (message = 'Not found.') => new ServiceError(404, 'NOT_F
 export const rateLimited = (retryAfterSeconds: number, message = 'Rate limit exceeded.') =>
   new ServiceError(429, 'RATE_LIMITED', message, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
 export const conflict = (message: string) => new ServiceError(409, 'CONFLICT', message);
+export const subscriptionLimitReached = (limit: number) =>
+  new ServiceError(409, 'SUBSCRIPTION_LIMIT_REACHED', `A site may have at most ${limit} webhook subscriptions; delete one before creating another.`);
 export const serviceUnavailable = (message: string, retryAfterSeconds = 1) =>
   new ServiceError(503, 'SERVICE_UNAVAILABLE', message, { 'retry-after': String(retryAfterSeconds) });

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { app } from '../../src/app.ts';
+import { serverOptions } from '../../src/http/serverOptions.ts';
 import { createApiKey, createSite, createTeam, changeSiteSettings } from '../../src/commands/tenancy.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import type { Scope } from '../../src/domain/scopes.ts';
@@ -40,7 +41,7 @@ export async function startTestApp(options: { env?: Record<string, string>; cloc
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', ...options.env });
   const services = await createServices(config, { clock: options.clock });
   services.projections.start();
-  const fastify = Fastify({ logger: false });
+  const fastify = Fastify({ ...serverOptions(config), logger: false });
   await fastify.register(app, { services });
   let url = '';
   if (options.listen) url = await fastify.listen({ port: 0, host: '127.0.0.1' });

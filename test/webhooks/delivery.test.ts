@@ -101,10 +101,15 @@ t.test('several worker copies share the work without taking an event twice', asy
   await Promise.all(Array.from({ length: 100 }, (_, i) => h.append(messageReceived(h.tenant, 1000 + i))));
   await receiver.waitFor((r) => new Set(r.map((x) => x.json.id)).size >= 100, 20_000);
   await new Promise((r) => setTimeout(r, 300));
-  t.equal(receiver.received.length, 100, 'each event delivered exactly once by the two copies together');
-  const workers = new Set(
-    (await h.app.services.events.readAll({ limit: 100_000 })).filter((e) => e.type === 'DeliveryScheduled').map((e) => (e.data as { workerId: string }).workerId),
-  );
+  const log = await h.app.services.events.readAll({ limit: 100_000 });
+  const claims = log.filter((e) => e.type === 'DeliveryScheduled').map((e) => e.data as { deliveryId: string; workerId: string });
+  t.equal(new Set(claims.map((c) => c.deliveryId)).size, 100, 'one claim per event');
+  t.equal(claims.length, 100, 'no event claimed twice by the two copies');
+  // A second receipt is legitimate only as the retry of an attempt recorded as failed (at-least-once:
+  // on a loaded machine an answer can miss the timeout); without failures, exactly once.
+  const failedAttempts = log.filter((e) => e.type === 'DeliveryAttempted' && (e.data as { status: string }).status !== 'ok').length;
+  t.ok(receiver.received.length <= 100 + failedAttempts, `each event delivered once, plus at most one retry per failed attempt (${receiver.received.length} received, ${failedAttempts} failed attempts)`);
+  const workers = new Set(claims.map((c) => c.workerId));
   t.ok(workers.size >= 1, `claims made by ${[...workers].join(', ')}`);
 });
 

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { createSubscription, deleteSubscription } from '../../commands/webhookSubscriptions.ts';
 import { webhookUrlProblem } from '../../domain/destination.ts';
-import { notFound, unauthorized, validationError } from '../../domain/errors.ts';
+import { notFound, subscriptionLimitReached, unauthorized, validationError } from '../../domain/errors.ts';
 import { undoIfClientDeleted } from '../../commands/oauth.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../domain/eventCatalog.ts';
 import { listSubscriptionsForSite, subscriptionDocOf } from '../../readModels/webhookSubscriptions.ts';
@@ -56,12 +56,16 @@ export const webhookSubscriptionRoutes: FastifyPluginAsyncZod<{
         tags: ['webhooks'],
         params: siteParams,
         body: createBody,
-        response: { 201: z.object({ subscription: createdSubscription, secret: z.string() }), ...errors(400, 401, 403, 404, 429) },
+        response: { 201: z.object({ subscription: createdSubscription, secret: z.string() }), ...errors(400, 401, 403, 404, 409, 429) },
       },
     },
     async (request, reply) => {
       const problem = webhookUrlProblem(request.body.url, allowedRanges);
       if (problem) throw validationError(problem);
+      // WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE, counted in the read model: concurrent creations may pass it by a few.
+      const limit = services.config.WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE;
+      const existing = await services.readModels.find('webhookSubscriptions', { site_id: request.site!.id }, { limit });
+      if (existing.length >= limit) throw subscriptionLimitReached(limit);
       const credential = request.credential!;
       const { subscriptionId, created, secret, position } = await createSubscription(services, {
         teamId: credential.teamId,

@@ -15,7 +15,7 @@ export interface SenderOptions {
   allowed: BlockList;
   /** Extra trusted CA certificates (PEM), added to Node's bundled roots. */
   extraCa?: string;
-  /** No status line within this many ms is a failed attempt. */
+  /** An attempt without a status line this many ms after it started (connection wait included) has failed. */
   timeoutMs: number;
   /** Keep-alive connections per origin. */
   connectionsPerOrigin: number;
@@ -99,16 +99,21 @@ export class WebhookSender {
       return { status: 'blocked_destination', statusCode: null, error: 'invalid url', durationMs: 0 };
     }
     if (parsed.protocol !== 'https:') return { status: 'blocked_destination', statusCode: null, error: 'only https destinations are allowed', durationMs: 0 };
+    // The bound covers the whole attempt from here: DNS, connecting, waiting for a pooled connection,
+    // TLS, sending and the status line. undici leaves an aborted request queued for a connection until
+    // one frees up, so the attempt does not wait for undici to notice: it ends when the signal fires.
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(new TimeoutSignal()), this.timeoutMs);
+    const deadline = new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true }));
+    const pending = request(parsed, {
+      dispatcher: this.agent,
+      method: 'POST',
+      body,
+      headers,
+      signal: controller.signal,
+    });
     try {
-      const res = await request(parsed, {
-        dispatcher: this.agent,
-        method: 'POST',
-        body,
-        headers,
-        signal: controller.signal,
-      });
+      const res = await Promise.race([pending, deadline]);
       const durationMs = elapsed();
       clearTimeout(timer);
       // Drain a little of the answer so the connection can be reused; its content is not inspected.
@@ -118,6 +123,8 @@ export class WebhookSender {
       return { status: `http_${code}`, statusCode: code, error: null, durationMs };
     } catch (error) {
       clearTimeout(timer);
+      // Settles later (aborted) when the deadline won; an answer arriving in the same tick is drained.
+      pending.then((res) => res.body.dump({ limit: 64 * 1024 }).catch(() => {}), () => {});
       return { ...classify(error, controller.signal), statusCode: null, durationMs: elapsed() };
     }
   }

@@ -5,6 +5,8 @@ import type { SecretBox } from '../../ports/secretBox.ts';
 /** A subscription as the worker sees it: where to send, which types, and whether it still receives. */
 export interface Target {
   id: string;
+  /** Whose deliveries these are: the unit of fairness in the scheduler. */
+  teamId: string;
   siteId: string;
   url: string;
   eventTypes: Set<string>;
@@ -16,6 +18,8 @@ export interface Target {
 export const TARGETS = 'webhookDispatchTargets';
 
 export interface TargetDoc extends Document {
+  /** Absent in documents stored before teams were recorded here. */
+  team_id?: string;
   site_id: string;
   url: string;
   event_types: string[];
@@ -24,15 +28,17 @@ export interface TargetDoc extends Document {
 }
 
 export function targetOf(d: SubscriptionFields): Target {
-  return { id: d.subscriptionId, siteId: d.siteId, url: d.url, eventTypes: new Set(d.eventTypes), sealedSecret: d.sealedSecret, active: true };
+  return { id: d.subscriptionId, teamId: d.teamId, siteId: d.siteId, url: d.url, eventTypes: new Set(d.eventTypes), sealedSecret: d.sealedSecret, active: true };
 }
 
 export function toDoc(t: Target): TargetDoc {
-  return { id: t.id, site_id: t.siteId, url: t.url, event_types: [...t.eventTypes], sealed_secret: t.sealedSecret, active: t.active };
+  return { id: t.id, team_id: t.teamId, site_id: t.siteId, url: t.url, event_types: [...t.eventTypes], sealed_secret: t.sealedSecret, active: t.active };
 }
 
 export function fromDoc(d: TargetDoc): Target {
-  return { id: d.id, siteId: d.site_id, url: d.url, eventTypes: new Set(d.event_types), sealedSecret: d.sealed_secret, active: d.active };
+  // An older document without its team: the site stands in for it (a site belongs to one team), which
+  // keeps the fairness without replaying the log to fill it in.
+  return { id: d.id, teamId: d.team_id ?? `site:${d.site_id}`, siteId: d.site_id, url: d.url, eventTypes: new Set(d.event_types), sealedSecret: d.sealed_secret, active: d.active };
 }
 
 /** The subscriptions this worker delivers to, by id and by site, with their opened signing secrets. */

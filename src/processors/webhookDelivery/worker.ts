@@ -12,7 +12,7 @@ import { attemptDelivery } from './attempt.ts';
 import { DeliveryLedgers } from './deliveryLedger.ts';
 import { Dispatcher } from './dispatcher.ts';
 import { Recovery } from './recovery.ts';
-import { Scheduler } from './scheduler.ts';
+import { type Place, Scheduler } from './scheduler.ts';
 import { WebhookSender } from './sender.ts';
 import { Targets } from './targets.ts';
 
@@ -22,6 +22,9 @@ export interface WorkerOptions {
   retry: RetryPolicy;
   concurrency: number;
   concurrencyPerSubscription: number;
+  concurrencyPerTeam: number;
+  /** Connections per destination origin, and so attempts in flight to it. */
+  connectionsPerDestination: number;
   orphanAfterMs: number;
   /** Pause after each durable record append, to batch more records per fsync. */
   recordBatchMs?: number;
@@ -38,6 +41,15 @@ export interface WorkerDeps {
   clock: Clock;
 }
 
+/** The origin whose pooled connections a URL's deliveries share (the URL itself when it does not parse). */
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url;
+  }
+}
+
 /** Worker options from the service configuration (the table in docs/webhooks.md). */
 export function workerOptionsFrom(config: Config): WorkerOptions {
   return {
@@ -46,6 +58,8 @@ export function workerOptionsFrom(config: Config): WorkerOptions {
     retry: { maxRetries: config.WEBHOOK_MAX_RETRIES, baseMs: config.WEBHOOK_RETRY_BASE_MS, factor: config.WEBHOOK_RETRY_FACTOR, jitter: config.WEBHOOK_RETRY_JITTER },
     concurrency: config.WEBHOOK_CONCURRENCY,
     concurrencyPerSubscription: config.WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION,
+    concurrencyPerTeam: config.WEBHOOK_CONCURRENCY_PER_TEAM,
+    connectionsPerDestination: config.WEBHOOK_CONNECTIONS_PER_DESTINATION,
     orphanAfterMs: config.WEBHOOK_ORPHAN_AFTER_MS,
     recordBatchMs: config.WEBHOOK_RECORD_BATCH_MS,
     allowedRanges: config.WEBHOOK_ALLOWED_RANGES,
@@ -75,7 +89,7 @@ export class WebhookDeliveryWorker {
       allowed: parseAllowedRanges(options.allowedRanges),
       extraCa: options.extraCa,
       timeoutMs: options.timeoutMs,
-      connectionsPerOrigin: options.concurrencyPerSubscription,
+      connectionsPerOrigin: options.connectionsPerDestination,
     });
     const targets = new Targets(deps.secrets);
     this.ledgers = new DeliveryLedgers(deps.events, { checkpoint: () => this.dispatcher.checkpoint, lingerMs: options.recordBatchMs });
@@ -90,8 +104,20 @@ export class WebhookDeliveryWorker {
       running: () => this.controller !== null && !this.controller.signal.aborted,
       log,
     };
-    this.scheduler = new Scheduler({ concurrency: options.concurrency, concurrencyPerSubscription: options.concurrencyPerSubscription, now }, (job, release) =>
-      attemptDelivery(attemptDeps, job, release),
+    const placeOf = (subscriptionId: string): Place => {
+      const target = targets.get(subscriptionId);
+      return target ? { team: target.teamId, destination: originOf(target.url) } : { team: '', destination: '' };
+    };
+    this.scheduler = new Scheduler(
+      {
+        concurrency: options.concurrency,
+        concurrencyPerSubscription: options.concurrencyPerSubscription,
+        concurrencyPerTeam: options.concurrencyPerTeam,
+        concurrencyPerDestination: options.connectionsPerDestination,
+        now,
+        placeOf,
+      },
+      (job, release) => attemptDelivery(attemptDeps, job, release),
     );
     const shared = { readModels: deps.readModels, clock: deps.clock, targets, ledgers: this.ledgers, scheduler: this.scheduler, workerId, log };
     this.dispatcher = new Dispatcher({ ...shared, events: deps.events });

@@ -1,0 +1,74 @@
+import t from 'tap';
+import { expectError, validBody, webhooksPath } from '../helpers/http.ts';
+import { bearer, createTenant, startTestApp } from '../helpers/testApp.ts';
+import { hostPort, rawRequest } from './rawHttp.ts';
+
+// Every error the service sends carries { error: { code, message } }, including those node and
+// fastify answer before any route runs.
+const app = await startTestApp({ listen: true });
+t.teardown(() => app.close());
+const tenant = await createTenant(app.services);
+const { host, port } = hostPort(app.url);
+
+t.test('a path parameter over the maximum length answers 414 in the envelope', async (t) => {
+  const res = await rawRequest(app.url, `GET ${webhooksPath('s'.repeat(150))} HTTP/1.1\r\nHost: ${host}:${port}\r\nAuthorization: Bearer ${tenant.key}\r\nConnection: close\r\n\r\n`);
+  expectError(t, res, 414, 'URI_TOO_LONG');
+});
+
+t.test('an oversized header block answers 431 in the envelope', async (t) => {
+  const res = await rawRequest(app.url, `GET /healthz HTTP/1.1\r\nHost: ${host}:${port}\r\nX-Padding: ${'a'.repeat(20_000)}\r\n\r\n`);
+  expectError(t, res, 431, 'HEADERS_TOO_LARGE');
+});
+
+t.test('a malformed request line answers 400 in the envelope', async (t) => {
+  const res = await rawRequest(app.url, `GET /healthz HTTP/1.1\r\nHost: ${host}:${port}\r\nBad Header Without Colon\r\n\r\n`);
+  expectError(t, res, 400, 'VALIDATION_ERROR');
+});
+
+t.test('a Content-Type with a charset other than UTF-8 is refused with 415', async (t) => {
+  for (const charset of ['iso-8859-1', 'utf-16', '"windows-1252"', 'US-ASCII']) {
+    const res = await app.fastify.inject({
+      method: 'POST',
+      url: webhooksPath(tenant.siteId),
+      headers: { ...bearer(tenant.key), 'content-type': `application/json; charset=${charset}` },
+      payload: JSON.stringify(validBody()),
+    });
+    expectError(t, res, 415, 'UNSUPPORTED_MEDIA_TYPE', charset);
+  }
+  const token = await app.fastify.inject({
+    method: 'POST',
+    url: '/oauth/token',
+    headers: { 'content-type': 'application/x-www-form-urlencoded; charset=latin1' },
+    payload: 'grant_type=client_credentials',
+  });
+  expectError(t, token, 415, 'UNSUPPORTED_MEDIA_TYPE', 'the token endpoint too');
+  for (const charset of ['utf-8', 'UTF-8', '"utf-8"', 'utf8']) {
+    const res = await app.fastify.inject({
+      method: 'POST',
+      url: webhooksPath(tenant.siteId),
+      headers: { ...bearer(tenant.key), 'content-type': `application/json; charset=${charset}` },
+      payload: JSON.stringify(validBody({ label: `utf8 ${charset}` })),
+    });
+    t.equal(res.statusCode, 201, `charset=${charset} is accepted`);
+  }
+});
+
+t.test('webhook URLs with control characters, a lone surrogate or port 0 are refused at creation', async (t) => {
+  const urls = {
+    'a NUL': 'https://example.com/\u0000hook',
+    'a tab inside the host': 'https://exam\tple.com/hook',
+    'a newline in the path': 'https://example.com/ho\nok',
+    'a DEL': 'https://example.com/\u007fhook',
+    'a C1 control': 'https://example.com/\u0085hook',
+    'a lone high surrogate': 'https://example.com/\ud800hook',
+    'a lone low surrogate': 'https://example.com/hook\udc00',
+    'port 0': 'https://example.com:0/hook',
+    'port 0 written 00': 'https://example.com:00/hook',
+  };
+  for (const [what, url] of Object.entries(urls)) {
+    const res = await app.fastify.inject({ method: 'POST', url: webhooksPath(tenant.siteId), headers: bearer(tenant.key), payload: validBody({ url }) });
+    expectError(t, res, 400, 'VALIDATION_ERROR', what);
+  }
+  const fine = await app.fastify.inject({ method: 'POST', url: webhooksPath(tenant.siteId), headers: bearer(tenant.key), payload: validBody({ url: 'https://example.com/h%C3%A9/\u00e9?x=%F0%9F%98%80' }) });
+  t.equal(fine.statusCode, 201, 'percent-escapes and well-formed non-ASCII are fine');
+});
