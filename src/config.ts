@@ -1,7 +1,14 @@
 import { z } from 'zod';
+import { isIP } from 'node:net';
 import { parseAllowedRanges } from './domain/destination.ts';
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+
+/** `ip`, `ip:port` or `[ipv6]:port`, the forms node's Resolver#setServers accepts. */
+const isDnsServer = (v: string) => {
+  const m = /^\[(.+)\](?::(\d{1,5}))?$/.exec(v) ?? (isIP(v) ? [v, v] : /^([^:]+):(\d{1,5})$/.exec(v));
+  return Boolean(m && isIP(m[1]!) && (m[2] === undefined || Number(m[2]) <= 65535));
+};
 
 /** Every setting the service reads, from environment variables. The README's table mirrors this. */
 export const configSchema = z.object({
@@ -60,10 +67,37 @@ export const configSchema = z.object({
   OPENAI_BASE_URL: z.url().optional(),
   OPENAI_MODEL: z.string().min(1).default('gpt-4o-mini'),
   OPENAI_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
+  // The Outreach Agent (docs/agent.md has the table).
+  RUN_AGENT: bool.default(true),
+  AGENT_WORKER_ID: z.string().min(1).max(200).optional(),
+  AGENT_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(16),
+  AGENT_FROM_LOCAL_PART: z.string().regex(/^[a-z0-9._+-]{1,64}$/i, 'must be an email local part').default('outreach'),
+  AGENT_SEND_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(4),
+  AGENT_RETRY_BASE_MS: z.coerce.number().int().min(0).max(86_400_000).default(60_000),
+  AGENT_RETRY_FACTOR: z.coerce.number().min(1).max(100).default(5),
+  AGENT_ORPHAN_AFTER_MS: z.coerce.number().int().min(0).default(300_000),
   SMTP_ENABLED: bool.default(false),
   SMTP_HOST: z.string().min(1).default('0.0.0.0'),
   SMTP_PORT: z.coerce.number().int().min(0).max(65535).default(2525),
   SMTP_MAX_MESSAGE_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
+  // Sending-domain verification looks its TXT record up here (unset: the system's resolvers).
+  DNS_SERVERS: z
+    .string()
+    .transform((v) => v.split(',').map((x) => x.trim()).filter(Boolean))
+    .refine((servers) => servers.length > 0 && servers.every(isDnsServer), 'must be a comma-separated list of ip or ip:port ([ipv6]:port)')
+    .optional(),
+  // Outbound mail (the agent's replies); the SMTP_* settings above are the inbound forwarding mailbox.
+  OUTBOUND_SMTP_URL: z
+    .string()
+    .refine((v) => {
+      try {
+        const url = new URL(v);
+        return (url.protocol === 'smtp:' || url.protocol === 'smtps:') && url.hostname !== '';
+      } catch {
+        return false;
+      }
+    }, 'must be an smtp:// or smtps:// URL with a host')
+    .optional(),
 });
 
 export type Config = z.infer<typeof configSchema> & { PUBLIC_BASE_URL: string };

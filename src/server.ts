@@ -5,6 +5,7 @@ import { serverOptions } from './http/serverOptions.ts';
 import { createServices } from './services.ts';
 import { startWebhookWorker } from './processors/webhookDelivery/startWorker.ts';
 import { startForwardingMailbox } from './processors/forwardingMailbox.ts';
+import { startAgentWorker } from './processors/agent/startAgentWorker.ts';
 
 /** Starts the API and, in the embedded default, every background role in the same process. */
 async function main() {
@@ -29,6 +30,7 @@ async function main() {
   if (config.RUN_PROJECTIONS) services.projections.start();
   await fastify.register(app, { services });
   const webhooks = config.RUN_WEBHOOKS ? await startWebhookWorker(services, fastify.log) : null;
+  const agent = config.RUN_AGENT ? await startAgentWorker(services, fastify.log) : null;
   // The forwarding mailbox (SMTP), off unless SMTP_ENABLED=true.
   const mailbox = config.SMTP_ENABLED
     ? await startForwardingMailbox(services, {
@@ -46,6 +48,7 @@ async function main() {
     await fastify.close();
     await mailbox?.close();
     await webhooks?.stop();
+    await agent?.stop();
     await services.close();
     process.exit(0);
   };

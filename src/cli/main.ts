@@ -18,10 +18,21 @@ import { PLANS, type SiteSettings } from '../domain/site.ts';
 import { SCOPES, isScope, type Scope } from '../domain/scopes.ts';
 import { eventLine, parseBool, parseChoice, parseDomain, parseNonNegativeInt, print } from './output.ts';
 import { registerWebhookCommands } from './webhooks.ts';
+import { registerSendingDomainCommands } from './sendingDomain.ts';
+import { registerOutboxCommands } from './outbox.ts';
+import { registerAgentWorkerCommand } from './worker.ts';
 import { configureAgent } from '../commands/agents.ts';
 import { suppressContact } from '../commands/suppression.ts';
 import { listSitesOfTeam } from '../readModels/sites.ts';
-import { AGENT_KEYS } from '../domain/agents.ts';
+import { AGENT_KEYS, type AgentSettings, REPLY_TONES } from '../domain/agents.ts';
+import { SUPPRESSION_REASONS, SUPPRESSION_SOURCES } from '../domain/suppression.ts';
+
+/** A free-text setting: trimmed, empty clears it, too long is refused. */
+function textSetting(flag: string, value: string, max: number): string | null {
+  const v = value.trim();
+  if (v.length > max) throw new TenancyError(`${flag} is longer than ${max} characters`);
+  return v === '' ? null : v;
+}
 
 const program = new Command('outreach')
   .description('Admin CLI of the Outreach Integration Service. Uses the same configuration (environment) as the server.')
@@ -188,11 +199,19 @@ agent
   .addOption(new Option('--key <agentKey>', 'agent key').makeOptionMandatory().argParser(wrapChoice(parseChoice('--key', AGENT_KEYS))))
   .addOption(new Option('--active <bool>', 'turn the agent on or off').argParser(wrapChoice(parseBool('--active'))))
   .addOption(new Option('--auto-reply <bool>', 'let the agent send replies on its own').argParser(wrapChoice(parseBool('--auto-reply'))))
+  .option('--sender-name <name>', 'outreach: the name replies are sent from (empty: the site domain)')
+  .option('--signature <text>', 'outreach: closing signature of replies (empty: none)')
+  .addOption(new Option('--tone <tone>', 'outreach: wording of replies').argParser(wrapChoice(parseChoice('--tone', REPLY_TONES))))
+  .addOption(new Option('--decline-replies <bool>', 'outreach: answer declined pitches with a polite no').argParser(wrapChoice(parseBool('--decline-replies'))))
   .action(async (opts) =>
     withServices(async (s) => {
-      const changes: { active?: boolean; autoReply?: boolean } = {};
+      const changes: Partial<AgentSettings> = {};
       if (opts.active !== undefined) changes.active = opts.active;
       if (opts.autoReply !== undefined) changes.autoReply = opts.autoReply;
+      if (opts.senderName !== undefined) changes.senderName = textSetting('--sender-name', opts.senderName, 120);
+      if (opts.signature !== undefined) changes.signature = textSetting('--signature', opts.signature, 1000);
+      if (opts.tone !== undefined) changes.tone = opts.tone;
+      if (opts.declineReplies !== undefined) changes.declineReplies = opts.declineReplies;
       await configureAgent(s, { siteId: opts.site, agentKey: opts.key, changes });
       print(json(), { siteId: opts.site, agentKey: opts.key, ...changes }, `agent ${opts.key} of site ${opts.site} updated`);
     }),
@@ -204,8 +223,8 @@ contact
   .requiredOption('--team <teamId>')
   .requiredOption('--email <email>')
   .option('--site <siteId>', 'the site the suppression is reported on (default: every site of the team)')
-  .option('--reason <reason>', 'why (opted_out, bounced, complained, manual...)', 'manual')
-  .option('--source <source>', 'who suppressed it', 'cli')
+  .addOption(new Option('--reason <reason>', `why (${SUPPRESSION_REASONS.join(', ')}); an entry only moves to a stronger reason`).default('manual').argParser(wrapChoice(parseChoice('--reason', SUPPRESSION_REASONS))))
+  .addOption(new Option('--source <source>', 'how it was learnt').default('manual').argParser(wrapChoice(parseChoice('--source', SUPPRESSION_SOURCES))))
   .action(async (opts) =>
     withServices(async (s) => {
       const teamSiteIds = (await listSitesOfTeam(s.readModels, opts.team, { sortBy: 'id' })).map((site) => site.id);
@@ -240,6 +259,9 @@ projections
   );
 
 registerWebhookCommands(program, json, withServices);
+registerSendingDomainCommands(program, json, withServices);
+registerOutboxCommands(program, json);
+registerAgentWorkerCommand(program, json, withServices);
 
 program.parseAsync(process.argv).catch((error) => {
   if (error instanceof CommanderError) {

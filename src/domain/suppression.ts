@@ -14,6 +14,20 @@ export type SuppressionCommand = {
   data: { teamId: string; siteIds: string[]; email: string; reason: string; source: string; now: number };
 };
 
+/**
+ * Reasons from weakest to strongest. An address already on the list moves only to a stronger
+ * reason (`upgraded` true); a weaker or equal one records nothing. A complaint (the contact marked
+ * our mail as spam) outweighs a hard bounce (the address does not exist), which outweighs an
+ * opt-out, which outweighs an operator's manual entry.
+ */
+export const SUPPRESSION_REASONS = ['manual', 'opted_out', 'bounced', 'complained'] as const;
+export type SuppressionReason = (typeof SUPPRESSION_REASONS)[number];
+export const SUPPRESSION_SOURCES = ['manual', 'inbound_classifier', 'bounce', 'complaint'] as const;
+export type SuppressionSource = (typeof SUPPRESSION_SOURCES)[number];
+const strength = (reason: string) => SUPPRESSION_REASONS.indexOf(reason as SuppressionReason);
+
+export const isSuppressed = (state: SuppressionState, email: string) => state.has(normaliseEmail(email));
+
 /** email → reason it is suppressed for. */
 export type SuppressionState = Map<string, string>;
 
@@ -32,9 +46,9 @@ export const suppressionDecider: Decider<SuppressionState, SuppressionCommand, S
       case 'SuppressContact': {
         const email = normaliseEmail(command.data.email);
         const previous = state.get(email);
-        // Already suppressed for the same reason: nothing new happened.
-        if (previous === command.data.reason) return [];
-        // `upgraded`: the contact was on the list already and its reason changed.
+        // Already suppressed for this reason or a stronger one: nothing new happened.
+        if (previous !== undefined && strength(command.data.reason) <= strength(previous)) return [];
+        // `upgraded`: the contact was on the list already and moves to a stronger reason.
         const upgraded = previous !== undefined;
         const { teamId, reason, source, now } = command.data;
         return command.data.siteIds.map((siteId) => ({

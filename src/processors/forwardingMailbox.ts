@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { type IngestionContext, ingestMessage } from '../commands/ingestMessage.ts';
 import { ServiceError } from '../domain/errors.ts';
+import { type DeliveryReport, classifyDeliveryReport } from '../adapters/mail/deliveryReport.ts';
+import { suppressContact } from '../commands/suppression.ts';
 import { forwardingToken, originalSender } from '../domain/forwarded.ts';
 import { type SiteDoc, findSiteByForwardingToken } from '../readModels/sites.ts';
 
@@ -69,8 +71,14 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
   });
 
   async function receive(stream: SMTPServerDataStream, session: SMTPServerSession) {
-    const mail = await simpleParser(stream);
+    const chunks: Buffer[] = [];
+    for await (const chunk of stream) chunks.push(chunk as Buffer);
     if (stream.sizeExceeded) throw new SmtpReply(552, '5.3.4 message too big');
+    const raw = Buffer.concat(chunks);
+    // A bounce or a complaint about the agent's mail: the contact goes on the suppression list, nothing is ingested.
+    const report = await classifyDeliveryReport(raw);
+    if (report) return suppressReported(report, session);
+    const mail = await simpleParser(raw);
     const headerFrom = mail.from?.value[0];
     const forwarded = originalSender(mail.text ?? '');
     const from = forwarded?.address ?? headerFrom?.address;
@@ -107,6 +115,18 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
         }
         throw error;
       }
+    }
+  }
+
+  async function suppressReported(report: DeliveryReport, session: SMTPServerSession) {
+    const contacts =
+      report.kind === 'bounce'
+        ? report.recipients.map((r) => ({ email: r.email, reason: 'bounced', source: 'bounce' }))
+        : [{ email: report.email, reason: 'complained', source: 'complaint' }];
+    for (const rcpt of session.envelope.rcptTo) {
+      const site = await siteOf(rcpt.address);
+      if (!site) continue;
+      for (const c of contacts) await suppressContact(ctx, { teamId: site.teamId, teamSiteIds: [site.id], siteId: site.id, ...c });
     }
   }
 

@@ -5,17 +5,33 @@ import { CONVERSATIONS, type ConversationDoc } from '../readModels/conversations
 import { MESSAGE_THREADS, type MessageThreadDoc, messageThreadId } from '../readModels/messageThreads.ts';
 import { MESSAGES, type MessageDoc } from '../readModels/messages.ts';
 import { OPPORTUNITIES, type OpportunityDoc } from '../readModels/opportunities.ts';
+import { applyConversationEvent } from './conversationLifecycle.ts';
 import { type Projection, handles } from './projection.ts';
+import type { ConversationEvent } from '../domain/conversation.ts';
+
+const CONVERSATION_EVENT_TYPES = [
+  'ConversationReopened',
+  'AgentTriaged',
+  'AgentSkipped',
+  'ReplyDrafted',
+  'ReplySendFailed',
+  'ReplySent',
+  'ConversationStatusChanged',
+  'ConversationTakenOver',
+  'ConversationHandedBack',
+] as const satisfies readonly ConversationEvent['type'][];
+const CONVERSATION_EVENTS = new Set<string>(CONVERSATION_EVENT_TYPES);
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** The Outreach Agent's inbox: conversations, their messages, opportunities and pending dispatches. */
 export const inboxProjection: Projection = {
   name: 'inbox',
-  version: 1,
+  version: 2,
   collections: [CONVERSATIONS, OPPORTUNITIES, MESSAGES, MESSAGE_THREADS, AGENT_DISPATCHES],
-  canHandle: handles(['ConversationOpened', 'MessageIngested', 'AgentDispatchRequested']),
+  canHandle: handles(['ConversationOpened', 'MessageIngested', 'AgentDispatchRequested', ...CONVERSATION_EVENT_TYPES]),
   async handle(recorded, w) {
+    if (CONVERSATION_EVENTS.has(recorded.type)) return applyConversationEvent(recorded as RecordedEvent & ConversationEvent, w);
     const event = recorded as RecordedEvent & IngestionEvent;
     switch (event.type) {
       case 'ConversationOpened': {
@@ -35,6 +51,9 @@ export const inboxProjection: Projection = {
           messageCount: 0,
           lastMessageAt: iso(d.occurredAt),
           createdAt: iso(d.occurredAt),
+          handledBy: 'agent',
+          lastTriage: null,
+          statusHistory: [],
         };
         const ask = d.ask ?? { targetUrl: '', anchorText: null, suggestedSentence: null, sourceUrl: null };
         const opportunity: OpportunityDoc = {

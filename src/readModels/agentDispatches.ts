@@ -7,6 +7,9 @@ export interface AgentDispatchDoc {
   siteId: string;
   conversationId: string;
   messageId: string;
-  status: 'requested';
+  status: 'requested' | 'triaged' | 'skipped';
   requestedAt: string;
+  outcome?: string;
+  skipReason?: string;
+  handledAt?: string;
 }

@@ -19,6 +19,12 @@ export interface ConversationDoc {
   aiPaused: boolean;
   skipReason: SkipReason | null;
   messageCount: number;
+  /** Who handles it: the agent, or a person who took it over. */
+  handledBy?: 'agent' | 'human';
+  /** The agent's latest triage of it. */
+  lastTriage?: { outcome: string; classifier: string } | null;
+  /** Every status change, oldest first. */
+  statusHistory?: Array<{ from: string; to: string; by: string; outcome: string | null; at: string }>;
   lastMessageAt: string;
   createdAt: string;
 }

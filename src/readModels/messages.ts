@@ -9,8 +9,9 @@ export interface MessageDoc {
   siteId: string;
   teamId: string;
   conversationIds: string[];
-  direction: 'inbound';
-  senderType: 'recipient';
+  direction: 'inbound' | 'outbound';
+  /** `recipient` (the prospect), `agent` (the Outreach Agent's reply) or `user` (a person's reply). */
+  senderType: 'recipient' | 'agent' | 'user';
   from: string;
   fromName: string | null;
   subject: string;
@@ -20,7 +21,14 @@ export interface MessageDoc {
   inReplyTo: string | null;
   references: string | null;
   channel: string;
+  /** Inbound: when it arrived; outbound: when it was drafted. */
   receivedAt: string;
+  /** Outbound only: recipient, delivery state and the mail provider's id once sent. */
+  to?: string;
+  deliveryStatus?: 'sending' | 'retrying' | 'sent' | 'failed';
+  mailProviderMessageId?: string | null;
+  sentAt?: string | null;
+  lastError?: string | null;
 }
 
 export const getMessage = (store: ReadModelStore, messageId: string) => store.get<MessageDoc>(MESSAGES, messageId);

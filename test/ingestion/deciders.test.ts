@@ -1,5 +1,5 @@
 import t from 'tap';
-import { agentsDecider } from '../../src/domain/agents.ts';
+import { DEFAULT_AGENT_SETTINGS, agentsDecider } from '../../src/domain/agents.ts';
 import { type IngestionCommand, type IngestionEvent, IngestionRuleError, ingestionDecider } from '../../src/domain/ingestion.ts';
 import { suppressionDecider } from '../../src/domain/suppression.ts';
 import { given } from '../helpers/givenWhenThen.ts';
@@ -76,13 +76,13 @@ t.test('agents: configure once, an unchanged setting appends nothing', async (t)
   const configured = given(agentsDecider, [])
     .when({ type: 'ConfigureAgent', data: { siteId: 'S', agentKey: 'outreach', changes: { active: true }, now: 'x' } })
     .then([{ type: 'AgentConfigured', data: { siteId: 'S', agentKey: 'outreach', changes: { active: true }, configuredAt: 'x' } }]);
-  t.same(configured.outreach, { active: true, autoReply: true });
+  t.same(configured.outreach, { ...DEFAULT_AGENT_SETTINGS, active: true });
   given(agentsDecider, [{ type: 'AgentConfigured', data: { siteId: 'S', agentKey: 'outreach', changes: { active: true }, configuredAt: 'x' } }])
     .when({ type: 'ConfigureAgent', data: { siteId: 'S', agentKey: 'outreach', changes: { active: true, autoReply: true }, now: 'y' } })
     .then([]);
 });
 
-t.test('suppression: same reason twice is nothing new; a new reason is an upgrade', async (t) => {
+t.test('suppression: same or weaker reason is nothing new; a stronger reason is an upgrade', async (t) => {
   const cmd = (reason: string) => ({ type: 'SuppressContact' as const, data: { teamId: 'T', siteIds: ['S1', 'S2'], email: 'A@B.io', reason, source: 'cli', now: NOW } });
   const first = given(suppressionDecider, []).when(cmd('opted_out'));
   const events = suppressionDecider.decide(cmd('opted_out'), suppressionDecider.initialState());
@@ -92,4 +92,9 @@ t.test('suppression: same reason twice is nothing new; a new reason is an upgrad
   ]);
   given(suppressionDecider, events).when(cmd('opted_out')).then([]);
   t.match(suppressionDecider.decide(cmd('bounced'), events.reduce(suppressionDecider.evolve, suppressionDecider.initialState()))[0]!.data, { upgraded: true, reason: 'bounced' });
+  // A weaker reason than the one on record (bounced > opted_out > manual) changes nothing.
+  const bounced = [...events, ...suppressionDecider.decide(cmd('bounced'), events.reduce(suppressionDecider.evolve, suppressionDecider.initialState()))];
+  given(suppressionDecider, bounced).when(cmd('opted_out')).then([]);
+  given(suppressionDecider, bounced).when(cmd('manual')).then([]);
+  t.match(suppressionDecider.decide(cmd('complained'), bounced.reduce(suppressionDecider.evolve, suppressionDecider.initialState()))[0]!.data, { upgraded: true, reason: 'complained' });
 });

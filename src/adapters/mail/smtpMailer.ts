@@ -1,0 +1,81 @@
+import nodemailer, { type NodemailerError, type SMTPPoolSentMessageInfo, type Transporter } from 'nodemailer';
+import { MailSendError, type Mailer, type OutgoingMail, type SendResult } from '../../ports/mailer.ts';
+import { mailOptions } from './mailOptions.ts';
+
+export interface SmtpMailerOptions {
+  connectionTimeoutMs?: number;
+  greetingTimeoutMs?: number;
+  socketTimeoutMs?: number;
+  maxConnections?: number;
+}
+
+/**
+ * Sends through an SMTP relay given as `smtp://[user:pass@]host[:port]` or `smtps://…` (implicit
+ * TLS). Further nodemailer options may ride in the query string (`?tls.rejectUnauthorized=false`).
+ * Not idempotent: a relay that queued the message but whose 250 was lost will get it again on a retry.
+ */
+export class SmtpMailer implements Mailer {
+  readonly name = 'smtp';
+  readonly idempotent = false;
+  private readonly transport: Transporter<SMTPPoolSentMessageInfo>;
+
+  constructor(url: string, options: SmtpMailerOptions = {}) {
+    this.transport = nodemailer.createTransport({
+      url,
+      pool: true,
+      maxConnections: options.maxConnections ?? 5,
+      maxMessages: 100,
+      // A requeue inside the pool would resend, unseen, a message the relay may already hold; the
+      // caller's retry records each attempt instead.
+      maxRequeues: 0,
+      idleTimeout: 60_000,
+      connectionTimeout: options.connectionTimeoutMs ?? 10_000,
+      greetingTimeout: options.greetingTimeoutMs ?? 10_000,
+      socketTimeout: options.socketTimeoutMs ?? 60_000,
+      dnsTimeout: 10_000,
+      logger: false,
+    });
+  }
+
+  async send(mail: OutgoingMail): Promise<SendResult> {
+    let info: SMTPPoolSentMessageInfo;
+    try {
+      info = await this.transport.sendMail(mailOptions(mail));
+    } catch (error) {
+      throw toMailSendError(error);
+    }
+    if (info.rejected.length > 0 && info.accepted.length === 0) {
+      throw new MailSendError(`the relay refused ${info.rejected.join(', ')}`, true);
+    }
+    return { mailProviderMessageId: queueId(info.response) ?? info.serverMessageId ?? mail.messageId };
+  }
+
+  async close(): Promise<void> {
+    this.transport.close();
+  }
+}
+
+/** 5xx: the relay refuses this message for good. 4xx, 503, timeouts and dropped connections: try again later. */
+export function toMailSendError(error: unknown): MailSendError {
+  if (error instanceof MailSendError) return error;
+  const e = error as NodemailerError;
+  const message = `SMTP send failed: ${e?.message ?? String(error)}`;
+  if (typeof e?.responseCode === 'number') {
+    const permanent = e.responseCode >= 500 && e.responseCode < 600 && e.responseCode !== 503;
+    return new MailSendError(message, permanent, { cause: error });
+  }
+  // No SMTP reply: a network failure, or nodemailer refusing the message itself (an invalid
+  // address, a bad configuration), which no retry fixes.
+  const permanent = e?.code === 'EENVELOPE' || e?.code === 'EMESSAGE' || e?.code === 'ECONFIG';
+  return new MailSendError(message, permanent, { cause: error });
+}
+
+/**
+ * The relay's queue id from its final reply: Postfix `250 2.0.0 Ok: queued as 4Xk2`, Exim
+ * `250 OK id=1rZ-0004`, or a bare `queued as` in other servers' wording.
+ */
+export function queueId(response: string | undefined): string | null {
+  if (!response) return null;
+  const m = /\bqueued as:?\s+<?([A-Za-z0-9][A-Za-z0-9._@-]*)>?/i.exec(response) ?? /\bid=([A-Za-z0-9][A-Za-z0-9._-]*)/.exec(response);
+  return m ? m[1]! : null;
+}

@@ -1,0 +1,31 @@
+import type { Command } from 'commander';
+import { startAgentWorker } from '../processors/agent/startAgentWorker.ts';
+import type { Services } from '../services.ts';
+import { print } from './output.ts';
+
+type WithServices = <T>(fn: (services: Services) => Promise<T>) => Promise<T>;
+
+const stderrLog = {
+  error: (obj: unknown, msg?: string) => process.stderr.write(`${msg ?? 'error'}: ${String((obj as { err?: Error }).err?.message ?? '')}\n`),
+  warn: (obj: unknown, msg?: string) => process.stderr.write(`${msg ?? 'warning'}: ${String((obj as { err?: Error }).err?.message ?? '')}\n`),
+};
+
+/** `outreach worker agent`: the Outreach Agent as its own process (API nodes then run with RUN_AGENT=false). */
+export function registerAgentWorkerCommand(program: Command, json: () => boolean, withServices: WithServices): void {
+  const worker = program.commands.find((c) => c.name() === 'worker') ?? program.command('worker').description('run one background role as its own process');
+  worker
+    .command('agent')
+    .description('run the Outreach Agent until interrupted (several copies may run at once)')
+    .action(async () =>
+      withServices(async (s) => {
+        if (s.config.RUN_PROJECTIONS) s.projections.start();
+        const agent = await startAgentWorker(s, stderrLog);
+        print(json(), { worker: 'agent', started: true }, 'outreach agent running; Ctrl-C stops it');
+        await new Promise<void>((resolve) => {
+          process.once('SIGINT', () => resolve());
+          process.once('SIGTERM', () => resolve());
+        });
+        await agent.stop();
+      }),
+    );
+}

@@ -1,0 +1,375 @@
+import { type Decider, assertNever } from './decider.ts';
+import type { OutreachEventBase } from './outreachEvents.ts';
+
+/**
+ * A conversation's life after ingestion opened it: the agent's decisions on each dispatch, the
+ * replies sent, status changes, and whether the agent or a person handles it. One stream per
+ * conversation; `ConversationOpened` itself is in the ingestion's stream (one atomic append per
+ * ingestion), so an empty conversation stream means "open, handled by the agent".
+ *
+ * Status transitions (the spec names the statuses; the rest is ours, see docs/agent.md):
+ *
+ * | from            | to                                   | by            |
+ * |-----------------|--------------------------------------|---------------|
+ * | open            | resolved, declined, awaiting_human   | agent or user |
+ * | awaiting_human  | resolved, declined, open             | user          |
+ * | resolved        | declined, awaiting_human, open       | user          |
+ * | declined        | resolved, awaiting_human, open       | user          |
+ * | resolved/declined | open (`ConversationReopened`)      | the prospect writing again |
+ *
+ * Refused: the agent acting on a conversation that is not open or that a person has taken over,
+ * and any status change while a reply is being sent (its outcome decides the status).
+ * Asking for the status it already has is not an error: it records nothing.
+ */
+export const conversationStream = (conversationId: string) => `conversation-${conversationId}`;
+
+export const CONVERSATION_STATUSES = ['open', 'resolved', 'declined', 'awaiting_human'] as const;
+export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
+export type TerminalStatus = Exclude<ConversationStatus, 'open'>;
+export const isTerminal = (s: ConversationStatus): s is TerminalStatus => s !== 'open';
+
+export type TriageOutcome = 'accept' | 'decline' | 'needs_human' | 'opt_out';
+export type ResolvedBy = 'agent' | 'user';
+
+/** Why the agent did not act on a dispatch. */
+export const AGENT_SKIP_REASONS = [
+  'no_reply_sender',
+  'contact_suppressed',
+  'agent_inactive',
+  'auto_reply_disabled',
+  'sending_domain_unverified',
+  'taken_over',
+  'awaiting_human',
+  'conversation_not_found',
+] as const;
+export type AgentSkipReason = (typeof AGENT_SKIP_REASONS)[number];
+
+/** What is needed to send one reply, fixed before the first attempt so every attempt sends the same mail. */
+export interface ReplyDraft {
+  /** Our id of the outbound message record. */
+  messageId: string;
+  /** RFC 5322 Message-Id of the outbound mail, with angle brackets; deterministic, recorded before sending. */
+  rfcMessageId: string;
+  from: { name: string | null; address: string };
+  to: { name: string | null; address: string };
+  subject: string;
+  bodyText: string;
+  inReplyTo: string | null;
+  references: string[];
+  /** Envelope sender: the site's forwarding mailbox, so bounces come back as delivery reports. */
+  returnPath: string | null;
+  drafter: string;
+  /** SHA-256 (hex) of subject + body, for auditors. */
+  draftSha256: string;
+}
+
+type Base = OutreachEventBase & { conversationId: string };
+
+export type ConversationEvent =
+  | { type: 'ConversationReopened'; data: Base & { oldStatus: TerminalStatus; reason: 'prospect_replied' | 'user' } }
+  | {
+      type: 'AgentTriaged';
+      data: Base & { dispatchId: string; inboundMessageId: string; outcome: TriageOutcome; classifier: string; reasons: string[] };
+    }
+  | { type: 'AgentSkipped'; data: Base & { dispatchId: string; inboundMessageId: string; reason: AgentSkipReason } }
+  | {
+      type: 'ReplyDrafted';
+      data: Base &
+        ReplyDraft & {
+          /** The dispatch the agent drafted it for; null for a person's reply. */
+          dispatchId: string | null;
+          direction: 'outbound';
+          senderType: 'agent' | 'user';
+          /** The triage the reply answers (`accept`, `decline`), or `manual` for a person's reply. */
+          triage: TriageOutcome | 'manual';
+        };
+    }
+  | { type: 'ReplySendAttempted'; data: Base & { messageId: string; attempt: number } }
+  | {
+      type: 'ReplySendFailed';
+      data: Base & { messageId: string; attempt: number; error: string; permanent: boolean; retryAt: number | null };
+    }
+  | {
+      type: 'ReplySent';
+      data: Base & {
+        messageId: string;
+        mailProviderMessageId: string;
+        triage: string;
+        autoResolved: boolean;
+        sendOutcome: 'sent';
+        senderType: 'agent' | 'user';
+        attempt: number;
+      };
+    }
+  | {
+      type: 'ConversationStatusChanged';
+      data: Base & { oldStatus: ConversationStatus; newStatus: TerminalStatus; resolvedBy: ResolvedBy; resolutionOutcome: string };
+    }
+  | { type: 'ConversationTakenOver'; data: Base & { by: string | null } }
+  | { type: 'ConversationHandedBack'; data: Base & { by: string | null } };
+
+/** Identity of the conversation, from the caller that loaded it; every event carries it. */
+export interface ConversationRef {
+  conversationId: string;
+  siteId: string;
+  teamId: string;
+  /** Epoch milliseconds. */
+  now: number;
+}
+
+export type ConversationCommand =
+  | { type: 'SkipDispatch'; data: ConversationRef & { dispatchId: string; inboundMessageId: string; reason: AgentSkipReason } }
+  | {
+      type: 'RecordTriage';
+      data: ConversationRef & {
+        dispatchId: string;
+        inboundMessageId: string;
+        outcome: TriageOutcome;
+        classifier: string;
+        reasons: string[];
+        /** The reply to send for `accept` and (when the site sends decline replies) `decline`. */
+        draft: ReplyDraft | null;
+      };
+    }
+  | { type: 'StartReply'; data: ConversationRef & { draft: ReplyDraft } }
+  | { type: 'StartSendAttempt'; data: ConversationRef & { messageId: string; attempt: number } }
+  | {
+      type: 'RecordSendResult';
+      data: ConversationRef & {
+        messageId: string;
+        attempt: number;
+        result: { ok: true; mailProviderMessageId: string } | { ok: false; error: string; permanent: boolean; retryAt: number | null };
+      };
+    }
+  | { type: 'ChangeConversationStatus'; data: ConversationRef & { newStatus: ConversationStatus; resolvedBy: ResolvedBy; resolutionOutcome: string } }
+  | { type: 'TakeOver'; data: ConversationRef & { by: string | null } }
+  | { type: 'HandBack'; data: ConversationRef & { by: string | null } };
+
+export interface PendingReply {
+  draft: ReplyDraft;
+  senderType: 'agent' | 'user';
+  triage: TriageOutcome | 'manual';
+  /** Attempts started so far. */
+  attempts: number;
+  /** An attempt was started and its outcome is not recorded (a crash, or it is in flight). */
+  inFlight: boolean;
+  /** Epoch ms of the next retry, when the last attempt failed and another is due. */
+  retryAt: number | null;
+}
+
+export interface ConversationState {
+  status: ConversationStatus;
+  handledBy: 'agent' | 'human';
+  /** Dispatches already decided (triaged or skipped): a dispatch handled twice decides nothing. */
+  dispatches: ReadonlySet<string>;
+  /** Outbound replies not yet sent or failed for good, by our message id. */
+  pending: ReadonlyMap<string, PendingReply>;
+  /** Replies already sent, by our message id. */
+  sent: ReadonlySet<string>;
+}
+
+export class ConversationRuleError extends Error {
+  constructor(
+    readonly code: 'CONVERSATION_TRANSITION_NOT_ALLOWED' | 'REPLY_IN_FLIGHT' | 'CONVERSATION_TAKEN_OVER' | 'CONVERSATION_NOT_TAKEN_OVER' | 'REPLY_NOT_PENDING',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The order of terminal outcomes the agent resolves with, by triage. */
+const AGENT_STATUS_OF: Record<'accept' | 'decline', TerminalStatus> = { accept: 'resolved', decline: 'declined' };
+
+export const conversationDecider: Decider<ConversationState, ConversationCommand, ConversationEvent> = {
+  initialState: () => ({ status: 'open', handledBy: 'agent', dispatches: new Set(), pending: new Map(), sent: new Set() }),
+  evolve,
+  decide(command, state) {
+    const d = command.data;
+    const base: Base = { siteId: d.siteId, teamId: d.teamId, occurredAt: d.now, conversationId: d.conversationId };
+    switch (command.type) {
+      case 'SkipDispatch': {
+        const c = command.data;
+        if (state.dispatches.has(c.dispatchId)) return [];
+        return [{ type: 'AgentSkipped', data: { ...base, dispatchId: c.dispatchId, inboundMessageId: c.inboundMessageId, reason: c.reason } }];
+      }
+      case 'RecordTriage':
+        return recordTriage(command.data, state, base);
+      case 'StartReply': {
+        const { draft } = command.data;
+        if (state.pending.has(draft.messageId) || state.sent.has(draft.messageId)) return [];
+        if (inFlight(state)) throw new ConversationRuleError('REPLY_IN_FLIGHT', 'A reply is being sent on this conversation; try again when it is recorded.');
+        return [
+          { type: 'ReplyDrafted', data: { ...base, ...draft, dispatchId: null, direction: 'outbound', senderType: 'user', triage: 'manual' } },
+          { type: 'ReplySendAttempted', data: { ...base, messageId: draft.messageId, attempt: 1 } },
+        ];
+      }
+      case 'StartSendAttempt': {
+        const c = command.data;
+        const pending = state.pending.get(c.messageId);
+        if (!pending || pending.inFlight || pending.attempts >= c.attempt) return [];
+        return [{ type: 'ReplySendAttempted', data: { ...base, messageId: c.messageId, attempt: c.attempt } }];
+      }
+      case 'RecordSendResult':
+        return recordSendResult(command.data, state, base);
+      case 'ChangeConversationStatus': {
+        const c = command.data;
+        if (c.newStatus === state.status) return [];
+        if (inFlight(state)) throw new ConversationRuleError('REPLY_IN_FLIGHT', 'A reply is being sent on this conversation; its outcome sets the status.');
+        if (c.resolvedBy === 'agent') {
+          if (state.handledBy === 'human') throw new ConversationRuleError('CONVERSATION_TAKEN_OVER', 'A person has taken this conversation over.');
+          if (state.status !== 'open' || c.newStatus === 'open') {
+            throw new ConversationRuleError('CONVERSATION_TRANSITION_NOT_ALLOWED', `The agent cannot move a conversation from ${state.status} to ${c.newStatus}.`);
+          }
+        }
+        if (c.newStatus === 'open') {
+          return [{ type: 'ConversationReopened', data: { ...base, oldStatus: state.status as TerminalStatus, reason: 'user' } }];
+        }
+        return [statusChanged(base, state.status, c.newStatus, c.resolvedBy, c.resolutionOutcome)];
+      }
+      case 'TakeOver':
+        if (state.handledBy === 'human') return [];
+        return [{ type: 'ConversationTakenOver', data: { ...base, by: command.data.by } }];
+      case 'HandBack':
+        if (state.handledBy === 'agent') return [];
+        return [{ type: 'ConversationHandedBack', data: { ...base, by: command.data.by } }];
+      default:
+        return assertNever(command);
+    }
+  },
+};
+
+function recordTriage(c: Extract<ConversationCommand, { type: 'RecordTriage' }>['data'], state: ConversationState, base: Base): ConversationEvent[] {
+  if (state.dispatches.has(c.dispatchId)) return [];
+  const events: ConversationEvent[] = [];
+  let status = state.status;
+  if (state.handledBy === 'human' || status === 'awaiting_human') {
+    const reason = state.handledBy === 'human' ? 'taken_over' : 'awaiting_human';
+    return [{ type: 'AgentSkipped', data: { ...base, dispatchId: c.dispatchId, inboundMessageId: c.inboundMessageId, reason } }];
+  }
+  if (inFlight(state)) throw new ConversationRuleError('REPLY_IN_FLIGHT', 'A reply is being sent on this conversation.');
+  if (status !== 'open') {
+    // The prospect wrote again on a closed conversation: it is open again, and the agent triages the new message.
+    events.push({ type: 'ConversationReopened', data: { ...base, oldStatus: status, reason: 'prospect_replied' } });
+    status = 'open';
+  }
+  events.push({
+    type: 'AgentTriaged',
+    data: { ...base, dispatchId: c.dispatchId, inboundMessageId: c.inboundMessageId, outcome: c.outcome, classifier: c.classifier, reasons: c.reasons },
+  });
+  switch (c.outcome) {
+    case 'opt_out':
+      events.push(statusChanged(base, status, 'declined', 'agent', 'opted_out'));
+      return events;
+    case 'needs_human':
+      events.push(statusChanged(base, status, 'awaiting_human', 'agent', 'needs_human'));
+      return events;
+    case 'accept':
+    case 'decline':
+      if (!c.draft) {
+        // Resolved without a reply: a thank-you on the thread, a decline the site answers silently.
+        events.push(statusChanged(base, status, AGENT_STATUS_OF[c.outcome], 'agent', c.outcome));
+        return events;
+      }
+      events.push(
+        { type: 'ReplyDrafted', data: { ...base, ...c.draft, dispatchId: c.dispatchId, direction: 'outbound', senderType: 'agent', triage: c.outcome } },
+        { type: 'ReplySendAttempted', data: { ...base, messageId: c.draft.messageId, attempt: 1 } },
+      );
+      return events;
+    default:
+      return assertNever(c.outcome);
+  }
+}
+
+function recordSendResult(
+  c: Extract<ConversationCommand, { type: 'RecordSendResult' }>['data'],
+  state: ConversationState,
+  base: Base,
+): ConversationEvent[] {
+  const pending = state.pending.get(c.messageId);
+  // Already recorded (a second worker, a replay): nothing new.
+  if (!pending || !pending.inFlight || pending.attempts !== c.attempt) return [];
+  if (c.result.ok) {
+    const autoResolved = pending.senderType === 'agent' && (pending.triage === 'accept' || pending.triage === 'decline');
+    const events: ConversationEvent[] = [
+      {
+        type: 'ReplySent',
+        data: {
+          ...base,
+          messageId: c.messageId,
+          mailProviderMessageId: c.result.mailProviderMessageId,
+          triage: pending.triage,
+          autoResolved,
+          sendOutcome: 'sent',
+          senderType: pending.senderType,
+          attempt: c.attempt,
+        },
+      },
+    ];
+    if (autoResolved && state.status === 'open' && state.handledBy === 'agent') {
+      const triage = pending.triage as 'accept' | 'decline';
+      events.push(statusChanged(base, state.status, AGENT_STATUS_OF[triage], 'agent', triage));
+    }
+    return events;
+  }
+  const { error, permanent, retryAt } = c.result;
+  const events: ConversationEvent[] = [
+    { type: 'ReplySendFailed', data: { ...base, messageId: c.messageId, attempt: c.attempt, error, permanent, retryAt: permanent ? null : retryAt } },
+  ];
+  // Given up: a person decides what to do; the draft stays in the history.
+  if ((permanent || retryAt === null) && state.status !== 'awaiting_human') {
+    events.push(statusChanged(base, state.status, 'awaiting_human', pending.senderType === 'agent' ? 'agent' : 'user', 'send_failed'));
+  }
+  return events;
+}
+
+const statusChanged = (base: Base, oldStatus: ConversationStatus, newStatus: TerminalStatus, resolvedBy: ResolvedBy, resolutionOutcome: string): ConversationEvent => ({
+  type: 'ConversationStatusChanged',
+  data: { ...base, oldStatus, newStatus, resolvedBy, resolutionOutcome },
+});
+
+const inFlight = (state: ConversationState) => [...state.pending.values()].some((p) => p.inFlight);
+
+export function evolve(state: ConversationState, event: ConversationEvent): ConversationState {
+  switch (event.type) {
+    case 'ConversationReopened':
+      return { ...state, status: 'open' };
+    case 'AgentTriaged':
+    case 'AgentSkipped':
+      return { ...state, dispatches: new Set(state.dispatches).add(event.data.dispatchId) };
+    case 'ReplyDrafted': {
+      const { dispatchId: _d, direction: _dir, senderType, triage, siteId: _s, teamId: _t, occurredAt: _o, conversationId: _c, ...draft } = event.data;
+      const pending = new Map(state.pending).set(draft.messageId, { draft, senderType, triage, attempts: 0, inFlight: false, retryAt: null });
+      return { ...state, pending };
+    }
+    case 'ReplySendAttempted':
+      return updatePending(state, event.data.messageId, (p) => ({ ...p, attempts: event.data.attempt, inFlight: true, retryAt: null }));
+    case 'ReplySendFailed': {
+      const { messageId, retryAt } = event.data;
+      if (retryAt === null) {
+        const pending = new Map(state.pending);
+        pending.delete(messageId);
+        return { ...state, pending };
+      }
+      return updatePending(state, messageId, (p) => ({ ...p, inFlight: false, retryAt }));
+    }
+    case 'ReplySent': {
+      const pending = new Map(state.pending);
+      pending.delete(event.data.messageId);
+      return { ...state, pending, sent: new Set(state.sent).add(event.data.messageId) };
+    }
+    case 'ConversationStatusChanged':
+      return { ...state, status: event.data.newStatus };
+    case 'ConversationTakenOver':
+      return { ...state, handledBy: 'human' };
+    case 'ConversationHandedBack':
+      return { ...state, handledBy: 'agent' };
+    default:
+      return assertNever(event);
+  }
+}
+
+function updatePending(state: ConversationState, messageId: string, change: (p: PendingReply) => PendingReply): ConversationState {
+  const current = state.pending.get(messageId);
+  if (!current) return state;
+  return { ...state, pending: new Map(state.pending).set(messageId, change(current)) };
+}

@@ -1,0 +1,54 @@
+import { createHash } from 'node:crypto';
+import { type AgentSettings, OUTREACH_AGENT_PLANS } from './agents.ts';
+import { decideAiPause } from './aiPause.ts';
+import type { AgentSkipReason, ReplyDraft } from './conversation.ts';
+import { normaliseMessageId, parseMessageIds } from './ingestion.ts';
+
+/** What the Outreach Agent must know about a site and a contact before it may reply. */
+export interface ReplyPreconditionFacts {
+  senderEmail: string;
+  suppressed: boolean;
+  plan: string;
+  settings: AgentSettings;
+  sendingDomainVerified: boolean;
+}
+
+/**
+ * The spec's preconditions, checked again when the worker takes a dispatch: ingestion checked them
+ * too, but any may have stopped holding since (the agent turned off, the contact opted out on
+ * another thread, the domain's verification withdrawn).
+ */
+export function replyPrecondition(facts: ReplyPreconditionFacts): AgentSkipReason | null {
+  const pause = decideAiPause({
+    senderEmail: facts.senderEmail,
+    suppressed: facts.suppressed,
+    agentActive: facts.settings.active && OUTREACH_AGENT_PLANS.includes(facts.plan),
+    autoReply: facts.settings.autoReply,
+    sendingDomainVerified: facts.sendingDomainVerified,
+  });
+  return pause.aiPaused ? pause.skipReason : null;
+}
+
+/** The agent's address on the site's (verified) sending domain. */
+export const senderAddress = (localPart: string, domain: string) => `${localPart}@${domain}`;
+
+/** Our Message-Id for an outbound reply: derived from the reply's own id, so every attempt sends the same one. */
+export const replyRfcMessageId = (messageId: string, domain: string) => `<reply.${messageId.toLowerCase()}@${domain}>`;
+
+/** In-Reply-To and References of a reply to `inbound` (RFC 5322 §3.6.4): its References, then its own id. */
+export function threadingHeaders(inbound: { externalMessageId: string | null; references: string | null; inReplyTo: string | null }): {
+  inReplyTo: string | null;
+  references: string[];
+} {
+  if (!inbound.externalMessageId) return { inReplyTo: null, references: [] };
+  const own = normaliseMessageId(inbound.externalMessageId);
+  const chain = parseMessageIds(inbound.references);
+  if (chain.length === 0 && inbound.inReplyTo) chain.push(...parseMessageIds(inbound.inReplyTo));
+  const refs = [...chain.filter((id) => id !== own), own].slice(-20).map((id) => `<${id}>`);
+  return { inReplyTo: `<${own}>`, references: refs };
+}
+
+export const draftSha256 = (subject: string, bodyText: string) => createHash('sha256').update(`${subject}\n\n${bodyText}`).digest('hex');
+
+export type DraftInput = Omit<ReplyDraft, 'draftSha256'>;
+export const withDraftHash = (draft: DraftInput): ReplyDraft => ({ ...draft, draftSha256: draftSha256(draft.subject, draft.bodyText) });

@@ -1,0 +1,47 @@
+export interface MailAddress {
+  name: string | null;
+  address: string;
+}
+
+/** One reply to send. Every id carries its angle brackets, as in the header. */
+export interface OutgoingMail {
+  /** RFC 5322 Message-Id we assign (deterministic per reply, e.g. `<reply.<id>@<sendingDomain>>`), with angle brackets. */
+  messageId: string;
+  from: MailAddress;
+  to: MailAddress;
+  replyTo?: MailAddress | null;
+  subject: string;
+  text: string;
+  /** Message-Id being answered, with angle brackets. */
+  inReplyTo: string | null;
+  /** The thread's chain, oldest first, with angle brackets. */
+  references: string[];
+  /** Envelope sender (Return-Path) where bounces go; the From address when absent. */
+  returnPath?: string | null;
+}
+
+export interface SendResult {
+  /** The id the mail provider gave the message (an SMTP queue id), or our Message-Id when it gave none. */
+  mailProviderMessageId: string;
+}
+
+/** A send that did not go through. `permanent`: retrying the same message will fail the same way. */
+export class MailSendError extends Error {
+  constructor(
+    message: string,
+    readonly permanent: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'MailSendError';
+  }
+}
+
+/** The mail port: the agent sends its replies through it. */
+export interface Mailer {
+  readonly name: string;
+  /** True when sending the same messageId twice delivers it once (the embedded outbox); false for SMTP. */
+  readonly idempotent: boolean;
+  send(mail: OutgoingMail): Promise<SendResult>;
+  close(): Promise<void>;
+}

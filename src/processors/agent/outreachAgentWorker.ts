@@ -1,0 +1,224 @@
+import { randomUUID } from 'node:crypto';
+import type { ConversationEvent } from '../../domain/conversation.ts';
+import type { Drafter } from '../../ports/drafter.ts';
+import type { RecordedEvent } from '../../ports/eventStore.ts';
+import type { Mailer } from '../../ports/mailer.ts';
+import type { Document } from '../../ports/readModelStore.ts';
+import type { Triage } from '../../ports/triage.ts';
+import { sleep } from '../../ports/catchUpSubscription.ts';
+import type { AgentDeps } from './agentDeps.ts';
+import { loadDispatchFacts } from './dispatchFacts.ts';
+import { type PendingReplyRef, ReplySender, type SendPolicy } from './replySender.ts';
+import { triageDispatch } from './triageDispatch.ts';
+
+export const AGENT_WORKER = 'outreachAgent';
+const AGENT_WORKER_VERSION = 1;
+/** Replies with an attempt in flight or a retry due, kept with the worker's checkpoint. */
+const PENDING = 'outreachAgentPendingReplies';
+const PAGE = 500;
+
+type PendingDoc = Document & PendingReplyRef;
+
+export interface OutreachAgentOptions extends SendPolicy {
+  workerId: string;
+  /** Dispatches triaged at the same time. */
+  concurrency: number;
+  log?: { error(obj: unknown, msg?: string): void; warn?(obj: unknown, msg?: string): void };
+}
+
+export interface OutreachAgentDeps extends AgentDeps {
+  triage: Triage;
+  drafter: Drafter;
+  mailer: Mailer;
+}
+
+/**
+ * The Outreach Agent's subscriber process. It follows the global log from its own checkpoint: each
+ * `AgentDispatchRequested` is triaged and its decision recorded on the conversation's stream before
+ * the checkpoint passes it (a crash before that re-reads the dispatch, and the conversation's stream
+ * refuses to decide the same dispatch twice); the replies' attempt, failure and success events keep
+ * the list of pending replies, stored with the checkpoint, that the `ReplySender` works through.
+ */
+export class OutreachAgentWorker {
+  private readonly sender: ReplySender;
+  private readonly instanceId: string;
+  private checkpoint = -1n;
+  private controller: AbortController | null = null;
+  private loop: Promise<void> | null = null;
+
+  constructor(
+    private readonly deps: OutreachAgentDeps,
+    private readonly options: OutreachAgentOptions,
+  ) {
+    this.instanceId = `${options.workerId}/${randomUUID()}`;
+    this.sender = new ReplySender(deps, options, { workerId: options.workerId, instanceId: this.instanceId }, options.log);
+  }
+
+  get position(): bigint {
+    return this.checkpoint;
+  }
+
+  async start(): Promise<void> {
+    if (this.controller) return;
+    this.controller = new AbortController();
+    const stored = await this.deps.readModels.getCheckpoint(AGENT_WORKER);
+    if (!stored || stored.version !== AGENT_WORKER_VERSION) {
+      await this.deps.readModels.reset(AGENT_WORKER, [PENDING]);
+      this.checkpoint = -1n;
+    } else this.checkpoint = stored.position;
+    for (const doc of await this.deps.readModels.find<PendingDoc>(PENDING, {})) this.sender.track(doc);
+    const { signal } = this.controller;
+    this.loop = this.run(signal);
+  }
+
+  async stop(): Promise<void> {
+    this.controller?.abort();
+    await this.loop;
+    this.loop = null;
+    await this.sender.stop();
+    this.controller = null;
+  }
+
+  /** Resolves when the worker has passed `position` and sent what it claimed (tests and the benchmark). */
+  async waitForPosition(position: bigint, timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.checkpoint < position) {
+      if (Date.now() > deadline) return false;
+      await sleep(5);
+    }
+    await this.sender.idle();
+    return true;
+  }
+
+  private async run(signal: AbortSignal): Promise<void> {
+    let backoff = 50;
+    while (!signal.aborted) {
+      try {
+        const advanced = await this.step();
+        backoff = 50;
+        if (!advanced) await this.deps.events.waitForNew(this.checkpoint, 1_000, signal);
+      } catch (error) {
+        this.options.log?.error({ err: error }, 'outreach agent worker failed; retrying');
+        await sleep(backoff, signal);
+        backoff = Math.min(backoff * 2, 5_000);
+      }
+    }
+  }
+
+  /** One page of the global log. Returns false when there was nothing new. */
+  async step(): Promise<boolean> {
+    const from = this.checkpoint;
+    const page = await this.deps.events.readAll({ after: from, limit: PAGE });
+    if (page.length === 0) return false;
+    const to = page[page.length - 1]!.position;
+
+    const dispatches: RecordedEvent[] = [];
+    const pending = new Map<string, { position: bigint; doc: PendingDoc | null }>();
+    for (const recorded of page) {
+      if (recorded.type === 'AgentDispatchRequested') dispatches.push(recorded);
+      else if (isReplyEvent(recorded)) {
+        const event = { type: recorded.type, data: recorded.data } as ConversationEvent;
+        const doc = pendingDocOf(event, recorded);
+        if (doc !== undefined) pending.set((recorded.data as { messageId: string }).messageId, { position: recorded.position, doc });
+      }
+    }
+
+    await this.triageAll(dispatches);
+
+    const moved = await this.deps.readModels.applyBatch(AGENT_WORKER, AGENT_WORKER_VERSION, from, to, async (writerAt) => {
+      for (const [id, { position, doc }] of pending) {
+        if (doc) await writerAt(position).put(PENDING, doc);
+        else await writerAt(position).remove(PENDING, id);
+      }
+    });
+    if (!moved) {
+      // Another copy of the worker moved first: continue from where it is.
+      this.checkpoint = (await this.deps.readModels.getCheckpoint(AGENT_WORKER))?.position ?? -1n;
+      return true;
+    }
+    this.checkpoint = to;
+    for (const [id, { doc }] of pending) {
+      if (doc) this.sender.track(doc);
+      else this.sender.forget(id);
+    }
+    return true;
+  }
+
+  /** Triage a page's dispatches, `concurrency` at a time; one conversation's dispatches in log order. */
+  private async triageAll(dispatches: RecordedEvent[]): Promise<void> {
+    const byConversation = new Map<string, RecordedEvent[]>();
+    for (const d of dispatches) {
+      const id = (d.data as { conversationId: string }).conversationId;
+      const list = byConversation.get(id);
+      if (list) list.push(d);
+      else byConversation.set(id, [d]);
+    }
+    const queues = [...byConversation.values()];
+    let next = 0;
+    const lane = async () => {
+      while (next < queues.length) {
+        const queue = queues[next++]!;
+        for (const recorded of queue) await this.triageOne(recorded);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.options.concurrency, queues.length) }, lane));
+  }
+
+  private async triageOne(recorded: RecordedEvent): Promise<void> {
+    const facts = await loadDispatchFacts(this.deps, recorded);
+    if (!facts) {
+      this.options.log?.warn?.({ position: recorded.position.toString() }, 'dispatch without its message; skipped');
+      return;
+    }
+    const outcome = await triageDispatch(this.deps, facts, this.sender.metadata);
+    if (outcome.claimed) {
+      const { siteId, teamId } = facts.dispatch;
+      this.sender.sendClaimed({ conversationId: outcome.claimed.conversationId, siteId, teamId }, outcome.claimed.messageId, outcome.claimed.attempt);
+    }
+  }
+}
+
+const REPLY_EVENTS = new Set(['ReplySendAttempted', 'ReplySendFailed', 'ReplySent']);
+const isReplyEvent = (recorded: RecordedEvent) => REPLY_EVENTS.has(recorded.type) && recorded.streamId.startsWith('conversation-');
+
+/** The pending-reply document after one reply event: a doc to store, null to remove, undefined for no change. */
+function pendingDocOf(event: ConversationEvent, recorded: RecordedEvent): PendingDoc | null | undefined {
+  switch (event.type) {
+    case 'ReplySendAttempted': {
+      const d = event.data;
+      const startedBy = typeof recorded.metadata['workerInstance'] === 'string' ? (recorded.metadata['workerInstance'] as string) : null;
+      return {
+        id: d.messageId,
+        conversationId: d.conversationId,
+        siteId: d.siteId,
+        teamId: d.teamId,
+        messageId: d.messageId,
+        attempt: d.attempt,
+        inFlight: true,
+        retryAt: null,
+        startedBy,
+        startedAt: d.occurredAt,
+      };
+    }
+    case 'ReplySendFailed': {
+      const d = event.data;
+      if (d.retryAt === null) return null;
+      return {
+        id: d.messageId,
+        conversationId: d.conversationId,
+        siteId: d.siteId,
+        teamId: d.teamId,
+        messageId: d.messageId,
+        attempt: d.attempt,
+        inFlight: false,
+        retryAt: d.retryAt,
+        startedBy: null,
+        startedAt: d.occurredAt,
+      };
+    }
+    case 'ReplySent':
+      return null;
+    default:
+      return undefined;
+  }
+}

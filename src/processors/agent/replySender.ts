@@ -1,0 +1,201 @@
+import { conversationDecider, conversationStream } from '../../domain/conversation.ts';
+import { handleCommand } from '../../commands/handleCommand.ts';
+import { aggregateStream } from '../../commands/aggregateStream.ts';
+import { type Mailer, MailSendError } from '../../ports/mailer.ts';
+import type { AgentDeps } from './agentDeps.ts';
+
+export interface SendPolicy {
+  /** Attempts in all, the first included. */
+  maxAttempts: number;
+  baseMs: number;
+  factor: number;
+  /** How long an attempt started by another worker may stay without outcome before it counts as abandoned. */
+  orphanAfterMs: number;
+}
+
+/** A reply whose latest attempt is in flight or waiting for its retry, as the log shows it. */
+export interface PendingReplyRef {
+  conversationId: string;
+  siteId: string;
+  teamId: string;
+  messageId: string;
+  attempt: number;
+  inFlight: boolean;
+  retryAt: number | null;
+  /** Worker instance that started the attempt (metadata of ReplySendAttempted). */
+  startedBy: string | null;
+  /** Epoch ms the attempt was started. */
+  startedAt: number;
+}
+
+/** A conversation and the site and team its events carry. */
+export type Conv = { conversationId: string; siteId: string; teamId: string };
+
+export const retryDelay = (attempt: number, p: SendPolicy) => p.baseMs * p.factor ** (attempt - 1);
+
+/**
+ * Sends claimed replies through the mail port and records each outcome on the conversation's stream.
+ *
+ * Exactly-once toward the prospect: an attempt is claimed (`ReplySendAttempted`, appended with the
+ * stream's expected revision, so two workers never claim the same one) before the mail leaves, with
+ * a Message-Id fixed in the draft. An attempt found claimed without an outcome (its worker died
+ * between sending and recording) is resent only through a mailer that is idempotent on the
+ * Message-Id (the embedded outbox); through SMTP its outcome is unknown, so it is recorded as failed
+ * for good and the conversation goes to `awaiting_human`: a person decides, the prospect never gets
+ * the same reply twice.
+ */
+export class ReplySender {
+  private readonly running = new Set<string>();
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly tasks = new Set<Promise<void>>();
+  private stopped = false;
+
+  constructor(
+    private readonly deps: AgentDeps & { mailer: Mailer },
+    private readonly policy: SendPolicy,
+    private readonly instance: { workerId: string; instanceId: string },
+    private readonly log?: { error(obj: unknown, msg?: string): void },
+  ) {}
+
+  get metadata() {
+    return { workerId: this.instance.workerId, workerInstance: this.instance.instanceId };
+  }
+
+  /** An attempt this instance has just claimed: send it now. */
+  sendClaimed(c: Conv, messageId: string, attempt: number): void {
+    this.run(messageId, () => this.send(c, messageId, attempt));
+  }
+
+  /** What the log (or the stored pending list at start) says about a reply. */
+  track(p: PendingReplyRef): void {
+    if (this.stopped || this.running.has(p.messageId)) return;
+    this.clearTimer(p.messageId);
+    if (p.inFlight) {
+      if (p.startedBy === this.instance.instanceId) return; // ours, and already handled or being handled
+      const mine = p.startedBy?.startsWith(`${this.instance.workerId}/`) ?? false;
+      // Another live worker may still be sending: give it time. Our own previous run is dead.
+      const wait = mine ? 0 : Math.max(0, p.startedAt + this.policy.orphanAfterMs - this.deps.clock.now().getTime());
+      this.later(p.messageId, wait, () => this.recover(p));
+      return;
+    }
+    if (p.retryAt !== null) {
+      const wait = Math.max(0, p.retryAt - this.deps.clock.now().getTime());
+      this.later(p.messageId, wait, () => this.retry(p, p.messageId, p.attempt + 1));
+    }
+  }
+
+  forget(messageId: string): void {
+    this.clearTimer(messageId);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+    await Promise.allSettled([...this.tasks]);
+  }
+
+  /** Resolves when nothing is being sent (tests and the benchmark). */
+  async idle(): Promise<void> {
+    while (this.tasks.size > 0) await Promise.allSettled([...this.tasks]);
+  }
+
+  private later(messageId: string, ms: number, fn: () => Promise<void>) {
+    this.timers.set(
+      messageId,
+      setTimeout(() => {
+        this.timers.delete(messageId);
+        this.run(messageId, fn);
+      }, ms),
+    );
+  }
+
+  private clearTimer(messageId: string) {
+    const t = this.timers.get(messageId);
+    if (t) clearTimeout(t);
+    this.timers.delete(messageId);
+  }
+
+  private run(messageId: string, fn: () => Promise<void>): void {
+    if (this.stopped || this.running.has(messageId)) return;
+    this.running.add(messageId);
+    const task = fn()
+      .catch((error) => this.log?.error({ err: error, messageId }, 'outreach reply send failed; it stays pending'))
+      .finally(() => {
+        this.running.delete(messageId);
+        this.tasks.delete(task);
+      });
+    this.tasks.add(task);
+  }
+
+  private async retry(c: Conv, messageId: string, attempt: number): Promise<void> {
+    const r = await handleCommand(
+      this.deps.events,
+      conversationStream(c.conversationId),
+      conversationDecider,
+      { type: 'StartSendAttempt', data: { ...this.ref(c), messageId, attempt } },
+      this.metadata,
+    );
+    if (r.events.length > 0) await this.send(c, messageId, attempt);
+  }
+
+  /** An attempt claimed by a worker that is gone. */
+  private async recover(p: PendingReplyRef): Promise<void> {
+    if (this.deps.mailer.idempotent) return this.send(p, p.messageId, p.attempt);
+    await this.record(p, p.messageId, p.attempt, {
+      ok: false,
+      error: 'outcome_unknown: the worker stopped while sending; the reply may have reached the prospect, so it is not sent again',
+      permanent: true,
+      retryAt: null,
+    });
+  }
+
+  private async send(c: Conv, messageId: string, attempt: number): Promise<void> {
+    const { state } = await aggregateStream(this.deps.events, conversationStream(c.conversationId), conversationDecider);
+    const pending = state.pending.get(messageId);
+    if (!pending || !pending.inFlight || pending.attempts !== attempt) return; // recorded meanwhile
+    const { draft } = pending;
+    let result: Parameters<ReplySender['record']>[3];
+    try {
+      const sent = await this.deps.mailer.send({
+        messageId: draft.rfcMessageId,
+        from: draft.from,
+        to: draft.to,
+        subject: draft.subject,
+        text: draft.bodyText,
+        inReplyTo: draft.inReplyTo,
+        references: draft.references,
+        returnPath: draft.returnPath,
+      });
+      result = { ok: true, mailProviderMessageId: sent.mailProviderMessageId };
+    } catch (error) {
+      const permanent = error instanceof MailSendError && error.permanent;
+      const retryAt = !permanent && attempt < this.policy.maxAttempts ? this.deps.clock.now().getTime() + retryDelay(attempt, this.policy) : null;
+      result = { ok: false, error: error instanceof Error ? error.message.slice(0, 500) : String(error), permanent, retryAt };
+    }
+    await this.record(c, messageId, attempt, result);
+  }
+
+  private async record(
+    c: Conv,
+    messageId: string,
+    attempt: number,
+    result: { ok: true; mailProviderMessageId: string } | { ok: false; error: string; permanent: boolean; retryAt: number | null },
+  ): Promise<void> {
+    const r = await handleCommand(
+      this.deps.events,
+      conversationStream(c.conversationId),
+      conversationDecider,
+      { type: 'RecordSendResult', data: { ...this.ref(c), messageId, attempt, result } },
+      this.metadata,
+    );
+    const failed = r.events.find((e) => e.type === 'ReplySendFailed');
+    if (failed && failed.data.retryAt !== null) {
+      this.track({ ...c, messageId, attempt, inFlight: false, retryAt: failed.data.retryAt, startedBy: null, startedAt: 0 });
+    }
+  }
+
+  private ref(c: Conv) {
+    return { conversationId: c.conversationId, siteId: c.siteId, teamId: c.teamId, now: this.deps.clock.now().getTime() };
+  }
+}

@@ -1,0 +1,54 @@
+import { hostname } from 'node:os';
+import type { Config } from '../../config.ts';
+import { createDrafter } from '../../adapters/drafting/createDrafter.ts';
+import { createMailer } from '../../adapters/mail/createMailer.ts';
+import { createTriage } from '../../adapters/triage/createTriage.ts';
+import type { Mailer } from '../../ports/mailer.ts';
+import type { Services } from '../../services.ts';
+import { type OutreachAgentOptions, OutreachAgentWorker } from './outreachAgentWorker.ts';
+
+type Log = { error(obj: unknown, msg?: string): void; warn(obj: unknown, msg?: string): void };
+
+export function agentOptionsFrom(config: Config, log?: Log): OutreachAgentOptions {
+  return {
+    workerId: config.AGENT_WORKER_ID ?? hostname(),
+    concurrency: config.AGENT_CONCURRENCY,
+    maxAttempts: config.AGENT_SEND_ATTEMPTS,
+    baseMs: config.AGENT_RETRY_BASE_MS,
+    factor: config.AGENT_RETRY_FACTOR,
+    orphanAfterMs: config.AGENT_ORPHAN_AFTER_MS,
+    log,
+  };
+}
+
+export interface RunningAgent {
+  worker: OutreachAgentWorker;
+  mailer: Mailer;
+  stop(): Promise<void>;
+}
+
+/** Starts the Outreach Agent inside the given services (npm start, `outreach worker agent`). */
+export async function startAgentWorker(services: Services, log?: Log, overrides: { mailer?: Mailer } = {}): Promise<RunningAgent> {
+  const { config } = services;
+  const mailer = overrides.mailer ?? createMailer(config);
+  const worker = new OutreachAgentWorker(
+    {
+      ...services,
+      fromLocalPart: config.AGENT_FROM_LOCAL_PART,
+      mailDomain: config.MAIL_DOMAIN,
+      triage: createTriage(config, (err) => log?.warn({ err }, 'language-model triage failed; used the offline classifier')),
+      drafter: createDrafter(config, (err) => log?.warn({ err }, 'language-model drafter failed; used the template')),
+      mailer,
+    },
+    agentOptionsFrom(config, log),
+  );
+  await worker.start();
+  return {
+    worker,
+    mailer,
+    async stop() {
+      await worker.stop();
+      if (!overrides.mailer) await mailer.close();
+    },
+  };
+}

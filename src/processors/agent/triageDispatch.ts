@@ -1,0 +1,122 @@
+import { type AgentSkipReason, type ConversationEvent, type ReplyDraft, conversationDecider, conversationStream } from '../../domain/conversation.ts';
+import { isSuppressed } from '../../domain/suppression.ts';
+import { replyPrecondition, replyRfcMessageId, senderAddress, threadingHeaders, withDraftHash } from '../../domain/outreachAgent.ts';
+import { aggregateStream } from '../../commands/aggregateStream.ts';
+import { handleCommand } from '../../commands/handleCommand.ts';
+import { suppressContact } from '../../commands/suppression.ts';
+import { forwardingAddress } from '../../commands/tenancy.ts';
+import type { Drafter } from '../../ports/drafter.ts';
+import type { Triage } from '../../ports/triage.ts';
+import type { AgentDeps } from './agentDeps.ts';
+import type { DispatchFacts } from './dispatchFacts.ts';
+
+export interface TriageOutcomeRecorded {
+  events: ConversationEvent[];
+  /** The reply this worker claimed the first attempt of, to send now. */
+  claimed: { conversationId: string; messageId: string; attempt: number } | null;
+}
+
+/**
+ * One dispatch: re-check the preconditions, triage, suppress an opt-out, draft the reply, and
+ * record all of it on the conversation's stream in one append (with the first send attempt
+ * claimed), so the decision is durable before any mail leaves.
+ */
+export async function triageDispatch(
+  deps: AgentDeps & { triage: Triage; drafter: Drafter },
+  facts: DispatchFacts,
+  metadata: Record<string, unknown>,
+): Promise<TriageOutcomeRecorded> {
+  const { dispatch, message, site, settings } = facts;
+  const ref = { conversationId: dispatch.conversationId, siteId: dispatch.siteId, teamId: dispatch.teamId, now: deps.clock.now().getTime() };
+  const stream = conversationStream(dispatch.conversationId);
+  const skip = async (reason: AgentSkipReason) => {
+    const r = await handleCommand(deps.events, stream, conversationDecider, {
+      type: 'SkipDispatch',
+      data: { ...ref, dispatchId: dispatch.dispatchId, inboundMessageId: dispatch.messageId, reason },
+    }, metadata);
+    return { events: r.events, claimed: null };
+  };
+
+  // Handled before (a restart before the checkpoint moved, another worker): triage nothing again.
+  const known = await aggregateStream(deps.events, stream, conversationDecider);
+  if (known.state.dispatches.has(dispatch.dispatchId)) return { events: [], claimed: null };
+  if (!site) return skip('conversation_not_found');
+  const reason = replyPrecondition({
+    senderEmail: message.from,
+    suppressed: isSuppressed(facts.suppression, message.from),
+    plan: site.plan,
+    settings,
+    sendingDomainVerified: site.sendingDomainVerified,
+  });
+  if (reason) return skip(reason);
+
+  const decision = await deps.triage.triage({
+    subject: message.subject,
+    bodyText: message.bodyText,
+    from: message.from,
+    fromName: message.fromName,
+    siteDomain: site.domain,
+    isReply: message.threaded,
+    ask: facts.ask,
+  });
+
+  if (decision.outcome === 'opt_out') {
+    // Suppress first: if the worker stops before the triage is recorded, the retry finds the
+    // contact already suppressed (the same reason again records nothing) and records the triage.
+    await suppressContact(deps, { teamId: dispatch.teamId, teamSiteIds: [dispatch.siteId], email: message.from, reason: 'opted_out', source: 'inbound_classifier', siteId: dispatch.siteId });
+  }
+
+  let draft: ReplyDraft | null = null;
+  if (needsReply(decision, settings.declineReplies)) {
+    const written = await deps.drafter.draft({
+      outcome: decision.outcome,
+      subject: message.subject,
+      bodyText: message.bodyText,
+      from: message.from,
+      fromName: message.fromName,
+      ask: facts.ask,
+      siteDomain: site.domain,
+      settings: { senderName: settings.senderName, signature: settings.signature, tone: settings.tone },
+    });
+    const messageId = deps.newId();
+    draft = withDraftHash({
+      messageId,
+      rfcMessageId: replyRfcMessageId(messageId, site.domain),
+      from: { name: settings.senderName ?? site.domain, address: senderAddress(deps.fromLocalPart, site.domain) },
+      to: { name: message.fromName, address: message.from },
+      subject: written.subject,
+      bodyText: written.text,
+      ...threadingHeaders(message),
+      returnPath: forwardingAddress(site.forwardingToken, deps.mailDomain),
+      drafter: written.drafter,
+    });
+  }
+
+  const result = await handleCommand(deps.events, stream, conversationDecider, {
+    type: 'RecordTriage',
+    data: {
+      ...ref,
+      dispatchId: dispatch.dispatchId,
+      inboundMessageId: dispatch.messageId,
+      outcome: decision.outcome,
+      classifier: decision.classifier,
+      reasons: decision.reasons,
+      draft,
+    },
+  }, metadata);
+  const attempt = result.events.find((e) => e.type === 'ReplySendAttempted');
+  return {
+    events: result.events,
+    claimed: attempt ? { conversationId: dispatch.conversationId, messageId: attempt.data.messageId, attempt: attempt.data.attempt } : null,
+  };
+}
+
+/**
+ * Which triaged messages get a reply: an accepted pitch (not a plain thank-you on the thread), and
+ * a declined one when the site answers declines (not when the prospect withdrew).
+ */
+function needsReply(decision: { outcome: string; reasons: string[] }, declineReplies: boolean): decision is { outcome: 'accept' | 'decline'; reasons: string[] } {
+  if (decision.outcome === 'accept') return !decision.reasons.includes('thanks_on_thread');
+  if (decision.outcome === 'decline') return declineReplies && !decision.reasons.includes('prospect_withdrew');
+  return false;
+}

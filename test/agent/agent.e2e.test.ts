@@ -1,0 +1,71 @@
+import t from 'tap';
+import { independentlyVerify } from '../webhooks/helpers.ts';
+import { envelopes, startAgentHarness } from './helpers.ts';
+
+t.test('a pitch ingested over REST is triaged, answered by mail with threading headers, and announced by signed webhooks', async (t) => {
+  const a = await startAgentHarness();
+  t.teardown(() => a.close());
+  const result = await a.pitch({ messageId: '<pitch-1@prospect.io>', references: '<older@prospect.io>' });
+  t.equal(result.aiPaused, false);
+  const conversationId = result.conversationIds[0]!;
+
+  await a.receiver.waitFor((r) => r.some((x) => x.json.type === 'outreach.conversation_status_changed'), 15_000);
+  await a.receiver.waitFor((r) => r.some((x) => x.json.type === 'outreach.reply_sent'), 15_000);
+  t.equal(a.sink.received.length, 1, 'exactly one mail reached the SMTP sink');
+  const mail = a.sink.received[0]!;
+  t.same(mail.rcptTo, ['jane@prospect.io']);
+  t.equal(mail.parsed.from?.value[0]?.address, 'outreach@example.test', 'From is on the site\'s sending domain');
+  t.equal(mail.mailFrom, a.h.tenant.forwardingAddress, 'bounces return to the forwarding mailbox');
+  t.equal(mail.parsed.inReplyTo, '<pitch-1@prospect.io>');
+  t.same(mail.parsed.references, ['<older@prospect.io>', '<pitch-1@prospect.io>']);
+  t.equal(mail.parsed.subject, 'Re: Quick link suggestion for your SEO article');
+  t.match(mail.parsed.messageId, /^<reply\.[0-9a-z]+@example\.test>$/);
+  t.match(mail.parsed.text, /prospect\.io\/schema-guide/, 'the accept reply names the link asked for');
+
+  const events = await a.conversationEvents(conversationId);
+  t.same(
+    events.map((e) => e.type),
+    ['AgentTriaged', 'ReplyDrafted', 'ReplySendAttempted', 'ReplySent', 'ConversationStatusChanged'],
+    'every decision of the agent is an event on the conversation',
+  );
+  const triaged = events[0]!.data;
+  t.equal(triaged.outcome, 'accept');
+  t.equal(triaged.classifier, 'offline-v1');
+  const drafted = events[1]!.data;
+  t.match(drafted.draftSha256, /^[0-9a-f]{64}$/);
+  t.equal(drafted.direction, 'outbound');
+  t.equal(drafted.senderType, 'agent');
+  t.equal(drafted.rfcMessageId, mail.parsed.messageId, 'the Message-Id was fixed before sending');
+
+  const replySent = envelopes(a.receiver, 'outreach.reply_sent')[0]!;
+  t.same(Object.keys(replySent.data), ['conversationId', 'messageId', 'mailProviderMessageId', 'triage', 'autoResolved', 'sendOutcome']);
+  t.match(replySent.data, { conversationId, messageId: drafted.messageId, triage: 'accept', autoResolved: true, sendOutcome: 'sent' });
+  t.ok(replySent.data.mailProviderMessageId, 'the provider id is reported');
+  const changed = envelopes(a.receiver, 'outreach.conversation_status_changed')[0]!;
+  t.same(changed.data, { conversationId, oldStatus: 'open', newStatus: 'resolved', resolvedBy: 'agent', resolutionOutcome: 'accept' });
+  for (const r of a.receiver.received) t.ok(independentlyVerify(r, a.secret), `${r.json.type} is signed with the subscription's secret`);
+});
+
+t.test('a prospect answering on the thread re-dispatches the agent; the conversation re-opens', async (t) => {
+  const a = await startAgentHarness();
+  t.teardown(() => a.close());
+  const first = await a.pitch({ messageId: '<pitch-2@prospect.io>' });
+  const conversationId = first.conversationIds[0]!;
+  await a.waitForEvent(conversationId, 'ConversationStatusChanged');
+  const ourReply = a.sink.received[0]!.parsed.messageId!;
+
+  const reply = await a.pitch({
+    subject: 'Re: Quick link suggestion for your SEO article',
+    bodyText: 'Thanks for getting back to me. What would you charge for keeping the link for two years?',
+    messageId: '<answer-2@prospect.io>',
+    inReplyTo: ourReply,
+    references: `<pitch-2@prospect.io> ${ourReply}`,
+  });
+  t.same(reply.conversationIds, [conversationId], 'threaded onto the same conversation');
+  const reopened = await a.waitForEvent(conversationId, 'ConversationReopened');
+  t.equal(reopened.data.reason, 'prospect_replied');
+  await a.receiver.waitFor((r) => r.filter((x) => x.json.type === 'outreach.conversation_status_changed').length === 2, 15_000);
+  const last = envelopes(a.receiver, 'outreach.conversation_status_changed')[1]!;
+  t.same(last.data, { conversationId, oldStatus: 'open', newStatus: 'awaiting_human', resolvedBy: 'agent', resolutionOutcome: 'needs_human' });
+  t.equal(a.sink.received.length, 1, 'no second mail: a negotiation goes to a person');
+});

@@ -1,0 +1,47 @@
+import { readFileSync } from 'node:fs';
+import nodemailer from 'nodemailer';
+import t from 'tap';
+import { startForwardingMailbox } from '../../src/processors/forwardingMailbox.ts';
+import { ingest, makeAgentReady, PITCH } from '../ingestion/helpers.ts';
+import { envelopes, startAgentHarness } from './helpers.ts';
+
+const fixture = (name: string) => readFileSync(new URL(`../fixtures/deliveryReports/${name}`, import.meta.url));
+
+/**
+ * A bounce (RFC 3464 DSN) and a complaint (RFC 5965 ARF) arrive on the forwarding mailbox, where
+ * the agent's replies send their bounces, through a real SMTP client: each contact goes on the
+ * team's suppression list and subscribers hear `outreach.contact_suppressed`; nothing is ingested.
+ */
+t.test('bounce DSN and ARF complaint through the SMTP listener suppress the contact', async (t) => {
+  const a = await startAgentHarness({ env: { MAIL_DOMAIN: 'inbound.test' } });
+  t.teardown(() => a.close());
+  const { services } = a.h.app;
+  const mailbox = await startForwardingMailbox(services, { host: '127.0.0.1', port: 0, mailDomain: 'inbound.test', maxMessageBytes: 1024 * 1024 });
+  t.teardown(() => mailbox.close());
+  const transport = nodemailer.createTransport({ host: '127.0.0.1', port: mailbox.port, secure: false, ignoreTLS: true });
+  t.teardown(() => transport.close());
+  const ingestedBefore = (await services.events.readAll({ limit: 100_000 })).filter((e) => e.type === 'MessageIngested').length;
+
+  // A DSN has an empty envelope sender (RFC 5321 §4.5.5), as a mail server sends it.
+  await transport.sendMail({ envelope: { from: '', to: [a.h.tenant.forwardingAddress] }, raw: fixture('postfix-user-unknown.eml') });
+  await transport.sendMail({ envelope: { from: '', to: [a.h.tenant.forwardingAddress] }, raw: fixture('yahoo-arf-abuse.eml') });
+  await a.receiver.waitFor((r) => r.filter((x) => x.json.type === 'outreach.contact_suppressed').length === 2, 10_000);
+  const data = envelopes(a.receiver, 'outreach.contact_suppressed').map((e) => e.data);
+  t.same(data, [
+    { email: 'jane.doe@prospect.test', reason: 'bounced', source: 'bounce', upgraded: false },
+    { email: 'priya.shah@yahoo.test', reason: 'complained', source: 'complaint', upgraded: false },
+  ]);
+  const ingestedAfter = (await services.events.readAll({ limit: 100_000 })).filter((e) => e.type === 'MessageIngested').length;
+  t.equal(ingestedAfter, ingestedBefore, 'a delivery report is not a pitch');
+
+  // The agent never mails a suppressed address: a pitch from it is paused at ingestion.
+  await services.projections.waitFor(await services.events.headPosition(), 5_000);
+  await makeAgentReady(services, a.h.tenant.siteId);
+  const res = await ingest(a.h.app.fastify, a.h.tenant, { ...PITCH, from: 'Jane.Doe@prospect.test' });
+  t.match(res.json(), { aiPaused: true, skipReason: 'contact_suppressed' });
+
+  // A delay notice (4.x.x) is not a bounce: nothing is suppressed.
+  await transport.sendMail({ envelope: { from: '', to: [a.h.tenant.forwardingAddress] }, raw: fixture('postfix-delayed.eml') });
+  await new Promise((r) => setTimeout(r, 300));
+  t.equal(envelopes(a.receiver, 'outreach.contact_suppressed').length, 2);
+});

@@ -1,0 +1,75 @@
+import { conversationStream } from '../../src/domain/conversation.ts';
+import type { RunningAgent } from '../../src/processors/agent/startAgentWorker.ts';
+import { startAgentWorker } from '../../src/processors/agent/startAgentWorker.ts';
+import { makeAgentReady, ingest, PITCH } from '../ingestion/helpers.ts';
+import { type Harness, type Receiver, startHarness, startReceiver } from '../webhooks/helpers.ts';
+import { type SmtpSink, type SinkBehaviour, startSmtpSink } from './smtpSink.ts';
+
+export interface AgentHarness {
+  h: Harness;
+  sink: SmtpSink;
+  receiver: Receiver;
+  secret: string;
+  agent: RunningAgent | null;
+  startAgent(): Promise<RunningAgent>;
+  /** Ingests through the REST endpoint; returns the response body. */
+  pitch(body?: Record<string, unknown>): Promise<{ conversationIds: string[]; aiPaused: boolean }>;
+  /** Events of a conversation's own stream, by type. */
+  conversationEvents(conversationId: string): Promise<Array<{ type: string; data: any }>>;
+  /** Waits until the conversation's stream holds an event of `type`. */
+  waitForEvent(conversationId: string, type: string, timeoutMs?: number): Promise<{ type: string; data: any }>;
+  close(): Promise<void>;
+}
+
+/**
+ * The real service (SQLite), the webhook worker posting to a real HTTPS receiver subscribed to the
+ * agent's three event types, and the Outreach Agent sending through a real SMTP sink.
+ */
+export async function startAgentHarness(
+  options: { env?: Record<string, string>; sink?: SinkBehaviour; ready?: boolean; startAgent?: boolean } = {},
+): Promise<AgentHarness> {
+  const sink = await startSmtpSink(options.sink ?? {});
+  const h = await startHarness({ env: { OUTBOUND_SMTP_URL: sink.url, AGENT_RETRY_BASE_MS: '50', AGENT_RETRY_FACTOR: '2', ...options.env } });
+  if (options.ready ?? true) await makeAgentReady(h.app.services, h.tenant.siteId);
+  const receiver = await startReceiver();
+  const { secret } = await h.subscribe(receiver.url, ['outreach.reply_sent', 'outreach.conversation_status_changed', 'outreach.contact_suppressed']);
+  const harness: AgentHarness = {
+    h,
+    sink,
+    receiver,
+    secret,
+    agent: null,
+    async startAgent() {
+      harness.agent = await startAgentWorker(h.app.services);
+      return harness.agent;
+    },
+    async pitch(body = {}) {
+      const res = await ingest(h.app.fastify, h.tenant, { ...PITCH, ...body });
+      if (res.statusCode !== 201) throw new Error(`ingestion failed: ${res.statusCode} ${res.body}`);
+      return res.json();
+    },
+    async conversationEvents(conversationId) {
+      return (await h.app.services.events.readStream(conversationStream(conversationId))).map((e) => ({ type: e.type, data: e.data as any }));
+    },
+    async waitForEvent(conversationId, type, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const found = (await harness.conversationEvents(conversationId)).find((e) => e.type === type);
+        if (found) return found;
+        if (Date.now() > deadline) throw new Error(`no ${type} on conversation ${conversationId} within ${timeoutMs} ms`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    async close() {
+      await harness.agent?.stop();
+      await receiver.close();
+      await h.close();
+      await sink.close();
+    },
+  };
+  if (options.startAgent ?? true) await harness.startAgent();
+  return harness;
+}
+
+/** Webhook envelopes of one type the receiver got. */
+export const envelopes = (receiver: Receiver, type: string) => receiver.received.filter((r) => r.json.type === type).map((r) => r.json);
