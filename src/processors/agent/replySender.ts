@@ -1,8 +1,9 @@
-import { conversationDecider, conversationStream } from '../../domain/conversation.ts';
+import { type ConversationCommand, type ConversationState, conversationDecider, conversationStream } from '../../domain/conversation.ts';
 import { handleCommand } from '../../commands/handleCommand.ts';
-import { aggregateStream } from '../../commands/aggregateStream.ts';
+import { type Aggregate, aggregateStream } from '../../commands/aggregateStream.ts';
 import { type Mailer, MailSendError } from '../../ports/mailer.ts';
 import type { AgentDeps } from './agentDeps.ts';
+import { commandOnReadState } from './commandOnReadState.ts';
 
 export interface SendPolicy {
   /** Attempts in all, the first included. */
@@ -151,7 +152,8 @@ export class ReplySender {
   }
 
   private async send(c: Conv, messageId: string, attempt: number): Promise<void> {
-    const { state } = await aggregateStream(this.deps.events, conversationStream(c.conversationId), conversationDecider);
+    const read = await aggregateStream(this.deps.events, conversationStream(c.conversationId), conversationDecider);
+    const { state } = read;
     const pending = state.pending.get(messageId);
     if (!pending || !pending.inFlight || pending.attempts !== attempt) return; // recorded meanwhile
     const { draft } = pending;
@@ -173,22 +175,22 @@ export class ReplySender {
       const retryAt = !permanent && attempt < this.policy.maxAttempts ? this.deps.clock.now().getTime() + retryDelay(attempt, this.policy) : null;
       result = { ok: false, error: error instanceof Error ? error.message.slice(0, 500) : String(error), permanent, retryAt };
     }
-    await this.record(c, messageId, attempt, result);
+    await this.record(c, messageId, attempt, result, read);
   }
 
+  /** `read`: the conversation as the caller has just read it, decided on unless the stream has moved since. */
   private async record(
     c: Conv,
     messageId: string,
     attempt: number,
     result: { ok: true; mailProviderMessageId: string } | { ok: false; error: string; permanent: boolean; retryAt: number | null },
+    read?: Aggregate<ConversationState>,
   ): Promise<void> {
-    const r = await handleCommand(
-      this.deps.events,
-      conversationStream(c.conversationId),
-      conversationDecider,
-      { type: 'RecordSendResult', data: { ...this.ref(c), messageId, attempt, result } },
-      this.metadata,
-    );
+    const stream = conversationStream(c.conversationId);
+    const command: ConversationCommand = { type: 'RecordSendResult', data: { ...this.ref(c), messageId, attempt, result } };
+    const r = read
+      ? await commandOnReadState(this.deps.events, stream, conversationDecider, read, command, this.metadata)
+      : await handleCommand(this.deps.events, stream, conversationDecider, command, this.metadata);
     const failed = r.events.find((e) => e.type === 'ReplySendFailed');
     if (failed && failed.data.retryAt !== null) {
       this.track({ ...c, messageId, attempt, inFlight: false, retryAt: failed.data.retryAt, startedBy: null, startedAt: 0 });

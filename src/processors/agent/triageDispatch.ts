@@ -2,12 +2,12 @@ import { type AgentSkipReason, type ConversationEvent, type ReplyDraft, conversa
 import { isSuppressed } from '../../domain/suppression.ts';
 import { replyPrecondition, replyRfcMessageId, senderAddress, threadingHeaders, withDraftHash } from '../../domain/outreachAgent.ts';
 import { aggregateStream } from '../../commands/aggregateStream.ts';
-import { handleCommand } from '../../commands/handleCommand.ts';
 import { suppressContact } from '../../commands/suppression.ts';
 import { forwardingAddress } from '../../commands/tenancy.ts';
 import type { Drafter } from '../../ports/drafter.ts';
 import type { Triage } from '../../ports/triage.ts';
 import type { AgentDeps } from './agentDeps.ts';
+import { commandOnReadState } from './commandOnReadState.ts';
 import type { DispatchFacts } from './dispatchFacts.ts';
 
 export interface TriageOutcomeRecorded {
@@ -29,17 +29,16 @@ export async function triageDispatch(
   const { dispatch, message, site, settings } = facts;
   const ref = { conversationId: dispatch.conversationId, siteId: dispatch.siteId, teamId: dispatch.teamId, now: deps.clock.now().getTime() };
   const stream = conversationStream(dispatch.conversationId);
+  // Handled before (a restart before the checkpoint moved, another worker): triage nothing again.
+  const known = await aggregateStream(deps.events, stream, conversationDecider);
+  if (known.state.dispatches.has(dispatch.dispatchId)) return { events: [], claimed: null };
   const skip = async (reason: AgentSkipReason) => {
-    const r = await handleCommand(deps.events, stream, conversationDecider, {
+    const r = await commandOnReadState(deps.events, stream, conversationDecider, known, {
       type: 'SkipDispatch',
       data: { ...ref, dispatchId: dispatch.dispatchId, inboundMessageId: dispatch.messageId, reason },
     }, metadata);
     return { events: r.events, claimed: null };
   };
-
-  // Handled before (a restart before the checkpoint moved, another worker): triage nothing again.
-  const known = await aggregateStream(deps.events, stream, conversationDecider);
-  if (known.state.dispatches.has(dispatch.dispatchId)) return { events: [], claimed: null };
   if (!site) return skip('conversation_not_found');
   const reason = replyPrecondition({
     senderEmail: message.from,
@@ -92,7 +91,7 @@ export async function triageDispatch(
     });
   }
 
-  const result = await handleCommand(deps.events, stream, conversationDecider, {
+  const result = await commandOnReadState(deps.events, stream, conversationDecider, known, {
     type: 'RecordTriage',
     data: {
       ...ref,
