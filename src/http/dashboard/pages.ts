@@ -7,12 +7,10 @@ import { getApiKey, listApiKeysOfTeam } from '../../readModels/apiKeys.ts';
 import { listOAuthClientsOfTeam } from '../../readModels/oauthClients.ts';
 import { listSitesOfTeam } from '../../readModels/sites.ts';
 import { listSubscriptionsForSite } from '../../readModels/webhookSubscriptions.ts';
-import type { Services } from '../../services.ts';
-import type { WaitForWrite } from '../schemas.ts';
-import { type SafeHtml, html, page, sendPage } from './html.ts';
+import { type SafeHtml, html, page, sendPage } from '../web/html.ts';
+import { SCOPE_DESCRIPTIONS } from '../web/scopeDescriptions.ts';
+import { type SignedIn, csrfOk, loadSession } from '../web/session.ts';
 import { deleteOAuthClientAndSweep } from './oauthClientDeletion.ts';
-import { type SignedIn, csrfOk, loadSession } from './session.ts';
-import { SCOPE_DESCRIPTIONS } from '../oauth/scopeDescriptions.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -39,10 +37,11 @@ const METHOD_LABELS: Record<TokenEndpointAuthMethod, string> = {
 };
 
 /** The dashboard behind sign-in: OAuth apps, API keys and each site's webhook subscriptions. */
-export async function dashboardPages(app: FastifyInstance, { services, waitForWrite }: { services: Services; waitForWrite: WaitForWrite }) {
+export async function dashboardPages(app: FastifyInstance) {
+  const waitForWrite = app.waitForWrite;
   app.decorateRequest('dashboard', null);
-  app.addHook('preHandler', async (request, reply) => {
-    const session = await loadSession(services, request);
+  app.addHook('preHandler', async function requireSignedIn(request, reply) {
+    const session = await loadSession(app, request);
     if (!session) {
       if (request.method === 'GET') return reply.redirect(`/dashboard/sign-in?return_to=${encodeURIComponent(request.url)}`, 303);
       return sendPage(reply, 401, page('Signed out', html`<p>Your session has ended. <a href="/dashboard/sign-in">Sign in</a> again.</p>`));
@@ -57,9 +56,9 @@ export async function dashboardPages(app: FastifyInstance, { services, waitForWr
     sendPage(reply, status, page(title, body, { signedIn: { email: s.user.email, csrf: s.csrf } }));
   const forbidden = (reply: FastifyReply, s: SignedIn) =>
     show(reply, s, 'Not allowed', html`<p class="error">Only team owners and admins can do this. You are a ${s.user.role}.</p>`, 403);
-  const sites = (s: SignedIn) => listSitesOfTeam(services.readModels, s.user.teamId);
+  const sites = (s: SignedIn) => listSitesOfTeam(app.readModels, s.user.teamId);
 
-  app.get('/dashboard', async (request, reply) => {
+  app.get('/dashboard', async function home(request, reply) {
     const s = request.dashboard!;
     return show(
       reply,
@@ -72,7 +71,7 @@ export async function dashboardPages(app: FastifyInstance, { services, waitForWr
 
   // ---- OAuth apps ----
   const oauthAppsPage = async (reply: FastifyReply, s: SignedIn, error?: string, status = 200) => {
-    const clients = await listOAuthClientsOfTeam(services.readModels, s.user.teamId);
+    const clients = await listOAuthClientsOfTeam(app.readModels, s.user.teamId);
     const rows = clients.map(
       (c) => html`<tr>
         <td>${c.name}</td><td><code>${c.id}</code></td><td>${c.tokenEndpointAuthMethod}</td>
@@ -113,15 +112,17 @@ export async function dashboardPages(app: FastifyInstance, { services, waitForWr
     );
   };
 
-  app.get('/dashboard/oauth-apps', async (request, reply) => oauthAppsPage(reply, request.dashboard!));
+  app.get('/dashboard/oauth-apps', async function listOAuthApps(request, reply) {
+    return oauthAppsPage(reply, request.dashboard!);
+  });
 
-  app.post('/dashboard/oauth-apps', async (request, reply) => {
+  app.post('/dashboard/oauth-apps', async function registerOAuthApp(request, reply) {
     const s = request.dashboard!;
     if (!canManage(s)) return forbidden(reply, s);
     const method = field(request.body, 'token_endpoint_auth_method') as TokenEndpointAuthMethod;
     if (!TOKEN_ENDPOINT_AUTH_METHODS.includes(method)) return oauthAppsPage(reply, s, 'Choose a client type.', 400);
     try {
-      const r = await registerOAuthClient(services, {
+      const r = await registerOAuthClient(app, {
         teamId: s.user.teamId,
         userId: s.user.id,
         name: field(request.body, 'name'),
@@ -148,11 +149,11 @@ export async function dashboardPages(app: FastifyInstance, { services, waitForWr
     }
   });
 
-  app.post('/dashboard/oauth-apps/:clientId/rotate-secret', async (request: FastifyRequest<{ Params: { clientId: string } }>, reply) => {
+  app.post('/dashboard/oauth-apps/:clientId/rotate-secret', async function rotateOAuthAppSecret(request: FastifyRequest<{ Params: { clientId: string } }>, reply) {
     const s = request.dashboard!;
     if (!canManage(s)) return forbidden(reply, s);
     try {
-      const r = await rotateOAuthClientSecret(services, { clientId: request.params.clientId, teamId: s.user.teamId, userId: s.user.id });
+      const r = await rotateOAuthClientSecret(app, { clientId: request.params.clientId, teamId: s.user.teamId, userId: s.user.id });
       await waitForWrite(r.position);
       return show(
         reply,
@@ -168,11 +169,11 @@ export async function dashboardPages(app: FastifyInstance, { services, waitForWr
     }
   });
 
-  app.post('/dashboard/oauth-apps/:clientId/delete', async (request: FastifyRequest<{ Params: { clientId: string } }>, reply) => {
+  app.post('/dashboard/oauth-apps/:clientId/delete', async function deleteOAuthApp(request: FastifyRequest<{ Params: { clientId: string } }>, reply) {
     const s = request.dashboard!;
     if (!canManage(s)) return forbidden(reply, s);
     try {
-      const r = await deleteOAuthClientAndSweep(services, { clientId: request.params.clientId, teamId: s.user.teamId, userId: s.user.id }, waitForWrite);
+      const r = await deleteOAuthClientAndSweep(app, { clientId: request.params.clientId, teamId: s.user.teamId, userId: s.user.id }, waitForWrite);
       await waitForWrite(r.position);
       return reply.redirect('/dashboard/oauth-apps', 303);
     } catch (error) {
@@ -183,7 +184,7 @@ export async function dashboardPages(app: FastifyInstance, { services, waitForWr
 
   // ---- API keys ----
   const apiKeysPage = async (reply: FastifyReply, s: SignedIn, error?: string, status = 200) => {
-    const keys = await listApiKeysOfTeam(services.readModels, s.user.teamId);
+    const keys = await listApiKeysOfTeam(app.readModels, s.user.teamId);
     const teamSites = await sites(s);
     const rows = keys.map(
       (k) => html`<tr><td>${k.name}</td><td>${k.scopes.join(' ')}</td><td>${k.siteId ? (teamSites.find((x) => x.id === k.siteId)?.domain ?? k.siteId) : 'all sites'}</td>
@@ -210,9 +211,11 @@ export async function dashboardPages(app: FastifyInstance, { services, waitForWr
     );
   };
 
-  app.get('/dashboard/api-keys', async (request, reply) => apiKeysPage(reply, request.dashboard!));
+  app.get('/dashboard/api-keys', async function listApiKeys(request, reply) {
+    return apiKeysPage(reply, request.dashboard!);
+  });
 
-  app.post('/dashboard/api-keys', async (request, reply) => {
+  app.post('/dashboard/api-keys', async function createApiKeyForm(request, reply) {
     const s = request.dashboard!;
     if (!canManage(s)) return forbidden(reply, s);
     const name = field(request.body, 'name').trim();
@@ -221,7 +224,7 @@ export async function dashboardPages(app: FastifyInstance, { services, waitForWr
     if (!name || name.length > 120) return apiKeysPage(reply, s, 'The name must be 1 to 120 characters.', 400);
     if (scopes.length === 0 || !scopes.every(isScope)) return apiKeysPage(reply, s, 'Choose one or more scopes.', 400);
     if (siteId && !(await sites(s)).some((x) => x.id === siteId)) return apiKeysPage(reply, s, 'Unknown site.', 400);
-    const r = await createApiKey(services, { teamId: s.user.teamId, name, scopes: scopes.filter(isScope), siteId });
+    const r = await createApiKey(app, { teamId: s.user.teamId, name, scopes: scopes.filter(isScope), siteId });
     await waitForWrite(r.position);
     return show(
       reply,
@@ -233,13 +236,13 @@ export async function dashboardPages(app: FastifyInstance, { services, waitForWr
     );
   });
 
-  app.post('/dashboard/api-keys/:id/revoke', async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
+  app.post('/dashboard/api-keys/:id/revoke', async function revokeApiKeyForm(request: FastifyRequest<{ Params: { id: string } }>, reply) {
     const s = request.dashboard!;
     if (!canManage(s)) return forbidden(reply, s);
-    const key = await getApiKey(services.readModels, request.params.id);
+    const key = await getApiKey(app.readModels, request.params.id);
     if (!key || key.teamId !== s.user.teamId) return apiKeysPage(reply, s, 'API key not found.', 404);
     try {
-      const r = await revokeApiKey(services, { apiKeyId: key.id });
+      const r = await revokeApiKey(app, { apiKeyId: key.id });
       await waitForWrite(r.position);
     } catch (error) {
       if (!(error instanceof TenancyError)) throw error;
@@ -248,11 +251,11 @@ export async function dashboardPages(app: FastifyInstance, { services, waitForWr
   });
 
   // ---- Webhook subscriptions per site ----
-  app.get('/dashboard/webhooks', async (request, reply) => {
+  app.get('/dashboard/webhooks', async function listWebhookSubscriptions(request, reply) {
     const s = request.dashboard!;
     const sections: SafeHtml[] = [];
     for (const site of await sites(s)) {
-      const subs = await listSubscriptionsForSite(services.readModels, site.id, { sortBy: 'created_at' });
+      const subs = await listSubscriptionsForSite(app.readModels, site.id, { sortBy: 'created_at' });
       sections.push(html`<h2>${site.domain} <small>(${site.id})</small></h2>
         ${
           subs.length
