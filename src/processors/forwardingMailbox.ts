@@ -101,8 +101,8 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
         });
       } catch (error) {
         if (error instanceof ServiceError) {
-          if (error.status === 503 && error.cause) options.onError?.(error.cause);
-          const permanent = error.status === 402 || error.status === 403;
+          if (error.code === 'SERVICE_UNAVAILABLE' && error.cause) options.onError?.(error.cause);
+          const permanent = error.code === 'PAYMENT_REQUIRED' || error.code === 'SITE_NOT_LICENSED';
           throw new SmtpReply(permanent ? 550 : 451, `${permanent ? '5.7.1' : '4.7.0'} ${error.message}`);
         }
         throw error;

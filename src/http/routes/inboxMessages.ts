@@ -68,7 +68,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
       const credential = request.credential!;
       const logCause = (error: unknown) => {
         // A 503 hides its cause from the client; the operator sees it (never the body or credentials).
-        if (error instanceof ServiceError && error.status === 503 && error.cause) request.log.error({ err: error.cause }, 'ingestion not recorded');
+        if (error instanceof ServiceError && error.code === 'SERVICE_UNAVAILABLE' && error.cause) request.log.error({ err: error.cause }, 'ingestion not recorded');
         throw error;
       };
       const key = request.headers['idempotency-key'];
