@@ -1,12 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { OAuthClientInputError, registerOAuthClient, rotateOAuthClientSecret } from '../../commands/oauth.ts';
 import { TenancyError, createApiKey, revokeApiKey } from '../../commands/tenancy.ts';
 import { OAuthClientRuleError, TOKEN_ENDPOINT_AUTH_METHODS, type TokenEndpointAuthMethod } from '../../domain/oauthClient.ts';
-import { SCOPES, isScope } from '../../domain/scopes.ts';
+import { SCOPES } from '../../domain/scopes.ts';
 import { getApiKey, listApiKeysOfTeam } from '../../readModels/apiKeys.ts';
 import { listOAuthClientsOfTeam } from '../../readModels/oauthClients.ts';
 import { listSitesOfTeam } from '../../readModels/sites.ts';
 import { listSubscriptionsForSite } from '../../readModels/webhookSubscriptions.ts';
+import { csrfForm, firstProblem, formList, formText, parseForm, readForm } from '../web/forms.ts';
 import { type SafeHtml, html, page, sendPage } from '../web/html.ts';
 import { SCOPE_DESCRIPTIONS } from '../web/scopeDescriptions.ts';
 import { type SignedIn, csrfOk, loadSession } from '../web/session.ts';
@@ -18,15 +20,19 @@ declare module 'fastify' {
   }
 }
 
-type Body = Record<string, unknown>;
-const field = (body: unknown, name: string): string => {
-  const v = (body as Body | undefined)?.[name];
-  return typeof v === 'string' ? v : '';
-};
-const fields = (body: unknown, name: string): string[] => {
-  const v = (body as Body | undefined)?.[name];
-  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : typeof v === 'string' ? [v] : [];
-};
+const oauthAppForm = z.object({
+  token_endpoint_auth_method: formText.pipe(z.enum(TOKEN_ENDPOINT_AUTH_METHODS, { error: 'Choose a client type.' })),
+  // The command judges the name and the URIs (OAuthClientInputError), with its own messages.
+  name: formText,
+  redirect_uris: formText.transform((text) => text.split(/\r?\n/)),
+});
+
+const API_KEY_NAME = 'The name must be 1 to 120 characters.';
+const apiKeyForm = z.object({
+  name: formText.pipe(z.string().trim().min(1, API_KEY_NAME).max(120, API_KEY_NAME)),
+  scopes: formList.pipe(z.array(z.enum(SCOPES, { error: 'Choose one or more scopes.' })).min(1, 'Choose one or more scopes.')),
+  site_id: formText.transform((id) => id || null),
+});
 
 export const canManage = (s: SignedIn) => s.user.role === 'owner' || s.user.role === 'admin';
 
@@ -46,7 +52,7 @@ export async function dashboardPages(app: FastifyInstance) {
       if (request.method === 'GET') return reply.redirect(`/dashboard/sign-in?return_to=${encodeURIComponent(request.url)}`, 303);
       return sendPage(reply, 401, page('Signed out', html`<p>Your session has ended. <a href="/dashboard/sign-in">Sign in</a> again.</p>`));
     }
-    if (request.method === 'POST' && !csrfOk(session.csrf, field(request.body, 'csrf'))) {
+    if (request.method === 'POST' && !csrfOk(session.csrf, readForm(csrfForm, request.body).csrf)) {
       return sendPage(reply, 403, page('Request refused', html`<p class="error">The form's CSRF token is missing or wrong. Go back, reload the page and try again.</p>`));
     }
     request.dashboard = session;
@@ -119,15 +125,15 @@ export async function dashboardPages(app: FastifyInstance) {
   app.post('/dashboard/oauth-apps', async function registerOAuthApp(request, reply) {
     const s = request.dashboard!;
     if (!canManage(s)) return forbidden(reply, s);
-    const method = field(request.body, 'token_endpoint_auth_method') as TokenEndpointAuthMethod;
-    if (!TOKEN_ENDPOINT_AUTH_METHODS.includes(method)) return oauthAppsPage(reply, s, 'Choose a client type.', 400);
+    const form = parseForm(oauthAppForm, request.body);
+    if (!form.success) return oauthAppsPage(reply, s, firstProblem(form.error), 400);
     try {
       const r = await registerOAuthClient(app, {
         teamId: s.user.teamId,
         userId: s.user.id,
-        name: field(request.body, 'name'),
-        redirectUris: field(request.body, 'redirect_uris').split(/\r?\n/),
-        tokenEndpointAuthMethod: method,
+        name: form.data.name,
+        redirectUris: form.data.redirect_uris,
+        tokenEndpointAuthMethod: form.data.token_endpoint_auth_method,
       });
       await waitForWrite(r.position);
       return show(
@@ -218,13 +224,11 @@ export async function dashboardPages(app: FastifyInstance) {
   app.post('/dashboard/api-keys', async function createApiKeyForm(request, reply) {
     const s = request.dashboard!;
     if (!canManage(s)) return forbidden(reply, s);
-    const name = field(request.body, 'name').trim();
-    const scopes = fields(request.body, 'scopes');
-    const siteId = field(request.body, 'site_id') || null;
-    if (!name || name.length > 120) return apiKeysPage(reply, s, 'The name must be 1 to 120 characters.', 400);
-    if (scopes.length === 0 || !scopes.every(isScope)) return apiKeysPage(reply, s, 'Choose one or more scopes.', 400);
+    const form = parseForm(apiKeyForm, request.body);
+    if (!form.success) return apiKeysPage(reply, s, firstProblem(form.error), 400);
+    const { name, scopes, site_id: siteId } = form.data;
     if (siteId && !(await sites(s)).some((x) => x.id === siteId)) return apiKeysPage(reply, s, 'Unknown site.', 400);
-    const r = await createApiKey(app, { teamId: s.user.teamId, name, scopes: scopes.filter(isScope), siteId });
+    const r = await createApiKey(app, { teamId: s.user.teamId, name, scopes, siteId });
     await waitForWrite(r.position);
     return show(
       reply,

@@ -1,9 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { verifyPassword } from '../../commands/credentials.ts';
 import { endDashboardSession, startDashboardSession } from '../../commands/dashboardSessions.ts';
 import { DASHBOARD_SESSION_TTL_MS } from '../../domain/dashboardSession.ts';
 import { normaliseEmail } from '../../domain/email.ts';
 import { findUserByEmail } from '../../readModels/users.ts';
+import { csrfForm, formText, readForm } from '../web/forms.ts';
 import { html, page, sendPage } from '../web/html.ts';
 import {
   type SessionPorts,
@@ -20,11 +22,12 @@ import {
 /** Compared against when the email is unknown, so a miss costs the same scrypt work as a hit. */
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
 
-type Body = Record<string, unknown>;
-const field = (body: unknown, name: string): string => {
-  const v = (body as Body | undefined)?.[name];
-  return typeof v === 'string' ? v : '';
-};
+const signInFields = z.object({
+  return_to: formText.transform(safeReturnTo),
+  email: formText.transform(normaliseEmail),
+  password: formText,
+  csrf: formText,
+});
 
 function signInForm(reply: FastifyReply, services: Pick<SessionPorts, 'config'>, status: number, returnTo: string, error?: string, email = '') {
   const csrf = issueSignInCsrf(services, reply);
@@ -55,11 +58,9 @@ export async function signInRoutes(app: FastifyInstance) {
   });
 
   app.post('/dashboard/sign-in', async function signIn(request, reply) {
-    const returnTo = safeReturnTo(field(request.body, 'return_to'));
-    const email = normaliseEmail(field(request.body, 'email'));
-    const password = field(request.body, 'password');
+    const { return_to: returnTo, email, password, csrf } = readForm(signInFields, request.body);
     const cookieCsrf = request.cookies[signInCsrfCookieName(app)] ?? '';
-    if (!cookieCsrf || !csrfOk(cookieCsrf, field(request.body, 'csrf'))) {
+    if (!cookieCsrf || !csrfOk(cookieCsrf, csrf)) {
       return signInForm(reply, app, 403, returnTo, 'Your sign-in form expired. Please try again.', email);
     }
     const key = `${email}|${request.ip}`;
@@ -84,7 +85,7 @@ export async function signInRoutes(app: FastifyInstance) {
 
   app.post('/dashboard/sign-out', async function signOut(request, reply) {
     const session = await loadSession(app, request);
-    if (session && csrfOk(session.csrf, field(request.body, 'csrf'))) {
+    if (session && csrfOk(session.csrf, readForm(csrfForm, request.body).csrf)) {
       const r = await endDashboardSession(app, { sessionId: session.sessionId });
       await app.waitForWrite(r.position);
       reply.clearCookie(sessionCookieName(app), cookieOptions(app));

@@ -3,11 +3,15 @@ import { giveConsent, loadOAuthClient } from '../../commands/oauth.ts';
 import { isScope } from '../../domain/scopes.ts';
 import { listSitesOfTeam } from '../../readModels/sites.ts';
 import type { CommandContext } from '../../commands/context.ts';
+import { csrfForm, formList, formText, readForm } from '../web/forms.ts';
 import { type SafeHtml, html, page, sendPage } from '../web/html.ts';
 import { SCOPE_DESCRIPTIONS } from '../web/scopeDescriptions.ts';
 import { type SignedIn, csrfOk, loadSession } from '../web/session.ts';
 import type { AuthenticatedClient } from './clientAuthentication.ts';
 import type { AuthorizeErrorCode } from './errors.ts';
+
+/** The consent screen's own fields; the authorization request's parameters travel beside them. */
+const consentForm = csrfForm.extend({ decision: formText, site_ids: formList });
 
 /** S256 of a verifier is 32 bytes in base64url: exactly 43 characters. */
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
@@ -155,22 +159,22 @@ export async function authorizeRoutes(app: FastifyInstance) {
 
   app.post('/oauth/authorize', async function authorizationDecision(request: FastifyRequest, reply) {
     const session = await loadSession(app, request);
-    const body = request.body as Record<string, unknown> | undefined;
     if (!session) return errorPage(reply, 401, 'Your session has ended. Start again from the app.');
-    if (!csrfOk(session.csrf, body?.csrf)) return errorPage(reply, 403, "The form's CSRF token is missing or wrong. Start again from the app.");
-    const outcome = await validate(app, body);
+    const form = readForm(consentForm, request.body);
+    if (!csrfOk(session.csrf, form.csrf)) return errorPage(reply, 403, "The form's CSRF token is missing or wrong. Start again from the app.");
+    // The authorization request's own parameters are re-validated as the GET did (a repeated one is an error).
+    const outcome = await validate(app, request.body);
     if (outcome.kind === 'page') return errorPage(reply, 400, outcome.message);
     if (outcome.kind === 'redirect') {
       return reply.redirect(redirectTo(issuer(), outcome.redirectUri, { error: outcome.error, error_description: outcome.description, state: outcome.state }), 303);
     }
     const r = outcome.request;
-    if (body?.decision === 'deny') {
+    if (form.decision === 'deny') {
       return reply.redirect(redirectTo(issuer(), r.redirectUri, { error: 'access_denied', error_description: 'The user denied the request.', state: r.state }), 303);
     }
-    if (body?.decision !== 'approve') return consentPage(reply, session, r, 'Choose Approve or Deny.', 400);
+    if (form.decision !== 'approve') return consentPage(reply, session, r, 'Choose Approve or Deny.', 400);
     if (!canApprove(session, r.client)) return consentPage(reply, session, r);
-    const raw = body.site_ids;
-    const picked = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).filter((x): x is string => typeof x === 'string');
+    const picked = form.site_ids;
     const teamSites = await listSitesOfTeam(app.readModels, session.user.teamId);
     if (picked.length === 0) return consentPage(reply, session, r, 'Choose at least one site.', 400);
     if (!picked.every((id) => teamSites.some((s) => s.id === id))) return consentPage(reply, session, r, 'Choose sites of your team only.', 400);
