@@ -11,7 +11,7 @@ import { dashboard } from './http/dashboard/index.ts';
 import { installErrorHandling } from './http/errorHandler.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { webhookSubscriptionRoutes } from './http/routes/webhookSubscriptions.ts';
-import { inboxMessageRoutes } from './http/routes/inboxMessages.ts';
+import { ingestionRoutes } from './http/routes/ingestion.ts';
 import { writeRateLimit } from './http/writeRateLimit.ts';
 import { readYourWrites } from './http/readYourWrites.ts';
 import { ingestionPortsPlugin } from './ingestionPorts.ts';
@@ -69,7 +69,7 @@ export const app = fp(
     // OAuth 2.1 authorization server and the dashboard: each its own scope, body parsers and error formats.
     await fastify.register(oauth);
     await fastify.register(dashboard);
-    await fastify.register(inboxMessageRoutes);
+    await fastify.register(ingestionRoutes);
     await fastify.register(webhookSubscriptionRoutes, {
       allowedRanges: parseAllowedRanges(fastify.config.WEBHOOK_ALLOWED_RANGES),
     });

@@ -2,7 +2,7 @@ import { simpleParser } from 'mailparser';
 import { z } from 'zod';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
-import { type IngestionContext, ingestMessage } from '../commands/ingestMessage.ts';
+import { type IngestionContext, ingestMessage } from '../commands/ingestion.ts';
 import { ServiceError } from '../domain/errors.ts';
 import { forwardingToken, originalSender } from '../domain/forwarded.ts';
 import { type SiteDoc, findSiteByForwardingToken } from '../readModels/sites.ts';

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ingestMessage } from '../../commands/ingestMessage.ts';
+import { ingestMessage } from '../../commands/ingestion.ts';
 import { SKIP_REASONS } from '../../domain/aiPause.ts';
 import { ServiceError } from '../../domain/errors.ts';
 import { IDEMPOTENCY_KEY_SHAPE } from '../../domain/ingestion.ts';
@@ -95,7 +95,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
   );
 };
 
-export const inboxMessageRoutes = fp(plugin, {
+export const ingestionRoutes = fp(plugin, {
   name: 'ingestion-routes',
   dependencies: ['services', 'ingestion-ports', 'read-your-writes', 'authenticate'],
   encapsulate: true,
