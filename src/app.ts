@@ -3,20 +3,21 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { parseAllowedRanges } from './domain/destination.ts';
-import { serviceUnavailable } from './domain/errors.ts';
 import { authenticate } from './http/authenticate.ts';
 import { apiKeyResolver } from './http/credentials.ts';
 import { oauthAccessTokenResolver } from './http/oauth/accessTokenResolver.ts';
-import { oauthAndDashboard } from './http/oauth/index.ts';
+import { oauth } from './http/oauth/index.ts';
+import { dashboard } from './http/dashboard/index.ts';
 import { refuseNonUtf8Bodies } from './http/charset.ts';
 import { installErrorHandling } from './http/errorHandler.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { webhookSubscriptionRoutes } from './http/routes/webhookSubscriptions.ts';
-import { inboxMessageRoutes } from './http/routes/inboxMessages.ts';
+import { ingestionRoutes } from './http/routes/ingestion.ts';
 import { writeRateLimit } from './http/writeRateLimit.ts';
-import type { WaitForWrite } from './http/schemas.ts';
+import { readYourWrites } from './http/readYourWrites.ts';
+import { ingestionPortsPlugin } from './ingestionPorts.ts';
 import { getSite } from './readModels/sites.ts';
-import type { Services } from './services.ts';
+import { type Services, servicesPlugin } from './services.ts';
 
 export interface AppOptions {
   services: Services;
@@ -33,6 +34,10 @@ export const app = fp(
     fastify.setSerializerCompiler(serializerCompiler);
     installErrorHandling(fastify, bodyLimit);
     refuseNonUtf8Bodies(fastify);
+    // The composition root: every port a route uses is a decoration of the app.
+    await fastify.register(servicesPlugin, { services });
+    await fastify.register(ingestionPortsPlugin, { services });
+    await fastify.register(readYourWrites);
 
     // An empty body with a JSON content type (a DELETE from some clients) is no body, not an error.
     const parseJson = fastify.getDefaultJsonParser('error', 'error');
@@ -46,7 +51,7 @@ export const app = fp(
       openapi: {
         openapi: '3.1.0',
         info: { title: 'Outreach Integration Service', version: '1.0.0', description: 'REST API v1.' },
-        servers: [{ url: services.config.PUBLIC_BASE_URL }],
+        servers: [{ url: fastify.config.PUBLIC_BASE_URL }],
         components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
         security: [{ bearer: [] }],
       },
@@ -55,27 +60,20 @@ export const app = fp(
     fastify.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => fastify.swagger());
 
     await fastify.register(authenticate, {
-      loadSite: (siteId: string) => getSite(services.readModels, siteId),
+      loadSite: (siteId: string) => getSite(fastify.readModels, siteId),
     });
-    fastify.credentialResolvers.push(apiKeyResolver(services, (error) => fastify.log.warn({ err: error }, 'recording API key use failed')));
-    fastify.credentialResolvers.push(oauthAccessTokenResolver(services));
+    fastify.credentialResolvers.push(apiKeyResolver(fastify, (error) => fastify.log.warn({ err: error }, 'recording API key use failed')));
+    fastify.credentialResolvers.push(oauthAccessTokenResolver(fastify));
     // The write rate tier (60/min/team by default) on every /api/v1 write route; runs after authentication.
-    await fastify.register(writeRateLimit, { counters: services.counters, clock: services.clock, limit: services.config.WRITE_RATE_LIMIT_PER_MINUTE });
+    await fastify.register(writeRateLimit, { limit: fastify.config.WRITE_RATE_LIMIT_PER_MINUTE });
 
-    const waitForWrite: WaitForWrite = async (position) => {
-      if (position === null) return;
-      const visible = await services.projections.waitFor(position, services.config.READ_YOUR_WRITES_TIMEOUT_MS);
-      if (!visible) throw serviceUnavailable('The write is stored but the read models are behind; it will appear shortly.');
-    };
-
-    await fastify.register(healthRoutes, { services });
-    // OAuth 2.1 authorization server and the dashboard: own scope, own body parsers and error formats.
-    await fastify.register(oauthAndDashboard, { services, waitForWrite });
-    await fastify.register(inboxMessageRoutes, { services, waitForWrite });
+    await fastify.register(healthRoutes);
+    // OAuth 2.1 authorization server and the dashboard: each its own scope, body parsers and error formats.
+    await fastify.register(oauth);
+    await fastify.register(dashboard);
+    await fastify.register(ingestionRoutes);
     await fastify.register(webhookSubscriptionRoutes, {
-      services,
-      waitForWrite,
-      allowedRanges: parseAllowedRanges(services.config.WEBHOOK_ALLOWED_RANGES),
+      allowedRanges: parseAllowedRanges(fastify.config.WEBHOOK_ALLOWED_RANGES),
     });
   },
   { name: 'outreach-app' },

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import fp from 'fastify-plugin';
 import type { Config } from './config.ts';
 import type { Clock } from './ports/clock.ts';
 import { OfflineExtractor } from './adapters/extractor/offlineExtractor.ts';
@@ -33,3 +34,21 @@ export function createExtractor(config: Config, onModelError: (error: unknown) =
   });
   return new FallbackExtractor(openai, offline, onModelError);
 }
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Shared limit counters (write rate tier, daily caps). */
+    counters: CounterStore;
+    /** The ingestion extractor. */
+    extractor: Extractor;
+  }
+}
+
+/** Decorates the app with the ports only ingestion and the write rate tier use (opened by `createServices`, read through). */
+export const ingestionPortsPlugin = fp(
+  async (fastify, { services }: { services: { counters: CounterStore; extractor: Extractor } }) => {
+    fastify.decorate('counters', { getter: () => services.counters });
+    fastify.decorate('extractor', { getter: () => services.extractor });
+  },
+  { name: 'ingestion-ports' },
+);

@@ -1,14 +1,17 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import fp from 'fastify-plugin';
 import { ulid } from 'ulid';
 import type { CommandContext } from './commands/context.ts';
 import type { Config } from './config.ts';
 import { AesSecretBox, loadOrCreateKey } from './adapters/crypto/aesSecretBox.ts';
 import { SqliteEventStore } from './adapters/sqlite/sqliteEventStore.ts';
 import { SqliteReadModelStore } from './adapters/sqlite/sqliteReadModelStore.ts';
-import { type Clock, systemClock } from './ports/clock.ts';
+import type { Clock } from './ports/clock.ts';
+import { systemClock } from './adapters/clock/systemClock.ts';
 import type { EventStore } from './ports/eventStore.ts';
 import type { ReadModelStore } from './ports/readModelStore.ts';
+import type { SecretBox } from './ports/secretBox.ts';
 import type { ThreadIndex } from './ports/threadIndex.ts';
 import { allProjections } from './projections/index.ts';
 import { ProjectionRunner } from './projections/projectionRunner.ts';
@@ -85,3 +88,36 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     },
   };
 }
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config;
+    events: EventStore;
+    readModels: ReadModelStore;
+    threads: ThreadIndex;
+    secrets: SecretBox;
+    clock: Clock;
+    newId(): string;
+    projections: ProjectionRunner;
+  }
+}
+
+/**
+ * The HTTP composition root's first plugin: decorates the app with the ports `createServices`
+ * opened (the caller keeps owning them and closes them). Routes read `app.events`, `app.readModels`
+ * and so on, and pass the app itself as the command context. Each decoration reads through to
+ * `services`, so the app and the processes sharing that object always see the same ports.
+ */
+export const servicesPlugin = fp(
+  async (fastify, { services }: { services: Services }) => {
+    fastify.decorate('config', { getter: () => services.config });
+    fastify.decorate('events', { getter: () => services.events });
+    fastify.decorate('readModels', { getter: () => services.readModels });
+    fastify.decorate('threads', { getter: () => services.threads });
+    fastify.decorate('secrets', { getter: () => services.secrets });
+    fastify.decorate('clock', { getter: () => services.clock });
+    fastify.decorate('newId', () => services.newId());
+    fastify.decorate('projections', { getter: () => services.projections });
+  },
+  { name: 'services' },
+);

@@ -1,8 +1,13 @@
-/** Every error the spec names, with one constructor each; the HTTP layer maps `status` and `code` as they are. */
+/**
+ * Every error the spec names, by what went wrong. The domain and the commands throw these; the HTTP
+ * layer maps each code to its status and the code the client sees (one table, `http/errorHandler.ts`).
+ */
 export type ErrorCode =
   | 'VALIDATION_ERROR'
   | 'UNAUTHORIZED'
   | 'SITE_NOT_LICENSED'
+  /** SITE_NOT_LICENSED where the refused work is paid for (ingestion's billing gate). */
+  | 'PAYMENT_REQUIRED'
   | 'INSUFFICIENT_SCOPE'
   | 'SITE_NOT_FOUND'
   | 'NOT_FOUND'
@@ -16,29 +21,27 @@ export type ErrorCode =
 export class ServiceError extends Error {
   override readonly name = 'ServiceError';
   constructor(
-    readonly status: number,
     readonly code: ErrorCode,
     message: string,
-    readonly headers: Record<string, string> = {},
+    /** Whole seconds after which a retry may succeed (rate limits, unavailability); null when it would not. */
+    readonly retryAfterSeconds: number | null = null,
   ) {
     super(message);
   }
 }
 
-export const validationError = (message: string) => new ServiceError(400, 'VALIDATION_ERROR', message);
-export const unauthorized = (message = 'Missing or invalid credentials.') => new ServiceError(401, 'UNAUTHORIZED', message);
-export const insufficientScope = (scope: string) =>
-  new ServiceError(403, 'INSUFFICIENT_SCOPE', `This credential lacks the required scope ${scope}.`);
-export const siteNotLicensed = (status: 402 | 403, message = 'The site has no active licence.') =>
-  new ServiceError(status, 'SITE_NOT_LICENSED', message);
-export const siteNotFound = () => new ServiceError(404, 'SITE_NOT_FOUND', 'Site not found.');
-export const notFound = (message = 'Not found.') => new ServiceError(404, 'NOT_FOUND', message);
+export const validationError = (message: string) => new ServiceError('VALIDATION_ERROR', message);
+export const unauthorized = (message = 'Missing or invalid credentials.') => new ServiceError('UNAUTHORIZED', message);
+export const insufficientScope = (scope: string) => new ServiceError('INSUFFICIENT_SCOPE', `This credential lacks the required scope ${scope}.`);
+export const siteNotLicensed = (message = 'The site has no active licence.') => new ServiceError('SITE_NOT_LICENSED', message);
+export const paymentRequired = (message: string) => new ServiceError('PAYMENT_REQUIRED', message);
+export const siteNotFound = () => new ServiceError('SITE_NOT_FOUND', 'Site not found.');
+export const notFound = (message = 'Not found.') => new ServiceError('NOT_FOUND', message);
 export const rateLimited = (retryAfterSeconds: number, message = 'Rate limit exceeded.') =>
-  new ServiceError(429, 'RATE_LIMITED', message, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
-export const conflict = (message: string) => new ServiceError(409, 'CONFLICT', message);
+  new ServiceError('RATE_LIMITED', message, Math.max(1, Math.ceil(retryAfterSeconds)));
+export const conflict = (message: string) => new ServiceError('CONFLICT', message);
+export const serviceUnavailable = (message: string, retryAfterSeconds = 1) => new ServiceError('SERVICE_UNAVAILABLE', message, retryAfterSeconds);
 export const subscriptionLimitReached = (limit: number) =>
-  new ServiceError(409, 'SUBSCRIPTION_LIMIT_REACHED', `A site may have at most ${limit} webhook subscriptions; delete one before creating another.`);
+  new ServiceError('SUBSCRIPTION_LIMIT_REACHED', `A site may have at most ${limit} webhook subscriptions; delete one before creating another.`);
 export const idempotencyKeyReused = () =>
-  new ServiceError(409, 'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different site or request body; use a new key for a new request.');
-export const serviceUnavailable = (message: string, retryAfterSeconds = 1) =>
-  new ServiceError(503, 'SERVICE_UNAVAILABLE', message, { 'retry-after': String(retryAfterSeconds) });
+  new ServiceError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different site or request body; use a new key for a new request.');

@@ -55,7 +55,7 @@ export const authenticate = fp(
           throw siteNotFound();
         }
         request.site = site;
-        if (!site.licensed && access.licence !== 'route') throw siteNotLicensed(403);
+        if (!site.licensed && access.licence !== 'route') throw siteNotLicensed();
       }
     });
   },

@@ -3,7 +3,8 @@ import { sha256Hex } from '../commands/credentials.ts';
 import { recordApiKeyUse } from '../commands/tenancy.ts';
 import { API_KEY_USE_RESOLUTION_MS } from '../domain/apiKey.ts';
 import { type ApiKeyDoc, findApiKeyByHash } from '../readModels/apiKeys.ts';
-import type { Services } from '../services.ts';
+import type { CommandContext } from '../commands/context.ts';
+import type { ReadModelStore } from '../ports/readModelStore.ts';
 
 /** What every kind of bearer credential resolves to. OAuth access tokens resolve to the same shape. */
 export interface Credential {
@@ -26,7 +27,7 @@ export interface CredentialResolver {
 
 const API_KEY_SHAPE = /^svc_[0-9a-f]{64}$/;
 
-export function apiKeyResolver(services: Services, onError: (error: unknown) => void): CredentialResolver {
+export function apiKeyResolver(services: CommandContext & { readModels: ReadModelStore }, onError: (error: unknown) => void): CredentialResolver {
   const lastRecorded = new Map<string, number>();
   return {
     accepts: (token) => API_KEY_SHAPE.test(token),

@@ -1,14 +1,33 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { ServiceError } from '../domain/errors.ts';
+import { type ErrorCode, ServiceError } from '../domain/errors.ts';
 
 export const errorBody = (code: string, message: string) => ({ error: { code, message } });
+
+/** The one map from a domain error's code to its HTTP status and the code the client sees (the spec's error table). */
+const HTTP_ERRORS: Record<ErrorCode, { status: number; code: string }> = {
+  VALIDATION_ERROR: { status: 400, code: 'VALIDATION_ERROR' },
+  UNAUTHORIZED: { status: 401, code: 'UNAUTHORIZED' },
+  PAYMENT_REQUIRED: { status: 402, code: 'SITE_NOT_LICENSED' },
+  INSUFFICIENT_SCOPE: { status: 403, code: 'INSUFFICIENT_SCOPE' },
+  SITE_NOT_LICENSED: { status: 403, code: 'SITE_NOT_LICENSED' },
+  SITE_NOT_FOUND: { status: 404, code: 'SITE_NOT_FOUND' },
+  NOT_FOUND: { status: 404, code: 'NOT_FOUND' },
+  CONFLICT: { status: 409, code: 'CONFLICT' },
+  SUBSCRIPTION_LIMIT_REACHED: { status: 409, code: 'SUBSCRIPTION_LIMIT_REACHED' },
+  IDEMPOTENCY_KEY_REUSED: { status: 409, code: 'IDEMPOTENCY_KEY_REUSED' },
+  RATE_LIMITED: { status: 429, code: 'RATE_LIMITED' },
+  INTERNAL_ERROR: { status: 500, code: 'INTERNAL_ERROR' },
+  SERVICE_UNAVAILABLE: { status: 503, code: 'SERVICE_UNAVAILABLE' },
+};
 
 /** One error envelope for everything: spec errors, validation, parser errors, unknown routes, crashes. */
 export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof ServiceError) {
-      return reply.status(error.status).headers(error.headers).send(errorBody(error.code, error.message));
+      const { status, code } = HTTP_ERRORS[error.code];
+      if (error.retryAfterSeconds !== null) reply.header('retry-after', String(error.retryAfterSeconds));
+      return reply.status(status).send(errorBody(code, error.message));
     }
     if (hasZodFastifySchemaValidationErrors(error)) {
       const details = error.validation

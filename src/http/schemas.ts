@@ -10,6 +10,3 @@ export function errors(...statuses: Array<400 | 401 | 402 | 403 | 404 | 409 | 42
 }
 
 export const siteParams = z.object({ siteId: z.string().min(1).max(100) });
-
-/** Reads read-your-writes style: waits until the read models include a write, bounded. */
-export type WaitForWrite = (position: bigint | null) => Promise<void>;

@@ -1,8 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { rateLimited } from '../domain/errors.ts';
-import type { Clock } from '../ports/clock.ts';
-import type { CounterStore } from '../ports/counterStore.ts';
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const WINDOW_MS = 60_000;
@@ -17,25 +15,25 @@ const WINDOW_MS = 60_000;
  * RATE_LIMITED with Retry-After = seconds until a request would be admitted.
  */
 export const writeRateLimit = fp(
-  async (app: FastifyInstance, opts: { counters: CounterStore; clock: Clock; limit: number }) => {
+  async (app: FastifyInstance, opts: { limit: number }) => {
     app.addHook('onRequest', async (request: FastifyRequest) => {
       if (!WRITE_METHODS.has(request.method) || !request.url.startsWith('/api/v1/') || !request.credential) return;
-      const now = opts.clock.now().getTime();
+      const now = app.clock.now().getTime();
       const window = Math.floor(now / WINDOW_MS);
       const windowStart = window * WINDOW_MS;
       const expires = new Date(windowStart + 3 * WINDOW_MS);
       const team = request.credential.teamId;
       const key = `writes:${team}:${window}`;
-      const count = await opts.counters.increment(key, 1, expires);
-      const previous = await opts.counters.increment(`writes:${team}:${window - 1}`, 0, expires);
+      const count = await app.counters.increment(key, 1, expires);
+      const previous = await app.counters.increment(`writes:${team}:${window - 1}`, 0, expires);
       const retryAfterMs = writeRetryAfterMs({ limit: opts.limit, previous, count, elapsedMs: now - windowStart });
       if (retryAfterMs > 0) {
-        await opts.counters.increment(key, -1, expires);
+        await app.counters.increment(key, -1, expires);
         throw rateLimited(retryAfterMs / 1000, `Write rate limit of ${opts.limit} requests per minute exceeded for this team.`);
       }
     });
   },
-  { name: 'write-rate-limit', dependencies: ['authenticate'] },
+  { name: 'write-rate-limit', dependencies: ['authenticate', 'services', 'ingestion-ports'] },
 );
 
 /**

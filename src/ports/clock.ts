@@ -1,4 +1,3 @@
 export interface Clock {
   now(): Date;
 }
-export const systemClock: Clock = { now: () => new Date() };

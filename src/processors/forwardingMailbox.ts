@@ -2,7 +2,7 @@ import { simpleParser } from 'mailparser';
 import { z } from 'zod';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
-import { type IngestionContext, ingestMessage } from '../commands/ingestMessage.ts';
+import { type IngestionContext, ingestMessage } from '../commands/ingestion.ts';
 import { ServiceError } from '../domain/errors.ts';
 import { type DeliveryReport, classifyDeliveryReport } from '../adapters/mail/deliveryReport.ts';
 import { suppressContact } from '../commands/suppression.ts';
@@ -109,8 +109,8 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
         });
       } catch (error) {
         if (error instanceof ServiceError) {
-          if (error.status === 503 && error.cause) options.onError?.(error.cause);
-          const permanent = error.status === 402 || error.status === 403;
+          if (error.code === 'SERVICE_UNAVAILABLE' && error.cause) options.onError?.(error.cause);
+          const permanent = error.code === 'PAYMENT_REQUIRED' || error.code === 'SITE_NOT_LICENSED';
           throw new SmtpReply(permanent ? 550 : 451, `${permanent ? '5.7.1' : '4.7.0'} ${error.message}`);
         }
         throw error;

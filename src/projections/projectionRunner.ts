@@ -1,6 +1,6 @@
 import type { EventStore } from '../ports/eventStore.ts';
 import type { ReadModelStore } from '../ports/readModelStore.ts';
-import { sleep } from '../ports/catchUpSubscription.ts';
+import { sleep } from '../lib/sleep.ts';
 import type { Projection } from './projection.ts';
 
 /** Events per step while following the log, and while catching up (larger pages: fewer commits, more writes folded together). */

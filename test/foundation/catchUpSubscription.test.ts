@@ -1,5 +1,5 @@
 import t from 'tap';
-import { type PollingSource, catchUpSubscription } from '../../src/ports/catchUpSubscription.ts';
+import { type PollingSource, catchUpSubscription } from '../../src/adapters/shared/catchUpSubscription.ts';
 import type { RecordedEvent } from '../../src/ports/eventStore.ts';
 
 /**

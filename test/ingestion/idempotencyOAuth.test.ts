@@ -1,5 +1,5 @@
 import t from 'tap';
-import { idempotencyScope } from '../../src/http/routes/inboxMessages.ts';
+import { idempotencyScope } from '../../src/http/routes/ingestion.ts';
 import { Browser, obtainCode, registerClient, startOAuthApp, tokenRequest } from '../oauth/helpers.ts';
 import { PITCH, inboxUrl } from './helpers.ts';
 

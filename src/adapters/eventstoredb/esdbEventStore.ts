@@ -28,7 +28,7 @@ import type {
   SubscribeOptions,
 } from '../../ports/eventStore.ts';
 import { WrongExpectedRevisionError } from '../../ports/eventStore.ts';
-import { catchUpSubscription } from '../../ports/catchUpSubscription.ts';
+import { catchUpSubscription } from '../shared/catchUpSubscription.ts';
 
 const PING_TIMEOUT_MS = 5_000;
 const HEAD_PAGE = 100;

@@ -12,7 +12,8 @@ import {
   type SubscribeOptions,
   WrongExpectedRevisionError,
 } from '../../ports/eventStore.ts';
-import { catchUpSubscription, sleep } from '../../ports/catchUpSubscription.ts';
+import { catchUpSubscription } from '../shared/catchUpSubscription.ts';
+import { sleep } from '../../lib/sleep.ts';
 import { type AppendOp, type OpResult, type WriteOp, createCommitter } from './appendWriter.js';
 
 interface Row {

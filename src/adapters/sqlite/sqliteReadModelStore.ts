@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { openDatabase } from './openDatabase.ts';
 import type { Checkpoint, Document, Filter, ProjectionWriter, ReadModelStore } from '../../ports/readModelStore.ts';
-import { matches, sortDocuments } from '../../ports/filter.ts';
+import { matches, sortDocuments } from '../shared/filter.ts';
 
 interface Entry {
   doc: Document;

@@ -1,18 +1,18 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { OAuthClientInputError, registerOAuthClient, rotateOAuthClientSecret } from '../../commands/oauth.ts';
 import { TenancyError, createApiKey, revokeApiKey } from '../../commands/tenancy.ts';
 import { OAuthClientRuleError, TOKEN_ENDPOINT_AUTH_METHODS, type TokenEndpointAuthMethod } from '../../domain/oauthClient.ts';
-import { SCOPES, isScope } from '../../domain/scopes.ts';
+import { SCOPES } from '../../domain/scopes.ts';
 import { getApiKey, listApiKeysOfTeam } from '../../readModels/apiKeys.ts';
 import { listOAuthClientsOfTeam } from '../../readModels/oauthClients.ts';
 import { listSitesOfTeam } from '../../readModels/sites.ts';
 import { listSubscriptionsForSite } from '../../readModels/webhookSubscriptions.ts';
-import type { Services } from '../../services.ts';
-import type { WaitForWrite } from '../schemas.ts';
-import { type SafeHtml, html, page, sendPage } from './html.ts';
+import { csrfForm, firstProblem, formList, formText, parseForm, readForm } from '../web/forms.ts';
+import { type SafeHtml, html, page, sendPage } from '../web/html.ts';
+import { SCOPE_DESCRIPTIONS } from '../web/scopeDescriptions.ts';
+import { type SignedIn, csrfOk, loadSession } from '../web/session.ts';
 import { deleteOAuthClientAndSweep } from './oauthClientDeletion.ts';
-import { type SignedIn, csrfOk, loadSession } from './session.ts';
-import { SCOPE_DESCRIPTIONS } from '../oauth/scopeDescriptions.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -20,15 +20,19 @@ declare module 'fastify' {
   }
 }
 
-type Body = Record<string, unknown>;
-const field = (body: unknown, name: string): string => {
-  const v = (body as Body | undefined)?.[name];
-  return typeof v === 'string' ? v : '';
-};
-const fields = (body: unknown, name: string): string[] => {
-  const v = (body as Body | undefined)?.[name];
-  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : typeof v === 'string' ? [v] : [];
-};
+const oauthAppForm = z.object({
+  token_endpoint_auth_method: formText.pipe(z.enum(TOKEN_ENDPOINT_AUTH_METHODS, { error: 'Choose a client type.' })),
+  // The command judges the name and the URIs (OAuthClientInputError), with its own messages.
+  name: formText,
+  redirect_uris: formText.transform((text) => text.split(/\r?\n/)),
+});
+
+const API_KEY_NAME = 'The name must be 1 to 120 characters.';
+const apiKeyForm = z.object({
+  name: formText.pipe(z.string().trim().min(1, API_KEY_NAME).max(120, API_KEY_NAME)),
+  scopes: formList.pipe(z.array(z.enum(SCOPES, { error: 'Choose one or more scopes.' })).min(1, 'Choose one or more scopes.')),
+  site_id: formText.transform((id) => id || null),
+});
 
 export const canManage = (s: SignedIn) => s.user.role === 'owner' || s.user.role === 'admin';
 
@@ -39,15 +43,16 @@ const METHOD_LABELS: Record<TokenEndpointAuthMethod, string> = {
 };
 
 /** The dashboard behind sign-in: OAuth apps, API keys and each site's webhook subscriptions. */
-export async function dashboardPages(app: FastifyInstance, { services, waitForWrite }: { services: Services; waitForWrite: WaitForWrite }) {
+export async function dashboardPages(app: FastifyInstance) {
+  const waitForWrite = app.waitForWrite;
   app.decorateRequest('dashboard', null);
-  app.addHook('preHandler', async (request, reply) => {
-    const session = await loadSession(services, request);
+  app.addHook('preHandler', async function requireSignedIn(request, reply) {
+    const session = await loadSession(app, request);
     if (!session) {
       if (request.method === 'GET') return reply.redirect(`/dashboard/sign-in?return_to=${encodeURIComponent(request.url)}`, 303);
       return sendPage(reply, 401, page('Signed out', html`<p>Your session has ended. <a href="/dashboard/sign-in">Sign in</a> again.</p>`));
     }
-    if (request.method === 'POST' && !csrfOk(session.csrf, field(request.body, 'csrf'))) {
+    if (request.method === 'POST' && !csrfOk(session.csrf, readForm(csrfForm, request.body).csrf)) {
       return sendPage(reply, 403, page('Request refused', html`<p class="error">The form's CSRF token is missing or wrong. Go back, reload the page and try again.</p>`));
     }
     request.dashboard = session;
@@ -57,9 +62,9 @@ export async function dashboardPages(app: FastifyInstance, { services, waitForWr
     sendPage(reply, status, page(title, body, { signedIn: { email: s.user.email, csrf: s.csrf } }));
   const forbidden = (reply: FastifyReply, s: SignedIn) =>
     show(reply, s, 'Not allowed', html`<p class="error">Only team owners and admins can do this. You are a ${s.user.role}.</p>`, 403);
-  const sites = (s: SignedIn) => listSitesOfTeam(services.readModels, s.user.teamId);
+  const sites = (s: SignedIn) => listSitesOfTeam(app.readModels, s.user.teamId);
 
-  app.get('/dashboard', async (request, reply) => {
+  app.get('/dashboard', async function home(request, reply) {
     const s = request.dashboard!;
     return show(
       reply,
@@ -72,7 +77,7 @@ export async function dashboardPages(app: FastifyInstance, { services, waitForWr
 
   // ---- OAuth apps ----
   const oauthAppsPage = async (reply: FastifyReply, s: SignedIn, error?: string, status = 200) => {
-    const clients = await listOAuthClientsOfTeam(services.readModels, s.user.teamId);
+    const clients = await listOAuthClientsOfTeam(app.readModels, s.user.teamId);
     const rows = clients.map(
       (c) => html`<tr>
         <td>${c.name}</td><td><code>${c.id}</code></td><td>${c.tokenEndpointAuthMethod}</td>
@@ -113,20 +118,22 @@ export async function dashboardPages(app: FastifyInstance, { services, waitForWr
     );
   };
 
-  app.get('/dashboard/oauth-apps', async (request, reply) => oauthAppsPage(reply, request.dashboard!));
+  app.get('/dashboard/oauth-apps', async function listOAuthApps(request, reply) {
+    return oauthAppsPage(reply, request.dashboard!);
+  });
 
-  app.post('/dashboard/oauth-apps', async (request, reply) => {
+  app.post('/dashboard/oauth-apps', async function registerOAuthApp(request, reply) {
     const s = request.dashboard!;
     if (!canManage(s)) return forbidden(reply, s);
-    const method = field(request.body, 'token_endpoint_auth_method') as TokenEndpointAuthMethod;
-    if (!TOKEN_ENDPOINT_AUTH_METHODS.includes(method)) return oauthAppsPage(reply, s, 'Choose a client type.', 400);
+    const form = parseForm(oauthAppForm, request.body);
+    if (!form.success) return oauthAppsPage(reply, s, firstProblem(form.error), 400);
     try {
-      const r = await registerOAuthClient(services, {
+      const r = await registerOAuthClient(app, {
         teamId: s.user.teamId,
         userId: s.user.id,
-        name: field(request.body, 'name'),
-        redirectUris: field(request.body, 'redirect_uris').split(/\r?\n/),
-        tokenEndpointAuthMethod: method,
+        name: form.data.name,
+        redirectUris: form.data.redirect_uris,
+        tokenEndpointAuthMethod: form.data.token_endpoint_auth_method,
       });
       await waitForWrite(r.position);
       return show(
@@ -148,11 +155,11 @@ export async function dashboardPages(app: FastifyInstance, { services, waitForWr
     }
   });
 
-  app.post('/dashboard/oauth-apps/:clientId/rotate-secret', async (request: FastifyRequest<{ Params: { clientId: string } }>, reply) => {
+  app.post('/dashboard/oauth-apps/:clientId/rotate-secret', async function rotateOAuthAppSecret(request: FastifyRequest<{ Params: { clientId: string } }>, reply) {
     const s = request.dashboard!;
     if (!canManage(s)) return forbidden(reply, s);
     try {
-      const r = await rotateOAuthClientSecret(services, { clientId: request.params.clientId, teamId: s.user.teamId, userId: s.user.id });
+      const r = await rotateOAuthClientSecret(app, { clientId: request.params.clientId, teamId: s.user.teamId, userId: s.user.id });
       await waitForWrite(r.position);
       return show(
         reply,
@@ -168,11 +175,11 @@ export async function dashboardPages(app: FastifyInstance, { services, waitForWr
     }
   });
 
-  app.post('/dashboard/oauth-apps/:clientId/delete', async (request: FastifyRequest<{ Params: { clientId: string } }>, reply) => {
+  app.post('/dashboard/oauth-apps/:clientId/delete', async function deleteOAuthApp(request: FastifyRequest<{ Params: { clientId: string } }>, reply) {
     const s = request.dashboard!;
     if (!canManage(s)) return forbidden(reply, s);
     try {
-      const r = await deleteOAuthClientAndSweep(services, { clientId: request.params.clientId, teamId: s.user.teamId, userId: s.user.id }, waitForWrite);
+      const r = await deleteOAuthClientAndSweep(app, { clientId: request.params.clientId, teamId: s.user.teamId, userId: s.user.id }, waitForWrite);
       await waitForWrite(r.position);
       return reply.redirect('/dashboard/oauth-apps', 303);
     } catch (error) {
@@ -183,7 +190,7 @@ export async function dashboardPages(app: FastifyInstance, { services, waitForWr
 
   // ---- API keys ----
   const apiKeysPage = async (reply: FastifyReply, s: SignedIn, error?: string, status = 200) => {
-    const keys = await listApiKeysOfTeam(services.readModels, s.user.teamId);
+    const keys = await listApiKeysOfTeam(app.readModels, s.user.teamId);
     const teamSites = await sites(s);
     const rows = keys.map(
       (k) => html`<tr><td>${k.name}</td><td>${k.scopes.join(' ')}</td><td>${k.siteId ? (teamSites.find((x) => x.id === k.siteId)?.domain ?? k.siteId) : 'all sites'}</td>
@@ -210,18 +217,18 @@ export async function dashboardPages(app: FastifyInstance, { services, waitForWr
     );
   };
 
-  app.get('/dashboard/api-keys', async (request, reply) => apiKeysPage(reply, request.dashboard!));
+  app.get('/dashboard/api-keys', async function listApiKeys(request, reply) {
+    return apiKeysPage(reply, request.dashboard!);
+  });
 
-  app.post('/dashboard/api-keys', async (request, reply) => {
+  app.post('/dashboard/api-keys', async function createApiKeyForm(request, reply) {
     const s = request.dashboard!;
     if (!canManage(s)) return forbidden(reply, s);
-    const name = field(request.body, 'name').trim();
-    const scopes = fields(request.body, 'scopes');
-    const siteId = field(request.body, 'site_id') || null;
-    if (!name || name.length > 120) return apiKeysPage(reply, s, 'The name must be 1 to 120 characters.', 400);
-    if (scopes.length === 0 || !scopes.every(isScope)) return apiKeysPage(reply, s, 'Choose one or more scopes.', 400);
+    const form = parseForm(apiKeyForm, request.body);
+    if (!form.success) return apiKeysPage(reply, s, firstProblem(form.error), 400);
+    const { name, scopes, site_id: siteId } = form.data;
     if (siteId && !(await sites(s)).some((x) => x.id === siteId)) return apiKeysPage(reply, s, 'Unknown site.', 400);
-    const r = await createApiKey(services, { teamId: s.user.teamId, name, scopes: scopes.filter(isScope), siteId });
+    const r = await createApiKey(app, { teamId: s.user.teamId, name, scopes, siteId });
     await waitForWrite(r.position);
     return show(
       reply,
@@ -233,13 +240,13 @@ export async function dashboardPages(app: FastifyInstance, { services, waitForWr
     );
   });
 
-  app.post('/dashboard/api-keys/:id/revoke', async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
+  app.post('/dashboard/api-keys/:id/revoke', async function revokeApiKeyForm(request: FastifyRequest<{ Params: { id: string } }>, reply) {
     const s = request.dashboard!;
     if (!canManage(s)) return forbidden(reply, s);
-    const key = await getApiKey(services.readModels, request.params.id);
+    const key = await getApiKey(app.readModels, request.params.id);
     if (!key || key.teamId !== s.user.teamId) return apiKeysPage(reply, s, 'API key not found.', 404);
     try {
-      const r = await revokeApiKey(services, { apiKeyId: key.id });
+      const r = await revokeApiKey(app, { apiKeyId: key.id });
       await waitForWrite(r.position);
     } catch (error) {
       if (!(error instanceof TenancyError)) throw error;
@@ -248,11 +255,11 @@ export async function dashboardPages(app: FastifyInstance, { services, waitForWr
   });
 
   // ---- Webhook subscriptions per site ----
-  app.get('/dashboard/webhooks', async (request, reply) => {
+  app.get('/dashboard/webhooks', async function listWebhookSubscriptions(request, reply) {
     const s = request.dashboard!;
     const sections: SafeHtml[] = [];
     for (const site of await sites(s)) {
-      const subs = await listSubscriptionsForSite(services.readModels, site.id, { sortBy: 'created_at' });
+      const subs = await listSubscriptionsForSite(app.readModels, site.id, { sortBy: 'created_at' });
       sections.push(html`<h2>${site.domain} <small>(${site.id})</small></h2>
         ${
           subs.length

@@ -1,13 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { verifyPassword } from '../../commands/credentials.ts';
 import { endDashboardSession, startDashboardSession } from '../../commands/dashboardSessions.ts';
 import { DASHBOARD_SESSION_TTL_MS } from '../../domain/dashboardSession.ts';
 import { normaliseEmail } from '../../domain/email.ts';
 import { findUserByEmail } from '../../readModels/users.ts';
-import type { Services } from '../../services.ts';
-import type { WaitForWrite } from '../schemas.ts';
-import { html, page, sendPage } from './html.ts';
+import { csrfForm, formText, readForm } from '../web/forms.ts';
+import { html, page, sendPage } from '../web/html.ts';
 import {
+  type SessionPorts,
   SignInThrottle,
   cookieOptions,
   csrfOk,
@@ -16,18 +17,19 @@ import {
   safeReturnTo,
   sessionCookieName,
   signInCsrfCookieName,
-} from './session.ts';
+} from '../web/session.ts';
 
 /** Compared against when the email is unknown, so a miss costs the same scrypt work as a hit. */
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
 
-type Body = Record<string, unknown>;
-const field = (body: unknown, name: string): string => {
-  const v = (body as Body | undefined)?.[name];
-  return typeof v === 'string' ? v : '';
-};
+const signInFields = z.object({
+  return_to: formText.transform(safeReturnTo),
+  email: formText.transform(normaliseEmail),
+  password: formText,
+  csrf: formText,
+});
 
-function signInForm(reply: FastifyReply, services: Services, status: number, returnTo: string, error?: string, email = '') {
+function signInForm(reply: FastifyReply, services: Pick<SessionPorts, 'config'>, status: number, returnTo: string, error?: string, email = '') {
   const csrf = issueSignInCsrf(services, reply);
   return sendPage(
     reply,
@@ -46,49 +48,47 @@ function signInForm(reply: FastifyReply, services: Services, status: number, ret
   );
 }
 
-export async function signInRoutes(app: FastifyInstance, { services, waitForWrite }: { services: Services; waitForWrite: WaitForWrite }) {
-  const throttle = new SignInThrottle(services.clock);
+export async function signInRoutes(app: FastifyInstance) {
+  const throttle = new SignInThrottle(app.clock);
 
-  app.get('/dashboard/sign-in', async (request: FastifyRequest<{ Querystring: { return_to?: string } }>, reply) => {
+  app.get('/dashboard/sign-in', async function signInPage(request: FastifyRequest<{ Querystring: { return_to?: string } }>, reply) {
     const returnTo = safeReturnTo(request.query.return_to);
-    if (await loadSession(services, request)) return reply.redirect(returnTo, 303);
-    return signInForm(reply, services, 200, returnTo);
+    if (await loadSession(app, request)) return reply.redirect(returnTo, 303);
+    return signInForm(reply, app, 200, returnTo);
   });
 
-  app.post('/dashboard/sign-in', async (request, reply) => {
-    const returnTo = safeReturnTo(field(request.body, 'return_to'));
-    const email = normaliseEmail(field(request.body, 'email'));
-    const password = field(request.body, 'password');
-    const cookieCsrf = request.cookies[signInCsrfCookieName(services)] ?? '';
-    if (!cookieCsrf || !csrfOk(cookieCsrf, field(request.body, 'csrf'))) {
-      return signInForm(reply, services, 403, returnTo, 'Your sign-in form expired. Please try again.', email);
+  app.post('/dashboard/sign-in', async function signIn(request, reply) {
+    const { return_to: returnTo, email, password, csrf } = readForm(signInFields, request.body);
+    const cookieCsrf = request.cookies[signInCsrfCookieName(app)] ?? '';
+    if (!cookieCsrf || !csrfOk(cookieCsrf, csrf)) {
+      return signInForm(reply, app, 403, returnTo, 'Your sign-in form expired. Please try again.', email);
     }
     const key = `${email}|${request.ip}`;
     const wait = throttle.retryAfter(key);
     if (wait > 0) {
       reply.header('retry-after', String(wait));
-      return signInForm(reply, services, 429, returnTo, `Too many failed sign-ins. Try again in ${Math.ceil(wait / 60)} minutes.`, email);
+      return signInForm(reply, app, 429, returnTo, `Too many failed sign-ins. Try again in ${Math.ceil(wait / 60)} minutes.`, email);
     }
-    const user = email ? await findUserByEmail(services.readModels, email) : null;
+    const user = email ? await findUserByEmail(app.readModels, email) : null;
     const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH).catch(() => false);
     if (!user || !user.passwordHash || !ok) {
       throttle.fail(key);
-      return signInForm(reply, services, 401, returnTo, 'The email or password is incorrect.', email);
+      return signInForm(reply, app, 401, returnTo, 'The email or password is incorrect.', email);
     }
     throttle.succeed(key);
-    const session = await startDashboardSession(services, { userId: user.id, teamId: user.teamId });
-    await waitForWrite(session.position);
-    reply.setCookie(sessionCookieName(services), session.token, cookieOptions(services, DASHBOARD_SESSION_TTL_MS / 1000));
-    reply.clearCookie(signInCsrfCookieName(services), cookieOptions(services));
+    const session = await startDashboardSession(app, { userId: user.id, teamId: user.teamId });
+    await app.waitForWrite(session.position);
+    reply.setCookie(sessionCookieName(app), session.token, cookieOptions(app, DASHBOARD_SESSION_TTL_MS / 1000));
+    reply.clearCookie(signInCsrfCookieName(app), cookieOptions(app));
     return reply.redirect(returnTo, 303);
   });
 
-  app.post('/dashboard/sign-out', async (request, reply) => {
-    const session = await loadSession(services, request);
-    if (session && csrfOk(session.csrf, field(request.body, 'csrf'))) {
-      const r = await endDashboardSession(services, { sessionId: session.sessionId });
-      await waitForWrite(r.position);
-      reply.clearCookie(sessionCookieName(services), cookieOptions(services));
+  app.post('/dashboard/sign-out', async function signOut(request, reply) {
+    const session = await loadSession(app, request);
+    if (session && csrfOk(session.csrf, readForm(csrfForm, request.body).csrf)) {
+      const r = await endDashboardSession(app, { sessionId: session.sessionId });
+      await app.waitForWrite(r.position);
+      reply.clearCookie(sessionCookieName(app), cookieOptions(app));
     }
     return reply.redirect('/dashboard/sign-in', 303);
   });

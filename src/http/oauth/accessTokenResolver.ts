@@ -3,11 +3,12 @@ import { sha256Hex } from '../../commands/credentials.ts';
 import { getOAuthClient } from '../../readModels/oauthClients.ts';
 import { getOAuthGrant } from '../../readModels/oauthGrants.ts';
 import { getOAuthTokenByHash } from '../../readModels/oauthTokens.ts';
-import type { Services } from '../../services.ts';
+import type { Clock } from '../../ports/clock.ts';
+import type { ReadModelStore } from '../../ports/readModelStore.ts';
 import type { CredentialResolver } from '../credentials.ts';
 
 /** Bearer `svc_oauth_…` tokens: looked up by SHA-256; expired, revoked or orphaned tokens resolve to nothing (401). */
-export function oauthAccessTokenResolver(services: Services): CredentialResolver {
+export function oauthAccessTokenResolver(services: { readModels: ReadModelStore; clock: Clock }): CredentialResolver {
   return {
     accepts: (token) => ACCESS_TOKEN_SHAPE.test(token),
     async resolve(token) {

@@ -2,12 +2,16 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { giveConsent, loadOAuthClient } from '../../commands/oauth.ts';
 import { isScope } from '../../domain/scopes.ts';
 import { listSitesOfTeam } from '../../readModels/sites.ts';
-import type { Services } from '../../services.ts';
-import { type SafeHtml, html, page, sendPage } from '../dashboard/html.ts';
-import { type SignedIn, csrfOk, loadSession } from '../dashboard/session.ts';
+import type { CommandContext } from '../../commands/context.ts';
+import { csrfForm, formList, formText, readForm } from '../web/forms.ts';
+import { type SafeHtml, html, page, sendPage } from '../web/html.ts';
+import { SCOPE_DESCRIPTIONS } from '../web/scopeDescriptions.ts';
+import { type SignedIn, csrfOk, loadSession } from '../web/session.ts';
 import type { AuthenticatedClient } from './clientAuthentication.ts';
 import type { AuthorizeErrorCode } from './errors.ts';
-import { SCOPE_DESCRIPTIONS } from './scopeDescriptions.ts';
+
+/** The consent screen's own fields; the authorization request's parameters travel beside them. */
+const consentForm = csrfForm.extend({ decision: formText, site_ids: formList });
 
 /** S256 of a verifier is 32 bytes in base64url: exactly 43 characters. */
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
@@ -34,7 +38,7 @@ function single(raw: unknown, name: string): string | undefined | null {
   return value;
 }
 
-async function validate(services: Services, raw: unknown): Promise<Outcome> {
+async function validate(services: CommandContext, raw: unknown): Promise<Outcome> {
   const clientId = single(raw, 'client_id');
   if (clientId === null) return { kind: 'page', message: 'client_id is repeated.' };
   if (!clientId) return { kind: 'page', message: 'The request has no client_id.' };
@@ -70,10 +74,10 @@ async function validate(services: Services, raw: unknown): Promise<Outcome> {
 }
 
 /** RFC 6749 §4.1.2 / RFC 9207: parameters appended to the registered URI's own query. */
-function redirectTo(services: Services, redirectUri: string, params: Record<string, string | undefined>): string {
+function redirectTo(issuer: string, redirectUri: string, params: Record<string, string | undefined>): string {
   const url = new URL(redirectUri);
   for (const [k, v] of Object.entries(params)) if (v !== undefined) url.searchParams.append(k, v);
-  url.searchParams.append('iss', services.config.PUBLIC_BASE_URL);
+  url.searchParams.append('iss', issuer);
   return url.toString();
 }
 
@@ -93,7 +97,9 @@ function hiddenParams(r: AuthorizeRequest): SafeHtml {
 }
 
 /** GET and POST /oauth/authorize: validation, sign-in hand-off, consent screen, decision. */
-export async function authorizeRoutes(app: FastifyInstance, { services }: { services: Services }) {
+export async function authorizeRoutes(app: FastifyInstance) {
+  /** Read per request: the issuer is configuration a test may change after start. */
+  const issuer = () => app.config.PUBLIC_BASE_URL;
   const errorPage = (reply: FastifyReply, status: number, message: string) =>
     sendPage(reply, status, page('Authorization failed', html`<p class="error" role="alert">${message}</p><p>Return to the app you came from and try again.</p>`));
 
@@ -117,7 +123,7 @@ export async function authorizeRoutes(app: FastifyInstance, { services }: { serv
         ),
       );
     }
-    const sites = await listSitesOfTeam(services.readModels, s.user.teamId, { sortBy: 'createdAt' });
+    const sites = await listSitesOfTeam(app.readModels, s.user.teamId, { sortBy: 'createdAt' });
     return sendPage(
       reply,
       status,
@@ -140,39 +146,39 @@ export async function authorizeRoutes(app: FastifyInstance, { services }: { serv
     );
   };
 
-  app.get('/oauth/authorize', async (request: FastifyRequest, reply) => {
-    const outcome = await validate(services, request.query);
+  app.get('/oauth/authorize', async function authorizationRequest(request: FastifyRequest, reply) {
+    const outcome = await validate(app, request.query);
     if (outcome.kind === 'page') return errorPage(reply, 400, outcome.message);
     if (outcome.kind === 'redirect') {
-      return reply.redirect(redirectTo(services, outcome.redirectUri, { error: outcome.error, error_description: outcome.description, state: outcome.state }), 303);
+      return reply.redirect(redirectTo(issuer(), outcome.redirectUri, { error: outcome.error, error_description: outcome.description, state: outcome.state }), 303);
     }
-    const session = await loadSession(services, request);
+    const session = await loadSession(app, request);
     if (!session) return reply.redirect(`/dashboard/sign-in?return_to=${encodeURIComponent(request.url)}`, 303);
     return consentPage(reply, session, outcome.request);
   });
 
-  app.post('/oauth/authorize', async (request: FastifyRequest, reply) => {
-    const session = await loadSession(services, request);
-    const body = request.body as Record<string, unknown> | undefined;
+  app.post('/oauth/authorize', async function authorizationDecision(request: FastifyRequest, reply) {
+    const session = await loadSession(app, request);
     if (!session) return errorPage(reply, 401, 'Your session has ended. Start again from the app.');
-    if (!csrfOk(session.csrf, body?.csrf)) return errorPage(reply, 403, "The form's CSRF token is missing or wrong. Start again from the app.");
-    const outcome = await validate(services, body);
+    const form = readForm(consentForm, request.body);
+    if (!csrfOk(session.csrf, form.csrf)) return errorPage(reply, 403, "The form's CSRF token is missing or wrong. Start again from the app.");
+    // The authorization request's own parameters are re-validated as the GET did (a repeated one is an error).
+    const outcome = await validate(app, request.body);
     if (outcome.kind === 'page') return errorPage(reply, 400, outcome.message);
     if (outcome.kind === 'redirect') {
-      return reply.redirect(redirectTo(services, outcome.redirectUri, { error: outcome.error, error_description: outcome.description, state: outcome.state }), 303);
+      return reply.redirect(redirectTo(issuer(), outcome.redirectUri, { error: outcome.error, error_description: outcome.description, state: outcome.state }), 303);
     }
     const r = outcome.request;
-    if (body?.decision === 'deny') {
-      return reply.redirect(redirectTo(services, r.redirectUri, { error: 'access_denied', error_description: 'The user denied the request.', state: r.state }), 303);
+    if (form.decision === 'deny') {
+      return reply.redirect(redirectTo(issuer(), r.redirectUri, { error: 'access_denied', error_description: 'The user denied the request.', state: r.state }), 303);
     }
-    if (body?.decision !== 'approve') return consentPage(reply, session, r, 'Choose Approve or Deny.', 400);
+    if (form.decision !== 'approve') return consentPage(reply, session, r, 'Choose Approve or Deny.', 400);
     if (!canApprove(session, r.client)) return consentPage(reply, session, r);
-    const raw = body.site_ids;
-    const picked = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).filter((x): x is string => typeof x === 'string');
-    const teamSites = await listSitesOfTeam(services.readModels, session.user.teamId);
+    const picked = form.site_ids;
+    const teamSites = await listSitesOfTeam(app.readModels, session.user.teamId);
     if (picked.length === 0) return consentPage(reply, session, r, 'Choose at least one site.', 400);
     if (!picked.every((id) => teamSites.some((s) => s.id === id))) return consentPage(reply, session, r, 'Choose sites of your team only.', 400);
-    const { code } = await giveConsent(services, {
+    const { code } = await giveConsent(app, {
       clientId: r.client.clientId,
       teamId: session.user.teamId,
       userId: session.user.id,
@@ -181,6 +187,6 @@ export async function authorizeRoutes(app: FastifyInstance, { services }: { serv
       redirectUri: r.redirectUri,
       codeChallenge: r.codeChallenge,
     });
-    return reply.redirect(redirectTo(services, r.redirectUri, { code, state: r.state }), 303);
+    return reply.redirect(redirectTo(issuer(), r.redirectUri, { code, state: r.state }), 303);
   });
 }

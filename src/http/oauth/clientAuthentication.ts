@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { clientSecretMatches, loadOAuthClient } from '../../commands/oauth.ts';
 import type { ActiveOAuthClient, TokenEndpointAuthMethod } from '../../domain/oauthClient.ts';
-import type { Services } from '../../services.ts';
+import type { CommandContext } from '../../commands/context.ts';
 import { OAuthError } from './errors.ts';
 
 export type Params = Record<string, string>;
@@ -40,7 +40,7 @@ function parseBasic(header: string): { clientId: string; secret: string } | null
 export type AuthenticatedClient = ActiveOAuthClient;
 
 /** Authenticates the client by exactly one method, which must be the one it registered. */
-export async function authenticateClient(services: Services, request: FastifyRequest, params: Params): Promise<AuthenticatedClient> {
+export async function authenticateClient(services: CommandContext, request: FastifyRequest, params: Params): Promise<AuthenticatedClient> {
   const header = request.headers.authorization;
   let method: TokenEndpointAuthMethod;
   let clientId: string | undefined;

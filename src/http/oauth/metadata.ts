@@ -1,11 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { TOKEN_ENDPOINT_AUTH_METHODS } from '../../domain/oauthClient.ts';
 import { SCOPES } from '../../domain/scopes.ts';
-import type { Services } from '../../services.ts';
 
 /** RFC 8414 metadata; the issuer is PUBLIC_BASE_URL, read per request. */
-export function authorizationServerMetadata(services: Services) {
-  const issuer = services.config.PUBLIC_BASE_URL;
+export function authorizationServerMetadata(issuer: string) {
   return {
     issuer,
     authorization_endpoint: `${issuer}/oauth/authorize`,
@@ -22,8 +20,11 @@ export function authorizationServerMetadata(services: Services) {
   };
 }
 
-export async function metadataRoutes(app: FastifyInstance, { services }: { services: Services }) {
-  app.get('/.well-known/oauth-authorization-server', async (_request, reply) =>
-    reply.header('cache-control', 'public, max-age=300').header('access-control-allow-origin', '*').send(authorizationServerMetadata(services)),
-  );
+export async function metadataRoutes(app: FastifyInstance) {
+  app.get('/.well-known/oauth-authorization-server', async function authorizationServerMetadataRoute(_request, reply) {
+    return reply
+      .header('cache-control', 'public, max-age=300')
+      .header('access-control-allow-origin', '*')
+      .send(authorizationServerMetadata(app.config.PUBLIC_BASE_URL));
+  });
 }

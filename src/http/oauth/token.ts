@@ -4,15 +4,14 @@ import { OAuthGrantRuleError } from '../../domain/oauthGrant.ts';
 import { isScope } from '../../domain/scopes.ts';
 import { sha256Hex } from '../../commands/credentials.ts';
 import { getOAuthTokenByHash } from '../../readModels/oauthTokens.ts';
-import type { Services } from '../../services.ts';
-import type { WaitForWrite } from '../schemas.ts';
 import { authenticateClient, readParams } from './clientAuthentication.ts';
 import { NO_STORE, OAuthError } from './errors.ts';
 
 /** RFC 7636 §4.1: 43 to 128 unreserved characters. */
 const CODE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 
-function require(params: Record<string, string>, name: string): string {
+/** A parameter the grant cannot do without: missing is invalid_request. */
+function requiredParam(params: Record<string, string>, name: string): string {
   const value = params[name];
   if (value === undefined) throw new OAuthError('invalid_request', `Missing parameter ${name}.`);
   return value;
@@ -23,49 +22,49 @@ function asOAuthError(error: unknown): unknown {
 }
 
 /** POST /oauth/token (RFC 6749 §3.2, OAuth 2.1) and POST /oauth/revoke (RFC 7009). */
-export async function tokenRoutes(app: FastifyInstance, { services, waitForWrite }: { services: Services; waitForWrite: WaitForWrite }) {
-  app.post('/oauth/token', async (request, reply) => {
+export async function tokenRoutes(app: FastifyInstance) {
+  app.post('/oauth/token', async function tokenEndpoint(request, reply) {
     const params = readParams(request.body);
     const grantType = params.grant_type;
     if (!grantType) throw new OAuthError('invalid_request', 'Missing parameter grant_type.');
     if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
       // Authenticate first: an unauthenticated caller learns nothing but invalid_client.
-      await authenticateClient(services, request, params);
+      await authenticateClient(app, request, params);
       throw new OAuthError('unsupported_grant_type', `grant_type ${grantType} is not supported.`);
     }
-    const client = await authenticateClient(services, request, params);
+    const client = await authenticateClient(app, request, params);
     try {
       if (grantType === 'authorization_code') {
-        const code = require(params, 'code');
-        const redirectUri = require(params, 'redirect_uri');
-        const codeVerifier = require(params, 'code_verifier');
+        const code = requiredParam(params, 'code');
+        const redirectUri = requiredParam(params, 'redirect_uri');
+        const codeVerifier = requiredParam(params, 'code_verifier');
         if (!CODE_VERIFIER.test(codeVerifier)) throw new OAuthError('invalid_grant', 'code_verifier must be 43 to 128 unreserved characters.');
-        const { response, position } = await redeemAuthorizationCode(services, { code, clientId: client.clientId, redirectUri, codeVerifier });
-        await waitForWrite(position);
+        const { response, position } = await redeemAuthorizationCode(app, { code, clientId: client.clientId, redirectUri, codeVerifier });
+        await app.waitForWrite(position);
         return reply.status(200).headers(NO_STORE).send(response);
       }
-      const refreshToken = require(params, 'refresh_token');
+      const refreshToken = requiredParam(params, 'refresh_token');
       let scopes: string[] | null = null;
       if (params.scope !== undefined) {
         scopes = [...new Set(params.scope.split(' ').filter(Boolean))];
         const unknown = scopes.filter((s) => !isScope(s));
         if (scopes.length === 0 || unknown.length > 0) throw new OAuthError('invalid_scope', `Unknown scope ${unknown.join(' ')}.`);
       }
-      const { response, position } = await refreshAccessToken(services, { refreshToken, clientId: client.clientId, scopes });
-      await waitForWrite(position);
+      const { response, position } = await refreshAccessToken(app, { refreshToken, clientId: client.clientId, scopes });
+      await app.waitForWrite(position);
       return reply.status(200).headers(NO_STORE).send(response);
     } catch (error) {
       throw asOAuthError(error);
     }
   });
 
-  app.post('/oauth/revoke', async (request, reply) => {
+  app.post('/oauth/revoke', async function revocationEndpoint(request, reply) {
     const params = readParams(request.body);
-    const client = await authenticateClient(services, request, params);
-    const token = require(params, 'token');
-    const stored = ACCESS_TOKEN_SHAPE.test(token) ? await getOAuthTokenByHash(services.readModels, sha256Hex(token)) : null;
-    const { position } = await revokeToken(services, { token, clientId: client.clientId, stored });
-    await waitForWrite(position);
+    const client = await authenticateClient(app, request, params);
+    const token = requiredParam(params, 'token');
+    const stored = ACCESS_TOKEN_SHAPE.test(token) ? await getOAuthTokenByHash(app.readModels, sha256Hex(token)) : null;
+    const { position } = await revokeToken(app, { token, clientId: client.clientId, stored });
+    await app.waitForWrite(position);
     return reply.status(200).headers(NO_STORE).send();
   });
 }

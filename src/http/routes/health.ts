@@ -1,26 +1,30 @@
+import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Services } from '../../services.ts';
 
-export const healthRoutes: FastifyPluginAsyncZod<{ services: Services }> = async (app, { services }) => {
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+const plugin: FastifyPluginAsyncZod = async (app) => {
+  app.get('/healthz', { schema: { hide: true } }, async function healthz() {
+    return { status: 'ok' };
+  });
 
-  /** Ready when both stores answer and every projection has applied the whole log. */
   app.get(
     '/readyz',
     { schema: { hide: true, response: { 200: z.object({ status: z.literal('ready') }), 503: z.object({ status: z.literal('not_ready'), reason: z.string() }) } } },
-    async (_request, reply) => {
+    /** Ready when both stores answer and every projection has applied the whole log. */
+    async function readyz(_request, reply) {
       try {
-        await services.events.ping();
-        await services.readModels.ping();
+        await app.events.ping();
+        await app.readModels.ping();
       } catch (error) {
         return reply.status(503).send({ status: 'not_ready' as const, reason: `store unreachable: ${(error as Error).message}` });
       }
-      await services.projections.refresh();
-      const head = await services.events.headPosition();
-      const at = services.projections.position;
+      await app.projections.refresh();
+      const head = await app.events.headPosition();
+      const at = app.projections.position;
       if (at < head) return reply.status(503).send({ status: 'not_ready' as const, reason: `projections at ${at}, log at ${head}` });
       return { status: 'ready' as const };
     },
   );
 };
+
+export const healthRoutes = fp(plugin, { name: 'health-routes', dependencies: ['services'], encapsulate: true });

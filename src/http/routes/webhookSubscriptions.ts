@@ -1,4 +1,5 @@
 import type { BlockList } from 'node:net';
+import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { createSubscription, deleteSubscription } from '../../commands/webhookSubscriptions.ts';
@@ -7,8 +8,7 @@ import { notFound, subscriptionLimitReached, unauthorized, validationError } fro
 import { undoIfClientDeleted } from '../../commands/oauth.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../domain/eventCatalog.ts';
 import { listSubscriptionsForSite, subscriptionDocOf } from '../../readModels/webhookSubscriptions.ts';
-import type { Services } from '../../services.ts';
-import { type WaitForWrite, errors, siteParams } from '../schemas.ts';
+import { errors, siteParams } from '../schemas.ts';
 
 const isoTimestamp = z.string().meta({ format: 'date-time' });
 
@@ -40,11 +40,7 @@ const createBody = z.object({
 
 const ID_SHAPE = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
-export const webhookSubscriptionRoutes: FastifyPluginAsyncZod<{
-  services: Services;
-  waitForWrite: WaitForWrite;
-  allowedRanges: BlockList;
-}> = async (app, { services, waitForWrite, allowedRanges }) => {
+const plugin: FastifyPluginAsyncZod<{ allowedRanges: BlockList }> = async (app, { allowedRanges }) => {
   const path = '/api/v1/sites/:siteId/outreach/webhooks';
 
   app.post(
@@ -59,15 +55,15 @@ export const webhookSubscriptionRoutes: FastifyPluginAsyncZod<{
         response: { 201: z.object({ subscription: createdSubscription, secret: z.string() }), ...errors(400, 401, 403, 404, 409, 429) },
       },
     },
-    async (request, reply) => {
+    async function createSubscriptionRoute(request, reply) {
       const problem = webhookUrlProblem(request.body.url, allowedRanges);
       if (problem) throw validationError(problem);
       // WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE, counted in the read model: concurrent creations may pass it by a few.
-      const limit = services.config.WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE;
-      const existing = await services.readModels.find('webhookSubscriptions', { site_id: request.site!.id }, { limit });
+      const limit = app.config.WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE;
+      const existing = await listSubscriptionsForSite(app.readModels, request.site!.id);
       if (existing.length >= limit) throw subscriptionLimitReached(limit);
       const credential = request.credential!;
-      const { subscriptionId, created, secret, position } = await createSubscription(services, {
+      const { subscriptionId, created, secret, position } = await createSubscription(app, {
         teamId: credential.teamId,
         siteId: request.site!.id,
         label: request.body.label,
@@ -75,10 +71,10 @@ export const webhookSubscriptionRoutes: FastifyPluginAsyncZod<{
         eventTypes: request.body.eventTypes,
         createdByOauthClientId: credential.oauthClientId,
       });
-      if (credential.oauthClientId && (await undoIfClientDeleted(services, { id: subscriptionId, siteId: created.siteId, clientId: credential.oauthClientId }))) {
+      if (credential.oauthClientId && (await undoIfClientDeleted(app, { id: subscriptionId, siteId: created.siteId, clientId: credential.oauthClientId }))) {
         throw unauthorized('The OAuth client behind this token was deleted.');
       }
-      await waitForWrite(position);
+      await app.waitForWrite(position);
       return reply.status(201).send({ subscription: subscriptionDocOf(created), secret });
     },
   );
@@ -94,8 +90,8 @@ export const webhookSubscriptionRoutes: FastifyPluginAsyncZod<{
         response: { 200: z.object({ subscriptions: z.array(listedSubscription) }), ...errors(401, 403, 404) },
       },
     },
-    async (request) => {
-      const docs = await listSubscriptionsForSite(services.readModels, request.site!.id, { sortBy: 'id' });
+    async function listSubscriptionsRoute(request) {
+      const docs = await listSubscriptionsForSite(app.readModels, request.site!.id, { sortBy: 'id' });
       return { subscriptions: docs.map(({ team_id: _t, site_id: _s, updated_at: _u, ...listed }) => listed as z.infer<typeof listedSubscription>) };
     },
   );
@@ -111,12 +107,18 @@ export const webhookSubscriptionRoutes: FastifyPluginAsyncZod<{
         response: { 200: z.object({ success: z.literal(true) }), ...errors(401, 403, 404) },
       },
     },
-    async (request) => {
+    async function deleteSubscriptionRoute(request) {
       const { id } = request.params;
       if (!ID_SHAPE.test(id)) throw notFound('Webhook subscription not found.');
-      const { position } = await deleteSubscription(services, { siteId: request.site!.id, subscriptionId: id });
-      await waitForWrite(position);
+      const { position } = await deleteSubscription(app, { siteId: request.site!.id, subscriptionId: id });
+      await app.waitForWrite(position);
       return { success: true as const };
     },
   );
 };
+
+export const webhookSubscriptionRoutes = fp(plugin, {
+  name: 'webhook-subscription-routes',
+  dependencies: ['services', 'read-your-writes', 'authenticate'],
+  encapsulate: true,
+});

@@ -5,7 +5,7 @@ import type { RecordedEvent } from '../../ports/eventStore.ts';
 import type { Mailer } from '../../ports/mailer.ts';
 import type { Document } from '../../ports/readModelStore.ts';
 import type { Triage } from '../../ports/triage.ts';
-import { sleep } from '../../ports/catchUpSubscription.ts';
+import { sleep } from '../../lib/sleep.ts';
 import type { AgentDeps } from './agentDeps.ts';
 import { loadDispatchFacts } from './dispatchFacts.ts';
 import { type PendingReplyRef, ReplySender, type SendPolicy } from './replySender.ts';

@@ -3,7 +3,7 @@ import type { OutreachEvent } from '../../domain/outreachEvents.ts';
 import { WEBHOOK_TYPE_OF } from '../../domain/outreachEvents.ts';
 import { type DeliveryScheduledData, buildEnvelope, deliveriesStream, isOutreachEventType, pendingFrom } from '../../domain/webhookDelivery.ts';
 import type { SubscriptionFields } from '../../domain/webhookSubscription.ts';
-import { sleep } from '../../ports/catchUpSubscription.ts';
+import { sleep } from '../../lib/sleep.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { EventStore, RecordedEvent } from '../../ports/eventStore.ts';
 import type { ReadModelStore } from '../../ports/readModelStore.ts';

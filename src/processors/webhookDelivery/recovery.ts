@@ -1,5 +1,5 @@
 import { isOrphaned } from '../../domain/webhookDelivery.ts';
-import { sleep } from '../../ports/catchUpSubscription.ts';
+import { sleep } from '../../lib/sleep.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { ReadModelStore } from '../../ports/readModelStore.ts';
 import { listPendingDeliveries } from '../../readModels/webhookDeliveries.ts';

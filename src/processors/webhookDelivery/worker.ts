@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import type { Config } from '../../config.ts';
 import { parseAllowedRanges } from '../../domain/destination.ts';
 import type { RetryPolicy } from '../../domain/webhookDelivery.ts';
-import { sleep } from '../../ports/catchUpSubscription.ts';
+import { sleep } from '../../lib/sleep.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { EventStore } from '../../ports/eventStore.ts';
 import type { ReadModelStore } from '../../ports/readModelStore.ts';

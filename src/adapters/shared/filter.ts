@@ -1,4 +1,4 @@
-import type { Document, Filter } from './readModelStore.ts';
+import type { Document, Filter } from '../../ports/readModelStore.ts';
 
 /** Equality match on top-level fields, shared by the in-memory paths of every adapter. */
 export function matches(doc: Document, filter: Filter): boolean {

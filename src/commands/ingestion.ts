@@ -1,6 +1,6 @@
 import { OUTREACH_AGENT_PLANS, agentsDecider, agentsStream, settingsOf } from '../domain/agents.ts';
 import { decideAiPause } from '../domain/aiPause.ts';
-import { ServiceError, idempotencyKeyReused, rateLimited, serviceUnavailable, siteNotLicensed } from '../domain/errors.ts';
+import { ServiceError, idempotencyKeyReused, paymentRequired, rateLimited, serviceUnavailable, siteNotLicensed } from '../domain/errors.ts';
 import {
   type Extraction,
   type InboundMessage,
@@ -131,17 +131,17 @@ export async function ingestMessage(ctx: IngestMessageContext, input: IngestMess
 }
 
 /**
- * 402 when extraction is asked for and the team (as its stream says) or the site is not in good
- * standing; 403 for an unlicensed site otherwise.
+ * PAYMENT_REQUIRED (402) when extraction is asked for and the team (as its stream says) or the site
+ * is not in good standing; SITE_NOT_LICENSED (403) for an unlicensed site otherwise.
  */
 async function billingGate(ctx: IngestMessageContext, input: IngestMessageInput): Promise<void> {
   const { site } = input;
   if (input.runExtraction) {
     const { state: team } = await aggregateStream(ctx.events, teamStream(site.teamId), teamDecider);
-    if (team.status !== 'exists' || team.billingStatus !== 'healthy') throw siteNotLicensed(402, "The team's subscription is not in good standing.");
-    if (!site.licensed) throw siteNotLicensed(402, 'The site has no active licence.');
+    if (team.status !== 'exists' || team.billingStatus !== 'healthy') throw paymentRequired("The team's subscription is not in good standing.");
+    if (!site.licensed) throw paymentRequired('The site has no active licence.');
   } else if (!site.licensed) {
-    throw siteNotLicensed(403);
+    throw siteNotLicensed();
   }
 }
 

@@ -1,4 +1,4 @@
-import type { FastifyReply } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 
 /** Markup that is already safe; everything else interpolated into `html` is escaped. */
 export class SafeHtml {
@@ -61,4 +61,11 @@ export function sendPage(reply: FastifyReply, status: number, document: string) 
       'x-content-type-options': 'nosniff',
     })
     .send(document);
+}
+
+/** The error handler of the browser-facing scopes (dashboard, consent screen): a page, never JSON. */
+export function sendErrorPage(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const status = error.statusCode && error.statusCode < 500 ? error.statusCode : 500;
+  if (status >= 500) request.log.error({ err: error }, 'dashboard request failed');
+  return sendPage(reply, status, page('Something went wrong', html`<p class="error" role="alert">${status >= 500 ? 'The server failed to handle the request.' : error.message}</p>`));
 }

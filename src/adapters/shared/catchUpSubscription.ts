@@ -1,4 +1,5 @@
-import type { EventStore, RecordedEvent, SubscribeOptions } from './eventStore.ts';
+import type { EventStore, RecordedEvent, SubscribeOptions } from '../../ports/eventStore.ts';
+import { sleep } from '../../lib/sleep.ts';
 
 export type PollingSource = Pick<EventStore, 'readAll' | 'waitForNew'>;
 
@@ -38,17 +39,4 @@ export async function* catchUpSubscription(source: PollingSource, options: Subsc
       }
     }
   }
-}
-
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }

@@ -1,11 +1,11 @@
+import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ingestMessage } from '../../commands/ingestMessage.ts';
+import { ingestMessage } from '../../commands/ingestion.ts';
 import { SKIP_REASONS } from '../../domain/aiPause.ts';
 import { ServiceError } from '../../domain/errors.ts';
 import { IDEMPOTENCY_KEY_SHAPE } from '../../domain/ingestion.ts';
-import type { Services } from '../../services.ts';
-import { type WaitForWrite, errors, siteParams } from '../schemas.ts';
+import { errors, siteParams } from '../schemas.ts';
 
 /** RFC 5322 caps a header line at 998 characters; References chains may fold over many lines. */
 const headerValue = (max: number) => z.string().max(max).nullable().optional();
@@ -49,14 +49,11 @@ export function idempotencyScope(credential: { kind: string; id: string; teamId:
   return `${credential.kind}:${credential.id}`;
 }
 
-export const inboxMessageRoutes: FastifyPluginAsyncZod<{ services: Services; waitForWrite: WaitForWrite }> = async (
-  app,
-  { services, waitForWrite },
-) => {
+const plugin: FastifyPluginAsyncZod = async (app) => {
   app.post(
     '/api/v1/sites/:siteId/outreach/inbox/messages',
     {
-      bodyLimit: services.config.INGESTION_BODY_LIMIT_BYTES,
+      bodyLimit: app.config.INGESTION_BODY_LIMIT_BYTES,
       config: { access: { scope: 'inbox:write', site: true, licence: 'route' } },
       schema: {
         summary: 'Ingest a forwarded-style message into the Outreach Agent inbox',
@@ -67,16 +64,16 @@ export const inboxMessageRoutes: FastifyPluginAsyncZod<{ services: Services; wai
         response: { 201: ingestionResult, 200: ingestionResult, ...errors(400, 401, 402, 403, 404, 429, 503) },
       },
     },
-    async (request, reply) => {
+    async function ingestMessageRoute(request, reply) {
       const credential = request.credential!;
       const logCause = (error: unknown) => {
         // A 503 hides its cause from the client; the operator sees it (never the body or credentials).
-        if (error instanceof ServiceError && error.status === 503 && error.cause) request.log.error({ err: error.cause }, 'ingestion not recorded');
+        if (error instanceof ServiceError && error.code === 'SERVICE_UNAVAILABLE' && error.cause) request.log.error({ err: error.cause }, 'ingestion not recorded');
         throw error;
       };
       const key = request.headers['idempotency-key'];
       const b = request.body;
-      const outcome = await ingestMessage(services, {
+      const outcome = await ingestMessage(app, {
         site: request.site!,
         idempotency: key ? { scope: idempotencyScope(credential), key } : null,
         channel: 'api',
@@ -92,8 +89,14 @@ export const inboxMessageRoutes: FastifyPluginAsyncZod<{ services: Services; wai
           references: b.references ?? null,
         },
       }).catch(logCause);
-      await waitForWrite(outcome.position);
+      await app.waitForWrite(outcome.position);
       return reply.status(outcome.status).send(outcome.body);
     },
   );
 };
+
+export const ingestionRoutes = fp(plugin, {
+  name: 'ingestion-routes',
+  dependencies: ['services', 'ingestion-ports', 'read-your-writes', 'authenticate'],
+  encapsulate: true,
+});

@@ -5,7 +5,8 @@ import { constantTimeEqual } from '../../commands/oauth.ts';
 import type { Clock } from '../../ports/clock.ts';
 import { getDashboardSession } from '../../readModels/dashboardSessions.ts';
 import { type UserDoc, getUser } from '../../readModels/users.ts';
-import type { Services } from '../../services.ts';
+import type { Config } from '../../config.ts';
+import type { ReadModelStore } from '../../ports/readModelStore.ts';
 
 export interface SignedIn {
   sessionId: string;
@@ -14,18 +15,25 @@ export interface SignedIn {
   csrf: string;
 }
 
-const secure = (services: Services) => services.config.PUBLIC_BASE_URL.startsWith('https:');
+/** What sessions and their cookies read: the issuer (read per request: a test may change it after start), the read models, the clock. */
+export interface SessionPorts {
+  config: Pick<Config, 'PUBLIC_BASE_URL'>;
+  readModels: ReadModelStore;
+  clock: Clock;
+}
+
+const secure = (services: Pick<SessionPorts, 'config'>) => services.config.PUBLIC_BASE_URL.startsWith('https:');
 /** `__Host-` pins the cookie to this host and path / when it is Secure. */
-export const sessionCookieName = (services: Services) => (secure(services) ? '__Host-svc_session' : 'svc_session');
-export const signInCsrfCookieName = (services: Services) => (secure(services) ? '__Host-svc_signin' : 'svc_signin');
+export const sessionCookieName = (services: Pick<SessionPorts, 'config'>) => (secure(services) ? '__Host-svc_session' : 'svc_session');
+export const signInCsrfCookieName = (services: Pick<SessionPorts, 'config'>) => (secure(services) ? '__Host-svc_signin' : 'svc_signin');
 
 export const csrfFor = (sessionToken: string) => createHmac('sha256', sessionToken).update('dashboard-csrf').digest('base64url');
 
-export function cookieOptions(services: Services, maxAgeSeconds?: number) {
+export function cookieOptions(services: Pick<SessionPorts, 'config'>, maxAgeSeconds?: number) {
   return { path: '/', httpOnly: true, sameSite: 'lax' as const, secure: secure(services), ...(maxAgeSeconds !== undefined ? { maxAge: maxAgeSeconds } : {}) };
 }
 
-export async function loadSession(services: Services, request: FastifyRequest): Promise<SignedIn | null> {
+export async function loadSession(services: SessionPorts, request: FastifyRequest): Promise<SignedIn | null> {
   const token = request.cookies[sessionCookieName(services)];
   if (!token || token.length > 200) return null;
   const session = await getDashboardSession(services.readModels, sha256Hex(token));
@@ -40,7 +48,7 @@ export function csrfOk(expected: string, presented: unknown): boolean {
 }
 
 /** Double-submit token for the sign-in form (there is no session yet to bind it to). */
-export function issueSignInCsrf(services: Services, reply: FastifyReply): string {
+export function issueSignInCsrf(services: Pick<SessionPorts, 'config'>, reply: FastifyReply): string {
   const token = randomBytes(24).toString('base64url');
   reply.setCookie(signInCsrfCookieName(services), token, cookieOptions(services, 3600));
   return token;

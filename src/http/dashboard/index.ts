@@ -1,0 +1,16 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { sendErrorPage } from '../web/html.ts';
+import { formsAndCookies } from '../web/formsAndCookies.ts';
+import { dashboardPages } from './pages.ts';
+import { signInRoutes } from './signIn.ts';
+
+/** The dashboard (sign-in, OAuth apps, API keys, webhook subscriptions) in its own encapsulated scope. */
+async function dashboardPlugin(app: FastifyInstance) {
+  await formsAndCookies(app);
+  app.setErrorHandler(sendErrorPage);
+  await app.register(signInRoutes);
+  await app.register(dashboardPages);
+}
+
+export const dashboard = fp(dashboardPlugin, { name: 'dashboard', dependencies: ['services', 'read-your-writes'], encapsulate: true });

@@ -1,0 +1,11 @@
+import cookie from '@fastify/cookie';
+import formbody from '@fastify/formbody';
+import type { FastifyInstance } from 'fastify';
+
+const FORM_LIMIT = 64 * 1024;
+
+/** Form bodies and cookies for a browser-facing scope; the JSON API never accepts either. */
+export async function formsAndCookies(app: FastifyInstance): Promise<void> {
+  if (!app.hasRequestDecorator('cookies')) await app.register(cookie);
+  await app.register(formbody, { bodyLimit: FORM_LIMIT });
+}
