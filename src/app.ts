@@ -25,6 +25,9 @@ export interface AppOptions {
   bodyLimit?: number;
 }
 
+/** How long an unknown API key waits for the read models to reach the store's head before 401. */
+const CREDENTIAL_CATCH_UP_MS = 1_000;
+
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 /** The whole HTTP application as one plugin; `server.ts` only listens. */
@@ -62,7 +65,10 @@ export const app = fp(
     await fastify.register(authenticate, {
       loadSite: (siteId: string) => getSite(fastify.readModels, siteId),
     });
-    fastify.credentialResolvers.push(apiKeyResolver(fastify, (error) => fastify.log.warn({ err: error }, 'recording API key use failed')));
+    const catchUp = async () => {
+      await fastify.projections.waitFor(await fastify.events.headPosition(), CREDENTIAL_CATCH_UP_MS);
+    };
+    fastify.credentialResolvers.push(apiKeyResolver(fastify, (error) => fastify.log.warn({ err: error }, 'recording API key use failed'), catchUp));
     fastify.credentialResolvers.push(oauthAccessTokenResolver(fastify));
     // The write rate tier (60/min/team by default) on every /api/v1 write route; runs after authentication.
     await fastify.register(writeRateLimit, { limit: fastify.config.WRITE_RATE_LIMIT_PER_MINUTE });
