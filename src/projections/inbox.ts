@@ -27,7 +27,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 /** The Outreach Agent's inbox: conversations, their messages, opportunities and pending dispatches. */
 export const inboxProjection: Projection = {
   name: 'inbox',
-  version: 2,
+  version: 3,
   collections: [CONVERSATIONS, OPPORTUNITIES, MESSAGES, MESSAGE_THREADS, AGENT_DISPATCHES],
   canHandle: handles(['ConversationOpened', 'MessageIngested', 'AgentDispatchRequested', ...CONVERSATION_EVENT_TYPES]),
   async handle(recorded, w) {
@@ -50,6 +50,7 @@ export const inboxProjection: Projection = {
           skipReason: d.skipReason,
           messageCount: 0,
           lastMessageAt: iso(d.occurredAt),
+          updatedAt: iso(d.occurredAt),
           createdAt: iso(d.occurredAt),
           handledBy: 'agent',
           lastTriage: null,
@@ -109,6 +110,7 @@ export const inboxProjection: Projection = {
               ...conversation,
               messageCount: conversation.messageCount + 1,
               lastMessageAt: iso(d.occurredAt),
+              updatedAt: iso(d.occurredAt),
               aiPaused: d.aiPaused,
               skipReason: d.skipReason,
             });

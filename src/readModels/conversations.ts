@@ -26,6 +26,8 @@ export interface ConversationDoc {
   /** Every status change, oldest first. */
   statusHistory?: Array<{ from: string; to: string; by: string; outcome: string | null; at: string }>;
   lastMessageAt: string;
+  /** When anything about it last changed: a message, a status, a triage, a take-over. */
+  updatedAt: string;
   createdAt: string;
 }
 
