@@ -8,6 +8,7 @@ import { OPPORTUNITIES, type OpportunityDoc } from '../readModels/opportunities.
 import { applyConversationEvent } from './conversationLifecycle.ts';
 import { type Projection, handles } from './projection.ts';
 import type { ConversationEvent } from '../domain/conversation.ts';
+import { normaliseEmail } from '../domain/email.ts';
 
 const CONVERSATION_EVENT_TYPES = [
   'ConversationReopened',
@@ -44,6 +45,7 @@ export const inboxProjection: Projection = {
           entrySource: d.entrySource,
           status: d.status,
           contactEmail: d.contactEmail,
+          contactEmailKey: normaliseEmail(d.contactEmail),
           contactName: d.contactName,
           subject: d.subject,
           aiPaused: d.aiPaused,

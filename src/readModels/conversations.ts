@@ -14,6 +14,8 @@ export interface ConversationDoc {
   entrySource: EntrySource;
   status: string;
   contactEmail: string;
+  /** `contactEmail` normalised (lower case), what the API's contactEmail filter matches. */
+  contactEmailKey?: string;
   contactName: string | null;
   subject: string;
   aiPaused: boolean;
@@ -50,7 +52,7 @@ export function listConversationsPage(store: ReadModelStore, siteId: string, fil
   if (filters.status !== undefined) filter.status = filters.status;
   if (filters.unread !== undefined) filter.unread = filters.unread;
   if (filters.aiPaused !== undefined) filter.aiPaused = filters.aiPaused;
-  if (filters.contactEmail !== undefined) filter.contactEmail = filters.contactEmail;
+  if (filters.contactEmail !== undefined) filter.contactEmailKey = filters.contactEmail;
   const ranges: PageQuery['ranges'] = {};
   if (filters.createdAfter !== undefined || filters.createdBefore !== undefined) ranges.createdAt = { gt: filters.createdAfter, lt: filters.createdBefore };
   if (filters.updatedAfter !== undefined || filters.updatedBefore !== undefined) ranges.updatedAt = { gt: filters.updatedAfter, lt: filters.updatedBefore };

@@ -53,10 +53,10 @@ export const opportunityObject = z.object({
   siteId: z.string(),
   conversationId: z.string(),
   entrySource: z.enum(ENTRY_SOURCES),
-  targetUrl: z.string().meta({ description: 'the page the prospect wants a link on; empty for a stub' }),
+  targetUrl: z.string().meta({ description: 'the URL the prospect wants linked; empty for a stub' }),
   anchorText: z.string().nullable(),
   suggestedSentence: z.string().nullable(),
-  sourceUrl: z.string().nullable().meta({ description: 'the URL the prospect wants linked' }),
+  sourceUrl: z.string().nullable().meta({ description: 'the page of the site the link would go on' }),
   stub: z.boolean().meta({ description: 'true when no ask was extracted' }),
   createdAt: isoTimestamp,
 });
