@@ -13,6 +13,9 @@ import { installErrorHandling } from './http/errorHandler.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { webhookSubscriptionRoutes } from './http/routes/webhookSubscriptions.ts';
 import { ingestionRoutes } from './http/routes/ingestion.ts';
+import { conversationRoutes } from './http/routes/conversations.ts';
+import { opportunityRoutes } from './http/routes/opportunities.ts';
+import { suppressionRoutes } from './http/routes/suppressions.ts';
 import { writeRateLimit } from './http/writeRateLimit.ts';
 import { readYourWrites } from './http/readYourWrites.ts';
 import { ingestionPortsPlugin } from './ingestionPorts.ts';
@@ -78,6 +81,9 @@ export const app = fp(
     await fastify.register(oauth);
     await fastify.register(dashboard);
     await fastify.register(ingestionRoutes);
+    await fastify.register(conversationRoutes);
+    await fastify.register(opportunityRoutes);
+    await fastify.register(suppressionRoutes);
     await fastify.register(webhookSubscriptionRoutes, {
       allowedRanges: parseAllowedRanges(fastify.config.WEBHOOK_ALLOWED_RANGES),
     });

@@ -16,7 +16,8 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export async function applyConversationEvent(event: ConversationEvent, w: ProjectionWriter): Promise<void> {
   const d = event.data;
   const conversation = await w.get<ConversationDoc>(CONVERSATIONS, d.conversationId);
-  const putConversation = (changes: Partial<ConversationDoc>) => (conversation ? w.put(CONVERSATIONS, { ...conversation, ...changes }) : Promise.resolve());
+  const putConversation = (changes: Partial<ConversationDoc>) =>
+    conversation ? w.put(CONVERSATIONS, { ...conversation, ...changes, updatedAt: iso(d.occurredAt) }) : Promise.resolve();
   const history = conversation?.statusHistory ?? [];
   switch (event.type) {
     case 'AgentTriaged':

@@ -8,6 +8,7 @@ import { OPPORTUNITIES, type OpportunityDoc } from '../readModels/opportunities.
 import { applyConversationEvent } from './conversationLifecycle.ts';
 import { type Projection, handles } from './projection.ts';
 import type { ConversationEvent } from '../domain/conversation.ts';
+import { normaliseEmail } from '../domain/email.ts';
 
 const CONVERSATION_EVENT_TYPES = [
   'ConversationReopened',
@@ -27,7 +28,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 /** The Outreach Agent's inbox: conversations, their messages, opportunities and pending dispatches. */
 export const inboxProjection: Projection = {
   name: 'inbox',
-  version: 2,
+  version: 3,
   collections: [CONVERSATIONS, OPPORTUNITIES, MESSAGES, MESSAGE_THREADS, AGENT_DISPATCHES],
   canHandle: handles(['ConversationOpened', 'MessageIngested', 'AgentDispatchRequested', ...CONVERSATION_EVENT_TYPES]),
   async handle(recorded, w) {
@@ -44,12 +45,14 @@ export const inboxProjection: Projection = {
           entrySource: d.entrySource,
           status: d.status,
           contactEmail: d.contactEmail,
+          contactEmailKey: normaliseEmail(d.contactEmail),
           contactName: d.contactName,
           subject: d.subject,
           aiPaused: d.aiPaused,
           skipReason: d.skipReason,
           messageCount: 0,
           lastMessageAt: iso(d.occurredAt),
+          updatedAt: iso(d.occurredAt),
           createdAt: iso(d.occurredAt),
           handledBy: 'agent',
           lastTriage: null,
@@ -109,6 +112,7 @@ export const inboxProjection: Projection = {
               ...conversation,
               messageCount: conversation.messageCount + 1,
               lastMessageAt: iso(d.occurredAt),
+              updatedAt: iso(d.occurredAt),
               aiPaused: d.aiPaused,
               skipReason: d.skipReason,
             });
