@@ -19,6 +19,8 @@ const CONVERSATION_EVENT_TYPES = [
   'ConversationStatusChanged',
   'ConversationTakenOver',
   'ConversationHandedBack',
+  'ConversationMarkedRead',
+  'ConversationMarkedUnread',
 ] as const satisfies readonly ConversationEvent['type'][];
 const CONVERSATION_EVENTS = new Set<string>(CONVERSATION_EVENT_TYPES);
 
@@ -27,7 +29,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 /** The Outreach Agent's inbox: conversations, their messages, opportunities and pending dispatches. */
 export const inboxProjection: Projection = {
   name: 'inbox',
-  version: 2,
+  version: 3,
   collections: [CONVERSATIONS, OPPORTUNITIES, MESSAGES, MESSAGE_THREADS, AGENT_DISPATCHES],
   canHandle: handles(['ConversationOpened', 'MessageIngested', 'AgentDispatchRequested', ...CONVERSATION_EVENT_TYPES]),
   async handle(recorded, w) {
@@ -54,6 +56,8 @@ export const inboxProjection: Projection = {
           handledBy: 'agent',
           lastTriage: null,
           statusHistory: [],
+          unread: false,
+          lastInboundMessageId: null,
         };
         const ask = d.ask ?? { targetUrl: '', anchorText: null, suggestedSentence: null, sourceUrl: null };
         const opportunity: OpportunityDoc = {
@@ -111,6 +115,8 @@ export const inboxProjection: Projection = {
               lastMessageAt: iso(d.occurredAt),
               aiPaused: d.aiPaused,
               skipReason: d.skipReason,
+              unread: true,
+              lastInboundMessageId: d.messageId,
             });
           }
         }
