@@ -13,6 +13,7 @@ import { installErrorHandling } from './http/errorHandler.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { webhookSubscriptionRoutes } from './http/routes/webhookSubscriptions.ts';
 import { ingestionRoutes } from './http/routes/ingestion.ts';
+import { conversationActionRoutes } from './http/routes/conversationActions.ts';
 import { writeRateLimit } from './http/writeRateLimit.ts';
 import { readYourWrites } from './http/readYourWrites.ts';
 import { ingestionPortsPlugin } from './ingestionPorts.ts';
@@ -72,6 +73,7 @@ export const app = fp(
     await fastify.register(oauth);
     await fastify.register(dashboard);
     await fastify.register(ingestionRoutes);
+    await fastify.register(conversationActionRoutes);
     await fastify.register(webhookSubscriptionRoutes, {
       allowedRanges: parseAllowedRanges(fastify.config.WEBHOOK_ALLOWED_RANGES),
     });
