@@ -19,7 +19,8 @@ import type { OutreachEventBase } from './outreachEvents.ts';
  *
  * Refused: the agent acting on a conversation that is not open or that a person has taken over,
  * and any status change while a reply is being sent (its outcome decides the status).
- * Asking for the status it already has is not an error: it records nothing.
+ * Asking for the status it already has is not an error: it records nothing. The same holds for
+ * take-over, hand-back and the read marks (see docs/conversationActions.md).
  */
 export const conversationStream = (conversationId: string) => `conversation-${conversationId}`;
 
