@@ -102,6 +102,14 @@ export async function applyConversationEvent(event: ConversationEvent, w: Projec
       return putConversation({ handledBy: 'human' });
     case 'ConversationHandedBack':
       return putConversation({ handledBy: 'agent' });
+    case 'ConversationMarkedRead': {
+      // Read up to an older message than the latest (one arrived meanwhile): still unread.
+      const latest = conversation?.lastInboundMessageId ?? null;
+      if (latest !== null && latest !== event.data.upToMessageId) return;
+      return putConversation({ unread: false });
+    }
+    case 'ConversationMarkedUnread':
+      return putConversation({ unread: true });
     case 'ReplySendAttempted':
       return;
     default: {

@@ -20,6 +20,8 @@ const CONVERSATION_EVENT_TYPES = [
   'ConversationStatusChanged',
   'ConversationTakenOver',
   'ConversationHandedBack',
+  'ConversationMarkedRead',
+  'ConversationMarkedUnread',
 ] as const satisfies readonly ConversationEvent['type'][];
 const CONVERSATION_EVENTS = new Set<string>(CONVERSATION_EVENT_TYPES);
 
@@ -28,7 +30,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 /** The Outreach Agent's inbox: conversations, their messages, opportunities and pending dispatches. */
 export const inboxProjection: Projection = {
   name: 'inbox',
-  version: 3,
+  version: 4,
   collections: [CONVERSATIONS, OPPORTUNITIES, MESSAGES, MESSAGE_THREADS, AGENT_DISPATCHES],
   canHandle: handles(['ConversationOpened', 'MessageIngested', 'AgentDispatchRequested', ...CONVERSATION_EVENT_TYPES]),
   async handle(recorded, w) {
@@ -57,6 +59,8 @@ export const inboxProjection: Projection = {
           handledBy: 'agent',
           lastTriage: null,
           statusHistory: [],
+          unread: false,
+          lastInboundMessageId: null,
         };
         const ask = d.ask ?? { targetUrl: '', anchorText: null, suggestedSentence: null, sourceUrl: null };
         const opportunity: OpportunityDoc = {
@@ -115,6 +119,8 @@ export const inboxProjection: Projection = {
               updatedAt: iso(d.occurredAt),
               aiPaused: d.aiPaused,
               skipReason: d.skipReason,
+              unread: true,
+              lastInboundMessageId: d.messageId,
             });
           }
         }

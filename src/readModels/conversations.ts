@@ -27,6 +27,10 @@ export interface ConversationDoc {
   lastTriage?: { outcome: string; classifier: string } | null;
   /** Every status change, oldest first. */
   statusHistory?: Array<{ from: string; to: string; by: string; outcome: string | null; at: string }>;
+  /** True once a prospect's message arrived that no one has marked read since; a reply of ours does not change it. */
+  unread?: boolean;
+  /** Our id of the latest inbound message: what a reply threads onto and what "read" means up to. */
+  lastInboundMessageId?: string | null;
   lastMessageAt: string;
   /** When anything about it last changed: a message, a status, a triage, a take-over. */
   updatedAt: string;
