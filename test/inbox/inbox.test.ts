@@ -67,7 +67,8 @@ t.test('filters: status, aiPaused, unread, contactEmail, created and updated ran
   // The agent is not active on this site: every conversation is paused.
   t.equal((await ids('conversations?aiPaused=true')).length, 2);
   t.same(await ids('conversations?aiPaused=false'), []);
-  t.same(await ids('conversations?unread=true'), [], 'no conversation is marked unread by this side');
+  t.equal((await ids('conversations?unread=true')).length, 2, 'a prospect\'s message leaves its conversation unread');
+  t.same(await ids('conversations?unread=false'), []);
   t.same(await ids(`conversations?createdBefore=${encodeURIComponent(first.createdAt)}`), []);
   t.same(await ids(`conversations?createdAfter=${encodeURIComponent(first.createdAt)}`).then((x: string[]) => x.length), 1);
   t.same(await ids(`conversations?updatedAfter=2000-01-01T00:00:00Z&updatedBefore=2100-01-01T00:00:00Z`).then((x: string[]) => x.length), 2);
