@@ -1,5 +1,5 @@
 /**
- * The contract every EventStore adapter honours. Run by test/eventstore.contract.test.ts on SQLite
+ * The contract every EventStore adapter honours. Run by test/contract/eventStore.test.ts on SQLite
  * always and on EventStoreDB when EVENTSTORE_URL is set. Stream names are unique per run, and checks
  * on the global log only look at this run's streams, so a shared server is fine.
  */

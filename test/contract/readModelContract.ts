@@ -1,5 +1,5 @@
 /**
- * The contract every ReadModelStore adapter honours. Run by test/readmodel.contract.test.ts on SQLite
+ * The contract every ReadModelStore adapter honours. Run by test/contract/readModel.test.ts on SQLite
  * always and on MongoDB when MONGODB_URL is set.
  */
 import type { Test } from 'tap';

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { changeSiteSettings, createSite } from '../../src/commands/tenancy.ts';
 import { createTenant, startTestApp } from '../helpers/testApp.ts';
-import { PITCH, eventsOfType, inboxUrl } from '../ingestion/helpers.ts';
+import { PITCH, eventsOfType, inboxUrl } from './helpers.ts';
 
 /**
  * An Idempotency-Key is scoped to the credential, and a replay must be the same request: the same

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { type TeamEvent, TeamRuleError, teamDecider } from '../../src/domain/team.ts';
 import { SiteRuleError } from '../../src/domain/site.ts';
-import { given } from '../helpers/givenWhenThen.ts';
+import { given } from './givenWhenThen.ts';
 
 // The helper itself must be able to fail, or every decider test above could pass vacuously.
 const now = '2026-01-15T12:00:00.000Z';

@@ -5,7 +5,7 @@ import { deliveriesStream } from '../../src/domain/webhookDelivery.ts';
 import { WebhookSender } from '../../src/processors/webhookDelivery/sender.ts';
 import { bearer, createTenant } from '../helpers/testApp.ts';
 import { webhooksPath } from '../helpers/http.ts';
-import { messageReceived, startHarness, startReceiver, testCertificate } from '../webhooks/helpers.ts';
+import { messageReceived, startHarness, startReceiver, testCertificate } from './helpers.ts';
 
 const TIMEOUT_MS = 2_000;
 // Timers and a loaded 2-core machine: how late an attempt may end past its bound.

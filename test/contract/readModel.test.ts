@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { SqliteReadModelStore } from '../src/adapters/sqlite/sqliteReadModelStore.ts';
-import type { ReadModelStore } from '../src/ports/readModelStore.ts';
-import { readModelContract } from './contract/readModelContract.ts';
-import { closer } from './contract/closer.ts';
+import { SqliteReadModelStore } from '../../src/adapters/sqlite/sqliteReadModelStore.ts';
+import type { ReadModelStore } from '../../src/ports/readModelStore.ts';
+import { readModelContract } from './readModelContract.ts';
+import { closer } from './closer.ts';
 
 await readModelContract(t, 'SqliteReadModelStore', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'readmodel-contract-'));
@@ -25,7 +25,7 @@ await readModelContract(t, 'SqliteReadModelStore', async () => {
 const url = process.env.MONGODB_URL;
 if (url) {
   const { MongoClient } = await import('mongodb');
-  const { MongoReadModelStore } = await import('../src/adapters/mongodb/mongoReadModelStore.ts');
+  const { MongoReadModelStore } = await import('../../src/adapters/mongodb/mongoReadModelStore.ts');
   const run = randomUUID().slice(0, 8);
   let counter = 0;
   await readModelContract(t, 'MongoReadModelStore', async () => {

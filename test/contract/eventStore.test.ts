@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { SqliteEventStore } from '../src/adapters/sqlite/sqliteEventStore.ts';
-import type { EventStore } from '../src/ports/eventStore.ts';
-import { eventStoreContract } from './contract/eventStoreContract.ts';
-import { closer } from './contract/closer.ts';
+import { SqliteEventStore } from '../../src/adapters/sqlite/sqliteEventStore.ts';
+import type { EventStore } from '../../src/ports/eventStore.ts';
+import { eventStoreContract } from './eventStoreContract.ts';
+import { closer } from './closer.ts';
 
 await eventStoreContract(t, 'SqliteEventStore', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'eventstore-contract-'));
@@ -24,7 +24,7 @@ await eventStoreContract(t, 'SqliteEventStore', async () => {
 
 const url = process.env.EVENTSTORE_URL;
 if (url) {
-  const { EsdbEventStore } = await import('../src/adapters/eventstoredb/esdbEventStore.ts');
+  const { EsdbEventStore } = await import('../../src/adapters/eventstoredb/esdbEventStore.ts');
   await eventStoreContract(t, 'EsdbEventStore', async () => {
     const stores = closer<EventStore>();
     return {
