@@ -9,6 +9,7 @@ import { WEBHOOK_EVENT_TYPES } from './eventCatalog.ts';
 import type { IngestionEvent } from './ingestion.ts';
 import { TOKEN_ENDPOINT_AUTH_METHODS, type OAuthClientEvent } from './oauthClient.ts';
 import type { OAuthGrantEvent } from './oauthGrant.ts';
+import type { OutreachEvent } from './outreachEvents.ts';
 import { SCOPES } from './scopes.ts';
 import { CHECK_FAILURE_REASONS, type SendingDomainVerificationEvent } from './sendingDomainVerification.ts';
 import { PLANS, type SiteEvent } from './site.ts';
@@ -314,6 +315,18 @@ export const conversationEventSchemas = schemasOf<ConversationEvent>()({
   }),
   ConversationTakenOver: z.object({ ...conversationBase, by: nullableStr }),
   ConversationHandedBack: z.object({ ...conversationBase, by: nullableStr }),
+});
+
+/**
+ * The webhook engine's view of the five outreach facts: only the fields an envelope needs, so it
+ * reads them from whichever stream they were appended to.
+ */
+export const outreachEventSchemas = schemasOf<OutreachEvent>()({
+  OpportunityCreated: ingestionEventSchemas.OpportunityCreated,
+  MessageReceived: ingestionEventSchemas.MessageReceived,
+  ReplySent: z.object({ ...conversationBase, messageId: str, mailProviderMessageId: str, triage: str, autoResolved: z.boolean(), sendOutcome: str }),
+  ConversationStatusChanged: z.object({ ...conversationBase, oldStatus: str, newStatus: terminalStatus, resolvedBy: str, resolutionOutcome: str }),
+  ContactSuppressed: suppressionEventSchemas.ContactSuppressed,
 });
 
 /** Every event the service stores. (OutreachEvent is not here: it is a view of some of these.) */

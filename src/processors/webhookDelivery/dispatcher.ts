@@ -1,9 +1,10 @@
 import type { WebhookEventType } from '../../domain/eventCatalog.ts';
 import type { OutreachEvent } from '../../domain/outreachEvents.ts';
 import { WEBHOOK_TYPE_OF } from '../../domain/outreachEvents.ts';
-import { type DeliveryScheduledData, buildEnvelope, deliveriesStream, isOutreachEventType, pendingFrom } from '../../domain/webhookDelivery.ts';
-import type { DomainEvent } from '../../domain/eventSchemas.ts';
-import { toDomainEvent } from '../../lib/parseEvent.ts';
+import { type DeliveryScheduledData, type WebhookDeliveryEvent, buildEnvelope, deliveriesStream, pendingFrom } from '../../domain/webhookDelivery.ts';
+import { type EventSchemas, outreachEventSchemas, webhookDeliveryEventSchemas, webhookSubscriptionEventSchemas } from '../../domain/eventSchemas.ts';
+import type { WebhookSubscriptionEvent } from '../../domain/webhookSubscription.ts';
+import { parseEvent } from '../../lib/parseEvent.ts';
 import { sleep } from '../../lib/sleep.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { EventStore } from '../../ports/eventStore.ts';
@@ -12,9 +13,13 @@ import type { DeliveryLedgers } from './deliveryLedger.ts';
 import type { Job, Scheduler } from './scheduler.ts';
 import { TARGETS, type TargetDoc, type Targets, fromDoc, targetOf, toDoc } from './targets.ts';
 
-const DISPATCHED_TYPES = new Set(['SubscriptionCreated', 'SubscriptionDeleted', 'SubscriptionAutoDisabled']);
-/** The stored events behind the webhook kinds; each is an OutreachEvent (its data may carry more). */
-const isOutreachEvent = (event: DomainEvent): event is Extract<DomainEvent, { type: OutreachEvent['type'] }> => isOutreachEventType(event.type);
+/** What the dispatcher follows: the subscriptions' lifecycle and the outreach facts it turns into deliveries. */
+type DispatchedEvent = WebhookSubscriptionEvent | Extract<WebhookDeliveryEvent, { type: 'SubscriptionAutoDisabled' }> | OutreachEvent;
+const dispatchedEventSchemas: EventSchemas<DispatchedEvent> = {
+  ...webhookSubscriptionEventSchemas,
+  SubscriptionAutoDisabled: webhookDeliveryEventSchemas.SubscriptionAutoDisabled,
+  ...outreachEventSchemas,
+};
 
 /** The worker's own checkpoint and its view of the subscriptions as of that checkpoint. */
 export const DISPATCHER = 'webhookDispatcher';
@@ -86,8 +91,7 @@ export class Dispatcher {
     const deleted: string[] = [];
     const now = this.deps.clock.now();
     for (const recorded of page) {
-      if (!DISPATCHED_TYPES.has(recorded.type) && !isOutreachEventType(recorded.type)) continue;
-      const event = toDomainEvent(recorded);
+      const event = parseEvent(recorded, dispatchedEventSchemas);
       if (!event) continue;
       if (event.type === 'SubscriptionCreated') {
         const target = targetOf(event.data);
@@ -103,7 +107,7 @@ export class Dispatcher {
         const id = event.data.subscriptionId;
         const target = targets.deactivate(id);
         if (target) writes.push({ position: recorded.position, id, doc: toDoc(target) });
-      } else if (isOutreachEvent(event)) {
+      } else {
         const subscribers = targets.idsOfSite(event.data.siteId);
         if (!subscribers) continue;
         const eventType: WebhookEventType = WEBHOOK_TYPE_OF[event.type];
