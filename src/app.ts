@@ -13,6 +13,10 @@ import { installErrorHandling } from './http/errorHandler.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { webhookSubscriptionRoutes } from './http/routes/webhookSubscriptions.ts';
 import { ingestionRoutes } from './http/routes/ingestion.ts';
+import { conversationRoutes } from './http/routes/conversations.ts';
+import { opportunityRoutes } from './http/routes/opportunities.ts';
+import { suppressionRoutes } from './http/routes/suppressions.ts';
+import { conversationActionRoutes } from './http/routes/conversationActions.ts';
 import { writeRateLimit } from './http/writeRateLimit.ts';
 import { readYourWrites } from './http/readYourWrites.ts';
 import { ingestionPortsPlugin } from './ingestionPorts.ts';
@@ -24,6 +28,9 @@ export interface AppOptions {
   /** Largest JSON body accepted, in bytes; larger bodies get 400 VALIDATION_ERROR. */
   bodyLimit?: number;
 }
+
+/** How long an unknown API key waits for the read models to reach the store's head before 401. */
+const CREDENTIAL_CATCH_UP_MS = 1_000;
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
@@ -62,7 +69,10 @@ export const app = fp(
     await fastify.register(authenticate, {
       loadSite: (siteId: string) => getSite(fastify.readModels, siteId),
     });
-    fastify.credentialResolvers.push(apiKeyResolver(fastify, (error) => fastify.log.warn({ err: error }, 'recording API key use failed')));
+    const catchUp = async () => {
+      await fastify.projections.waitFor(await fastify.events.headPosition(), CREDENTIAL_CATCH_UP_MS);
+    };
+    fastify.credentialResolvers.push(apiKeyResolver(fastify, (error) => fastify.log.warn({ err: error }, 'recording API key use failed'), catchUp));
     fastify.credentialResolvers.push(oauthAccessTokenResolver(fastify));
     // The write rate tier (60/min/team by default) on every /api/v1 write route; runs after authentication.
     await fastify.register(writeRateLimit, { limit: fastify.config.WRITE_RATE_LIMIT_PER_MINUTE });
@@ -72,6 +82,10 @@ export const app = fp(
     await fastify.register(oauth);
     await fastify.register(dashboard);
     await fastify.register(ingestionRoutes);
+    await fastify.register(conversationRoutes);
+    await fastify.register(opportunityRoutes);
+    await fastify.register(suppressionRoutes);
+    await fastify.register(conversationActionRoutes);
     await fastify.register(webhookSubscriptionRoutes, {
       allowedRanges: parseAllowedRanges(fastify.config.WEBHOOK_ALLOWED_RANGES),
     });

@@ -2,6 +2,7 @@ import Fastify from 'fastify';
 import { app } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { serverOptions } from './http/serverOptions.ts';
+import { requestLogSerializer } from './http/logRedaction.ts';
 import { createServices } from './services.ts';
 import { startWebhookWorker } from './processors/webhookDelivery/startWorker.ts';
 import { startForwardingMailbox } from './processors/forwardingMailbox.ts';
@@ -21,7 +22,7 @@ async function main() {
   }
   const fastify = Fastify({
     ...serverOptions(config),
-    logger: { level: config.LOG_LEVEL, redact: ['req.headers.authorization', 'req.headers.cookie'] },
+    logger: { level: config.LOG_LEVEL, redact: ['req.headers.authorization', 'req.headers.cookie'], serializers: { req: requestLogSerializer } },
   });
   const services = await createServices(config, {
     onProjectionError: (err) => fastify.log.error({ err }, 'projection failed'),

@@ -20,6 +20,8 @@ import type { Extractor } from './ports/extractor.ts';
 import { createExtractor, openCounterStore } from './ingestionPorts.ts';
 import { bufferedRandom } from './adapters/crypto/bufferedRandom.ts';
 import { threadIndexOver } from './readModels/messageThreads.ts';
+import { createMailer } from './adapters/mail/createMailer.ts';
+import type { Mailer } from './ports/mailer.ts';
 
 /** Everything a process of the service needs, wired from configuration. */
 export interface Services extends CommandContext {
@@ -32,6 +34,8 @@ export interface Services extends CommandContext {
   counters: CounterStore;
   /** The ingestion extractor (offline, or OpenAI with offline fallback). */
   extractor: Extractor;
+  /** The mail port (SMTP relay or the embedded outbox), one per process: the agent and a person's replies send through it. Opened on first use. */
+  readonly mailer: Mailer;
   close(): Promise<void>;
 }
 
@@ -68,6 +72,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   await projections.init();
   const counters = await openCounterStore(config, overrides.clock ?? systemClock);
   const extractor = createExtractor(config, overrides.onExtractorError);
+  let mailer: Mailer | null = null;
   return {
     config,
     events,
@@ -80,8 +85,13 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     projections,
     counters,
     extractor,
+    get mailer() {
+      mailer ??= createMailer(config, { clock: overrides.clock ?? systemClock });
+      return mailer;
+    },
     async close() {
       await projections.stop();
+      await mailer?.close();
       await counters.close();
       await events.close();
       await readModels.close();
@@ -99,6 +109,7 @@ declare module 'fastify' {
     clock: Clock;
     newId(): string;
     projections: ProjectionRunner;
+    mailer: Mailer;
   }
 }
 
@@ -118,6 +129,7 @@ export const servicesPlugin = fp(
     fastify.decorate('clock', { getter: () => services.clock });
     fastify.decorate('newId', () => services.newId());
     fastify.decorate('projections', { getter: () => services.projections });
+    fastify.decorate('mailer', { getter: () => services.mailer });
   },
   { name: 'services' },
 );

@@ -35,3 +35,16 @@ export async function suppressContact(ctx: CommandContext, input: SuppressContac
   });
   return { email, siteIds, suppressed: result.events.length > 0, position: result.position };
 }
+
+/**
+ * Takes a contact off the team-wide suppression list (ContactUnsuppressed; nothing when it is not
+ * on the list). Ingestion and the agent fold the same stream, so the address is reachable again.
+ */
+export async function unsuppressContact(ctx: CommandContext, input: { teamId: string; siteId: string; email: string; source: string }) {
+  const email = normaliseEmail(input.email);
+  const result = await handleCommand(ctx.events, suppressionStream(input.teamId), suppressionDecider, {
+    type: 'UnsuppressContact',
+    data: { teamId: input.teamId, siteId: input.siteId, email, source: input.source, now: ctx.clock.now().getTime() },
+  });
+  return { email, removed: result.events.length > 0, position: result.position };
+}

@@ -19,7 +19,8 @@ import type { OutreachEventBase } from './outreachEvents.ts';
  *
  * Refused: the agent acting on a conversation that is not open or that a person has taken over,
  * and any status change while a reply is being sent (its outcome decides the status).
- * Asking for the status it already has is not an error: it records nothing.
+ * Asking for the status it already has is not an error: it records nothing. The same holds for
+ * take-over, hand-back and the read marks (see docs/conversationActions.md).
  */
 export const conversationStream = (conversationId: string) => `conversation-${conversationId}`;
 
@@ -106,7 +107,10 @@ export type ConversationEvent =
       data: Base & { oldStatus: ConversationStatus; newStatus: TerminalStatus; resolvedBy: ResolvedBy; resolutionOutcome: string };
     }
   | { type: 'ConversationTakenOver'; data: Base & { by: string | null } }
-  | { type: 'ConversationHandedBack'; data: Base & { by: string | null } };
+  | { type: 'ConversationHandedBack'; data: Base & { by: string | null } }
+  /** `upToMessageId`: the latest inbound message the reader had seen; a later one leaves the conversation unread. */
+  | { type: 'ConversationMarkedRead'; data: Base & { upToMessageId: string | null; by: string | null } }
+  | { type: 'ConversationMarkedUnread'; data: Base & { by: string | null } };
 
 /** Identity of the conversation, from the caller that loaded it; every event carries it. */
 export interface ConversationRef {
@@ -143,7 +147,9 @@ export type ConversationCommand =
     }
   | { type: 'ChangeConversationStatus'; data: ConversationRef & { newStatus: ConversationStatus; resolvedBy: ResolvedBy; resolutionOutcome: string } }
   | { type: 'TakeOver'; data: ConversationRef & { by: string | null } }
-  | { type: 'HandBack'; data: ConversationRef & { by: string | null } };
+  | { type: 'HandBack'; data: ConversationRef & { by: string | null } }
+  | { type: 'MarkRead'; data: ConversationRef & { lastInboundMessageId: string | null; by: string | null } }
+  | { type: 'MarkUnread'; data: ConversationRef & { by: string | null } };
 
 export interface PendingReply {
   draft: ReplyDraft;
@@ -166,6 +172,15 @@ export interface ConversationState {
   pending: ReadonlyMap<string, PendingReply>;
   /** Replies already sent, by our message id. */
   sent: ReadonlySet<string>;
+  /** Replies given up on (failed for good), by our message id: never drafted again under the same id. */
+  failed: ReadonlySet<string>;
+  /**
+   * The last read mark: `read` with the inbound message it was read up to. A new inbound message
+   * (in the ingestion's stream, not here) makes the conversation unread in the read model; marking
+   * it read again then names a newer message and records a new fact.
+   */
+  read: boolean;
+  readUpTo: string | null;
 }
 
 export class ConversationRuleError extends Error {
@@ -181,7 +196,16 @@ export class ConversationRuleError extends Error {
 const AGENT_STATUS_OF: Record<'accept' | 'decline', TerminalStatus> = { accept: 'resolved', decline: 'declined' };
 
 export const conversationDecider: Decider<ConversationState, ConversationCommand, ConversationEvent> = {
-  initialState: () => ({ status: 'open', handledBy: 'agent', dispatches: new Set(), pending: new Map(), sent: new Set() }),
+  initialState: () => ({
+    status: 'open',
+    handledBy: 'agent',
+    dispatches: new Set(),
+    pending: new Map(),
+    sent: new Set(),
+    failed: new Set(),
+    read: false,
+    readUpTo: null,
+  }),
   evolve,
   decide(command, state) {
     const d = command.data;
@@ -196,7 +220,7 @@ export const conversationDecider: Decider<ConversationState, ConversationCommand
         return recordTriage(command.data, state, base);
       case 'StartReply': {
         const { draft } = command.data;
-        if (state.pending.has(draft.messageId) || state.sent.has(draft.messageId)) return [];
+        if (state.pending.has(draft.messageId) || state.sent.has(draft.messageId) || state.failed.has(draft.messageId)) return [];
         if (inFlight(state)) throw new ConversationRuleError('REPLY_IN_FLIGHT', 'A reply is being sent on this conversation; try again when it is recorded.');
         return [
           { type: 'ReplyDrafted', data: { ...base, ...draft, dispatchId: null, direction: 'outbound', senderType: 'user', triage: 'manual' } },
@@ -232,6 +256,14 @@ export const conversationDecider: Decider<ConversationState, ConversationCommand
       case 'HandBack':
         if (state.handledBy === 'agent') return [];
         return [{ type: 'ConversationHandedBack', data: { ...base, by: command.data.by } }];
+      case 'MarkRead': {
+        const c = command.data;
+        if (state.read && state.readUpTo === c.lastInboundMessageId) return [];
+        return [{ type: 'ConversationMarkedRead', data: { ...base, upToMessageId: c.lastInboundMessageId, by: c.by } }];
+      }
+      case 'MarkUnread':
+        if (!state.read) return [];
+        return [{ type: 'ConversationMarkedUnread', data: { ...base, by: command.data.by } }];
       default:
         return assertNever(command);
     }
@@ -348,7 +380,7 @@ export function evolve(state: ConversationState, event: ConversationEvent): Conv
       if (retryAt === null) {
         const pending = new Map(state.pending);
         pending.delete(messageId);
-        return { ...state, pending };
+        return { ...state, pending, failed: new Set(state.failed).add(messageId) };
       }
       return updatePending(state, messageId, (p) => ({ ...p, inFlight: false, retryAt }));
     }
@@ -363,6 +395,10 @@ export function evolve(state: ConversationState, event: ConversationEvent): Conv
       return { ...state, handledBy: 'human' };
     case 'ConversationHandedBack':
       return { ...state, handledBy: 'agent' };
+    case 'ConversationMarkedRead':
+      return { ...state, read: true, readUpTo: event.data.upToMessageId };
+    case 'ConversationMarkedUnread':
+      return { ...state, read: false };
     default:
       return assertNever(event);
   }

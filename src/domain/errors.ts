@@ -15,6 +15,12 @@ export type ErrorCode =
   | 'CONFLICT'
   | 'SUBSCRIPTION_LIMIT_REACHED'
   | 'IDEMPOTENCY_KEY_REUSED'
+  /** A conversation action its current state refuses (ConversationRuleError's codes). */
+  | 'CONVERSATION_TRANSITION_NOT_ALLOWED'
+  | 'REPLY_IN_FLIGHT'
+  | 'CONVERSATION_TAKEN_OVER'
+  | 'CONVERSATION_NOT_TAKEN_OVER'
+  | 'REPLY_NOT_PENDING'
   | 'SERVICE_UNAVAILABLE'
   | 'INTERNAL_ERROR';
 

@@ -100,6 +100,7 @@ export const agentEventSchemas = schemasOf<AgentEvent>()({
 
 export const suppressionEventSchemas = schemasOf<SuppressionEvent>()({
   ContactSuppressed: z.object({ ...outreachBase, email: str, reason: str, source: str, upgraded: z.boolean() }),
+  ContactUnsuppressed: z.object({ ...outreachBase, email: str, source: str }),
 });
 
 export const sendingDomainVerificationEventSchemas = schemasOf<SendingDomainVerificationEvent>()({
@@ -315,6 +316,8 @@ export const conversationEventSchemas = schemasOf<ConversationEvent>()({
   }),
   ConversationTakenOver: z.object({ ...conversationBase, by: nullableStr }),
   ConversationHandedBack: z.object({ ...conversationBase, by: nullableStr }),
+  ConversationMarkedRead: z.object({ ...conversationBase, upToMessageId: nullableStr, by: nullableStr }),
+  ConversationMarkedUnread: z.object({ ...conversationBase, by: nullableStr }),
 });
 
 /**

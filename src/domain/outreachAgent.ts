@@ -52,3 +52,13 @@ export const draftSha256 = (subject: string, bodyText: string) => createHash('sh
 
 export type DraftInput = Omit<ReplyDraft, 'draftSha256'>;
 export const withDraftHash = (draft: DraftInput): ReplyDraft => ({ ...draft, draftSha256: draftSha256(draft.subject, draft.bodyText) });
+
+/** `Re: <original subject>`, never `Re: Re:`; a forwarded pitch's `Fwd:` is dropped too. One line, bounded: it goes into a header. */
+export function replySubject(original: string): string {
+  let subject = original.replace(/[\r\n\t\u2028\u2029]+/g, ' ').replace(/\s{2,}/g, ' ').trim().slice(0, 500);
+  for (let previous = ''; previous !== subject; ) {
+    previous = subject;
+    subject = subject.replace(/^(?:re|fwd?|aw|wg|sv|tr)\s*(?:\[\d+\])?\s*:\s*/i, '');
+  }
+  return `Re: ${subject.slice(0, 200) || 'Your message'}`;
+}

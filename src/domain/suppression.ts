@@ -6,13 +6,20 @@ import type { OutreachEventBase } from './outreachEvents.ts';
 export const suppressionStream = (teamId: string) => `suppression-${teamId}`;
 
 export type ContactSuppressedData = OutreachEventBase & { email: string; reason: string; source: string; upgraded: boolean };
-export type SuppressionEvent = { type: 'ContactSuppressed'; data: ContactSuppressedData };
+export type ContactUnsuppressedData = OutreachEventBase & { email: string; source: string };
+export type SuppressionEvent = { type: 'ContactSuppressed'; data: ContactSuppressedData } | { type: 'ContactUnsuppressed'; data: ContactUnsuppressedData };
 
-export type SuppressionCommand = {
-  type: 'SuppressContact';
-  /** One ContactSuppressed per site given, so each site's webhook subscribers hear of it. */
-  data: { teamId: string; siteIds: string[]; email: string; reason: string; source: string; now: number };
-};
+export type SuppressionCommand =
+  | {
+      type: 'SuppressContact';
+      /** One ContactSuppressed per site given, so each site's webhook subscribers hear of it. */
+      data: { teamId: string; siteIds: string[]; email: string; reason: string; source: string; now: number };
+    }
+  | {
+      /** Takes an address off the list; the stream keeps its whole history. `siteId`: where it was asked. */
+      type: 'UnsuppressContact';
+      data: { teamId: string; siteId: string; email: string; source: string; now: number };
+    };
 
 /**
  * Reasons from weakest to strongest. An address already on the list moves only to a stronger
@@ -37,8 +44,13 @@ export const suppressionDecider: Decider<SuppressionState, SuppressionCommand, S
     switch (event.type) {
       case 'ContactSuppressed':
         return new Map(state).set(event.data.email, event.data.reason);
+      case 'ContactUnsuppressed': {
+        const next = new Map(state);
+        next.delete(event.data.email);
+        return next;
+      }
       default:
-        return assertNever(event.type);
+        return assertNever(event);
     }
   },
   decide(command, state) {
@@ -56,8 +68,15 @@ export const suppressionDecider: Decider<SuppressionState, SuppressionCommand, S
           data: { siteId, teamId, occurredAt: now, email, reason, source, upgraded },
         }));
       }
+      case 'UnsuppressContact': {
+        const email = normaliseEmail(command.data.email);
+        // Not on the list: nothing to remove.
+        if (!state.has(email)) return [];
+        const { teamId, siteId, source, now } = command.data;
+        return [{ type: 'ContactUnsuppressed' as const, data: { siteId, teamId, occurredAt: now, email, source } }];
+      }
       default:
-        return assertNever(command.type);
+        return assertNever(command);
     }
   },
 };

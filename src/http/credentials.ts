@@ -27,13 +27,23 @@ export interface CredentialResolver {
 
 const API_KEY_SHAPE = /^svc_[0-9a-f]{64}$/;
 
-export function apiKeyResolver(services: CommandContext & { readModels: ReadModelStore }, onError: (error: unknown) => void): CredentialResolver {
+export function apiKeyResolver(
+  services: CommandContext & { readModels: ReadModelStore },
+  onError: (error: unknown) => void,
+  /** Brings the read models up to the store's head (bounded); called once on a miss. */
+  catchUp: () => Promise<void> = async () => {},
+): CredentialResolver {
   const lastRecorded = new Map<string, number>();
   return {
     accepts: (token) => API_KEY_SHAPE.test(token),
     async resolve(token) {
       const hash = sha256Hex(token);
-      const key = await findApiKeyByHash(services.readModels, hash);
+      let key = await findApiKeyByHash(services.readModels, hash);
+      // A key created a moment ago (by the CLI, another process) may not be projected yet: catch up once before refusing it.
+      if (!key) {
+        await catchUp();
+        key = await findApiKeyByHash(services.readModels, hash);
+      }
       if (!key || key.revoked || !timingSafeEqual(Buffer.from(key.keyHash), Buffer.from(hash))) return null;
       noteUse(key);
       return { kind: 'api_key', id: key.id, teamId: key.teamId, scopes: new Set(key.scopes), siteIds: key.siteId ? [key.siteId] : null, oauthClientId: null };

@@ -5,6 +5,25 @@ export type Document = { id: string } & Record<string, unknown>;
 /** Equality filter on top-level fields. */
 export type Filter = Record<string, string | number | boolean | null>;
 
+/** A value a page can be ordered or bounded by. */
+export type SortValue = string | number;
+
+/**
+ * One page of a keyset (cursor) query: documents matching `filter` and every range, ordered by
+ * `orderBy` then `id` in `direction`, strictly after the (value, id) of the previous page's last item.
+ * Adapters keep an index for each query shape (equality fields, then `orderBy`, then id), so a deep
+ * page costs what the first one does.
+ */
+export interface PageQuery {
+  filter: Filter;
+  /** Exclusive bounds on top-level fields. A document without the field never matches a range. */
+  ranges?: Record<string, { gt?: SortValue; lt?: SortValue }>;
+  orderBy: string;
+  direction: 'asc' | 'desc';
+  after?: { value: SortValue; id: string } | null;
+  limit: number;
+}
+
 export interface Checkpoint {
   /** Global position of the last event applied, or -1n before any. */
   position: bigint;
@@ -26,6 +45,9 @@ export interface ProjectionWriter {
 export interface ReadModelStore {
   get<T extends Document>(collection: string, id: string): Promise<T | null>;
   find<T extends Document>(collection: string, filter: Filter, options?: { sortBy?: string; limit?: number }): Promise<T[]>;
+
+  /** A keyset page; see PageQuery. */
+  page<T extends Document>(collection: string, query: PageQuery): Promise<T[]>;
 
   getCheckpoint(projection: string): Promise<Checkpoint | null>;
   /**

@@ -1,6 +1,6 @@
 import type { SkipReason } from '../domain/aiPause.ts';
 import type { EntrySource } from '../domain/outreachEvents.ts';
-import type { ReadModelStore } from '../ports/readModelStore.ts';
+import type { Filter, PageQuery, ReadModelStore, SortValue } from '../ports/readModelStore.ts';
 
 /** The `conversations` read model, written by the inbox projection. */
 export const CONVERSATIONS = 'conversations';
@@ -14,6 +14,8 @@ export interface ConversationDoc {
   entrySource: EntrySource;
   status: string;
   contactEmail: string;
+  /** `contactEmail` normalised (lower case), what the API's contactEmail filter matches. */
+  contactEmailKey?: string;
   contactName: string | null;
   subject: string;
   aiPaused: boolean;
@@ -25,8 +27,38 @@ export interface ConversationDoc {
   lastTriage?: { outcome: string; classifier: string } | null;
   /** Every status change, oldest first. */
   statusHistory?: Array<{ from: string; to: string; by: string; outcome: string | null; at: string }>;
+  /** True once a prospect's message arrived that no one has marked read since; a reply of ours does not change it. */
+  unread?: boolean;
+  /** Our id of the latest inbound message: what a reply threads onto and what "read" means up to. */
+  lastInboundMessageId?: string | null;
   lastMessageAt: string;
+  /** When anything about it last changed: a message, a status, a triage, a take-over. */
+  updatedAt: string;
   createdAt: string;
 }
 
 export const getConversation = (store: ReadModelStore, conversationId: string) => store.get<ConversationDoc>(CONVERSATIONS, conversationId);
+
+export interface ConversationFilters {
+  status?: string;
+  unread?: boolean;
+  aiPaused?: boolean;
+  contactEmail?: string;
+  createdAfter?: string;
+  createdBefore?: string;
+  updatedAfter?: string;
+  updatedBefore?: string;
+}
+
+/** A page of the site's conversations, newest first (createdAt, then id), after `after`; one extra to tell whether more follow. */
+export function listConversationsPage(store: ReadModelStore, siteId: string, filters: ConversationFilters, after: { value: SortValue; id: string } | null, limit: number) {
+  const filter: Filter = { siteId };
+  if (filters.status !== undefined) filter.status = filters.status;
+  if (filters.unread !== undefined) filter.unread = filters.unread;
+  if (filters.aiPaused !== undefined) filter.aiPaused = filters.aiPaused;
+  if (filters.contactEmail !== undefined) filter.contactEmailKey = filters.contactEmail;
+  const ranges: PageQuery['ranges'] = {};
+  if (filters.createdAfter !== undefined || filters.createdBefore !== undefined) ranges.createdAt = { gt: filters.createdAfter, lt: filters.createdBefore };
+  if (filters.updatedAfter !== undefined || filters.updatedBefore !== undefined) ranges.updatedAt = { gt: filters.updatedAfter, lt: filters.updatedBefore };
+  return store.page<ConversationDoc>(CONVERSATIONS, { filter, ranges, orderBy: 'createdAt', direction: 'desc', after, limit: limit + 1 });
+}

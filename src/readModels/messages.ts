@@ -32,3 +32,15 @@ export interface MessageDoc {
 }
 
 export const getMessage = (store: ReadModelStore, messageId: string) => store.get<MessageDoc>(MESSAGES, messageId);
+
+/**
+ * A conversation's messages, inbound and outbound, oldest first. A message may belong to several
+ * conversations (`conversationIds`), which no equality filter reaches: the site's messages are read
+ * and narrowed here.
+ */
+export async function listMessagesOfConversation(store: ReadModelStore, siteId: string, conversationId: string): Promise<MessageDoc[]> {
+  const docs = await store.find<MessageDoc>(MESSAGES, { siteId });
+  return docs
+    .filter((m) => m.conversationIds.includes(conversationId))
+    .sort((a, b) => (a.receivedAt < b.receivedAt ? -1 : a.receivedAt > b.receivedAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}

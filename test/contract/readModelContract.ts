@@ -291,6 +291,80 @@ export function readModelContract(t: Test, name: string, makeStore: MakeReadMode
       t.same(await store.get('ra', '1'), { id: '1', again: true }, 'and its writes are not blocked by old positions');
     });
 
+    await withStore('page: keyset pages by a field then id, with equality filters, ranges and a cursor', async (t, { store }) => {
+      // 30 conversations on two sites, several sharing a creation time, booleans, nulls and a missing field.
+      const docs = Array.from({ length: 30 }, (_, i) => ({
+        id: `c${String(i).padStart(2, '0')}`,
+        siteId: i % 3 === 0 ? 'other' : 'site',
+        createdAt: `2024-01-01T00:00:${String(Math.floor(i / 2)).padStart(2, '0')}.000Z`,
+        aiPaused: i % 2 === 0,
+        status: i % 5 === 0 ? 'resolved' : 'open',
+        owner: i % 4 === 0 ? null : 'agent',
+        ...(i % 7 === 0 ? {} : { unread: i % 3 === 1 }),
+        n: i,
+      }));
+      await store.applyBatch('p', 1, -1n, 1n, async (w) => {
+        for (const doc of docs) await w(1n).put('conversations', doc);
+      });
+      const key = (d: { createdAt: string; id: string }) => `${d.createdAt}|${d.id}`;
+      const expected = (pred: (d: (typeof docs)[number]) => boolean, desc = true) =>
+        docs
+          .filter(pred)
+          .sort((a, b) => (key(a) < key(b) ? -1 : 1) * (desc ? -1 : 1))
+          .map((d) => d.id);
+      const walk = async (query: Omit<Parameters<ReadModelStore['page']>[1], 'after' | 'limit'>, limit: number) => {
+        const ids: string[] = [];
+        let after: { value: string; id: string } | null = null;
+        for (let guard = 0; guard < 50; guard++) {
+          const page: Array<Document & { createdAt: string }> = await store.page('conversations', { ...query, after, limit });
+          t.ok(page.length <= limit, 'never more than the limit');
+          ids.push(...page.map((d) => d.id));
+          if (page.length < limit) return ids;
+          const last = page.at(-1)!;
+          after = { value: last.createdAt, id: last.id };
+        }
+        throw new Error('did not end');
+      };
+      const site = (d: (typeof docs)[number]) => d.siteId === 'site';
+      t.same(await walk({ filter: { siteId: 'site' }, orderBy: 'createdAt', direction: 'desc' }, 4), expected(site), 'newest first, ties by id');
+      t.same(await walk({ filter: { siteId: 'site' }, orderBy: 'createdAt', direction: 'asc' }, 3), expected(site, false), 'oldest first');
+      t.same(await walk({ filter: { siteId: 'site', aiPaused: true }, orderBy: 'createdAt', direction: 'desc' }, 2), expected((d) => site(d) && d.aiPaused), 'boolean filter');
+      t.same(await walk({ filter: { siteId: 'site', owner: null }, orderBy: 'createdAt', direction: 'desc' }, 2), expected((d) => site(d) && d.owner === null), 'null filter');
+      t.same(
+        await walk({ filter: { siteId: 'site', unread: false }, orderBy: 'createdAt', direction: 'desc' }, 2),
+        expected((d) => site(d) && 'unread' in d && d.unread === false),
+        'a missing field does not equal false',
+      );
+      t.same(
+        await walk({ filter: { siteId: 'site', status: 'open' }, ranges: { createdAt: { gt: '2024-01-01T00:00:03.000Z', lt: '2024-01-01T00:00:11.000Z' } }, orderBy: 'createdAt', direction: 'desc' }, 3),
+        expected((d) => site(d) && d.status === 'open' && d.createdAt > '2024-01-01T00:00:03.000Z' && d.createdAt < '2024-01-01T00:00:11.000Z'),
+        'exclusive ranges',
+      );
+      t.same(
+        await walk({ filter: { siteId: 'site' }, ranges: { n: { gt: 20 } }, orderBy: 'createdAt', direction: 'desc' }, 5),
+        expected((d) => site(d) && d.n > 20),
+        'numeric range on another field',
+      );
+      t.same(await store.page('conversations', { filter: { siteId: 'site' }, orderBy: 'createdAt', direction: 'desc', limit: 0 }), [], 'limit 0');
+      t.same(await store.page('nothing', { filter: { siteId: 'site' }, orderBy: 'createdAt', direction: 'desc', limit: 5 }), [], 'unknown collection');
+      const first = await store.page('conversations', { filter: { siteId: 'site' }, orderBy: 'createdAt', direction: 'desc', limit: 1 });
+      t.same(first[0], docs.find((d) => d.id === expected(site)[0]), 'whole documents come back');
+
+      // New documents arriving between pages (newer and older than the cursor) never shift the walk.
+      const seen: string[] = [];
+      let after: { value: string; id: string } | null = null;
+      for (let round = 0; round < 30; round++) {
+        const page: Array<Document & { createdAt: string }> = await store.page('conversations', { filter: { siteId: 'site' }, orderBy: 'createdAt', direction: 'desc', after, limit: 3 });
+        seen.push(...page.map((d) => d.id));
+        if (page.length < 3) break;
+        after = { value: page.at(-1)!.createdAt, id: page.at(-1)!.id };
+        await store.applyBatch('p', 1, BigInt(round + 1), BigInt(round + 2), async (w) => {
+          await w(BigInt(round + 2)).put('conversations', { id: `new${round}`, siteId: 'site', createdAt: `2024-01-02T00:00:${String(round).padStart(2, '0')}.000Z` });
+        });
+      }
+      t.same(seen, expected(site), 'exactly the documents there when the walk began, once each, in order');
+    });
+
     await withStore('documents and checkpoints survive close and reopen', async (t, h) => {
       if (!h.reopen) {
         t.skip('this adapter cannot be reopened', () => {});

@@ -1,6 +1,9 @@
 import { assertNever } from '../../domain/decider.ts';
 import type { Ask } from '../../domain/ingestion.ts';
+import { replySubject } from '../../domain/outreachAgent.ts';
 import type { Draft, DraftInput, Drafter, ReplySettings, ReplyTone } from '../../ports/drafter.ts';
+
+export { replySubject };
 
 export const TEMPLATE_DRAFTER_NAME = 'template-v1';
 
@@ -18,16 +21,6 @@ export class TemplateDrafter implements Drafter {
     const paragraphs = [greeting(tone, input.fromName), ...(input.outcome === 'accept' ? accept(tone, site, input.ask) : decline(tone, site))];
     return { subject: replySubject(input.subject), text: withSignOff(paragraphs.join('\n\n'), input.settings, site), drafter: this.name };
   }
-}
-
-/** `Re: <original subject>`, never `Re: Re:`; a forwarded pitch's `Fwd:` is dropped too. */
-export function replySubject(original: string): string {
-  let subject = oneLine(original);
-  for (let previous = ''; previous !== subject; ) {
-    previous = subject;
-    subject = subject.replace(/^(?:re|fwd?|aw|wg|sv|tr)\s*(?:\[\d+\])?\s*:\s*/i, '');
-  }
-  return `Re: ${subject.slice(0, MAX_SUBJECT) || 'Your message'}`;
 }
 
 /** The closing line, the sender's name (or the site's team) and the signature under `-- `. */
@@ -102,7 +95,6 @@ function placement(ask: Ask, site: string): string {
   return `${oneLine(ask.targetUrl)}${anchor} on ${ask.sourceUrl ? oneLine(ask.sourceUrl) : site}`;
 }
 
-const MAX_SUBJECT = 200;
 const MAX_FIELD = 500;
 
 /** Text from the inbound message goes into headers and sentences: one line, bounded. */

@@ -1,5 +1,6 @@
-import { MongoClient, MongoServerError, type Collection, type Db, type Filter as MongoFilter } from 'mongodb';
-import type { Checkpoint, Document, Filter, ProjectionWriter, ReadModelStore } from '../../ports/readModelStore.ts';
+import { MongoClient, MongoServerError, type Collection, type Db, type Filter as MongoFilter, type IndexSpecification, type Sort } from 'mongodb';
+import type { Checkpoint, Document, Filter, PageQuery, ProjectionWriter, ReadModelStore } from '../../ports/readModelStore.ts';
+import { indexFields } from '../shared/pageShape.ts';
 
 /** A read-model document as stored: the document itself plus its key and the position that last wrote it. */
 interface StoredDocument {
@@ -29,6 +30,8 @@ export class MongoReadModelStore implements ReadModelStore {
   private readonly db: Db;
   private readonly ownsClient: boolean;
   private readonly checkpoints: Collection<StoredCheckpoint>;
+  /** Index names this process already ensured (createIndex is idempotent; this only saves the round trip). */
+  private readonly ensuredIndexes = new Set<string>();
 
   /** With a url the store owns (and closes) its client; with a `MongoClient` the caller does. */
   constructor(client: MongoClient | string, dbName: string) {
@@ -59,6 +62,38 @@ export class MongoReadModelStore implements ReadModelStore {
     if (options.sortBy) cursor = cursor.sort({ [options.sortBy]: 1, _id: 1 });
     if (options.limit !== undefined) cursor = cursor.limit(options.limit);
     return (await cursor.toArray()).map((stored) => toDocument(stored) as T);
+  }
+
+  async page<T extends Document>(collection: string, query: PageQuery): Promise<T[]> {
+    if (query.limit <= 0) return [];
+    const fields = indexFields(collection, query);
+    const coll = this.collection(collection);
+    const indexName = `page__${fields.join('__')}`;
+    if (!this.ensuredIndexes.has(`${collection}/${indexName}`)) {
+      const spec: IndexSpecification = [...fields.map((f): [string, 1] => [f, 1]), ['_id', 1]];
+      await coll.createIndex(spec, { name: indexName });
+      this.ensuredIndexes.add(`${collection}/${indexName}`);
+    }
+    const clauses: Array<MongoFilter<StoredDocument>> = [{ ...query.filter } as MongoFilter<StoredDocument>];
+    for (const [field, bounds] of Object.entries(query.ranges ?? {})) {
+      const range: { $gt?: string | number; $lt?: string | number } = {};
+      if (bounds.gt !== undefined) range.$gt = bounds.gt;
+      if (bounds.lt !== undefined) range.$lt = bounds.lt;
+      if (bounds.gt !== undefined || bounds.lt !== undefined) clauses.push({ [field]: range } as MongoFilter<StoredDocument>);
+    }
+    const desc = query.direction === 'desc';
+    if (query.after) {
+      const beyond = desc ? '$lt' : '$gt';
+      clauses.push({
+        $or: [{ [query.orderBy]: { [beyond]: query.after.value } }, { [query.orderBy]: query.after.value, _id: { [beyond]: query.after.id } }],
+      } as MongoFilter<StoredDocument>);
+    }
+    const sort: Sort = [
+      [query.orderBy, desc ? -1 : 1],
+      ['_id', desc ? -1 : 1],
+    ];
+    const stored = await coll.find({ $and: clauses }).sort(sort).limit(query.limit).toArray();
+    return stored.map((s) => toDocument(s) as T);
   }
 
   async getCheckpoint(projection: string): Promise<Checkpoint | null> {

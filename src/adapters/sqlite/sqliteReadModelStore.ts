@@ -1,7 +1,8 @@
 import type Database from 'better-sqlite3';
 import { openDatabase } from './openDatabase.ts';
-import type { Checkpoint, Document, Filter, ProjectionWriter, ReadModelStore } from '../../ports/readModelStore.ts';
+import type { Checkpoint, Document, Filter, PageQuery, ProjectionWriter, ReadModelStore } from '../../ports/readModelStore.ts';
 import { matches, sortDocuments } from '../shared/filter.ts';
+import { indexFields } from '../shared/pageShape.ts';
 
 interface Entry {
   doc: Document;
@@ -38,6 +39,7 @@ export class SqliteReadModelStore implements ReadModelStore {
   private collections = new Map<string, Map<string, Entry>>();
   private checkpoints = new Map<string, Checkpoint>();
   private readonly stmts;
+  private readonly pageStatements = new Map<string, Database.Statement<unknown[], { doc: string }>>();
 
   constructor(file: string) {
     this.db = openDatabase(file, 'NORMAL');
@@ -87,6 +89,43 @@ export class SqliteReadModelStore implements ReadModelStore {
       if (matches(entry.doc, filter)) out.push(structuredClone(entry.doc));
     }
     return sortDocuments(out, options) as T[];
+  }
+
+  /**
+   * Pages are read with SQL from the file (committed state, the same the cache holds once a batch
+   * commits), through a partial expression index per query shape created on first use, so a deep
+   * page walks the index like the first one instead of sorting the collection in memory.
+   */
+  async page<T extends Document>(collection: string, query: PageQuery): Promise<T[]> {
+    if (query.limit <= 0) return [];
+    const fields = indexFields(collection, query);
+    const desc = query.direction === 'desc';
+    const rangeFields = Object.keys(query.ranges ?? {}).sort();
+    const rangeOps = rangeFields.flatMap((f) => (['gt', 'lt'] as const).filter((op) => query.ranges![f]![op] !== undefined).map((op) => [f, op] as const));
+    const filterFields = Object.keys(query.filter).sort();
+    const shape = JSON.stringify([collection, filterFields.map((f) => [f, query.filter[f] === null]), rangeOps, query.orderBy, desc, Boolean(query.after)]);
+    let stmt = this.pageStatements.get(shape);
+    if (!stmt) {
+      const index = `rm_${collection}__${fields.join('__')}`;
+      this.db.exec(`CREATE INDEX IF NOT EXISTS "${index}" ON documents (${fields.map(jsonField).join(', ')}, id) WHERE collection = '${collection}'`);
+      const where = [`collection = '${collection}'`];
+      for (const f of filterFields) where.push(query.filter[f] === null ? `${jsonField(f)} IS NULL` : `${jsonField(f)} = ?`);
+      for (const [f, op] of rangeOps) where.push(`${jsonField(f)} ${op === 'gt' ? '>' : '<'} ?`);
+      // Not a row value: SQLite seeks the index with `field <= ?` and filters only the ties by id.
+      const [beyond, upTo] = desc ? ['<', '<='] : ['>', '>='];
+      if (query.after) where.push(`${jsonField(query.orderBy)} ${upTo} ? AND (${jsonField(query.orderBy)} ${beyond} ? OR id ${beyond} ?)`);
+      const dir = desc ? 'DESC' : 'ASC';
+      stmt = this.db.prepare<unknown[], { doc: string }>(
+        `SELECT doc FROM documents WHERE ${where.join(' AND ')} ORDER BY ${jsonField(query.orderBy)} ${dir}, id ${dir} LIMIT ?`,
+      );
+      this.pageStatements.set(shape, stmt);
+    }
+    const params: unknown[] = [];
+    for (const f of filterFields) if (query.filter[f] !== null) params.push(sqlValue(query.filter[f]!));
+    for (const [f, op] of rangeOps) params.push(query.ranges![f]![op]);
+    if (query.after) params.push(query.after.value, query.after.value, query.after.id);
+    params.push(query.limit);
+    return stmt.all(...params).map((row) => JSON.parse(row.doc) as T);
   }
 
   async getCheckpoint(projection: string): Promise<Checkpoint | null> {
@@ -199,6 +238,12 @@ export class SqliteReadModelStore implements ReadModelStore {
     this.db.close();
   }
 }
+
+/** The SQL expression of a top-level document field (names are checked by `indexFields`). */
+const jsonField = (field: string) => `json_extract(doc, '$.${field}')`;
+
+/** JSON booleans read back as 1 / 0 through json_extract. */
+const sqlValue = (value: string | number | boolean) => (typeof value === 'boolean' ? (value ? 1 : 0) : value);
 
 /** Freezes a document and everything in it; returns it. */
 function deepFreeze<T>(value: T): T {

@@ -1,7 +1,6 @@
 import { hostname } from 'node:os';
 import type { Config } from '../../config.ts';
 import { createDrafter } from '../../adapters/drafting/createDrafter.ts';
-import { createMailer } from '../../adapters/mail/createMailer.ts';
 import { createTriage } from '../../adapters/triage/createTriage.ts';
 import type { Mailer } from '../../ports/mailer.ts';
 import type { Services } from '../../services.ts';
@@ -30,7 +29,8 @@ export interface RunningAgent {
 /** Starts the Outreach Agent inside the given services (npm start, `outreach worker agent`). */
 export async function startAgentWorker(services: Services, log?: Log, overrides: { mailer?: Mailer } = {}): Promise<RunningAgent> {
   const { config } = services;
-  const mailer = overrides.mailer ?? createMailer(config);
+  // The process's one mailer (the API's replies share it), unless a test gives its own.
+  const mailer = overrides.mailer ?? services.mailer;
   const worker = new OutreachAgentWorker(
     {
       ...services,
@@ -48,7 +48,6 @@ export async function startAgentWorker(services: Services, log?: Log, overrides:
     mailer,
     async stop() {
       await worker.stop();
-      if (!overrides.mailer) await mailer.close();
     },
   };
 }

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { validationError } from '../domain/errors.ts';
+import type { Document, SortValue } from '../ports/readModelStore.ts';
+
+/** `limit` and `cursor`, shared by every list route. */
+export const pageQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(25).meta({ description: '1 to 100, default 25' }),
+  cursor: z.string().max(1_000).optional().meta({ description: 'nextCursor of the previous page' }),
+});
+
+/** `true` / `false` in a query string. */
+export const booleanParam = z.enum(['true', 'false']).transform((v) => v === 'true');
+
+export const isoParam = z.iso.datetime({ offset: true }).transform((v) => new Date(v).toISOString());
+
+export interface CursorPosition {
+  value: SortValue;
+  id: string;
+}
+
+/** Opaque to clients: base64url of the last item's sort value and id. */
+export const encodeCursor = (position: CursorPosition) => Buffer.from(JSON.stringify([position.value, position.id])).toString('base64url');
+
+export function decodeCursor(cursor: string | undefined): CursorPosition | null {
+  if (cursor === undefined) return null;
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(parsed) && parsed.length === 2 && (typeof parsed[0] === 'string' || typeof parsed[0] === 'number') && typeof parsed[1] === 'string') {
+      return { value: parsed[0], id: parsed[1] };
+    }
+  } catch {
+    // reported below
+  }
+  throw validationError('cursor is not a cursor this API returned.');
+}
+
+/** Asks the store for one more than the limit, to know whether a next page exists without a second query. */
+export function pageOf<T extends Document>(docs: T[], limit: number, sortField: keyof T & string) {
+  const items = docs.slice(0, limit);
+  const last = items.at(-1);
+  const hasMore = docs.length > limit;
+  return { items, hasMore, nextCursor: hasMore && last ? encodeCursor({ value: last[sortField] as SortValue, id: last.id }) : null };
+}

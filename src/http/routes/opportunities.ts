@@ -1,0 +1,67 @@
+import fp from 'fastify-plugin';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { notFound } from '../../domain/errors.ts';
+import { getOpportunity, listOpportunitiesPage } from '../../readModels/opportunities.ts';
+import { booleanParam, decodeCursor, isoParam, pageOf, pageQuery } from '../pagination.ts';
+import { errors, siteParams } from '../schemas.ts';
+import { ENTRY_SOURCES, opportunityObject, opportunityOf } from './inboxSchemas.ts';
+
+const listQuery = pageQuery.extend({
+  entrySource: z.enum(ENTRY_SOURCES).optional(),
+  stub: booleanParam.optional(),
+  createdAfter: isoParam.optional(),
+  createdBefore: isoParam.optional(),
+});
+
+/** The site's link opportunities: what each pitch asked for. */
+const plugin: FastifyPluginAsyncZod = async (app) => {
+  const path = '/api/v1/sites/:siteId/outreach/opportunities';
+
+  app.get(
+    path,
+    {
+      config: { access: { scope: 'opportunities:read', site: true } },
+      schema: {
+        summary: 'List opportunities, newest first, with a cursor',
+        tags: ['opportunities'],
+        params: siteParams,
+        querystring: listQuery,
+        response: {
+          200: z.object({ opportunities: z.array(opportunityObject), hasMore: z.boolean(), nextCursor: z.string().nullable() }),
+          ...errors(400, 401, 403, 404),
+        },
+      },
+    },
+    async function listOpportunitiesRoute(request) {
+      const { limit, cursor, ...filters } = request.query;
+      const docs = await listOpportunitiesPage(app.readModels, request.site!.id, filters, decodeCursor(cursor), limit);
+      const page = pageOf(docs, limit, 'createdAt');
+      return { opportunities: page.items.map(opportunityOf), hasMore: page.hasMore, nextCursor: page.nextCursor };
+    },
+  );
+
+  app.get(
+    `${path}/:opportunityId`,
+    {
+      config: { access: { scope: 'opportunities:read', site: true } },
+      schema: {
+        summary: 'Get an opportunity',
+        tags: ['opportunities'],
+        params: siteParams.extend({ opportunityId: z.string().min(1).max(100) }),
+        response: { 200: z.object({ opportunity: opportunityObject }), ...errors(401, 403, 404) },
+      },
+    },
+    async function getOpportunityRoute(request) {
+      const opportunity = await getOpportunity(app.readModels, request.params.opportunityId);
+      if (!opportunity || opportunity.siteId !== request.site!.id) throw notFound('Opportunity not found.');
+      return { opportunity: opportunityOf(opportunity) };
+    },
+  );
+};
+
+export const opportunityRoutes = fp(plugin, {
+  name: 'opportunity-routes',
+  dependencies: ['services', 'authenticate'],
+  encapsulate: true,
+});
