@@ -1,4 +1,6 @@
 import type { Decider } from '../domain/decider.ts';
+import type { DomainEvent } from '../domain/eventSchemas.ts';
+import { eventSchemasOf, parseEvent } from '../lib/parseEvent.ts';
 import type { EventStore } from '../ports/eventStore.ts';
 
 export interface Aggregate<State> {
@@ -10,15 +12,19 @@ export interface Aggregate<State> {
   lastPosition: bigint | null;
 }
 
-/** Reads a stream and folds its events through the decider's `evolve`. */
-export async function aggregateStream<State, Command, Event extends { type: string; data: unknown }>(
+/** Reads a stream and folds its events, checked against their schemas, through the decider's `evolve`; unknown types are skipped. */
+export async function aggregateStream<State, Command, Event extends DomainEvent>(
   store: EventStore,
   streamId: string,
   decider: Decider<State, Command, Event>,
 ): Promise<Aggregate<State>> {
   const history = await store.readStream(streamId);
+  const schemas = eventSchemasOf<Event>();
   let state = decider.initialState();
-  for (const e of history) state = decider.evolve(state, { type: e.type, data: e.data } as Event);
+  for (const recorded of history) {
+    const event = parseEvent(recorded, schemas);
+    if (event) state = decider.evolve(state, event);
+  }
   const last = history[history.length - 1];
   return { state, expectedRevision: last ? last.revision : 'no_stream', lastPosition: last ? last.position : null };
 }

@@ -8,11 +8,13 @@ import {
   conversationStream,
 } from '../domain/conversation.ts';
 import { ServiceError, idempotencyKeyReused } from '../domain/errors.ts';
+import { conversationEventSchemas } from '../domain/eventSchemas.ts';
 import { draftSha256, replyRfcMessageId, senderAddress, threadingHeaders, withDraftHash } from '../domain/outreachAgent.ts';
 import { type MailAddress, type Mailer, MailSendError } from '../ports/mailer.ts';
 import type { CommandContext } from './context.ts';
 import { type CommandResult, handleCommand } from './handleCommand.ts';
 import { forwardingAddress } from './tenancy.ts';
+import { parseEvent } from '../lib/parseEvent.ts';
 
 /** The conversation an action is on, as the caller found it (its site checked). */
 export interface ConversationTarget {
@@ -155,8 +157,8 @@ async function recordedReply(ctx: CommandContext, target: ConversationTarget, me
   let found: { rfcMessageId: string; draftSha256: string } | null = null;
   let deliveryStatus: DeliveryStatus = 'sending';
   for (const recorded of events) {
-    const event = { type: recorded.type, data: recorded.data } as ConversationEvent;
-    if (!('messageId' in event.data) || event.data.messageId !== messageId) continue;
+    const event = parseEvent(recorded, conversationEventSchemas);
+    if (!event || !('messageId' in event.data) || event.data.messageId !== messageId) continue;
     if (event.type === 'ReplyDrafted') found = { rfcMessageId: event.data.rfcMessageId, draftSha256: event.data.draftSha256 };
     else if (event.type === 'ReplySent') deliveryStatus = 'sent';
     else if (event.type === 'ReplySendFailed') deliveryStatus = event.data.retryAt === null ? 'failed' : 'retrying';

@@ -1,4 +1,5 @@
 import type { Decider } from '../domain/decider.ts';
+import type { DomainEvent } from '../domain/eventSchemas.ts';
 import { type EventStore, type NewEvent, WrongExpectedRevisionError } from '../ports/eventStore.ts';
 import { aggregateStream } from './aggregateStream.ts';
 
@@ -12,7 +13,7 @@ export interface CommandResult<Event> {
  * Loads a stream, folds it through the decider, decides, and appends with the revision it read.
  * A concurrent writer makes the append conflict; the command is then decided again on fresh state.
  */
-export async function handleCommand<State, Command, Event extends { type: string; data: unknown }>(
+export async function handleCommand<State, Command, Event extends DomainEvent>(
   store: EventStore,
   streamId: string,
   decider: Decider<State, Command, Event>,

@@ -6,8 +6,10 @@ import {
   sendingDomainVerificationDecider,
   sendingDomainVerificationStream,
 } from '../domain/sendingDomainVerification.ts';
-import { type SiteEvent, siteStream } from '../domain/site.ts';
+import { siteStream } from '../domain/site.ts';
+import { toDomainEvent } from '../lib/parseEvent.ts';
 import type { DnsResolver } from '../ports/dnsResolver.ts';
+import { aggregateStream } from './aggregateStream.ts';
 import type { CommandContext } from './context.ts';
 import { randomToken } from './credentials.ts';
 import { handleCommand } from './handleCommand.ts';
@@ -102,13 +104,12 @@ async function lookUp(resolver: DnsResolver, name: string): Promise<TxtLookup> {
 }
 
 async function siteDomain(ctx: CommandContext, siteId: string): Promise<string> {
-  const [created] = (await ctx.events.readStream(siteStream(siteId))) as unknown as SiteEvent[];
+  const [first] = await ctx.events.readStream(siteStream(siteId));
+  const created = first ? toDomainEvent(first) : null;
   if (created?.type !== 'SiteCreated') throw new TenancyError(`site ${siteId} not found`);
   return created.data.domain;
 }
 
 async function verificationState(ctx: CommandContext, siteId: string): Promise<SendingDomainVerificationState> {
-  const history = (await ctx.events.readStream(sendingDomainVerificationStream(siteId))) as unknown as SendingDomainVerificationEvent[];
-  const { evolve, initialState } = sendingDomainVerificationDecider;
-  return history.reduce((state, event) => evolve(state, { type: event.type, data: event.data } as SendingDomainVerificationEvent), initialState());
+  return (await aggregateStream(ctx.events, sendingDomainVerificationStream(siteId), sendingDomainVerificationDecider)).state;
 }

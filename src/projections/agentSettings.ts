@@ -1,5 +1,5 @@
-import { type AgentEvent, DEFAULT_AGENT_SETTINGS } from '../domain/agents.ts';
-import type { RecordedEvent } from '../ports/eventStore.ts';
+import { DEFAULT_AGENT_SETTINGS } from '../domain/agents.ts';
+import { toDomainEvent } from '../lib/parseEvent.ts';
 import { AGENT_SETTINGS, type AgentSettingsDoc, agentSettingsId } from '../readModels/agentSettings.ts';
 import { type Projection, handles } from './projection.ts';
 
@@ -10,7 +10,8 @@ export const agentSettingsProjection: Projection = {
   collections: [AGENT_SETTINGS],
   canHandle: handles(['AgentConfigured']),
   async handle(recorded, w) {
-    const event = recorded as RecordedEvent & AgentEvent;
+    const event = toDomainEvent(recorded);
+    if (event?.type !== 'AgentConfigured') return;
     const { siteId, agentKey, changes, configuredAt } = event.data;
     const id = agentSettingsId(siteId, agentKey);
     const current = await w.get<AgentSettingsDoc>(AGENT_SETTINGS, id);

@@ -1,7 +1,4 @@
-import type { DashboardSessionEvent } from '../domain/dashboardSession.ts';
-import type { OAuthClientEvent } from '../domain/oauthClient.ts';
-import type { OAuthGrantEvent } from '../domain/oauthGrant.ts';
-import type { RecordedEvent } from '../ports/eventStore.ts';
+import { toDomainEvent } from '../lib/parseEvent.ts';
 import { DASHBOARD_SESSIONS, type DashboardSessionDoc } from '../readModels/dashboardSessions.ts';
 import { OAUTH_CLIENTS, type OAuthClientDoc } from '../readModels/oauthClients.ts';
 import { OAUTH_GRANTS, type OAuthGrantDoc } from '../readModels/oauthGrants.ts';
@@ -31,7 +28,8 @@ export const oauthProjection: Projection = {
     'GrantRevoked',
   ]),
   async handle(recorded, w) {
-    const event = recorded as RecordedEvent & (OAuthClientEvent | OAuthGrantEvent);
+    const event = toDomainEvent(recorded);
+    if (!event) return;
     switch (event.type) {
       case 'OAuthClientRegistered': {
         const d = event.data;
@@ -123,7 +121,8 @@ export const dashboardSessionsProjection: Projection = {
   collections: [DASHBOARD_SESSIONS],
   canHandle: handles(['DashboardSessionStarted', 'DashboardSessionEnded']),
   async handle(recorded, w) {
-    const event = recorded as RecordedEvent & DashboardSessionEvent;
+    const event = toDomainEvent(recorded);
+    if (!event) return;
     switch (event.type) {
       case 'DashboardSessionStarted': {
         const d = event.data;

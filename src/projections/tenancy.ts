@@ -1,7 +1,4 @@
-import type { ApiKeyEvent } from '../domain/apiKey.ts';
-import type { SiteEvent } from '../domain/site.ts';
-import type { TeamEvent } from '../domain/team.ts';
-import type { RecordedEvent } from '../ports/eventStore.ts';
+import { toDomainEvent } from '../lib/parseEvent.ts';
 import { API_KEYS, API_KEYS_BY_HASH, type ApiKeyByHashDoc, type ApiKeyDoc } from '../readModels/apiKeys.ts';
 import { SITES, type SiteDoc } from '../readModels/sites.ts';
 import { TEAMS, type TeamDoc } from '../readModels/teams.ts';
@@ -16,7 +13,8 @@ export const teamsProjection: Projection = {
   collections: [TEAMS, USERS],
   canHandle: handles(['TeamCreated', 'TeamBillingStatusChanged', 'UserAdded']),
   async handle(recorded, w) {
-    const event = recorded as RecordedEvent & TeamEvent;
+    const event = toDomainEvent(recorded);
+    if (!event) return;
     switch (event.type) {
       case 'TeamCreated': {
         const { teamId, name, createdAt } = event.data;
@@ -43,7 +41,8 @@ export const sitesProjection: Projection = {
   collections: [SITES],
   canHandle: handles(['SiteCreated', 'SiteSettingsChanged']),
   async handle(recorded, w) {
-    const event = recorded as RecordedEvent & SiteEvent;
+    const event = toDomainEvent(recorded);
+    if (!event) return;
     switch (event.type) {
       case 'SiteCreated': {
         const { siteId, createdAt, ...rest } = event.data;
@@ -65,7 +64,8 @@ export const apiKeysProjection: Projection = {
   collections: [API_KEYS, API_KEYS_BY_HASH],
   canHandle: handles(['ApiKeyCreated', 'ApiKeyRevoked', 'ApiKeyUsed']),
   async handle(recorded, w) {
-    const event = recorded as RecordedEvent & ApiKeyEvent;
+    const event = toDomainEvent(recorded);
+    if (!event) return;
     switch (event.type) {
       case 'ApiKeyCreated': {
         const { apiKeyId, createdAt, ...rest } = event.data;

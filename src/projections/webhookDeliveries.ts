@@ -1,6 +1,4 @@
-import type { WebhookDeliveryEvent } from '../domain/webhookDelivery.ts';
-import type { WebhookSubscriptionEvent } from '../domain/webhookSubscription.ts';
-import type { RecordedEvent } from '../ports/eventStore.ts';
+import { toDomainEvent } from '../lib/parseEvent.ts';
 import {
   WEBHOOK_DELIVERIES as DELIVERIES,
   WEBHOOK_DELIVERY_LIVE_SUBSCRIPTIONS as LIVE,
@@ -17,7 +15,8 @@ export const webhookDeliveriesProjection: Projection = {
   collections: [DELIVERIES, LIVE],
   canHandle: handles(['SubscriptionCreated', 'SubscriptionDeleted', 'DeliveryScheduled', 'DeliveryAttempted', 'DeliverySucceeded', 'DeliveryFailed', 'DeliveryAbandoned']),
   async handle(recorded, w) {
-    const event = recorded as RecordedEvent & (WebhookSubscriptionEvent | WebhookDeliveryEvent);
+    const event = toDomainEvent(recorded);
+    if (!event) return;
     switch (event.type) {
       case 'SubscriptionCreated':
         return w.put(LIVE, { id: event.data.subscriptionId });

@@ -1,6 +1,4 @@
-import type { WebhookDeliveryEvent } from '../domain/webhookDelivery.ts';
-import type { WebhookSubscriptionEvent } from '../domain/webhookSubscription.ts';
-import type { RecordedEvent } from '../ports/eventStore.ts';
+import { toDomainEvent } from '../lib/parseEvent.ts';
 import { WEBHOOK_SUBSCRIPTIONS, type WebhookSubscriptionDoc, subscriptionDocOf } from '../readModels/webhookSubscriptions.ts';
 import { type Projection, handles } from './projection.ts';
 
@@ -20,7 +18,8 @@ export const webhookSubscriptionsProjection: Projection = {
     'SubscriptionAutoDisabled',
   ]),
   async handle(recorded, w) {
-    const event = recorded as RecordedEvent & (WebhookSubscriptionEvent | WebhookDeliveryEvent);
+    const event = toDomainEvent(recorded);
+    if (!event) return;
     switch (event.type) {
       case 'SubscriptionCreated':
         return w.put(WEBHOOK_SUBSCRIPTIONS, subscriptionDocOf(event.data));

@@ -222,7 +222,7 @@ t.test('replaying an older event alone leaves a document written by a later even
     type: 'DeliveryAttempted',
     data: { subscriptionId: ids.kept, deliveryId: 'D1', attempt: 1, status, statusCode: 500, error: null, durationMs: 3, attemptedAt, nextAttemptAt: null, workerId: 'w' },
   });
-  await s.events.append('replay-test', [attempt('failed', '2026-01-15T13:00:00.000Z')], 'any');
+  await s.events.append('replay-test', [attempt('http_500', '2026-01-15T13:00:00.000Z')], 'any');
   await s.events.append('replay-test', [attempt('ok', '2026-01-15T14:00:00.000Z')], 'any');
   await s.projections.catchUp();
   const p = webhookSubscriptionsProjection;

@@ -1,6 +1,7 @@
 import type { Aggregate } from '../../commands/aggregateStream.ts';
 import { type CommandResult, handleCommand } from '../../commands/handleCommand.ts';
 import type { Decider } from '../../domain/decider.ts';
+import type { DomainEvent } from '../../domain/eventSchemas.ts';
 import { type EventStore, WrongExpectedRevisionError } from '../../ports/eventStore.ts';
 
 /**
@@ -9,7 +10,7 @@ import { type EventStore, WrongExpectedRevisionError } from '../../ports/eventSt
  * conflicts) or the decision on it is empty, it falls back to `handleCommand`, which decides on a
  * fresh read, so the outcome is the same as calling `handleCommand` directly.
  */
-export async function commandOnReadState<State, Command, Event extends { type: string; data: unknown }>(
+export async function commandOnReadState<State, Command, Event extends DomainEvent>(
   store: EventStore,
   streamId: string,
   decider: Decider<State, Command, Event>,

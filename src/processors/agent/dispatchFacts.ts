@@ -1,4 +1,5 @@
 import { type AgentSettings, agentsDecider, agentsStream, settingsOf } from '../../domain/agents.ts';
+import { ingestionEventSchemas } from '../../domain/eventSchemas.ts';
 import type { Ask, IngestionEvent } from '../../domain/ingestion.ts';
 import { type SuppressionState, suppressionDecider, suppressionStream } from '../../domain/suppression.ts';
 import type { EventStore, RecordedEvent } from '../../ports/eventStore.ts';
@@ -6,6 +7,7 @@ import type { ReadModelStore } from '../../ports/readModelStore.ts';
 import { type SiteDoc, getSite } from '../../readModels/sites.ts';
 import { getOpportunity } from '../../readModels/opportunities.ts';
 import { aggregateStream } from '../../commands/aggregateStream.ts';
+import { parseEvent } from '../../lib/parseEvent.ts';
 
 export type DispatchRequested = Extract<IngestionEvent, { type: 'AgentDispatchRequested' }>['data'];
 export type IngestedMessage = Extract<IngestionEvent, { type: 'MessageIngested' }>['data'];
@@ -20,6 +22,18 @@ export interface DispatchFacts {
   suppression: SuppressionState;
 }
 
+/** An `AgentDispatchRequested` as the log holds it (its stream and ingestion) with its data parsed. */
+export interface RecordedDispatch {
+  recorded: RecordedEvent;
+  dispatch: DispatchRequested;
+}
+
+/** The dispatch in a recorded event; null for any other type. */
+export function recordedDispatch(recorded: RecordedEvent): RecordedDispatch | null {
+  const event = parseEvent(recorded, ingestionEventSchemas);
+  return event?.type === 'AgentDispatchRequested' ? { recorded, dispatch: event.data } : null;
+}
+
 /**
  * The message and the ask come from the ingestion's own append (the dispatch's neighbours in its
  * stream), so the agent never waits for the inbox projections; site, agent settings and the
@@ -27,16 +41,19 @@ export interface DispatchFacts {
  */
 export async function loadDispatchFacts(
   deps: { events: EventStore; readModels: ReadModelStore },
-  recorded: RecordedEvent,
+  { recorded, dispatch }: RecordedDispatch,
 ): Promise<DispatchFacts | null> {
-  const dispatch = recorded.data as DispatchRequested;
   const ingestionId = recorded.metadata['ingestionId'];
-  const neighbours = (await deps.events.readStream(recorded.streamId)).filter((e) => e.metadata['ingestionId'] === ingestionId);
-  const message = neighbours.find((e) => e.type === 'MessageIngested')?.data as IngestedMessage | undefined;
+  const neighbours = (await deps.events.readStream(recorded.streamId))
+    .filter((e) => e.metadata['ingestionId'] === ingestionId)
+    .map((e) => parseEvent(e, ingestionEventSchemas));
+  let message: IngestedMessage | undefined;
+  let opened: Extract<IngestionEvent, { type: 'ConversationOpened' }>['data'] | undefined;
+  for (const e of neighbours) {
+    if (e?.type === 'MessageIngested') message ??= e.data;
+    else if (e?.type === 'ConversationOpened' && e.data.conversationId === dispatch.conversationId) opened ??= e.data;
+  }
   if (!message) return null;
-  const opened = neighbours.find(
-    (e) => e.type === 'ConversationOpened' && (e.data as { conversationId: string }).conversationId === dispatch.conversationId,
-  )?.data as Extract<IngestionEvent, { type: 'ConversationOpened' }>['data'] | undefined;
   let ask: Ask | null = opened?.ask ?? null;
   if (!opened) {
     // A reply on an existing thread: the opportunity was created by an earlier ingestion.

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ConversationEvent } from '../../domain/conversation.ts';
+import { type EventSchemas, conversationEventSchemas } from '../../domain/eventSchemas.ts';
+import { parseEvent } from '../../lib/parseEvent.ts';
 import type { Drafter } from '../../ports/drafter.ts';
 import type { RecordedEvent } from '../../ports/eventStore.ts';
 import type { Mailer } from '../../ports/mailer.ts';
@@ -7,7 +9,7 @@ import type { Document } from '../../ports/readModelStore.ts';
 import type { Triage } from '../../ports/triage.ts';
 import { sleep } from '../../lib/sleep.ts';
 import type { AgentDeps } from './agentDeps.ts';
-import { loadDispatchFacts } from './dispatchFacts.ts';
+import { type RecordedDispatch, loadDispatchFacts, recordedDispatch } from './dispatchFacts.ts';
 import { type PendingReplyRef, ReplySender, type SendPolicy } from './replySender.ts';
 import { triageDispatch } from './triageDispatch.ts';
 
@@ -112,15 +114,18 @@ export class OutreachAgentWorker {
     if (page.length === 0) return false;
     const to = page[page.length - 1]!.position;
 
-    const dispatches: RecordedEvent[] = [];
+    const dispatches: RecordedDispatch[] = [];
     const pending = new Map<string, { position: bigint; doc: PendingDoc | null }>();
     for (const recorded of page) {
-      if (recorded.type === 'AgentDispatchRequested') dispatches.push(recorded);
-      else if (isReplyEvent(recorded)) {
-        const event = { type: recorded.type, data: recorded.data } as ConversationEvent;
-        const doc = pendingDocOf(event, recorded);
-        if (doc !== undefined) pending.set((recorded.data as { messageId: string }).messageId, { position: recorded.position, doc });
+      const dispatch = recordedDispatch(recorded);
+      if (dispatch) {
+        dispatches.push(dispatch);
+        continue;
       }
+      const event = recorded.streamId.startsWith('conversation-') ? parseEvent(recorded, replyEventSchemas) : null;
+      if (!event) continue;
+      const doc = pendingDocOf(event, recorded);
+      if (doc !== undefined) pending.set(event.data.messageId, { position: recorded.position, doc });
     }
 
     await this.triageAll(dispatches);
@@ -145,10 +150,10 @@ export class OutreachAgentWorker {
   }
 
   /** Triage a page's dispatches, `concurrency` at a time; one conversation's dispatches in log order. */
-  private async triageAll(dispatches: RecordedEvent[]): Promise<void> {
-    const byConversation = new Map<string, RecordedEvent[]>();
+  private async triageAll(dispatches: RecordedDispatch[]): Promise<void> {
+    const byConversation = new Map<string, RecordedDispatch[]>();
     for (const d of dispatches) {
-      const id = (d.data as { conversationId: string }).conversationId;
+      const id = d.dispatch.conversationId;
       const list = byConversation.get(id);
       if (list) list.push(d);
       else byConversation.set(id, [d]);
@@ -158,16 +163,16 @@ export class OutreachAgentWorker {
     const lane = async () => {
       while (next < queues.length) {
         const queue = queues[next++]!;
-        for (const recorded of queue) await this.triageOne(recorded);
+        for (const dispatch of queue) await this.triageOne(dispatch);
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.options.concurrency, queues.length) }, lane));
   }
 
-  private async triageOne(recorded: RecordedEvent): Promise<void> {
-    const facts = await loadDispatchFacts(this.deps, recorded);
+  private async triageOne(dispatch: RecordedDispatch): Promise<void> {
+    const facts = await loadDispatchFacts(this.deps, dispatch);
     if (!facts) {
-      this.options.log?.warn?.({ position: recorded.position.toString() }, 'dispatch without its message; skipped');
+      this.options.log?.warn?.({ position: dispatch.recorded.position.toString() }, 'dispatch without its message; skipped');
       return;
     }
     const outcome = await triageDispatch(this.deps, facts, this.sender.metadata);
@@ -178,15 +183,21 @@ export class OutreachAgentWorker {
   }
 }
 
-const REPLY_EVENTS = new Set(['ReplySendAttempted', 'ReplySendFailed', 'ReplySent']);
-const isReplyEvent = (recorded: RecordedEvent) => REPLY_EVENTS.has(recorded.type) && recorded.streamId.startsWith('conversation-');
+/** The events that keep the pending-reply list: a reply's attempts and outcomes. */
+type ReplyEvent = Extract<ConversationEvent, { type: 'ReplySendAttempted' | 'ReplySendFailed' | 'ReplySent' }>;
+const replyEventSchemas: EventSchemas<ReplyEvent> = {
+  ReplySendAttempted: conversationEventSchemas.ReplySendAttempted,
+  ReplySendFailed: conversationEventSchemas.ReplySendFailed,
+  ReplySent: conversationEventSchemas.ReplySent,
+};
 
 /** The pending-reply document after one reply event: a doc to store, null to remove, undefined for no change. */
-function pendingDocOf(event: ConversationEvent, recorded: RecordedEvent): PendingDoc | null | undefined {
+function pendingDocOf(event: ReplyEvent, recorded: RecordedEvent): PendingDoc | null | undefined {
   switch (event.type) {
     case 'ReplySendAttempted': {
       const d = event.data;
-      const startedBy = typeof recorded.metadata['workerInstance'] === 'string' ? (recorded.metadata['workerInstance'] as string) : null;
+      const worker = recorded.metadata['workerInstance'];
+      const startedBy = typeof worker === 'string' ? worker : null;
       return {
         id: d.messageId,
         conversationId: d.conversationId,

@@ -6,6 +6,8 @@ import {
   forgetSettledClaims,
   webhookDeliveryDecider as decider,
 } from '../../domain/webhookDelivery.ts';
+import { webhookDeliveryEventSchemas } from '../../domain/eventSchemas.ts';
+import { parseEvent } from '../../lib/parseEvent.ts';
 import { type EventStore, WrongExpectedRevisionError } from '../../ports/eventStore.ts';
 
 interface Queued {
@@ -55,7 +57,10 @@ export class DeliveryLedger {
   async load(): Promise<void> {
     const history = await this.store.readStream(deliveriesStream(this.subscriptionId));
     const existed = this.revision !== null && this.revision !== 'no_stream';
-    const state = history.reduce((s, e) => decider.evolve(s, { type: e.type, data: e.data } as WebhookDeliveryEvent), decider.initialState());
+    const state = history.reduce((s, recorded) => {
+      const event = parseEvent(recorded, webhookDeliveryEventSchemas);
+      return event ? decider.evolve(s, event) : s;
+    }, decider.initialState());
     this.current = this.forget(state);
     this.revision = history.length === 0 ? 'no_stream' : history[history.length - 1]!.revision;
     if (existed && history.length === 0) this.deleted = true;

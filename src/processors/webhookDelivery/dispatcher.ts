@@ -1,15 +1,25 @@
 import type { WebhookEventType } from '../../domain/eventCatalog.ts';
 import type { OutreachEvent } from '../../domain/outreachEvents.ts';
 import { WEBHOOK_TYPE_OF } from '../../domain/outreachEvents.ts';
-import { type DeliveryScheduledData, buildEnvelope, deliveriesStream, isOutreachEventType, pendingFrom } from '../../domain/webhookDelivery.ts';
-import type { SubscriptionFields } from '../../domain/webhookSubscription.ts';
+import { type DeliveryScheduledData, type WebhookDeliveryEvent, buildEnvelope, deliveriesStream, pendingFrom } from '../../domain/webhookDelivery.ts';
+import { type EventSchemas, outreachEventSchemas, webhookDeliveryEventSchemas, webhookSubscriptionEventSchemas } from '../../domain/eventSchemas.ts';
+import type { WebhookSubscriptionEvent } from '../../domain/webhookSubscription.ts';
+import { parseEvent } from '../../lib/parseEvent.ts';
 import { sleep } from '../../lib/sleep.ts';
 import type { Clock } from '../../ports/clock.ts';
-import type { EventStore, RecordedEvent } from '../../ports/eventStore.ts';
+import type { EventStore } from '../../ports/eventStore.ts';
 import type { ReadModelStore } from '../../ports/readModelStore.ts';
 import type { DeliveryLedgers } from './deliveryLedger.ts';
 import type { Job, Scheduler } from './scheduler.ts';
 import { TARGETS, type TargetDoc, type Targets, fromDoc, targetOf, toDoc } from './targets.ts';
+
+/** What the dispatcher follows: the subscriptions' lifecycle and the outreach facts it turns into deliveries. */
+type DispatchedEvent = WebhookSubscriptionEvent | Extract<WebhookDeliveryEvent, { type: 'SubscriptionAutoDisabled' }> | OutreachEvent;
+const dispatchedEventSchemas: EventSchemas<DispatchedEvent> = {
+  ...webhookSubscriptionEventSchemas,
+  SubscriptionAutoDisabled: webhookDeliveryEventSchemas.SubscriptionAutoDisabled,
+  ...outreachEventSchemas,
+};
 
 /** The worker's own checkpoint and its view of the subscriptions as of that checkpoint. */
 export const DISPATCHER = 'webhookDispatcher';
@@ -81,24 +91,24 @@ export class Dispatcher {
     const deleted: string[] = [];
     const now = this.deps.clock.now();
     for (const recorded of page) {
-      const type = recorded.type;
-      if (type === 'SubscriptionCreated') {
-        const target = targetOf((recorded as unknown as RecordedEvent<string, SubscriptionFields>).data);
+      const event = parseEvent(recorded, dispatchedEventSchemas);
+      if (!event) continue;
+      if (event.type === 'SubscriptionCreated') {
+        const target = targetOf(event.data);
         targets.set(target);
         writes.push({ position: recorded.position, id: target.id, doc: toDoc(target) });
-      } else if (type === 'SubscriptionDeleted') {
-        const id = (recorded.data as { subscriptionId: string }).subscriptionId;
+      } else if (event.type === 'SubscriptionDeleted') {
+        const id = event.data.subscriptionId;
         targets.remove(id);
         deleted.push(id);
         claims.delete(id);
         writes.push({ position: recorded.position, id, doc: null });
-      } else if (type === 'SubscriptionAutoDisabled') {
-        const id = (recorded.data as { subscriptionId: string }).subscriptionId;
+      } else if (event.type === 'SubscriptionAutoDisabled') {
+        const id = event.data.subscriptionId;
         const target = targets.deactivate(id);
         if (target) writes.push({ position: recorded.position, id, doc: toDoc(target) });
-      } else if (isOutreachEventType(type)) {
-        const event = { type, data: recorded.data } as OutreachEvent;
-        const subscribers = targets.idsOfSite(event.data?.siteId);
+      } else {
+        const subscribers = targets.idsOfSite(event.data.siteId);
         if (!subscribers) continue;
         const eventType: WebhookEventType = WEBHOOK_TYPE_OF[event.type];
         let envelope: ReturnType<typeof buildEnvelope> | null = null;

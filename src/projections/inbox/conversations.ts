@@ -1,0 +1,99 @@
+import { normaliseEmail } from '../../domain/email.ts';
+import type { ProjectionWriter } from '../../ports/readModelStore.ts';
+import { CONVERSATIONS, type ConversationDoc } from '../../readModels/conversations.ts';
+import { type InboxEvent, iso } from './inboxEvent.ts';
+
+/**
+ * Conversations: opened by ingestion, counted per message (a prospect's makes it unread), then the
+ * agent's triage, status history, who handles it and the read marks. Every change moves `updatedAt`.
+ */
+export async function applyToConversations(event: InboxEvent, w: ProjectionWriter): Promise<void> {
+  switch (event.type) {
+    case 'ConversationOpened': {
+      const d = event.data;
+      const conversation: ConversationDoc = {
+        id: d.conversationId,
+        siteId: d.siteId,
+        teamId: d.teamId,
+        opportunityId: d.opportunityId,
+        entrySource: d.entrySource,
+        status: d.status,
+        contactEmail: d.contactEmail,
+        contactEmailKey: normaliseEmail(d.contactEmail),
+        contactName: d.contactName,
+        subject: d.subject,
+        aiPaused: d.aiPaused,
+        skipReason: d.skipReason,
+        messageCount: 0,
+        lastMessageAt: iso(d.occurredAt),
+        updatedAt: iso(d.occurredAt),
+        createdAt: iso(d.occurredAt),
+        handledBy: 'agent',
+        lastTriage: null,
+        statusHistory: [],
+        unread: false,
+        lastInboundMessageId: null,
+      };
+      return w.put(CONVERSATIONS, conversation);
+    }
+    case 'MessageIngested': {
+      const d = event.data;
+      for (const conversationId of d.conversationIds) {
+        await update(w, conversationId, d.occurredAt, (c) => ({
+          messageCount: c.messageCount + 1,
+          lastMessageAt: iso(d.occurredAt),
+          aiPaused: d.aiPaused,
+          skipReason: d.skipReason,
+          unread: true,
+          lastInboundMessageId: d.messageId,
+        }));
+      }
+      return;
+    }
+    case 'AgentTriaged':
+      return update(w, event.data.conversationId, event.data.occurredAt, () => ({ lastTriage: { outcome: event.data.outcome, classifier: event.data.classifier } }));
+    case 'ReplyDrafted':
+      return update(w, event.data.conversationId, event.data.occurredAt, (c) => ({ messageCount: c.messageCount + 1, lastMessageAt: iso(event.data.occurredAt) }));
+    case 'ConversationStatusChanged': {
+      const d = event.data;
+      return update(w, d.conversationId, d.occurredAt, (c) => ({
+        status: d.newStatus,
+        statusHistory: [...(c.statusHistory ?? []), { from: d.oldStatus, to: d.newStatus, by: d.resolvedBy, outcome: d.resolutionOutcome, at: iso(d.occurredAt) }],
+      }));
+    }
+    case 'ConversationReopened': {
+      const d = event.data;
+      return update(w, d.conversationId, d.occurredAt, (c) => ({
+        status: 'open',
+        statusHistory: [...(c.statusHistory ?? []), { from: d.oldStatus, to: 'open', by: d.reason === 'user' ? 'user' : 'recipient', outcome: null, at: iso(d.occurredAt) }],
+      }));
+    }
+    case 'ConversationTakenOver':
+      return update(w, event.data.conversationId, event.data.occurredAt, () => ({ handledBy: 'human' }));
+    case 'ConversationHandedBack':
+      return update(w, event.data.conversationId, event.data.occurredAt, () => ({ handledBy: 'agent' }));
+    case 'ConversationMarkedRead': {
+      const d = event.data;
+      // Read up to an older message than the latest (one arrived meanwhile): still unread.
+      return update(w, d.conversationId, d.occurredAt, (c) => {
+        const latest = c.lastInboundMessageId ?? null;
+        return latest !== null && latest !== d.upToMessageId ? null : { unread: false };
+      });
+    }
+    case 'ConversationMarkedUnread':
+      return update(w, event.data.conversationId, event.data.occurredAt, () => ({ unread: true }));
+    default:
+      return;
+  }
+}
+
+/**
+ * Applies a change to a conversation the read model has, stamping `updatedAt` with the event's time;
+ * events for one it does not have change nothing, nor does a change of null.
+ */
+async function update(w: ProjectionWriter, id: string, at: number, change: (c: ConversationDoc) => Partial<ConversationDoc> | null): Promise<void> {
+  const conversation = await w.get<ConversationDoc>(CONVERSATIONS, id);
+  if (!conversation) return;
+  const changes = change(conversation);
+  if (changes) await w.put(CONVERSATIONS, { ...conversation, ...changes, updatedAt: iso(at) });
+}
