@@ -4,7 +4,7 @@ import { DraftRejectedError, FallbackDrafter, OpenAiDrafter } from '../../src/ad
 import { TemplateDrafter } from '../../src/adapters/drafting/templateDrafter.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { DraftInput } from '../../src/ports/drafter.ts';
-import { type Behaviour, completion, fakeOpenAi, userPrompt } from './fakeOpenAi.ts';
+import { type Behaviour, completion, fakeOpenAi, userPrompt } from '../helpers/fakeOpenAi.ts';
 
 const ASK = { targetUrl: 'https://soilsmart.io/compost-guide', anchorText: 'compost guide', suggestedSentence: 'See this compost guide.', sourceUrl: 'https://greenthumb.blog/raised-beds' };
 const input: DraftInput = {

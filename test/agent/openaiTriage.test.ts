@@ -4,7 +4,7 @@ import { OfflineTriage } from '../../src/adapters/triage/offlineTriage.ts';
 import { FallbackTriage, OpenAiTriage } from '../../src/adapters/triage/openaiTriage.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { TriageInput } from '../../src/ports/triage.ts';
-import { type Behaviour, completion, fakeOpenAi, userPrompt } from './fakeOpenAi.ts';
+import { type Behaviour, completion, fakeOpenAi, userPrompt } from '../helpers/fakeOpenAi.ts';
 
 /** The offline classifier declines this (casino); the model's answer is recognisably different. */
 const input: TriageInput = {
