@@ -10,9 +10,10 @@ import {
 import { ServiceError, idempotencyKeyReused } from '../domain/errors.ts';
 import { conversationEventSchemas } from '../domain/eventSchemas.ts';
 import { draftSha256, replyRfcMessageId, senderAddress, threadingHeaders, withDraftHash } from '../domain/outreachAgent.ts';
-import { type MailAddress, type Mailer, MailSendError } from '../ports/mailer.ts';
+import type { MailAddress, Mailer } from '../ports/mailer.ts';
 import type { CommandContext } from './context.ts';
 import { type CommandResult, handleCommand } from './handleCommand.ts';
+import { sendDraft } from './sendDraft.ts';
 import { forwardingAddress } from './tenancy.ts';
 import { parseEvent } from '../lib/parseEvent.ts';
 
@@ -127,25 +128,8 @@ export async function replyToConversation(ctx: CommandContext & { mailer: Mailer
   // A concurrent request with the same key drafted it first: answer as its repeat.
   if (started.events.length === 0) return (await recordedReply(ctx, target, messageId, sha))!;
 
-  let result: Extract<ConversationCommand, { type: 'RecordSendResult' }>['data']['result'];
-  try {
-    const sent = await ctx.mailer.send({
-      messageId: draft.rfcMessageId,
-      from: draft.from,
-      to: draft.to,
-      subject: draft.subject,
-      text: draft.bodyText,
-      inReplyTo: draft.inReplyTo,
-      references: draft.references,
-      returnPath: draft.returnPath,
-    });
-    result = { ok: true, mailProviderMessageId: sent.mailProviderMessageId };
-  } catch (error) {
-    const permanent = error instanceof MailSendError && error.permanent;
-    const { maxAttempts, baseMs } = input.sending;
-    const retryAt = !permanent && maxAttempts > 1 ? ctx.clock.now().getTime() + baseMs : null;
-    result = { ok: false, error: error instanceof Error ? error.message.slice(0, 500) : String(error), permanent, retryAt };
-  }
+  const { maxAttempts, baseMs } = input.sending;
+  const result = await sendDraft(ctx.mailer, draft, () => (maxAttempts > 1 ? ctx.clock.now().getTime() + baseMs : null));
   const recorded = await decide(ctx, target, { type: 'RecordSendResult', data: { ...ref(ctx, target), messageId, attempt: 1, result } }, input.by);
   const deliveryStatus: DeliveryStatus = result.ok ? 'sent' : result.retryAt === null ? 'failed' : 'retrying';
   return { status: 201, message: { id: messageId, rfcMessageId: draft.rfcMessageId, deliveryStatus }, position: recorded.position ?? started.position };

@@ -1,7 +1,8 @@
 import { type ConversationCommand, type ConversationState, conversationDecider, conversationStream } from '../../domain/conversation.ts';
 import { handleCommand } from '../../commands/handleCommand.ts';
+import { sendDraft } from '../../commands/sendDraft.ts';
 import { type Aggregate, aggregateStream } from '../../commands/aggregateStream.ts';
-import { type Mailer, MailSendError } from '../../ports/mailer.ts';
+import type { Mailer } from '../../ports/mailer.ts';
 import type { AgentDeps } from './agentDeps.ts';
 import { commandOnReadState } from './commandOnReadState.ts';
 
@@ -157,24 +158,9 @@ export class ReplySender {
     const pending = state.pending.get(messageId);
     if (!pending || !pending.inFlight || pending.attempts !== attempt) return; // recorded meanwhile
     const { draft } = pending;
-    let result: Parameters<ReplySender['record']>[3];
-    try {
-      const sent = await this.deps.mailer.send({
-        messageId: draft.rfcMessageId,
-        from: draft.from,
-        to: draft.to,
-        subject: draft.subject,
-        text: draft.bodyText,
-        inReplyTo: draft.inReplyTo,
-        references: draft.references,
-        returnPath: draft.returnPath,
-      });
-      result = { ok: true, mailProviderMessageId: sent.mailProviderMessageId };
-    } catch (error) {
-      const permanent = error instanceof MailSendError && error.permanent;
-      const retryAt = !permanent && attempt < this.policy.maxAttempts ? this.deps.clock.now().getTime() + retryDelay(attempt, this.policy) : null;
-      result = { ok: false, error: error instanceof Error ? error.message.slice(0, 500) : String(error), permanent, retryAt };
-    }
+    const result = await sendDraft(this.deps.mailer, draft, () =>
+      attempt < this.policy.maxAttempts ? this.deps.clock.now().getTime() + retryDelay(attempt, this.policy) : null,
+    );
     await this.record(c, messageId, attempt, result, read);
   }
 
