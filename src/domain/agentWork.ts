@@ -1,0 +1,52 @@
+/**
+ * What the six agents work on and what they produce: the contract between the agent runner
+ * (`src/processors/agentRuns/`, which loads the inputs, calls the work and records the outputs as
+ * events) and each agent's work (`src/agentWork/<agentKey>.ts`). Pure types, no I/O.
+ */
+import type { AgentKey } from './agents.ts';
+
+/** A site's article as the content agents see it (the `articles` read model, text already extracted from HTML). */
+export interface ArticleInput {
+  id: string;
+  url: string;
+  title: string;
+  /** Plain text of the body (HTML already stripped), paragraphs separated by blank lines. */
+  text: string;
+  /** Internal links found in the body (absolute URLs), so agents know what is already linked. */
+  links: string[];
+  publishedAt: string | null;
+  updatedAt: string | null;
+}
+
+/** One proposal an agent run produces; each becomes an opportunity of `kind` = the agent key. */
+export type OpportunityProposal =
+  | {
+      kind: 'interlinking';
+      sourceArticleId: string;
+      sourceUrl: string;
+      /** Words of the source's sentence to turn into the link. */
+      anchor: string;
+      targetArticleId: string;
+      targetUrl: string;
+      /** The source article's sentence that holds the anchor, verbatim. */
+      sentence: string;
+    }
+  | { kind: 'article_boost'; articleId: string; url: string; reasons: ArticleBoostReason[]; detail: string }
+  | { kind: 'article_creation'; topic: string; keywords: string[]; rationale: string }
+  | { kind: 'ai_prompt'; question: string; articleId: string | null; url: string | null; rationale: string }
+  | { kind: 'site_performance'; url: string; problems: PageProblem[]; status: number | null; durationMs: number | null; location: string | null; detail: string }
+  | { kind: 'outreach'; prospectUrl: string; contactEmail: string; conversationId: string; subject: string };
+
+export type ArticleBoostReason = 'stale' | 'thin' | 'poorly_linked';
+export type PageProblem = 'broken' | 'slow' | 'redirected' | 'untitled' | 'unreachable';
+
+/** What a run reports besides its proposals: counted outputs and a one-line summary. */
+export interface AgentWorkResult {
+  proposals: OpportunityProposal[];
+  /** Counted outputs by name (e.g. `{ articlesRead: 120, linksProposed: 14 }`), shown on the run. */
+  counts: Record<string, number>;
+  /** AI credits the run used (0 for offline heuristics). */
+  creditsUsed: number;
+}
+
+export type ProposalOf<K extends AgentKey> = Extract<OpportunityProposal, { kind: K }>;
