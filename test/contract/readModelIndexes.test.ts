@@ -83,3 +83,32 @@ t.test('opening a store creates the declared indexes and drops page indexes no l
   t.match(store.explainPage('conversations', query).join(' | '), /rm_conversations__siteId__createdAt/, 'the declared one serves it');
   await store.close();
 });
+
+t.test('SQLite pages: cached documents while they are the committed version; parsed from the file once another process wrote', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'readmodel-indexes-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'readmodels.sqlite');
+  const here = new SqliteReadModelStore(file, READ_MODEL_INDEXES);
+  const other = new SqliteReadModelStore(file, READ_MODEL_INDEXES);
+  t.teardown(async () => {
+    await here.close();
+    await other.close();
+  });
+  const doc = (id: string, subject: string) => ({ id, siteId: 's', subject, createdAt: `2026-01-01T00:00:0${id}.000Z` });
+  await here.applyBatch('p', 1, -1n, 1n, async (w) => {
+    for (const id of ['1', '2', '3']) await w(1n).put('conversations', doc(id, `first ${id}`));
+  });
+  const query: PageQuery = { filter: { siteId: 's' }, orderBy: 'createdAt', direction: 'desc', limit: 10 };
+  const first = await here.page<{ id: string; subject: string }>('conversations', query);
+  t.same(first.map((d) => d.subject), ['first 3', 'first 2', 'first 1']);
+  first[0]!.subject = 'changed by the caller';
+  t.equal((await here.page<{ id: string; subject: string }>('conversations', query))[0]!.subject, 'first 3', 'a caller changing a page changes nothing stored');
+
+  // Another process rewrites one document and adds one; this store has not reloaded.
+  await other.getCheckpoint('p');
+  t.ok(await other.applyBatch('p', 1, 1n, 2n, async (w) => {
+    await w(2n).put('conversations', doc('2', 'second 2'));
+    await w(2n).put('conversations', doc('4', 'second 4'));
+  }));
+  t.same((await here.page<{ id: string; subject: string }>('conversations', query)).map((d) => d.subject), ['second 4', 'first 3', 'second 2', 'first 1'], 'the committed versions');
+});

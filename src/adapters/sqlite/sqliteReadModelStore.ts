@@ -39,7 +39,10 @@ export class SqliteReadModelStore implements ReadModelStore {
   private collections = new Map<string, Map<string, Entry>>();
   private checkpoints = new Map<string, Checkpoint>();
   private readonly stmts;
-  private readonly pageStatements = new Map<string, { sql: string; stmt: Database.Statement<unknown[], { doc: string }> }>();
+  private readonly pageStatements = new Map<
+    string,
+    { sql: string; docs: Database.Statement<unknown[], { doc: string }>; keys: Database.Statement<unknown[], { id: string; position: bigint }> }
+  >();
 
   /** `indexes`: what each collection's pages walk (see IndexDeclarations); created here, once. */
   constructor(
@@ -97,15 +100,24 @@ export class SqliteReadModelStore implements ReadModelStore {
   }
 
   /**
-   * Pages are read with SQL from the file (committed state, the same the cache holds once a batch
-   * commits), walking the declared partial expression index `chooseIndex` picks (INDEXED BY: the
-   * plan does not depend on statistics), so a deep page seeks the index like the first one instead
-   * of sorting the collection.
+   * Pages are found with SQL in the file (committed state), walking the declared partial expression
+   * index `chooseIndex` picks (INDEXED BY: the plan does not depend on statistics), so a deep page
+   * seeks the index like the first one instead of sorting the collection. The documents come from the
+   * cache when it holds the same version (position) of each: a shallow copy, nested values frozen, as
+   * the projection writer sees them; parsing them from the file is the fallback when another process
+   * wrote them since this one last loaded.
    */
   async page<T extends Document>(collection: string, query: PageQuery): Promise<T[]> {
     if (query.limit <= 0) return [];
-    const { stmt, params } = this.pageStatement(collection, query);
-    return stmt.all(...params).map((row) => JSON.parse(row.doc) as T);
+    const { keys, docs, params } = this.pageStatement(collection, query);
+    const cached = this.collections.get(collection);
+    const out: Document[] = [];
+    for (const row of keys.all(...params)) {
+      const entry = cached?.get(row.id);
+      if (!entry || entry.position !== row.position) return docs.all(...params).map((r) => JSON.parse(r.doc) as T);
+      out.push({ ...entry.doc });
+    }
+    return out as T[];
   }
 
   /** SQLite's plan of a page (EXPLAIN QUERY PLAN details), for tests of the declared indexes. */
@@ -134,8 +146,13 @@ export class SqliteReadModelStore implements ReadModelStore {
       const [beyond, upTo] = desc ? ['<', '<='] : ['>', '>='];
       if (query.after) where.push(`${jsonField(query.orderBy)} ${upTo} ? AND (${jsonField(query.orderBy)} ${beyond} ? OR id ${beyond} ?)`);
       const dir = desc ? 'DESC' : 'ASC';
-      const sql = `SELECT doc FROM documents${index ? ` INDEXED BY "${indexName(collection, index)}"` : ''} WHERE ${where.join(' AND ')} ORDER BY ${jsonField(query.orderBy)} ${dir}, id ${dir} LIMIT ?`;
-      cached = { sql, stmt: this.db.prepare<unknown[], { doc: string }>(sql) };
+      const from = `FROM documents${index ? ` INDEXED BY "${indexName(collection, index)}"` : ''} WHERE ${where.join(' AND ')} ORDER BY ${jsonField(query.orderBy)} ${dir}, id ${dir} LIMIT ?`;
+      const sql = `SELECT doc ${from}`;
+      cached = {
+        sql,
+        docs: this.db.prepare<unknown[], { doc: string }>(sql),
+        keys: this.db.prepare<unknown[], { id: string; position: bigint }>(`SELECT id, position ${from}`),
+      };
       this.pageStatements.set(shape, cached);
     }
     const params: unknown[] = [];
