@@ -77,13 +77,36 @@ if (mode === 'bare') {
   });
   const seedMs = performance.now() - seedStarted;
 
+  // The store alone, first and deep page alternating: the deep-page figure without HTTP noise.
+  const before = CONVERSATION_COUNT - DEEP_OFFSET;
+  const pageQuery = (after: { value: string; id: string } | null) => ({
+    filter: { siteId: site.siteId },
+    orderBy: 'createdAt',
+    direction: 'desc' as const,
+    after,
+    limit: PAGE_LIMIT + 1,
+  });
+  // The second page (after the first 25) bounds the index walk as the deep one does; the first has no bound.
+  const after = { first: null, second: { value: createdAtOf(CONVERSATION_COUNT - 1 - PAGE_LIMIT), id: idOf(CONVERSATION_COUNT - 1 - PAGE_LIMIT) }, deep: { value: createdAtOf(before), id: idOf(before) } };
+  const kinds = ['first', 'second', 'deep'] as const;
+  const storeMicros = { first: 0, second: 0, deep: 0 };
+  const CALLS = 2_000;
+  const WARM_UP = 100;
+  for (let i = 0; i < CALLS + WARM_UP; i++) {
+    for (const kind of kinds) {
+      const started = performance.now();
+      await services.readModels.page(CONVERSATIONS, pageQuery(after[kind]));
+      if (i >= WARM_UP) storeMicros[kind] += (performance.now() - started) * 1000;
+    }
+  }
+  const perCall = (total: number) => Math.round(total / CALLS);
+
   const fastify = Fastify({ logger: false });
   await fastify.register(app, { services });
   const url = await fastify.listen({ port: 0, host: '127.0.0.1' });
   const list = `${url}/api/v1/sites/${site.siteId}/outreach/conversations?limit=${PAGE_LIMIT}`;
   // The deep page's cursor, computed: the last item before it, newest first.
-  const before = CONVERSATION_COUNT - DEEP_OFFSET;
   const cursor = encodeCursor({ value: createdAtOf(before), id: idOf(before) });
-  process.stdout.write(JSON.stringify({ first: list, deep: `${list}&cursor=${cursor}`, key: key.key, dataDir, seedMs: Math.round(seedMs) }) + '\n');
+  process.stdout.write(JSON.stringify({ first: list, deep: `${list}&cursor=${cursor}`, key: key.key, dataDir, seedMs: Math.round(seedMs), storeFirstUs: perCall(storeMicros.first), storeSecondUs: perCall(storeMicros.second), storeDeepUs: perCall(storeMicros.deep) }) + '\n');
 }
 process.once('SIGTERM', () => process.exit(0));
