@@ -20,6 +20,7 @@ import type { Extractor } from './ports/extractor.ts';
 import { createExtractor, openCounterStore } from './ingestionPorts.ts';
 import { bufferedRandom } from './adapters/crypto/bufferedRandom.ts';
 import { threadIndexOver } from './readModels/messageThreads.ts';
+import { READ_MODEL_INDEXES } from './readModels/indexes.ts';
 import { createMailer } from './adapters/mail/createMailer.ts';
 import type { Mailer } from './ports/mailer.ts';
 
@@ -58,10 +59,10 @@ export async function openEventStore(config: Config): Promise<EventStore> {
 export async function openReadModels(config: Config): Promise<ReadModelStore> {
   if (config.MONGODB_URL) {
     const { MongoReadModelStore } = await import('./adapters/mongodb/mongoReadModelStore.ts');
-    return MongoReadModelStore.connect(config.MONGODB_URL, config.MONGODB_DB);
+    return MongoReadModelStore.connect(config.MONGODB_URL, config.MONGODB_DB, READ_MODEL_INDEXES);
   }
   mkdirSync(config.DATA_DIR, { recursive: true, mode: 0o700 });
-  return new SqliteReadModelStore(join(config.DATA_DIR, 'readmodels.sqlite'));
+  return new SqliteReadModelStore(join(config.DATA_DIR, 'readmodels.sqlite'), READ_MODEL_INDEXES);
 }
 
 export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {

@@ -26,6 +26,9 @@ const HTTP_ERRORS: Record<ErrorCode, { status: number; code: string }> = {
   SERVICE_UNAVAILABLE: { status: 503, code: 'SERVICE_UNAVAILABLE' },
 };
 
+/** The HTTP status of a domain error's code (the dashboard's pages answer with it too). */
+export const httpStatusOf = (code: ErrorCode) => HTTP_ERRORS[code].status;
+
 /** One error envelope for everything: spec errors, validation, parser errors, unknown routes, crashes. */
 export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {

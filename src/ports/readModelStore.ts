@@ -9,10 +9,19 @@ export type Filter = Record<string, string | number | boolean | null>;
 export type SortValue = string | number;
 
 /**
+ * The indexes each collection keeps, declared up front: per collection, a list of field lists
+ * (equality fields first, then the field a page is ordered by; every adapter appends the id).
+ * Adapters create them when they open and drop page indexes no longer declared.
+ */
+export type IndexDeclarations = Readonly<Record<string, ReadonlyArray<readonly string[]>>>;
+
+/**
  * One page of a keyset (cursor) query: documents matching `filter` and every range, ordered by
  * `orderBy` then `id` in `direction`, strictly after the (value, id) of the previous page's last item.
- * Adapters keep an index for each query shape (equality fields, then `orderBy`, then id), so a deep
- * page costs what the first one does.
+ * Adapters walk the declared index whose leading fields are the most of the filter's equality fields
+ * followed by `orderBy` (see `chooseIndex`), so a deep page costs what the first one does; other
+ * filters and ranges are checked on the entries walked. Without such an index the page is still
+ * correct, only not indexed.
  */
 export interface PageQuery {
   filter: Filter;

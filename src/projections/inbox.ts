@@ -2,7 +2,7 @@ import { parseEvent } from '../lib/parseEvent.ts';
 import { AGENT_DISPATCHES } from '../readModels/agentDispatches.ts';
 import { CONVERSATIONS } from '../readModels/conversations.ts';
 import { MESSAGE_THREADS } from '../readModels/messageThreads.ts';
-import { MESSAGES } from '../readModels/messages.ts';
+import { CONVERSATION_MESSAGES, MESSAGES } from '../readModels/messages.ts';
 import { OPPORTUNITIES } from '../readModels/opportunities.ts';
 import { applyToAgentDispatches } from './inbox/agentDispatches.ts';
 import { applyToConversations } from './inbox/conversations.ts';
@@ -30,14 +30,14 @@ const INBOX_EVENT_TYPES = [
 ] as const satisfies readonly InboxEvent['type'][];
 
 /**
- * The Outreach Agent's inbox: one projection (one checkpoint, rebuilt together) over five read
- * models, each built by its own handler in `inbox/`. Version 5: stores built at 4 (same documents,
- * written by the one file before the split) rebuild once.
+ * The Outreach Agent's inbox: one projection (one checkpoint, rebuilt together) over six read
+ * models, each built by its own handler in `inbox/`. Version 6: stores built at 5 rebuild once to
+ * write `conversationMessages`.
  */
 export const inboxProjection: Projection = {
   name: 'inbox',
-  version: 5,
-  collections: [CONVERSATIONS, OPPORTUNITIES, MESSAGES, MESSAGE_THREADS, AGENT_DISPATCHES],
+  version: 6,
+  collections: [CONVERSATIONS, OPPORTUNITIES, MESSAGES, CONVERSATION_MESSAGES, MESSAGE_THREADS, AGENT_DISPATCHES],
   canHandle: handles(INBOX_EVENT_TYPES),
   async handle(recorded, w) {
     const event = parseEvent(recorded, inboxEventSchemas);

@@ -37,6 +37,19 @@ export interface ConversationDoc {
   createdAt: string;
 }
 
+/**
+ * The list's indexes: the site's conversations newest first, and one per equality filter. A page
+ * with several filters walks the one with the most of them and checks the others on the way; the
+ * `updatedAt` range, like every range on a field other than `createdAt`, is checked on the walk.
+ */
+export const CONVERSATION_INDEXES = [
+  ['siteId', 'createdAt'],
+  ['siteId', 'status', 'createdAt'],
+  ['siteId', 'unread', 'createdAt'],
+  ['siteId', 'aiPaused', 'createdAt'],
+  ['siteId', 'contactEmailKey', 'createdAt'],
+] as const;
+
 export const getConversation = (store: ReadModelStore, conversationId: string) => store.get<ConversationDoc>(CONVERSATIONS, conversationId);
 
 export interface ConversationFilters {

@@ -3,6 +3,12 @@ import type { ReadModelStore } from '../ports/readModelStore.ts';
 /** The `messages` read model, written by the inbox projection. */
 export const MESSAGES = 'messages';
 
+/**
+ * The `conversationMessages` read model: one link per (conversation, message), since a message may
+ * belong to several conversations (`conversationIds`) and an array is no index key on every adapter.
+ */
+export const CONVERSATION_MESSAGES = 'conversationMessages';
+
 export interface MessageDoc {
   [key: string]: unknown;
   id: string;
@@ -31,16 +37,43 @@ export interface MessageDoc {
   lastError?: string | null;
 }
 
+export interface ConversationMessageDoc {
+  [key: string]: unknown;
+  /** `<conversationId>:<messageId>` */
+  id: string;
+  conversationId: string;
+  messageId: string;
+  siteId: string;
+  /** The message's `receivedAt`: the conversation's order. */
+  receivedAt: string;
+}
+
+export const conversationMessageId = (conversationId: string, messageId: string) => `${conversationId}:${messageId}`;
+
+/** A conversation's messages, oldest first, walk this index. */
+export const CONVERSATION_MESSAGE_INDEXES = [['conversationId', 'receivedAt']] as const;
+
 export const getMessage = (store: ReadModelStore, messageId: string) => store.get<MessageDoc>(MESSAGES, messageId);
 
-/**
- * A conversation's messages, inbound and outbound, oldest first. A message may belong to several
- * conversations (`conversationIds`), which no equality filter reaches: the site's messages are read
- * and narrowed here.
- */
+const LINKS_PER_PAGE = 500;
+
+/** A conversation's messages, inbound and outbound, oldest first (receivedAt, then the link's id): an index walk, then one read per message. */
 export async function listMessagesOfConversation(store: ReadModelStore, siteId: string, conversationId: string): Promise<MessageDoc[]> {
-  const docs = await store.find<MessageDoc>(MESSAGES, { siteId });
-  return docs
-    .filter((m) => m.conversationIds.includes(conversationId))
-    .sort((a, b) => (a.receivedAt < b.receivedAt ? -1 : a.receivedAt > b.receivedAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const links: ConversationMessageDoc[] = [];
+  let after: { value: string; id: string } | null = null;
+  for (;;) {
+    const page: ConversationMessageDoc[] = await store.page<ConversationMessageDoc>(CONVERSATION_MESSAGES, {
+      filter: { conversationId },
+      orderBy: 'receivedAt',
+      direction: 'asc',
+      after,
+      limit: LINKS_PER_PAGE,
+    });
+    links.push(...page);
+    if (page.length < LINKS_PER_PAGE) break;
+    const last = page.at(-1)!;
+    after = { value: last.receivedAt, id: last.id };
+  }
+  const messages = await Promise.all(links.filter((l) => l.siteId === siteId).map((l) => getMessage(store, l.messageId)));
+  return messages.filter((m): m is MessageDoc => m !== null);
 }

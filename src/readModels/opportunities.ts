@@ -17,6 +17,13 @@ export interface OpportunityDoc extends Ask {
   createdAt: string;
 }
 
+/** The list's indexes: the site's opportunities newest first, and one per equality filter. */
+export const OPPORTUNITY_INDEXES = [
+  ['siteId', 'createdAt'],
+  ['siteId', 'entrySource', 'createdAt'],
+  ['siteId', 'stub', 'createdAt'],
+] as const;
+
 export const getOpportunity = (store: ReadModelStore, opportunityId: string) => store.get<OpportunityDoc>(OPPORTUNITIES, opportunityId);
 
 export interface OpportunityFilters {

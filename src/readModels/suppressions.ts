@@ -13,6 +13,9 @@ export interface SuppressionDoc {
   suppressedAt: string;
 }
 
+/** The list's index: the team's suppression list by address. */
+export const SUPPRESSION_INDEXES = [['teamId', 'email']] as const;
+
 /** `email` as the suppression list stores it (normalised). */
 export const suppressionId = (teamId: string, email: string) => `${teamId}|${email}`;
 

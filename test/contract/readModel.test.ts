@@ -8,13 +8,13 @@ import type { ReadModelStore } from '../../src/ports/readModelStore.ts';
 import { readModelContract } from './readModelContract.ts';
 import { closer } from './closer.ts';
 
-await readModelContract(t, 'SqliteReadModelStore', async () => {
+await readModelContract(t, 'SqliteReadModelStore', async (indexes) => {
   const dir = mkdtempSync(join(tmpdir(), 'readmodel-contract-'));
   const file = join(dir, 'readmodels.sqlite');
   const stores = closer<ReadModelStore>();
   return {
-    store: stores.track(new SqliteReadModelStore(file)),
-    reopen: async () => stores.track(new SqliteReadModelStore(file)),
+    store: stores.track(new SqliteReadModelStore(file, indexes)),
+    reopen: async (again) => stores.track(new SqliteReadModelStore(file, again)),
     async cleanup() {
       await stores.closeAll();
       rmSync(dir, { recursive: true, force: true });
@@ -28,12 +28,12 @@ if (url) {
   const { MongoReadModelStore } = await import('../../src/adapters/mongodb/mongoReadModelStore.ts');
   const run = randomUUID().slice(0, 8);
   let counter = 0;
-  await readModelContract(t, 'MongoReadModelStore', async () => {
+  await readModelContract(t, 'MongoReadModelStore', async (indexes) => {
     const dbName = `rm_contract_${run}_${(counter += 1)}`;
     const stores = closer<ReadModelStore>();
     return {
-      store: stores.track(await MongoReadModelStore.connect(url, dbName)),
-      reopen: async () => stores.track(await MongoReadModelStore.connect(url, dbName)),
+      store: stores.track(await MongoReadModelStore.connect(url, dbName, indexes)),
+      reopen: async (again) => stores.track(await MongoReadModelStore.connect(url, dbName, again)),
       async cleanup() {
         await stores.closeAll();
         const admin = new MongoClient(url);

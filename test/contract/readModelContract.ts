@@ -3,17 +3,28 @@
  * always and on MongoDB when MONGODB_URL is set.
  */
 import type { Test } from 'tap';
-import type { Document, ProjectionWriter, ReadModelStore } from '../../src/ports/readModelStore.ts';
+import type { Document, IndexDeclarations, ProjectionWriter, ReadModelStore } from '../../src/ports/readModelStore.ts';
 
 export interface ReadModelStoreUnderTest {
   store: ReadModelStore;
   /** Opens a fresh store on the same data, as a restarted process would. Enables the persistence case. */
-  reopen?: () => Promise<ReadModelStore>;
+  reopen?: (indexes?: IndexDeclarations) => Promise<ReadModelStore>;
   /** Closes whatever is still open and removes the data. Must tolerate an already closed store. */
   cleanup(): Promise<void>;
 }
 
-export type MakeReadModelStore = () => Promise<ReadModelStoreUnderTest>;
+/** `indexes`: the declarations the store opens with (none when absent). */
+export type MakeReadModelStore = (indexes?: IndexDeclarations) => Promise<ReadModelStoreUnderTest>;
+
+/** Indexes for some of the page case's query shapes: those pages walk them, the others run without one. */
+const PAGE_INDEXES: IndexDeclarations = {
+  conversations: [
+    ['siteId', 'createdAt'],
+    ['siteId', 'aiPaused', 'createdAt'],
+    ['siteId', 'status', 'createdAt'],
+    ['status', 'n'],
+  ],
+};
 
 /** A tiny inline projection over a list of events, to replay the same batch twice. */
 interface TestEvent {
@@ -72,9 +83,9 @@ function applyAll(events: TestEvent[]) {
 
 export function readModelContract(t: Test, name: string, makeStore: MakeReadModelStore) {
   return t.test(name, async (t) => {
-    const withStore = (title: string, body: (t: Test, h: ReadModelStoreUnderTest) => Promise<void>) =>
+    const withStore = (title: string, body: (t: Test, h: ReadModelStoreUnderTest) => Promise<void>, indexes?: IndexDeclarations) =>
       t.test(title, async (t) => {
-        const h = await makeStore();
+        const h = await makeStore(indexes);
         t.teardown(() => h.cleanup());
         await body(t, h);
       });
@@ -291,7 +302,7 @@ export function readModelContract(t: Test, name: string, makeStore: MakeReadMode
       t.same(await store.get('ra', '1'), { id: '1', again: true }, 'and its writes are not blocked by old positions');
     });
 
-    await withStore('page: keyset pages by a field then id, with equality filters, ranges and a cursor', async (t, { store }) => {
+    const pageCase = async (t: Test, { store }: ReadModelStoreUnderTest) => {
       // 30 conversations on two sites, several sharing a creation time, booleans, nulls and a missing field.
       const docs = Array.from({ length: 30 }, (_, i) => ({
         id: `c${String(i).padStart(2, '0')}`,
@@ -363,7 +374,24 @@ export function readModelContract(t: Test, name: string, makeStore: MakeReadMode
         });
       }
       t.same(seen, expected(site), 'exactly the documents there when the walk began, once each, in order');
-    });
+    };
+    await withStore('page: keyset pages by a field then id, with equality filters, ranges and a cursor (no declared index)', pageCase);
+    await withStore('page: the same pages walking declared indexes', pageCase, PAGE_INDEXES);
+    await withStore('declared indexes: a store reopened with other declarations pages the same documents', async (t, h) => {
+      await h.store.applyBatch('p', 1, -1n, 1n, async (w) => {
+        for (let i = 0; i < 12; i++) await w(1n).put('conversations', { id: `c${i}`, siteId: 's', status: i % 2 ? 'open' : 'resolved', createdAt: `2024-01-01T00:00:${String(i).padStart(2, '0')}.000Z` });
+      });
+      const query = { filter: { siteId: 's', status: 'open' }, orderBy: 'createdAt', direction: 'desc' as const, limit: 4 };
+      const before = (await h.store.page('conversations', query)).map((d) => d.id);
+      t.same(before, ['c11', 'c9', 'c7', 'c5']);
+      if (!h.reopen) return;
+      await h.store.close();
+      const fewer = await h.reopen({ conversations: [['siteId', 'createdAt']] });
+      t.same((await fewer.page('conversations', query)).map((d) => d.id), before, 'an index dropped: the same page');
+      await fewer.close();
+      const none = await h.reopen();
+      t.same((await none.page('conversations', query)).map((d) => d.id), before, 'no declarations: the same page');
+    }, PAGE_INDEXES);
 
     await withStore('documents and checkpoints survive close and reopen', async (t, h) => {
       if (!h.reopen) {

@@ -1,6 +1,6 @@
 import { MongoClient, MongoServerError, type Collection, type Db, type Filter as MongoFilter, type IndexSpecification, type Sort } from 'mongodb';
-import type { Checkpoint, Document, Filter, PageQuery, ProjectionWriter, ReadModelStore } from '../../ports/readModelStore.ts';
-import { indexFields } from '../shared/pageShape.ts';
+import type { Checkpoint, Document, Filter, IndexDeclarations, PageQuery, ProjectionWriter, ReadModelStore } from '../../ports/readModelStore.ts';
+import { assertDeclarations, assertPageNames, chooseIndex } from '../shared/pageShape.ts';
 
 /** A read-model document as stored: the document itself plus its key and the position that last wrote it. */
 interface StoredDocument {
@@ -30,21 +30,47 @@ export class MongoReadModelStore implements ReadModelStore {
   private readonly db: Db;
   private readonly ownsClient: boolean;
   private readonly checkpoints: Collection<StoredCheckpoint>;
-  /** Index names this process already ensured (createIndex is idempotent; this only saves the round trip). */
-  private readonly ensuredIndexes = new Set<string>();
-
-  /** With a url the store owns (and closes) its client; with a `MongoClient` the caller does. */
-  constructor(client: MongoClient | string, dbName: string) {
+  /**
+   * With a url the store owns (and closes) its client; with a `MongoClient` the caller does.
+   * `indexes`: what each collection's pages walk (see IndexDeclarations); `connect` creates them.
+   */
+  constructor(
+    client: MongoClient | string,
+    dbName: string,
+    private readonly indexes: IndexDeclarations = {},
+  ) {
+    assertDeclarations(indexes);
     this.ownsClient = typeof client === 'string';
     this.client = typeof client === 'string' ? new MongoClient(client) : client;
     this.db = this.client.db(dbName);
     this.checkpoints = this.db.collection<StoredCheckpoint>('checkpoints');
   }
 
-  static async connect(url: string, dbName: string): Promise<MongoReadModelStore> {
-    const store = new MongoReadModelStore(url, dbName);
+  static async connect(url: string, dbName: string, indexes: IndexDeclarations = {}): Promise<MongoReadModelStore> {
+    const store = new MongoReadModelStore(url, dbName, indexes);
     await store.client.connect();
+    await store.ensureIndexes();
     return store;
+  }
+
+  /** Creates the declared indexes and drops the page indexes of a declared collection that are no longer declared. */
+  async ensureIndexes(): Promise<void> {
+    for (const [collection, list] of Object.entries(this.indexes)) {
+      const coll = this.collection(collection);
+      const declared = new Set(list.map(indexName));
+      const existing = await coll.listIndexes().toArray().catch((error: unknown) => {
+        if (error instanceof MongoServerError && error.code === 26) return []; // NamespaceNotFound: no collection yet
+        throw error;
+      });
+      for (const index of existing) {
+        const name = String(index.name);
+        if (name.startsWith('page__') && !declared.has(name)) await coll.dropIndex(name);
+      }
+      for (const fields of list) {
+        const spec: IndexSpecification = [...fields.map((f): [string, 1] => [f, 1]), ['_id', 1]];
+        await coll.createIndex(spec, { name: indexName(fields) });
+      }
+    }
   }
 
   private collection(name: string): Collection<StoredDocument> {
@@ -66,14 +92,9 @@ export class MongoReadModelStore implements ReadModelStore {
 
   async page<T extends Document>(collection: string, query: PageQuery): Promise<T[]> {
     if (query.limit <= 0) return [];
-    const fields = indexFields(collection, query);
+    assertPageNames(collection, query);
     const coll = this.collection(collection);
-    const indexName = `page__${fields.join('__')}`;
-    if (!this.ensuredIndexes.has(`${collection}/${indexName}`)) {
-      const spec: IndexSpecification = [...fields.map((f): [string, 1] => [f, 1]), ['_id', 1]];
-      await coll.createIndex(spec, { name: indexName });
-      this.ensuredIndexes.add(`${collection}/${indexName}`);
-    }
+    const index = chooseIndex(this.indexes, collection, query);
     const clauses: Array<MongoFilter<StoredDocument>> = [{ ...query.filter } as MongoFilter<StoredDocument>];
     for (const [field, bounds] of Object.entries(query.ranges ?? {})) {
       const range: { $gt?: string | number; $lt?: string | number } = {};
@@ -84,6 +105,8 @@ export class MongoReadModelStore implements ReadModelStore {
     const desc = query.direction === 'desc';
     if (query.after) {
       const beyond = desc ? '$lt' : '$gt';
+      // The plain bound first: the index scan starts at the cursor; the $or only settles the ties by id.
+      clauses.push({ [query.orderBy]: { [desc ? '$lte' : '$gte']: query.after.value } } as MongoFilter<StoredDocument>);
       clauses.push({
         $or: [{ [query.orderBy]: { [beyond]: query.after.value } }, { [query.orderBy]: query.after.value, _id: { [beyond]: query.after.id } }],
       } as MongoFilter<StoredDocument>);
@@ -92,7 +115,9 @@ export class MongoReadModelStore implements ReadModelStore {
       [query.orderBy, desc ? -1 : 1],
       ['_id', desc ? -1 : 1],
     ];
-    const stored = await coll.find({ $and: clauses }).sort(sort).limit(query.limit).toArray();
+    let cursor = coll.find({ $and: clauses }).sort(sort).limit(query.limit);
+    if (index) cursor = cursor.hint(indexName(index));
+    const stored = await cursor.toArray();
     return stored.map((s) => toDocument(s) as T);
   }
 
@@ -165,6 +190,8 @@ export class MongoReadModelStore implements ReadModelStore {
     if (this.ownsClient) await this.client.close();
   }
 }
+
+const indexName = (fields: readonly string[]) => `page__${fields.join('__')}`;
 
 export function encodePosition(position: bigint): string {
   if (position < 0n) throw new RangeError(`document position must be >= 0, got ${position}`);

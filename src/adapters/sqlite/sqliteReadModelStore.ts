@@ -1,8 +1,8 @@
 import type Database from 'better-sqlite3';
 import { openDatabase } from './openDatabase.ts';
-import type { Checkpoint, Document, Filter, PageQuery, ProjectionWriter, ReadModelStore } from '../../ports/readModelStore.ts';
+import type { Checkpoint, Document, Filter, IndexDeclarations, PageQuery, ProjectionWriter, ReadModelStore } from '../../ports/readModelStore.ts';
 import { matches, sortDocuments } from '../shared/filter.ts';
-import { indexFields } from '../shared/pageShape.ts';
+import { assertDeclarations, assertPageNames, chooseIndex } from '../shared/pageShape.ts';
 
 interface Entry {
   doc: Document;
@@ -39,11 +39,19 @@ export class SqliteReadModelStore implements ReadModelStore {
   private collections = new Map<string, Map<string, Entry>>();
   private checkpoints = new Map<string, Checkpoint>();
   private readonly stmts;
-  private readonly pageStatements = new Map<string, Database.Statement<unknown[], { doc: string }>>();
+  private readonly pageStatements = new Map<
+    string,
+    { sql: string; docs: Database.Statement<unknown[], { doc: string }>; keys: Database.Statement<unknown[], { id: string; position: bigint }> }
+  >();
 
-  constructor(file: string) {
+  /** `indexes`: what each collection's pages walk (see IndexDeclarations); created here, once. */
+  constructor(
+    file: string,
+    private readonly indexes: IndexDeclarations = {},
+  ) {
     this.db = openDatabase(file, 'NORMAL');
     this.db.exec(SCHEMA);
+    this.ensureIndexes();
     this.db.defaultSafeIntegers(true);
     this.stmts = {
       allDocs: this.db.prepare<[], { collection: string; id: string; doc: string; position: bigint }>('SELECT * FROM documents'),
@@ -92,22 +100,45 @@ export class SqliteReadModelStore implements ReadModelStore {
   }
 
   /**
-   * Pages are read with SQL from the file (committed state, the same the cache holds once a batch
-   * commits), through a partial expression index per query shape created on first use, so a deep
-   * page walks the index like the first one instead of sorting the collection in memory.
+   * Pages are found with SQL in the file (committed state), walking the declared partial expression
+   * index `chooseIndex` picks (INDEXED BY: the plan does not depend on statistics), so a deep page
+   * seeks the index like the first one instead of sorting the collection. The documents come from the
+   * cache when it holds the same version (position) of each: a shallow copy, nested values frozen, as
+   * the projection writer sees them; parsing them from the file is the fallback when another process
+   * wrote them since this one last loaded.
    */
   async page<T extends Document>(collection: string, query: PageQuery): Promise<T[]> {
     if (query.limit <= 0) return [];
-    const fields = indexFields(collection, query);
+    const { keys, docs, params } = this.pageStatement(collection, query);
+    const cached = this.collections.get(collection);
+    const out: Document[] = [];
+    for (const row of keys.all(...params)) {
+      const entry = cached?.get(row.id);
+      if (!entry || entry.position !== row.position) return docs.all(...params).map((r) => JSON.parse(r.doc) as T);
+      out.push({ ...entry.doc });
+    }
+    return out as T[];
+  }
+
+  /** SQLite's plan of a page (EXPLAIN QUERY PLAN details), for tests of the declared indexes. */
+  explainPage(collection: string, query: PageQuery): string[] {
+    const { sql, params } = this.pageStatement(collection, query);
+    return this.db
+      .prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`)
+      .all(...params)
+      .map((row) => row.detail);
+  }
+
+  private pageStatement(collection: string, query: PageQuery) {
+    assertPageNames(collection, query);
     const desc = query.direction === 'desc';
     const rangeFields = Object.keys(query.ranges ?? {}).sort();
     const rangeOps = rangeFields.flatMap((f) => (['gt', 'lt'] as const).filter((op) => query.ranges![f]![op] !== undefined).map((op) => [f, op] as const));
     const filterFields = Object.keys(query.filter).sort();
     const shape = JSON.stringify([collection, filterFields.map((f) => [f, query.filter[f] === null]), rangeOps, query.orderBy, desc, Boolean(query.after)]);
-    let stmt = this.pageStatements.get(shape);
-    if (!stmt) {
-      const index = `rm_${collection}__${fields.join('__')}`;
-      this.db.exec(`CREATE INDEX IF NOT EXISTS "${index}" ON documents (${fields.map(jsonField).join(', ')}, id) WHERE collection = '${collection}'`);
+    let cached = this.pageStatements.get(shape);
+    if (!cached) {
+      const index = chooseIndex(this.indexes, collection, query);
       const where = [`collection = '${collection}'`];
       for (const f of filterFields) where.push(query.filter[f] === null ? `${jsonField(f)} IS NULL` : `${jsonField(f)} = ?`);
       for (const [f, op] of rangeOps) where.push(`${jsonField(f)} ${op === 'gt' ? '>' : '<'} ?`);
@@ -115,17 +146,37 @@ export class SqliteReadModelStore implements ReadModelStore {
       const [beyond, upTo] = desc ? ['<', '<='] : ['>', '>='];
       if (query.after) where.push(`${jsonField(query.orderBy)} ${upTo} ? AND (${jsonField(query.orderBy)} ${beyond} ? OR id ${beyond} ?)`);
       const dir = desc ? 'DESC' : 'ASC';
-      stmt = this.db.prepare<unknown[], { doc: string }>(
-        `SELECT doc FROM documents WHERE ${where.join(' AND ')} ORDER BY ${jsonField(query.orderBy)} ${dir}, id ${dir} LIMIT ?`,
-      );
-      this.pageStatements.set(shape, stmt);
+      const from = `FROM documents${index ? ` INDEXED BY "${indexName(collection, index)}"` : ''} WHERE ${where.join(' AND ')} ORDER BY ${jsonField(query.orderBy)} ${dir}, id ${dir} LIMIT ?`;
+      const sql = `SELECT doc ${from}`;
+      cached = {
+        sql,
+        docs: this.db.prepare<unknown[], { doc: string }>(sql),
+        keys: this.db.prepare<unknown[], { id: string; position: bigint }>(`SELECT id, position ${from}`),
+      };
+      this.pageStatements.set(shape, cached);
     }
     const params: unknown[] = [];
     for (const f of filterFields) if (query.filter[f] !== null) params.push(sqlValue(query.filter[f]!));
     for (const [f, op] of rangeOps) params.push(query.ranges![f]![op]);
     if (query.after) params.push(query.after.value, query.after.value, query.after.id);
     params.push(query.limit);
-    return stmt.all(...params).map((row) => JSON.parse(row.doc) as T);
+    return { ...cached, params };
+  }
+
+  /** Creates the declared indexes and drops the page indexes of a declared collection that are no longer declared. */
+  private ensureIndexes(): void {
+    assertDeclarations(this.indexes);
+    const existing = this.db
+      .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'documents' AND name LIKE 'rm\\_%' ESCAPE '\\'")
+      .all()
+      .map((row) => row.name);
+    for (const [collection, list] of Object.entries(this.indexes)) {
+      const declared = new Set(list.map((fields) => indexName(collection, fields)));
+      for (const name of existing) if (name.startsWith(`rm_${collection}__`) && !declared.has(name)) this.db.exec(`DROP INDEX "${name}"`);
+      for (const fields of list) {
+        this.db.exec(`CREATE INDEX IF NOT EXISTS "${indexName(collection, fields)}" ON documents (${fields.map(jsonField).join(', ')}, id) WHERE collection = '${collection}'`);
+      }
+    }
   }
 
   async getCheckpoint(projection: string): Promise<Checkpoint | null> {
@@ -239,8 +290,10 @@ export class SqliteReadModelStore implements ReadModelStore {
   }
 }
 
-/** The SQL expression of a top-level document field (names are checked by `indexFields`). */
+/** The SQL expression of a top-level document field (names are checked by `assertPageNames` / `assertDeclarations`). */
 const jsonField = (field: string) => `json_extract(doc, '$.${field}')`;
+
+const indexName = (collection: string, fields: readonly string[]) => `rm_${collection}__${fields.join('__')}`;
 
 /** JSON booleans read back as 1 / 0 through json_extract. */
 const sqlValue = (value: string | number | boolean) => (typeof value === 'boolean' ? (value ? 1 : 0) : value);

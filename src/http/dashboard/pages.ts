@@ -12,7 +12,9 @@ import { csrfForm, firstProblem, formList, formText, parseForm, readForm } from 
 import { type SafeHtml, html, page, sendPage } from '../web/html.ts';
 import { SCOPE_DESCRIPTIONS } from '../web/scopeDescriptions.ts';
 import { type SignedIn, csrfOk, loadSession } from '../web/session.ts';
+import { inboxPages } from './inbox.ts';
 import { deleteOAuthClientAndSweep } from './oauthClientDeletion.ts';
+import { showSignedIn } from './show.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -42,7 +44,7 @@ const METHOD_LABELS: Record<TokenEndpointAuthMethod, string> = {
   client_secret_post: 'Confidential (client_secret_post): secret in the request body',
 };
 
-/** The dashboard behind sign-in: OAuth apps, API keys and each site's webhook subscriptions. */
+/** The dashboard behind sign-in: the inbox, OAuth apps, API keys and each site's webhook subscriptions. */
 export async function dashboardPages(app: FastifyInstance) {
   const waitForWrite = app.waitForWrite;
   app.decorateRequest('dashboard', null);
@@ -58,8 +60,7 @@ export async function dashboardPages(app: FastifyInstance) {
     request.dashboard = session;
   });
 
-  const show = (reply: FastifyReply, s: SignedIn, title: string, body: SafeHtml, status = 200) =>
-    sendPage(reply, status, page(title, body, { signedIn: { email: s.user.email, csrf: s.csrf } }));
+  const show = showSignedIn;
   const forbidden = (reply: FastifyReply, s: SignedIn) =>
     show(reply, s, 'Not allowed', html`<p class="error">Only team owners and admins can do this. You are a ${s.user.role}.</p>`, 403);
   const sites = (s: SignedIn) => listSitesOfTeam(app.readModels, s.user.teamId);
@@ -71,7 +72,7 @@ export async function dashboardPages(app: FastifyInstance) {
       s,
       'Dashboard',
       html`<p>Signed in as ${s.user.email} (${s.user.role}).</p>
-        <ul><li><a href="/dashboard/oauth-apps">OAuth apps</a></li><li><a href="/dashboard/api-keys">API keys</a></li><li><a href="/dashboard/webhooks">Webhook subscriptions</a></li></ul>`,
+        <ul><li><a href="/dashboard/inbox">Inbox</a></li><li><a href="/dashboard/oauth-apps">OAuth apps</a></li><li><a href="/dashboard/api-keys">API keys</a></li><li><a href="/dashboard/webhooks">Webhook subscriptions</a></li></ul>`,
     );
   });
 
@@ -273,4 +274,6 @@ export async function dashboardPages(app: FastifyInstance) {
     }
     return show(reply, s, 'Webhook subscriptions', sections.length ? html`${sections}` : html`<p>The team has no sites.</p>`);
   });
+
+  await app.register(inboxPages);
 }

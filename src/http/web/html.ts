@@ -35,12 +35,13 @@ nav a{margin-right:1rem} table{border-collapse:collapse;width:100%} th,td{text-a
 label{display:block;margin:.6rem 0 .2rem} input[type=text],input[type=email],input[type=password],input[type=url],textarea,select{width:100%;padding:.4rem;box-sizing:border-box}
 button{padding:.4rem .9rem;margin:.5rem .5rem 0 0} .error{color:#a00000;border-left:4px solid #a00000;padding-left:.6rem}
 .secret{font-family:monospace;background:#f3f3f3;padding:.5rem;word-break:break-all} fieldset{border:1px solid #ccc;margin:.8rem 0}
-code{background:#f3f3f3;padding:0 .2rem}`;
+code{background:#f3f3f3;padding:0 .2rem} form.action{display:inline} tr.unread td{font-weight:600} pre.body{white-space:pre-wrap;font:inherit;background:#f7f7f7;padding:.5rem}
+ol#messages{padding-left:1.2rem} li.message{margin-bottom:1rem} dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem} dd{margin:0}`;
 
 export function page(title: string, body: SafeHtml, options: { signedIn?: { email: string; csrf: string } } = {}): string {
   const nav = options.signedIn
     ? html`<nav aria-label="Dashboard">
-        <a href="/dashboard">Home</a><a href="/dashboard/oauth-apps">OAuth apps</a><a href="/dashboard/api-keys">API keys</a><a href="/dashboard/webhooks">Webhooks</a>
+        <a href="/dashboard">Home</a><a href="/dashboard/inbox">Inbox</a><a href="/dashboard/oauth-apps">OAuth apps</a><a href="/dashboard/api-keys">API keys</a><a href="/dashboard/webhooks">Webhooks</a>
         <form method="post" action="/dashboard/sign-out" style="display:inline"><input type="hidden" name="csrf" value="${options.signedIn.csrf}"><button type="submit">Sign out ${options.signedIn.email}</button></form>
       </nav>`
     : '';

@@ -1,9 +1,23 @@
 import { normaliseMessageId } from '../../domain/ingestion.ts';
 import type { ProjectionWriter } from '../../ports/readModelStore.ts';
-import { MESSAGES, type MessageDoc } from '../../readModels/messages.ts';
+import { CONVERSATION_MESSAGES, type ConversationMessageDoc, MESSAGES, type MessageDoc, conversationMessageId } from '../../readModels/messages.ts';
 import { type InboxEvent, iso } from './inboxEvent.ts';
 
-/** Messages: each ingested inbound one, and each outbound reply with its delivery status. */
+/** The message's place in each of its conversations. */
+async function link(w: ProjectionWriter, message: MessageDoc): Promise<void> {
+  for (const conversationId of message.conversationIds) {
+    const doc: ConversationMessageDoc = {
+      id: conversationMessageId(conversationId, message.id),
+      conversationId,
+      messageId: message.id,
+      siteId: message.siteId,
+      receivedAt: message.receivedAt,
+    };
+    await w.put(CONVERSATION_MESSAGES, doc);
+  }
+}
+
+/** Messages: each ingested inbound one, and each outbound reply with its delivery status; each linked to its conversations. */
 export async function applyToMessages(event: InboxEvent, w: ProjectionWriter): Promise<void> {
   switch (event.type) {
     case 'MessageIngested': {
@@ -26,7 +40,8 @@ export async function applyToMessages(event: InboxEvent, w: ProjectionWriter): P
         channel: d.channel,
         receivedAt: iso(d.occurredAt),
       };
-      return w.put(MESSAGES, message);
+      await w.put(MESSAGES, message);
+      return link(w, message);
     }
     case 'ReplyDrafted': {
       const r = event.data;
@@ -53,7 +68,8 @@ export async function applyToMessages(event: InboxEvent, w: ProjectionWriter): P
         sentAt: null,
         lastError: null,
       };
-      return w.put(MESSAGES, message);
+      await w.put(MESSAGES, message);
+      return link(w, message);
     }
     case 'ReplySent':
     case 'ReplySendFailed': {
