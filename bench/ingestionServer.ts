@@ -36,3 +36,28 @@ if (mode === 'bare') {
   process.stdout.write(JSON.stringify({ url: `${url}/api/v1/sites/${site.siteId}/outreach/inbox/messages`, key: key.key, dataDir }) + '\n');
 }
 process.once('SIGTERM', () => process.exit(0));
+
+// bench/ingestionProfile.ts: SIGUSR2 starts the main thread's CPU profile, the next SIGUSR2 writes it to BENCH_PROFILE_FILE.
+if (process.env.BENCH_PROFILE_FILE) {
+  const { Session } = await import('node:inspector/promises');
+  const { writeFileSync } = await import('node:fs');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 200 });
+  let running = false;
+  process.on('SIGUSR2', () => {
+    void (async () => {
+      if (!running) {
+        running = true;
+        await session.post('Profiler.start');
+        process.stdout.write('profiling\n');
+        return;
+      }
+      running = false;
+      const { profile } = await session.post('Profiler.stop');
+      writeFileSync(process.env.BENCH_PROFILE_FILE!, JSON.stringify(profile));
+      process.stdout.write('profiled\n');
+    })();
+  });
+}
