@@ -12,6 +12,7 @@ import { configureAgent } from '../src/commands/agents.ts';
 import { changeSiteSettings, createApiKey, createSite, createTeam } from '../src/commands/tenancy.ts';
 import { loadConfig } from '../src/config.ts';
 import { createServices } from '../src/services.ts';
+import { startProjections } from '../src/projections/startProjections.ts';
 
 const mode = process.argv[2];
 if (mode === 'bare') {
@@ -21,9 +22,16 @@ if (mode === 'bare') {
   process.stdout.write(JSON.stringify({ url: `${url}/echo` }) + '\n');
 } else {
   const dataDir = mkdtempSync(join(tmpdir(), 'outreach-bench-'));
-  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', WRITE_RATE_LIMIT_PER_MINUTE: '1000000000' });
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    PORT: '0',
+    WRITE_RATE_LIMIT_PER_MINUTE: '1000000000',
+    // As `npm start` runs them (default: their own thread); BENCH_PROJECTIONS_IN_THREAD=false for the in-process layout.
+    PROJECTIONS_IN_THREAD: process.env.BENCH_PROJECTIONS_IN_THREAD ?? 'true',
+  });
   const services = await createServices(config);
-  services.projections.start();
+  startProjections(services, (error) => console.error(error));
   const team = await createTeam(services, { name: 'Bench', ownerEmail: 'bench@example.test' });
   const site = await createSite(services, { teamId: team.teamId, domain: 'example.test', plan: 'advanced' }, config.MAIL_DOMAIN);
   await changeSiteSettings(services, { siteId: site.siteId, changes: { dailyIngestionCap: 1_000_000_000, dailyExtractionCap: 1_000_000_000, sendingDomainVerified: true } });

@@ -9,6 +9,25 @@ interface Entry {
   position: bigint;
 }
 
+/**
+ * What one committed `applyBatch` changed, as written to the file: another thread's copy of the
+ * store applies it with `applyCommitted` (projections in their own thread, src/projections/projectionThread.ts).
+ */
+export interface CommittedBatch {
+  projection: string;
+  version: number;
+  to: bigint;
+  /** [collection, id, document JSON or null for a removal, position]. */
+  changes: Array<[string, string, string | null, bigint]>;
+}
+
+export interface SqliteReadModelStoreOptions {
+  /** Called after each committed batch, with what it wrote. */
+  onCommit?: (batch: CommittedBatch) => void;
+  /** Called when the store reloaded everything from the file (another process moved a checkpoint). */
+  onReload?: () => void;
+}
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS documents (
   collection TEXT NOT NULL,
@@ -40,8 +59,15 @@ export class SqliteReadModelStore implements ReadModelStore {
   private checkpoints = new Map<string, Checkpoint>();
   private readonly stmts;
   private readonly pageStatements = new Map<string, Database.Statement<unknown[], { doc: string }>>();
+  /** collectionVersion: a stamp taken at each change, per collection, and at the last (re)load for all. */
+  private stamp = 0;
+  private loadedAt = 0;
+  private readonly changedAt = new Map<string, number>();
 
-  constructor(file: string) {
+  constructor(
+    file: string,
+    private readonly options: SqliteReadModelStoreOptions = {},
+  ) {
     this.db = openDatabase(file, 'NORMAL');
     this.db.exec(SCHEMA);
     this.db.defaultSafeIntegers(true);
@@ -76,6 +102,28 @@ export class SqliteReadModelStore implements ReadModelStore {
     }
     this.collections = collections;
     this.checkpoints = checkpoints;
+    this.loadedAt = ++this.stamp;
+  }
+
+  /** Reloads every document and checkpoint from the file (the thread that writes them reloaded too). */
+  reload(): void {
+    this.load();
+  }
+
+  /** Applies to the in-memory documents what another connection committed (`onCommit`'s batch); writes nothing. */
+  applyCommitted(batch: CommittedBatch): void {
+    for (const [collection, id, json, position] of batch.changes) {
+      let coll = this.collections.get(collection);
+      if (!coll) this.collections.set(collection, (coll = new Map()));
+      if (json === null) coll.delete(id);
+      else coll.set(id, { doc: deepFreeze(JSON.parse(json)), position });
+      this.changedAt.set(collection, ++this.stamp);
+    }
+    this.checkpoints.set(batch.projection, { version: batch.version, position: batch.to });
+  }
+
+  collectionVersion(collection: string): number {
+    return Math.max(this.changedAt.get(collection) ?? 0, this.loadedAt);
   }
 
   async get<T extends Document>(collection: string, id: string): Promise<T | null> {
@@ -132,7 +180,10 @@ export class SqliteReadModelStore implements ReadModelStore {
     const row = this.stmts.checkpoint.get(projection);
     const stored = row ? { version: Number(row.version), position: row.position } : null;
     const cached = this.checkpoints.get(projection) ?? null;
-    if (stored?.position !== cached?.position || stored?.version !== cached?.version) this.load();
+    if (stored?.position !== cached?.position || stored?.version !== cached?.version) {
+      this.load();
+      this.options.onReload?.();
+    }
     return stored;
   }
 
@@ -191,14 +242,21 @@ export class SqliteReadModelStore implements ReadModelStore {
 
     await apply(writerAt);
 
+    const changes: CommittedBatch['changes'] | null = this.options.onCommit ? [] : null;
     const committed = this.db.transaction(() => {
       const row = this.stmts.checkpoint.get(projection);
       const stored = row ? row.position : -1n;
       if (stored !== from) return false;
       for (const [collection, entries] of overlay) {
         for (const [id, entry] of entries) {
-          if (entry) this.stmts.putDoc.run(collection, id, JSON.stringify(entry.doc), entry.position);
-          else this.stmts.deleteDoc.run(collection, id);
+          if (entry) {
+            const json = JSON.stringify(entry.doc);
+            this.stmts.putDoc.run(collection, id, json, entry.position);
+            changes?.push([collection, id, json, entry.position]);
+          } else {
+            this.stmts.deleteDoc.run(collection, id);
+            changes?.push([collection, id, null, position]);
+          }
         }
       }
       this.stmts.putCheckpoint.run(projection, version, to);
@@ -207,9 +265,11 @@ export class SqliteReadModelStore implements ReadModelStore {
 
     if (!committed) {
       this.load();
+      this.options.onReload?.();
       return false;
     }
     for (const [collection, entries] of overlay) {
+      this.changedAt.set(collection, ++this.stamp);
       let coll = this.collections.get(collection);
       if (!coll) this.collections.set(collection, (coll = new Map()));
       for (const [id, entry] of entries) {
@@ -218,6 +278,7 @@ export class SqliteReadModelStore implements ReadModelStore {
       }
     }
     this.checkpoints.set(projection, { version, position: to });
+    if (changes) this.options.onCommit!({ projection, version, to, changes });
     return true;
   }
 
@@ -226,7 +287,10 @@ export class SqliteReadModelStore implements ReadModelStore {
       for (const collection of collections) this.stmts.deleteCollection.run(collection);
       this.stmts.deleteCheckpoint.run(projection);
     })();
-    for (const collection of collections) this.collections.delete(collection);
+    for (const collection of collections) {
+      this.collections.delete(collection);
+      this.changedAt.set(collection, ++this.stamp);
+    }
     this.checkpoints.delete(projection);
   }
 
