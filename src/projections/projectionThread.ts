@@ -51,6 +51,8 @@ export function startProjectionThread(services: ThreadServices, onError: (error:
 
   const spawn = () => {
     const w = new Worker(new URL('../lib/tsWorker.js', import.meta.url), {
+      // The thread registers its own TypeScript loader (tsx); the parent's loaders (a test runner's) are not inherited.
+      execArgv: [],
       workerData: { entry: import.meta.url, role: 'projections', dataDir: services.config.DATA_DIR },
     });
     w.on('message', (message: FromThread) => {
