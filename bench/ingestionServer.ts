@@ -13,6 +13,7 @@ import { changeSiteSettings, createApiKey, createSite, createTeam } from '../src
 import { loadConfig } from '../src/config.ts';
 import { createServices } from '../src/services.ts';
 import { startProjections } from '../src/projections/startProjections.ts';
+import { prefillEvents } from './prefillEvents.ts';
 
 const mode = process.argv[2];
 if (mode === 'bare') {
@@ -30,6 +31,17 @@ if (mode === 'bare') {
     // As `npm start` runs them (default: their own thread); BENCH_PROJECTIONS_IN_THREAD=false for the in-process layout.
     PROJECTIONS_IN_THREAD: process.env.BENCH_PROJECTIONS_IN_THREAD ?? 'true',
   });
+  const prefill = Number(process.env.BENCH_PREFILL_EVENTS ?? 0);
+  if (prefill > 0) {
+    // An event log that already holds other sites' ingestions (bench/ingestionGrowth.bench.ts). Their
+    // read-model documents are not built: the projections' checkpoints are moved past them, so the
+    // figure isolates the growth of the log (its B-trees and indexes) from a rebuild at start.
+    prefillEvents(join(dataDir, 'events.sqlite'), prefill);
+    const prepared = await createServices(config);
+    const head = await prepared.events.headPosition();
+    for (const p of prepared.projections.projections) await prepared.readModels.applyBatch(p.name, p.version, -1n, head, async () => {});
+    await prepared.close();
+  }
   const services = await createServices(config);
   startProjections(services, (error) => console.error(error));
   const team = await createTeam(services, { name: 'Bench', ownerEmail: 'bench@example.test' });
