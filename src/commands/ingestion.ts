@@ -201,7 +201,7 @@ async function run(
     const events = ingestionDecider.decide(
       {
         type: 'IngestMessage',
-        data: { ingestionId, siteId: site.id, teamId: site.teamId, channel: input.channel, message, extraction, thread, pause, ids, now: nowMs, requestHash: requestHash(input) },
+        data: { ingestionId, siteId: site.id, teamId: site.teamId, channel: input.channel, message, extraction, thread, pause, ids, now: nowMs, requestHash: input.idempotency ? requestHash(input) : null },
       },
       state,
     );

@@ -65,8 +65,8 @@ export type IngestionCommand = {
     ids: string[];
     /** Epoch milliseconds. */
     now: number;
-    /** Fingerprint of the request (site, channel, body): a key's replay must match it. */
-    requestHash: string;
+    /** Fingerprint of the request (site, channel, body): a key's replay must match it. Null without a key (nothing can replay it). */
+    requestHash: string | null;
   };
 };
 
@@ -255,7 +255,9 @@ function ingest(c: IngestionCommand['data']): IngestionEvent[] {
     aiPaused: c.pause.aiPaused,
   };
   if (skipReason) response.skipReason = skipReason;
-  events.push({ type: 'IngestionRecorded', data: { siteId, teamId, occurredAt, ingestionId: c.ingestionId, status: 201, response, requestHash: c.requestHash } });
+  const recorded: Extract<IngestionEvent, { type: 'IngestionRecorded' }>['data'] = { siteId, teamId, occurredAt, ingestionId: c.ingestionId, status: 201, response };
+  if (c.requestHash !== null) recorded.requestHash = c.requestHash;
+  events.push({ type: 'IngestionRecorded', data: recorded });
   return events;
 }
 
