@@ -47,6 +47,14 @@ export function startProjectionThread(services: ThreadServices, onError: (error:
   runner.follow();
   let worker: Worker | null = null;
   let stopping = false;
+  // The documents and checkpoints as the file holds them (after a restart, or the thread's own reload).
+  const resync = async () => {
+    readModels.reload();
+    for (const projection of runner.projections) {
+      const checkpoint = await readModels.getCheckpoint(projection.name);
+      if (checkpoint && checkpoint.version === projection.version) runner.advance(projection.name, checkpoint.position);
+    }
+  };
   let restartDelay = 100;
 
   const spawn = () => {
@@ -65,7 +73,7 @@ export function startProjectionThread(services: ThreadServices, onError: (error:
           restartDelay = 100;
           return;
         case 'reload':
-          readModels.reload();
+          resync().catch(onError);
           return;
         case 'error':
           onError(Object.assign(new Error(message.message), { stack: message.stack }));
@@ -82,8 +90,11 @@ export function startProjectionThread(services: ThreadServices, onError: (error:
       worker = null;
       setTimeout(() => {
         if (stopping) return;
-        readModels.reload();
-        worker = spawn();
+        resync()
+          .catch(onError)
+          .finally(() => {
+            if (!stopping) worker = spawn();
+          });
       }, restartDelay).unref();
       restartDelay = Math.min(restartDelay * 2, 5_000);
     });
