@@ -112,7 +112,11 @@ export function startProjectionThread(services: ThreadServices, onError: (error:
       if (!w) return;
       const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
       w.postMessage({ kind: 'stop' } satisfies ToThread);
+      // It finishes its step and closes its connections; one that does not within 10 s is ended
+      // (whatever it had not committed is applied again from its checkpoint at the next start).
+      const timer = setTimeout(() => void w.terminate(), 10_000);
       await exited;
+      clearTimeout(timer);
     },
   };
 }
