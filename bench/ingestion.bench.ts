@@ -13,17 +13,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { BenchResult } from './types.ts';
+import { PITCH } from './ingestionBody.ts';
 
 const DURATION_S = Number(process.env.BENCH_INGESTION_SECONDS ?? 8);
 const CONNECTIONS = 50;
 
-const PITCH = {
-  from: 'jane@prospect.io',
-  fromName: 'Jane Prospect',
-  subject: 'Quick link suggestion for your SEO article',
-  bodyText:
-    'Hi there,\nI loved your article https://example.test/blog/seo-tips.\nWould you consider adding a link to our guide https://prospect.io/schema-guide with the anchor text "schema markup guide"?\nSuggested sentence: "For the details, see this schema markup guide."\nThanks, Jane',
-};
 
 async function startServer(mode: 'service' | 'bare'): Promise<{ child: ChildProcess; info: { url: string; key?: string; dataDir?: string } }> {
   const child = spawn(process.execPath, ['--import', 'tsx', new URL('./ingestionServer.ts', import.meta.url).pathname, mode], {

@@ -5,6 +5,7 @@ import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fast
 import { parseAllowedRanges } from './domain/destination.ts';
 import { authenticate } from './http/authenticate.ts';
 import { apiKeyResolver } from './http/credentials.ts';
+import { cachedApiKeyResolver, cachedSiteLoader } from './http/credentialCache.ts';
 import { oauthAccessTokenResolver } from './http/oauth/accessTokenResolver.ts';
 import { oauth } from './http/oauth/index.ts';
 import { dashboard } from './http/dashboard/index.ts';
@@ -67,12 +68,13 @@ export const app = fp(
     fastify.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => fastify.swagger());
 
     await fastify.register(authenticate, {
-      loadSite: (siteId: string) => getSite(fastify.readModels, siteId),
+      loadSite: cachedSiteLoader((siteId: string) => getSite(fastify.readModels, siteId), fastify.readModels),
     });
     const catchUp = async () => {
       await fastify.projections.waitFor(await fastify.events.headPosition(), CREDENTIAL_CATCH_UP_MS);
     };
-    fastify.credentialResolvers.push(apiKeyResolver(fastify, (error) => fastify.log.warn({ err: error }, 'recording API key use failed'), catchUp));
+    const apiKeys = apiKeyResolver(fastify, (error) => fastify.log.warn({ err: error }, 'recording API key use failed'), catchUp);
+    fastify.credentialResolvers.push(cachedApiKeyResolver(apiKeys, fastify.readModels, () => fastify.clock.now().getTime()));
     fastify.credentialResolvers.push(oauthAccessTokenResolver(fastify));
     // The write rate tier (60/min/team by default) on every /api/v1 write route; runs after authentication.
     await fastify.register(writeRateLimit, { limit: fastify.config.WRITE_RATE_LIMIT_PER_MINUTE });

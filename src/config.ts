@@ -27,6 +27,8 @@ export const configSchema = z.object({
     .optional(),
   READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   RUN_PROJECTIONS: bool.default(true),
+  // With the embedded SQLite stores, run the projections in their own thread of the process (src/projections/projectionThread.ts).
+  PROJECTIONS_IN_THREAD: bool.default(true),
   TRUST_PROXY: bool.default(false),
   // Slow and numerous clients (the README's table): every connection is bounded in time, and the process in connections.
   HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),

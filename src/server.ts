@@ -7,6 +7,7 @@ import { createServices } from './services.ts';
 import { startWebhookWorker } from './processors/webhookDelivery/startWorker.ts';
 import { startForwardingMailbox } from './processors/forwardingMailbox.ts';
 import { startAgentWorker } from './processors/agent/startAgentWorker.ts';
+import { startProjections } from './projections/startProjections.ts';
 
 /** Starts the API and, in the embedded default, every background role in the same process. */
 async function main() {
@@ -28,7 +29,7 @@ async function main() {
     onProjectionError: (err) => fastify.log.error({ err }, 'projection failed'),
     onExtractorError: (err) => fastify.log.warn({ err }, 'language-model extractor failed; used the offline extractor'),
   });
-  if (config.RUN_PROJECTIONS) services.projections.start();
+  const projections = config.RUN_PROJECTIONS ? startProjections(services, (err) => fastify.log.error({ err }, 'projection failed')) : null;
   await fastify.register(app, { services });
   const webhooks = config.RUN_WEBHOOKS ? await startWebhookWorker(services, fastify.log) : null;
   const agent = config.RUN_AGENT ? await startAgentWorker(services, fastify.log) : null;
@@ -50,6 +51,7 @@ async function main() {
     await mailbox?.close();
     await webhooks?.stop();
     await agent?.stop();
+    await projections?.stop();
     await services.close();
     process.exit(0);
   };

@@ -25,7 +25,7 @@ import { type EventStore, WrongExpectedRevisionError } from '../ports/eventStore
 import type { Extractor } from '../ports/extractor.ts';
 import type { ReadModelStore } from '../ports/readModelStore.ts';
 import type { ThreadIndex } from '../ports/threadIndex.ts';
-import { aggregateStream } from './aggregateStream.ts';
+import { aggregateStream, aggregateStreamCached } from './aggregateStream.ts';
 import type { CommandContext } from './context.ts';
 import { sha256Hex } from './credentials.ts';
 
@@ -137,7 +137,7 @@ export async function ingestMessage(ctx: IngestMessageContext, input: IngestMess
 async function billingGate(ctx: IngestMessageContext, input: IngestMessageInput): Promise<void> {
   const { site } = input;
   if (input.runExtraction) {
-    const { state: team } = await aggregateStream(ctx.events, teamStream(site.teamId), teamDecider);
+    const { state: team } = await aggregateStreamCached(ctx.events, teamStream(site.teamId), teamDecider);
     if (team.status !== 'exists' || team.billingStatus !== 'healthy') throw paymentRequired("The team's subscription is not in good standing.");
     if (!site.licensed) throw paymentRequired('The site has no active licence.');
   } else if (!site.licensed) {
@@ -186,9 +186,9 @@ async function run(
       }
     }
 
-    const { state: agents } = await aggregateStream(ctx.events, agentsStream(site.id), agentsDecider);
+    const { state: agents } = await aggregateStreamCached(ctx.events, agentsStream(site.id), agentsDecider);
     const outreach = settingsOf(agents, 'outreach');
-    const { state: suppressions } = await aggregateStream(ctx.events, suppressionStream(site.teamId), suppressionDecider);
+    const { state: suppressions } = await aggregateStreamCached(ctx.events, suppressionStream(site.teamId), suppressionDecider);
     const pause = decideAiPause({
       senderEmail: message.from,
       suppressed: suppressions.has(normaliseEmail(message.from)),
@@ -201,7 +201,7 @@ async function run(
     const events = ingestionDecider.decide(
       {
         type: 'IngestMessage',
-        data: { ingestionId, siteId: site.id, teamId: site.teamId, channel: input.channel, message, extraction, thread, pause, ids, now: nowMs, requestHash: requestHash(input) },
+        data: { ingestionId, siteId: site.id, teamId: site.teamId, channel: input.channel, message, extraction, thread, pause, ids, now: nowMs, requestHash: input.idempotency ? requestHash(input) : null },
       },
       state,
     );

@@ -65,8 +65,8 @@ export type IngestionCommand = {
     ids: string[];
     /** Epoch milliseconds. */
     now: number;
-    /** Fingerprint of the request (site, channel, body): a key's replay must match it. */
-    requestHash: string;
+    /** Fingerprint of the request (site, channel, body): a key's replay must match it. Null without a key (nothing can replay it). */
+    requestHash: string | null;
   };
 };
 
@@ -159,8 +159,10 @@ export const ingestionDecider: Decider<IngestionState, IngestionCommand, Ingesti
   },
 };
 
+// Events are built field by field: on Node 20, an object literal that spreads another and adds
+// fields (`{ ...base, x }`) costs about 1.5 µs each (V8 takes a slow path), ten times the literal.
 function ingest(c: IngestionCommand['data']): IngestionEvent[] {
-  const base: Base = { siteId: c.siteId, teamId: c.teamId, occurredAt: c.now };
+  const { siteId, teamId, now: occurredAt } = c;
   const ids = [...c.ids];
   const take = () => {
     const id = ids.shift();
@@ -186,8 +188,11 @@ function ingest(c: IngestionCommand['data']): IngestionEvent[] {
       events.push({
         type: 'ConversationOpened',
         data: {
-          ...base,
-          ...pair,
+          siteId,
+          teamId,
+          occurredAt,
+          conversationId: pair.conversationId,
+          opportunityId: pair.opportunityId,
           entrySource,
           status: 'open',
           contactEmail: c.message.from,
@@ -198,14 +203,16 @@ function ingest(c: IngestionCommand['data']): IngestionEvent[] {
           skipReason,
         },
       });
-      events.push({ type: 'OpportunityCreated', data: { ...base, ...pair, entrySource } });
+      events.push({ type: 'OpportunityCreated', data: { siteId, teamId, occurredAt, opportunityId: pair.opportunityId, conversationId: pair.conversationId, entrySource } });
     }
   }
 
   events.push({
     type: 'MessageIngested',
     data: {
-      ...base,
+      siteId,
+      teamId,
+      occurredAt,
       from: c.message.from,
       fromName: c.message.fromName,
       subject: c.message.subject,
@@ -228,25 +235,29 @@ function ingest(c: IngestionCommand['data']): IngestionEvent[] {
       skipReason,
     },
   });
-  for (const pair of pairs) events.push({ type: 'MessageReceived', data: { ...base, ...pair, messageId, entrySource } });
+  for (const pair of pairs) {
+    events.push({ type: 'MessageReceived', data: { siteId, teamId, occurredAt, conversationId: pair.conversationId, opportunityId: pair.opportunityId, messageId, entrySource } });
+  }
   if (!c.pause.aiPaused) {
     for (const pair of pairs) {
       events.push({
         type: 'AgentDispatchRequested',
-        data: { ...base, dispatchId: take(), conversationId: pair.conversationId, messageId, task: 'triage_and_reply' },
+        data: { siteId, teamId, occurredAt, dispatchId: take(), conversationId: pair.conversationId, messageId, task: 'triage_and_reply' },
       });
     }
   }
   const response: IngestionResult = {
     ok: true,
-    siteId: c.siteId,
+    siteId,
     conversationIds: pairs.map((p) => p.conversationId),
     opportunityIds: pairs.map((p) => p.opportunityId),
     entrySource,
     aiPaused: c.pause.aiPaused,
-    ...(skipReason ? { skipReason } : {}),
   };
-  events.push({ type: 'IngestionRecorded', data: { ...base, ingestionId: c.ingestionId, status: 201, response, requestHash: c.requestHash } });
+  if (skipReason) response.skipReason = skipReason;
+  const recorded: Extract<IngestionEvent, { type: 'IngestionRecorded' }>['data'] = { siteId, teamId, occurredAt, ingestionId: c.ingestionId, status: 201, response };
+  if (c.requestHash !== null) recorded.requestHash = c.requestHash;
+  events.push({ type: 'IngestionRecorded', data: recorded });
   return events;
 }
 

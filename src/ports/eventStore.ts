@@ -82,6 +82,11 @@ export interface EventStore {
    * callers skip the erasure where an adapter lacks it.
    */
   deleteStream?(streamId: string): Promise<void>;
+  /**
+   * Global position of the stream's last event, null when it has none: a cheap check that a stream
+   * read earlier is unchanged (positions are never reused). Optional: callers read the stream instead.
+   */
+  streamLastPosition?(streamId: string): Promise<bigint | null>;
   /** Cheap reachability probe for /readyz. */
   ping(): Promise<void>;
   close(): Promise<void>;

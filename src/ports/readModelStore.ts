@@ -70,6 +70,13 @@ export interface ReadModelStore {
     to: bigint,
     apply: (writer: (position: bigint) => ProjectionWriter) => Promise<void>,
   ): Promise<boolean>;
+  /**
+   * A number that grows whenever the collection's documents as this store serves them may have
+   * changed (a committed batch that wrote it, a reset, a reload): a cache of what was read from the
+   * collection is current while it is unchanged. Optional: stores that cannot tell cheaply omit it
+   * and callers do not cache.
+   */
+  collectionVersion?(collection: string): number;
   /** Drops a projection's collections and checkpoint, for a rebuild. */
   reset(projection: string, collections: readonly string[]): Promise<void>;
   ping(): Promise<void>;

@@ -22,6 +22,8 @@ export class ProjectionRunner {
   private waiters: Array<{ position: bigint; resolve: () => void }> = [];
   private controller: AbortController | null = null;
   private loop: Promise<void> | null = null;
+  /** Another thread of this process applies the projections and reports their checkpoints (`advance`). */
+  private followed = false;
 
   constructor(
     private readonly events: EventStore,
@@ -110,10 +112,25 @@ export class ProjectionRunner {
     while (this.position < head) await this.step(CATCH_UP_PAGE);
   }
 
+  /**
+   * From now on the projections are applied elsewhere in this process (their own thread), which
+   * reports each projection's checkpoint through `advance`: `waitFor` waits for those reports
+   * instead of polling the stored checkpoints.
+   */
+  follow(): void {
+    this.followed = true;
+  }
+
+  /** A followed projection's checkpoint moved to `position` (its read models already include it here). */
+  advance(projection: string, position: bigint): void {
+    this.positions.set(projection, position);
+    this.release();
+  }
+
   /** Read your writes: resolves once every read model includes `position`, or false after `timeoutMs`. */
   waitFor(position: bigint, timeoutMs: number): Promise<boolean> {
     if (this.position >= position) return Promise.resolve(true);
-    if (!this.loop) return this.pollFor(position, timeoutMs);
+    if (!this.loop && !this.followed) return this.pollFor(position, timeoutMs);
     return new Promise((resolve) => {
       const waiter = {
         position,
@@ -143,7 +160,7 @@ export class ProjectionRunner {
 
   /** Checkpoints as stored, for processes that do not run the projections themselves. */
   async refresh(): Promise<void> {
-    if (!this.loop) await this.refreshCheckpoints();
+    if (!this.loop && !this.followed) await this.refreshCheckpoints();
   }
 
   private release(): void {

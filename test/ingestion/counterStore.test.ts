@@ -43,6 +43,28 @@ t.test('SQLite counter store forgets expired windows relative to the service clo
   t.equal(await store.increment('busy', 0, new Date(now + 60_000)), 1000, 'a live counter was kept');
 });
 
+t.test('SQLite counter store: increments asked in one turn commit together, each reading the value its own increment made', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'counters-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const store = new SqliteCounterStore(join(dir, 'c.sqlite'));
+  const other = new SqliteCounterStore(join(dir, 'c.sqlite'));
+  t.teardown(async () => {
+    await store.close();
+    await other.close();
+  });
+  const expires = new Date(Date.now() + 3_600_000);
+  const values = await Promise.all([
+    store.increment('k', 1, expires),
+    store.increment('k', -1, expires),
+    store.increment('j', 5, expires),
+    store.increment('k', 3, expires),
+    store.increment('k', 0, expires),
+  ]);
+  t.same(values, [1, 0, 5, 3, 3], 'in the order asked, per key');
+  t.equal(await other.increment('k', 0, expires), 3, 'the batch is committed for the other connection');
+  t.equal(await other.increment('j', 0, expires), 5);
+});
+
 t.test('MongoDB counter store', { skip: process.env.MONGODB_URL ? false : 'MONGODB_URL not set' }, async (t) => {
   const { MongoCounterStore } = await import('../../src/adapters/mongodb/mongoCounterStore.ts');
   await contract(t, () => MongoCounterStore.connect(process.env.MONGODB_URL!, `outreach_test_${process.pid}`));

@@ -97,6 +97,22 @@ t.test('write tier: 60 writes per minute per team across write endpoints', async
   t.equal((await ingest(app.fastify, tenant, body)).statusCode, 201, 'open again once a write falls out of the last 60 s');
 });
 
+t.test('write tier holds across two instances sharing one store, under concurrency (counters committed in batches)', async (t) => {
+  const clock = new TestClock(new Date('2026-04-07T10:00:00.000Z'));
+  const a = await startTestApp({ clock, env: { WRITE_RATE_LIMIT_PER_MINUTE: '30' } });
+  t.teardown(() => a.close());
+  const b = await startTestApp({ clock, dataDir: a.dataDir, env: { WRITE_RATE_LIMIT_PER_MINUTE: '30' } });
+  t.teardown(() => b.close());
+  const tenant = await createTenant(a.services);
+  await settle(b.services);
+  const body = { ...UNACTIONABLE, runExtraction: false };
+  // Each instance's increments of one loop turn share one counter commit; both instances share the file.
+  const responses = await Promise.all(Array.from({ length: 80 }, (_, i) => ingest(i % 2 ? b.fastify : a.fastify, tenant, body)));
+  t.equal(responses.filter((r) => r.statusCode === 201).length, 30, 'exactly the tier is accepted');
+  t.equal(responses.filter((r) => r.statusCode === 429).length, 50, 'the rest refused');
+  expectError(t, (await ingest(b.fastify, tenant, body)), 429, 'RATE_LIMITED', 'still full afterwards: refused requests gave their count back, accepted ones did not');
+});
+
 t.test('daily extraction cap: over it, the message is stored without extraction', async (t) => {
   const clock = new TestClock(new Date('2026-04-07T10:00:00.000Z'));
   const app = await startTestApp({ clock, env: { WRITE_RATE_LIMIT_PER_MINUTE: '100000' } });

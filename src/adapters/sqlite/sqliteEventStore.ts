@@ -86,6 +86,7 @@ export class SqliteEventStore implements EventStore {
       readStream: this.db.prepare<[string], Row>('SELECT * FROM events WHERE stream_id = ? ORDER BY revision'),
       readAll: this.db.prepare<[bigint, number], Row>('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
       head: this.db.prepare<[], { p: bigint | null }>('SELECT MAX(position) AS p FROM events'),
+      streamLast: this.db.prepare<[string], { position: bigint }>('SELECT position FROM events WHERE stream_id = ? ORDER BY revision DESC LIMIT 1'),
     };
     this.commitHere = createCommitter(this.db);
   }
@@ -204,6 +205,21 @@ export class SqliteEventStore implements EventStore {
         signal?.addEventListener('abort', done, { once: true });
       });
     }
+  }
+
+  /** Calls `listener` after each group of this store's appends is committed; returns the unsubscribe function. */
+  onAppend(listener: () => void): () => void {
+    this.appended.on('append', listener);
+    return () => this.appended.off('append', listener);
+  }
+
+  /** Wakes this store's `waitForNew` callers: another thread of the process appended (its events are committed). */
+  noticeAppend(): void {
+    this.appended.emit('append');
+  }
+
+  async streamLastPosition(streamId: string): Promise<bigint | null> {
+    return this.stmts.streamLast.get(streamId)?.position ?? null;
   }
 
   async headPosition(): Promise<bigint> {

@@ -9,6 +9,25 @@ interface Entry {
   position: bigint;
 }
 
+/**
+ * What one committed `applyBatch` changed, as written to the file: another thread's copy of the
+ * store applies it with `applyCommitted` (projections in their own thread, src/projections/projectionThread.ts).
+ */
+export interface CommittedBatch {
+  projection: string;
+  version: number;
+  to: bigint;
+  /** [collection, id, document JSON or null for a removal, position]. */
+  changes: Array<[string, string, string | null, bigint]>;
+}
+
+export interface SqliteReadModelStoreOptions {
+  /** Called after each committed batch, with what it wrote. */
+  onCommit?: (batch: CommittedBatch) => void;
+  /** Called when the store reloaded everything from the file (another process moved a checkpoint). */
+  onReload?: () => void;
+}
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS documents (
   collection TEXT NOT NULL,
@@ -43,11 +62,16 @@ export class SqliteReadModelStore implements ReadModelStore {
     string,
     { sql: string; docs: Database.Statement<unknown[], { doc: string }>; keys: Database.Statement<unknown[], { id: string; position: bigint }> }
   >();
+  /** collectionVersion: a stamp taken at each change, per collection, and at the last (re)load for all. */
+  private stamp = 0;
+  private loadedAt = 0;
+  private readonly changedAt = new Map<string, number>();
 
   /** `indexes`: what each collection's pages walk (see IndexDeclarations); created here, once. */
   constructor(
     file: string,
     private readonly indexes: IndexDeclarations = {},
+    private readonly options: SqliteReadModelStoreOptions = {},
   ) {
     this.db = openDatabase(file, 'NORMAL');
     this.db.exec(SCHEMA);
@@ -84,6 +108,28 @@ export class SqliteReadModelStore implements ReadModelStore {
     }
     this.collections = collections;
     this.checkpoints = checkpoints;
+    this.loadedAt = ++this.stamp;
+  }
+
+  /** Reloads every document and checkpoint from the file (the thread that writes them reloaded too). */
+  reload(): void {
+    this.load();
+  }
+
+  /** Applies to the in-memory documents what another connection committed (`onCommit`'s batch); writes nothing. */
+  applyCommitted(batch: CommittedBatch): void {
+    for (const [collection, id, json, position] of batch.changes) {
+      let coll = this.collections.get(collection);
+      if (!coll) this.collections.set(collection, (coll = new Map()));
+      if (json === null) coll.delete(id);
+      else coll.set(id, { doc: deepFreeze(JSON.parse(json)), position });
+      this.changedAt.set(collection, ++this.stamp);
+    }
+    this.checkpoints.set(batch.projection, { version: batch.version, position: batch.to });
+  }
+
+  collectionVersion(collection: string): number {
+    return Math.max(this.changedAt.get(collection) ?? 0, this.loadedAt);
   }
 
   async get<T extends Document>(collection: string, id: string): Promise<T | null> {
@@ -183,7 +229,10 @@ export class SqliteReadModelStore implements ReadModelStore {
     const row = this.stmts.checkpoint.get(projection);
     const stored = row ? { version: Number(row.version), position: row.position } : null;
     const cached = this.checkpoints.get(projection) ?? null;
-    if (stored?.position !== cached?.position || stored?.version !== cached?.version) this.load();
+    if (stored?.position !== cached?.position || stored?.version !== cached?.version) {
+      this.load();
+      this.options.onReload?.();
+    }
     return stored;
   }
 
@@ -242,14 +291,21 @@ export class SqliteReadModelStore implements ReadModelStore {
 
     await apply(writerAt);
 
+    const changes: CommittedBatch['changes'] | null = this.options.onCommit ? [] : null;
     const committed = this.db.transaction(() => {
       const row = this.stmts.checkpoint.get(projection);
       const stored = row ? row.position : -1n;
       if (stored !== from) return false;
       for (const [collection, entries] of overlay) {
         for (const [id, entry] of entries) {
-          if (entry) this.stmts.putDoc.run(collection, id, JSON.stringify(entry.doc), entry.position);
-          else this.stmts.deleteDoc.run(collection, id);
+          if (entry) {
+            const json = JSON.stringify(entry.doc);
+            this.stmts.putDoc.run(collection, id, json, entry.position);
+            changes?.push([collection, id, json, entry.position]);
+          } else {
+            this.stmts.deleteDoc.run(collection, id);
+            changes?.push([collection, id, null, position]);
+          }
         }
       }
       this.stmts.putCheckpoint.run(projection, version, to);
@@ -258,9 +314,11 @@ export class SqliteReadModelStore implements ReadModelStore {
 
     if (!committed) {
       this.load();
+      this.options.onReload?.();
       return false;
     }
     for (const [collection, entries] of overlay) {
+      this.changedAt.set(collection, ++this.stamp);
       let coll = this.collections.get(collection);
       if (!coll) this.collections.set(collection, (coll = new Map()));
       for (const [id, entry] of entries) {
@@ -269,6 +327,7 @@ export class SqliteReadModelStore implements ReadModelStore {
       }
     }
     this.checkpoints.set(projection, { version, position: to });
+    if (changes) this.options.onCommit!({ projection, version, to, changes });
     return true;
   }
 
@@ -277,7 +336,10 @@ export class SqliteReadModelStore implements ReadModelStore {
       for (const collection of collections) this.stmts.deleteCollection.run(collection);
       this.stmts.deleteCheckpoint.run(projection);
     })();
-    for (const collection of collections) this.collections.delete(collection);
+    for (const collection of collections) {
+      this.collections.delete(collection);
+      this.changedAt.set(collection, ++this.stamp);
+    }
     this.checkpoints.delete(projection);
   }
 

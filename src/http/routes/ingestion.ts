@@ -55,6 +55,10 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
     {
       bodyLimit: app.config.INGESTION_BODY_LIMIT_BYTES,
       config: { access: { scope: 'inbox:write', site: true, licence: 'route' } },
+      // The bodies this route sends are built by the decider and the error handler in these very
+      // shapes; the schemas below document them, and checking each one again with zod cost more
+      // than writing it (the hot path of the service).
+      serializerCompiler: () => (data) => JSON.stringify(data),
       schema: {
         summary: 'Ingest a forwarded-style message into the Outreach Agent inbox',
         tags: ['inbox'],
