@@ -26,6 +26,9 @@ const HTTP_ERRORS: Record<ErrorCode, { status: number; code: string }> = {
   SERVICE_UNAVAILABLE: { status: 503, code: 'SERVICE_UNAVAILABLE' },
 };
 
+/** The HTTP status and client-facing code of a domain error (the MCP tools answer the same codes). */
+export const httpErrorOf = (error: ServiceError) => HTTP_ERRORS[error.code];
+
 /** One error envelope for everything: spec errors, validation, parser errors, unknown routes, crashes. */
 export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {

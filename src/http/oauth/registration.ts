@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { OAuthClientInputError, registerOAuthClientDynamically } from '../../commands/oauth.ts';
+import { redirectUriProblem } from '../../domain/oauthClient.ts';
 import { NO_STORE, OAuthError } from './errors.ts';
 
 const HOUR_MS = 3_600_000;
@@ -15,6 +16,10 @@ function readMetadata(body: unknown) {
   const uris = m.redirect_uris;
   if (!Array.isArray(uris) || uris.length === 0 || !uris.every((u) => typeof u === 'string')) {
     throw new OAuthError('invalid_redirect_uri', 'redirect_uris must be a non-empty array of URIs.');
+  }
+  for (const uri of uris as string[]) {
+    const problem = redirectUriProblem(uri);
+    if (problem) throw new OAuthError('invalid_redirect_uri', problem);
   }
   const grantTypes = m.grant_types ?? ['authorization_code'];
   if (!Array.isArray(grantTypes) || !grantTypes.every((g) => g === 'authorization_code' || g === 'refresh_token') || !grantTypes.includes('authorization_code')) {
@@ -63,10 +68,7 @@ export async function registrationRoutes(app: FastifyInstance) {
           token_endpoint_auth_method: 'none',
         });
     } catch (error) {
-      if (error instanceof OAuthClientInputError) {
-        const code = /redirect|URI/i.test(error.message) ? 'invalid_redirect_uri' : 'invalid_client_metadata';
-        throw new OAuthError(code, error.message);
-      }
+      if (error instanceof OAuthClientInputError) throw new OAuthError('invalid_client_metadata', error.message);
       throw error;
     }
   });

@@ -2,24 +2,10 @@ import type { FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import {
-  type ConversationTarget,
-  changeConversationStatus,
-  handBackConversation,
-  markConversationRead,
-  markConversationUnread,
-  replyToConversation,
-  takeOverConversation,
-} from '../../commands/conversations.ts';
 import { CONVERSATION_STATUSES } from '../../domain/conversation.ts';
-import { notFound } from '../../domain/errors.ts';
 import { IDEMPOTENCY_KEY_SHAPE } from '../../domain/ingestion.ts';
-import { replySubject } from '../../domain/outreachAgent.ts';
-import { getAgentSettings } from '../../readModels/agentSettings.ts';
-import { type ConversationDoc, getConversation } from '../../readModels/conversations.ts';
-import { getMessage } from '../../readModels/messages.ts';
 import { errors, siteParams } from '../schemas.ts';
-import { idempotencyScope } from './ingestion.ts';
+import { type SimpleAction, changeStatusAsPerson, findConversation, replyAsPerson, runSimpleAction } from '../views/conversationActions.ts';
 
 const params = siteParams.extend({ conversationId: z.string().min(1).max(100) });
 
@@ -39,7 +25,7 @@ const conversationState = z.object({
 });
 const actionResult = z.object({ conversation: conversationState });
 
-const replyBody = z.object({
+export const replyBody = z.object({
   text: z.string().min(1).max(20_000).refine((s) => s.trim().length > 0, 'must not be blank'),
   subject: z
     .string()
@@ -60,12 +46,10 @@ const replyResult = z.object({
   conversation: conversationState,
 });
 
-const statusBody = z.object({
+export const statusBody = z.object({
   status: z.enum(CONVERSATION_STATUSES),
   resolutionOutcome: z.string().min(1).max(64).optional().meta({ description: 'free-form outcome for the webhook (default `manual`)' }),
 });
-
-const ID_SHAPE = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
 const plugin: FastifyPluginAsyncZod = async (app) => {
   const path = '/api/v1/sites/:siteId/outreach/conversations/:conversationId';
@@ -73,49 +57,21 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
   const schemaOf = (summary: string) => ({ summary, tags: ['inbox'], params, headers, response: { 200: actionResult, ...errors(400, 401, 403, 404, 409, 429, 503) } });
 
   /** The conversation of the path, on the path's site; any other is not found (another site's is not told apart). */
-  async function conversationOf(request: FastifyRequest): Promise<{ doc: ConversationDoc; target: ConversationTarget }> {
-    const { conversationId } = request.params as z.infer<typeof params>;
-    const doc = ID_SHAPE.test(conversationId) ? await getConversation(app.readModels, conversationId) : null;
-    if (!doc || doc.siteId !== request.site!.id) throw notFound('Conversation not found.');
-    return { doc, target: { conversationId: doc.id, siteId: doc.siteId, teamId: doc.teamId } };
-  }
-
-  async function stateAfter(position: bigint | null, conversationId: string): Promise<z.infer<typeof conversationState>> {
-    await app.waitForWrite(position);
-    const doc = (await getConversation(app.readModels, conversationId))!;
-    return { id: doc.id, status: doc.status as z.infer<typeof conversationState>['status'], handledBy: doc.handledBy ?? 'agent', unread: doc.unread ?? false };
-  }
+  const conversationOf = (request: FastifyRequest) => findConversation(app, request.site!.id, (request.params as z.infer<typeof params>).conversationId);
 
   app.post(
     `${path}/reply`,
     { config: { access }, schema: { ...schemaOf('Reply to a conversation as a person'), body: replyBody, response: { 201: replyResult, 200: replyResult, ...errors(400, 401, 403, 404, 409, 429, 503) } } },
     async function replyRoute(request, reply) {
-      const { doc, target } = await conversationOf(request);
-      const site = request.site!;
-      const credential = request.credential!;
-      const key = request.headers['idempotency-key'];
-      const inbound = doc.lastInboundMessageId ? await getMessage(app.readModels, doc.lastInboundMessageId) : null;
-      const settings = await getAgentSettings(app.readModels, site.id, 'outreach');
-      const config = app.config;
-      const outcome = await replyToConversation(app, {
-        conversation: target,
-        site,
-        fromName: settings?.senderName?.trim() || site.domain,
-        to: { name: doc.contactName, address: doc.contactEmail },
-        inbound,
-        subject: request.body.subject ?? replySubject(inbound?.subject ?? doc.subject),
+      const outcome = await replyAsPerson(app, {
+        ref: await conversationOf(request),
+        site: request.site!,
+        credential: request.credential!,
         text: request.body.text,
-        idempotency: key ? { scope: idempotencyScope(credential), key } : null,
-        sending: {
-          fromLocalPart: config.AGENT_FROM_LOCAL_PART,
-          mailDomain: config.MAIL_DOMAIN,
-          maxAttempts: config.AGENT_SEND_ATTEMPTS,
-          baseMs: config.AGENT_RETRY_BASE_MS,
-        },
-        by: credential.id,
+        subject: request.body.subject,
+        idempotencyKey: request.headers['idempotency-key'],
       });
-      const conversation = await stateAfter(outcome.position, doc.id);
-      return reply.status(outcome.status).send({ message: outcome.message, conversation });
+      return reply.status(outcome.status).send({ message: outcome.message, conversation: outcome.conversation });
     },
   );
 
@@ -123,34 +79,24 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
     `${path}/status`,
     { config: { access }, schema: { ...schemaOf('Change a conversation\'s status as a person'), body: statusBody } },
     async function changeStatusRoute(request) {
-      const { doc, target } = await conversationOf(request);
-      const { position } = await changeConversationStatus(app, {
-        conversation: target,
-        newStatus: request.body.status,
-        resolutionOutcome: request.body.resolutionOutcome ?? 'manual',
+      return changeStatusAsPerson(app, {
+        ref: await conversationOf(request),
+        status: request.body.status,
+        resolutionOutcome: request.body.resolutionOutcome,
         by: request.credential!.id,
       });
-      return { conversation: await stateAfter(position, doc.id) };
     },
   );
 
-  const simple = (
-    action: string,
-    summary: string,
-    run: (ctx: { target: ConversationTarget; doc: ConversationDoc; by: string }) => Promise<{ position: bigint | null }>,
-  ) =>
+  const simple = (action: SimpleAction, summary: string) =>
     app.post(`${path}/${action}`, { config: { access }, schema: schemaOf(summary) }, async function conversationActionRoute(request) {
-      const { doc, target } = await conversationOf(request);
-      const { position } = await run({ target, doc, by: request.credential!.id });
-      return { conversation: await stateAfter(position, doc.id) };
+      return runSimpleAction(app, action, { ref: await conversationOf(request), by: request.credential!.id });
     });
 
-  simple('takeover', 'Take a conversation over from the Outreach Agent', ({ target, by }) => takeOverConversation(app, { conversation: target, by }));
-  simple('handback', 'Hand a conversation back to the Outreach Agent', ({ target, by }) => handBackConversation(app, { conversation: target, by }));
-  simple('read', 'Mark a conversation read', ({ target, doc, by }) =>
-    markConversationRead(app, { conversation: target, lastInboundMessageId: doc.lastInboundMessageId ?? null, by }),
-  );
-  simple('unread', 'Mark a conversation unread', ({ target, by }) => markConversationUnread(app, { conversation: target, by }));
+  simple('takeover', 'Take a conversation over from the Outreach Agent');
+  simple('handback', 'Hand a conversation back to the Outreach Agent');
+  simple('read', 'Mark a conversation read');
+  simple('unread', 'Mark a conversation unread');
 };
 
 export const conversationActionRoutes = fp(plugin, {
