@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { type CallToolResult, CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { type ErrorCode as ServiceErrorCode, ServiceError, insufficientScope } from '../domain/errors.ts';
 import { reachableSite } from '../http/authenticate.ts';
@@ -15,14 +16,20 @@ const INSTRUCTIONS =
   'Tools of the Outreach Integration Service. Every tool takes the siteId of one of the sites you were granted; ' +
   'errors come back as tool errors whose text is {"error":{"code","message"}} with the REST API\'s codes.';
 
+/**
+ * The answer as JSON text: the REST route's body, once. (No structuredContent: the tools declare no
+ * outputSchema, and carrying the page twice doubled what both ends serialise and parse.)
+ */
 function success(body: Record<string, unknown>): CallToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
+  return { content: [{ type: 'text', text: JSON.stringify(body) }] };
 }
 
 function failure(code: string, message: string): CallToolResult {
-  const body = errorBody(code, message);
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify(errorBody(code, message)) }] };
 }
+
+/** One for the process: the SDK builds an Ajv instance per server otherwise, which dominated a stateless request's cost. */
+const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
 const codeOf = (error: ServiceError): string => httpErrorOf(error).code;
 
@@ -32,7 +39,7 @@ const codeOf = (error: ServiceError): string => httpErrorOf(error).code;
  * order. A refusal or failure is a tool error (isError) carrying the REST code, never a crash.
  */
 export function mcpServerFor(app: FastifyInstance, credential: Credential, registry: ToolRegistry): Server {
-  const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: registry.listing }));
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
     const tool = registry.get(request.params.name);
