@@ -190,6 +190,17 @@ t.test('transport: JSON by default, SSE when the Accept header prefers it; GET a
     const res = await fetch(mcpUrl, { method, headers: { ...auth, accept: 'text/event-stream' } });
     t.equal(res.status, 405, method);
   }
+  // Browser-based clients (MCP Inspector) need CORS on /mcp and on the token endpoint, and must see the challenge.
+  const preflight = (url: string) =>
+    fetch(url, { method: 'OPTIONS', headers: { origin: 'http://localhost:6274', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization' } });
+  for (const url of [mcpUrl, `${base}/oauth/token`]) {
+    const pre = await preflight(url);
+    t.equal(pre.status, 204, `preflight ${url}`);
+    t.equal(pre.headers.get('access-control-allow-origin'), '*');
+    t.match(pre.headers.get('access-control-allow-headers'), 'authorization');
+  }
+  const unauthenticated = await rawMcp(mcpUrl, INITIALIZE, { origin: 'http://localhost:6274' });
+  t.match(unauthenticated.headers.get('access-control-expose-headers'), 'www-authenticate', 'the 401 challenge is readable cross-origin');
   const sdk = new Client({ name: 'sse', version: '1' });
   await sdk.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers: auth } }));
   t.equal((await sdk.listTools()).tools.length, MCP_TOOLS.length, 'the SDK client connects (its GET stream is optional)');

@@ -50,6 +50,20 @@ async function oauthServer(app: FastifyInstance) {
       if (e.basicChallenge) reply.header('www-authenticate', 'Basic realm="oauth", charset="UTF-8"');
       return reply.status(e.status).headers(NO_STORE).send({ error: e.error, error_description: e.description });
     });
+    // Browser-based MCP clients (MCP Inspector) call these from another origin; no cookies are involved, so any origin may.
+    tokens.addHook('onSend', async (_request, reply) => {
+      reply.header('access-control-allow-origin', '*');
+    });
+    for (const url of ['/oauth/token', '/oauth/revoke', '/oauth/register', '/.well-known/oauth-authorization-server']) {
+      tokens.options(url, async (_request, reply) =>
+        reply
+          .status(204)
+          .header('access-control-allow-methods', 'GET, POST, OPTIONS')
+          .header('access-control-allow-headers', 'authorization, content-type, mcp-protocol-version')
+          .header('access-control-max-age', '600')
+          .send(),
+      );
+    }
     await tokens.register(tokenRoutes);
     await tokens.register(metadataRoutes);
     if (config.OAUTH_DYNAMIC_REGISTRATION) await tokens.register(registrationRoutes);
