@@ -1,6 +1,7 @@
 import t from 'tap';
 import { ingest, PITCH } from '../ingestion/helpers.ts';
-import { HeadlessProvider, clientDocument, connectWithOAuth, startDocumentServer, startMcpApp, toolAnswer } from './helpers.ts';
+import { Browser, addTeamUser, tokenRequest } from '../oauth/helpers.ts';
+import { HeadlessProvider, INITIALIZE, clientDocument, connectWithOAuth, rawMcp, startDocumentServer, startMcpApp, toolAnswer } from './helpers.ts';
 
 const MCP_SCOPES = 'inbox:read inbox:write opportunities:read';
 
@@ -59,6 +60,20 @@ t.test('a stock SDK client knowing only the URL: 401 → protected-resource meta
   const rest = await fetch(`${ctx.base}/api/v1/sites/${ctx.tenant.siteId}/outreach/opportunities`, { headers: { authorization: `Bearer ${token}` } });
   t.equal(rest.status, 200, 'the same token works on the REST API');
   t.same(answer.body, await rest.json(), 'the tool answers what the REST route answers');
+
+  // A refresh by the metadata-document client keeps the token bound to the MCP resource.
+  const refreshed = await tokenRequest(ctx.base, { grant_type: 'refresh_token', client_id: clientId, refresh_token: provider.saved!.refresh_token! });
+  t.equal(refreshed.status, 200, 'refresh with the URL client_id');
+  const again = await rawMcp(ctx.mcpUrl, INITIALIZE, { authorization: `Bearer ${refreshed.json.access_token}` });
+  t.equal(again.status, 200, 'the refreshed token is good for /mcp');
+
+  // Only owners and admins consent, for this client as for any.
+  const memberEmail = await addTeamUser(ctx.app, ctx.tenant.teamId, 'member');
+  const member = new Browser(ctx.base);
+  await member.signIn(memberEmail);
+  const refused = await member.request(asked.url.toString());
+  t.equal(refused.status, 403, 'a member cannot approve');
+  t.match(refused.text, 'Only team owners and admins can authorize apps');
 });
 
 t.test('dynamic registration (RFC 7591), when the operator enables it: a client without a metadata document registers itself', async (t) => {
