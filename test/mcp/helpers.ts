@@ -174,9 +174,9 @@ export async function connectWithToken(mcpUrl: string, token: string): Promise<C
  */
 export async function obtainToken(
   ctx: { app: TestApp; tenant: Tenant; browser: Browser; base: string },
-  options: { scope: string; siteIds?: string[]; resource?: string | null },
+  options: { scope: string; siteIds?: string[]; resource?: string | null; clientId?: string },
 ): Promise<string> {
-  const client = await registerClient(ctx.app, ctx.tenant, 'none', [REDIRECT_URI]);
+  const client = options.clientId ? { clientId: options.clientId } : await registerClient(ctx.app, ctx.tenant, 'none', [REDIRECT_URI]);
   const { verifier, challenge } = pkce();
   const url = new URL(authorizeUrl(ctx.base, { client_id: client.clientId, scope: options.scope, code_challenge: challenge, redirect_uri: REDIRECT_URI }));
   const resource = options.resource === undefined ? `${ctx.base}/mcp` : options.resource;

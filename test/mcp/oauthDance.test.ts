@@ -1,7 +1,9 @@
 import t from 'tap';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ingest, PITCH } from '../ingestion/helpers.ts';
 import { Browser, addTeamUser, tokenRequest } from '../oauth/helpers.ts';
-import { HeadlessProvider, INITIALIZE, clientDocument, connectWithOAuth, rawMcp, startDocumentServer, startMcpApp, toolAnswer } from './helpers.ts';
+import { HeadlessProvider, INITIALIZE, obtainToken, clientDocument, connectWithOAuth, rawMcp, startDocumentServer, startMcpApp, toolAnswer } from './helpers.ts';
 
 const MCP_SCOPES = 'inbox:read inbox:write opportunities:read';
 
@@ -118,4 +120,30 @@ t.test('dynamic registration is off by default', async (t) => {
   const provider = new HeadlessProvider(ctx.browser, [ctx.tenant.siteId]);
   await t.rejects(connectWithOAuth(ctx.mcpUrl, provider), /dynamic client registration/i, 'a client with neither a metadata document nor registration cannot connect');
   t.equal(provider.authorizations.length, 0);
+});
+
+t.test('step-up (403 insufficient_scope): the SDK client asks the user again for the missing scope, then the call goes through', async (t) => {
+  const ctx = await startMcpApp();
+  t.teardown(() => ctx.app.close());
+  const docs = await startDocumentServer();
+  t.teardown(() => docs.close());
+  const clientId = docs.serve('/step-up/client.json', (origin) => ({ body: clientDocument(`${origin}/step-up/client.json`) }));
+  // A client holding a token for opportunities:read only (and no refresh token, so the SDK re-authorizes rather than refreshes).
+  const narrow = await obtainToken(ctx, { scope: 'opportunities:read', clientId });
+  const provider = new HeadlessProvider(ctx.browser, [ctx.tenant.siteId], { clientMetadataUrl: clientId });
+  provider.saveClientInformation({ client_id: clientId });
+  provider.saveTokens({ access_token: narrow, token_type: 'Bearer' });
+  const transport = new StreamableHTTPClientTransport(new URL(ctx.mcpUrl), { authProvider: provider });
+  const client = new Client({ name: 'step-up', version: '1' });
+  await client.connect(transport);
+  t.teardown(() => client.close());
+  t.equal(toolAnswer(await client.callTool({ name: 'list_opportunities', arguments: { siteId: ctx.tenant.siteId } })).isError, false, 'the granted scope works');
+
+  await t.rejects(client.callTool({ name: 'list_conversations', arguments: { siteId: ctx.tenant.siteId } }), { message: /Unauthorized/ }, 'the 403 sends the user to consent (the SDK throws Unauthorized until finishAuth)');
+  t.equal(provider.authorizations.length, 1);
+  t.equal(provider.authorizations[0]!.url.searchParams.get('scope'), 'opportunities:read inbox:read', 'the scope the challenge named: what the token had plus what the call needs');
+  await transport.finishAuth(provider.code!);
+  t.equal(provider.saved?.scope, 'opportunities:read inbox:read');
+  const answer = toolAnswer(await client.callTool({ name: 'list_conversations', arguments: { siteId: ctx.tenant.siteId } }));
+  t.equal(answer.isError, false, 'the call goes through with the new token');
 });
