@@ -34,6 +34,11 @@ const jsonSchemaValidator = new AjvJsonSchemaValidator();
 const codeOf = (error: ServiceError): string => httpErrorOf(error).code;
 
 /**
+ * The SDK's low-level `Server` rather than `McpServer` (which wraps it): McpServer validates tool
+ * arguments itself and reports a failure as bare text without the REST code (VALIDATION_ERROR),
+ * and converts every tool's zod schema to JSON Schema on each tools/list, which a stateless server
+ * built per request would repeat on every call. Here the registry converts once at start.
+ *
  * One MCP server for one request (stateless mode), acting for `credential`: tools/list from the
  * registry, tools/call with the scope, the input, the site and the write tier checked, in that
  * order. A refusal or failure is a tool error (isError) carrying the REST code, never a crash.

@@ -207,6 +207,22 @@ t.test('transport: JSON by default, SSE when the Accept header prefers it; GET a
   await sdk.close();
 });
 
+t.test('write tools count in the team\'s write rate tier, with the REST writes', async (t) => {
+  const limited = await startMcpApp({ env: { WRITE_RATE_LIMIT_PER_MINUTE: '3' } });
+  t.teardown(() => limited.app.close());
+  const id = ((await ingest(limited.app.fastify, limited.tenant, PITCH)).json() as { conversationIds: string[] }).conversationIds[0]!;
+  const token = await obtainToken(limited, { scope: MCP_SCOPES });
+  const client = await connectWithToken(limited.mcpUrl, token);
+  t.teardown(() => client.close());
+  const read = () => client.callTool({ name: 'mark_conversation_read', arguments: { siteId: limited.tenant.siteId, conversationId: id } });
+  t.equal(toolAnswer(await read()).isError, false, 'MCP write 1');
+  const rest = await fetch(`${limited.base}/api/v1/sites/${limited.tenant.siteId}/outreach/conversations/${id}/unread`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+  t.equal(rest.status, 200, 'a REST write in between');
+  const answers = [toolAnswer(await read()), toolAnswer(await read())];
+  t.equal(answers.at(-1)!.body.error?.code, 'RATE_LIMITED', 'over the tier: RATE_LIMITED as a tool error');
+  t.equal(toolAnswer(await client.callTool({ name: 'list_opportunities', arguments: { siteId: limited.tenant.siteId } })).isError, false, 'reads are not limited');
+});
+
 // Last: moves the clock.
 t.test('an expired token is 401 with the challenge', async (t) => {
   const token = await obtainToken(ctx, { scope: MCP_SCOPES });
