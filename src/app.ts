@@ -8,6 +8,7 @@ import { apiKeyResolver } from './http/credentials.ts';
 import { cachedApiKeyResolver, cachedSiteLoader } from './http/credentialCache.ts';
 import { oauthAccessTokenResolver } from './http/oauth/accessTokenResolver.ts';
 import { oauth } from './http/oauth/index.ts';
+import { mcp } from './mcp/index.ts';
 import { dashboard } from './http/dashboard/index.ts';
 import { refuseNonUtf8Bodies } from './http/charset.ts';
 import { installErrorHandling } from './http/errorHandler.ts';
@@ -83,6 +84,8 @@ export const app = fp(
     // OAuth 2.1 authorization server and the dashboard: each its own scope, body parsers and error formats.
     await fastify.register(oauth);
     await fastify.register(dashboard);
+    // The MCP endpoint (/mcp) and its protected-resource metadata.
+    await fastify.register(mcp);
     await fastify.register(ingestionRoutes);
     await fastify.register(conversationRoutes);
     await fastify.register(opportunityRoutes);

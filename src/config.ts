@@ -10,6 +10,15 @@ const isDnsServer = (v: string) => {
   return Boolean(m && isIP(m[1]!) && (m[2] === undefined || Number(m[2]) <= 65535));
 };
 
+const cidrList = z.string().refine((v) => {
+  try {
+    parseAllowedRanges(v);
+    return true;
+  } catch {
+    return false;
+  }
+}, 'must be a comma-separated list of CIDR ranges');
+
 /** Every setting the service reads, from environment variables. The README's table mirrors this. */
 export const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -35,17 +44,13 @@ export const configSchema = z.object({
   HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
   HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
-  WEBHOOK_ALLOWED_RANGES: z
-    .string()
-    .refine((v) => {
-      try {
-        parseAllowedRanges(v);
-        return true;
-      } catch {
-        return false;
-      }
-    }, 'must be a comma-separated list of CIDR ranges')
-    .optional(),
+  WEBHOOK_ALLOWED_RANGES: cidrList.optional(),
+  // MCP clients without a person in the dashboard (docs/mcp.md has the table).
+  OAUTH_CLIENT_METADATA_ALLOWED_RANGES: cidrList.optional(),
+  OAUTH_CLIENT_METADATA_EXTRA_CA_FILE: z.string().min(1).optional(),
+  OAUTH_CLIENT_METADATA_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(5_000),
+  OAUTH_DYNAMIC_REGISTRATION: bool.default(false),
+  OAUTH_DYNAMIC_REGISTRATION_PER_HOUR: z.coerce.number().int().min(1).max(100_000).default(20),
   // Webhook delivery engine (docs/webhooks.md has the table).
   RUN_WEBHOOKS: bool.default(true),
   WEBHOOK_EXTRA_CA_FILE: z.string().min(1).optional(),

@@ -89,6 +89,29 @@ export async function registerOAuthClient(
   return { clientId, clientSecret, position };
 }
 
+/**
+ * RFC 7591 dynamic registration: a public client (PKCE only) that belongs to no team until a team's
+ * owner or admin approves it. The caller decides whether registration is open and rate-limits it.
+ */
+export async function registerOAuthClientDynamically(ctx: CommandContext, input: { name: string; redirectUris: string[]; clientUri: string | null }) {
+  const name = input.name.trim();
+  if (name.length === 0 || name.length > 120) throw new OAuthClientInputError('client_name must be 1 to 120 characters.');
+  const redirectUris = [...new Set(input.redirectUris.map((u) => u.trim()).filter(Boolean))];
+  if (redirectUris.length === 0) throw new OAuthClientInputError('redirect_uris must name at least one redirect URI.');
+  if (redirectUris.length > 10) throw new OAuthClientInputError('redirect_uris may name at most 10 redirect URIs.');
+  for (const uri of redirectUris) {
+    const problem = redirectUriProblem(uri);
+    if (problem) throw new OAuthClientInputError(problem);
+  }
+  const clientId = generateClientId();
+  const now = ctx.clock.now().toISOString();
+  const { position } = await handleCommand(ctx.events, oauthClientStream(clientId), oauthClientDecider, {
+    type: 'RegisterOAuthClientDynamically',
+    data: { clientId, name, redirectUris, clientUri: input.clientUri, now },
+  });
+  return { clientId, name, redirectUris, issuedAt: now, position };
+}
+
 async function requireTeamClient(ctx: CommandContext, clientId: string, teamId: string) {
   const client = await loadOAuthClient(ctx, clientId);
   if (!client || client.teamId !== teamId) throw new OAuthClientRuleError('not_found');
@@ -165,7 +188,16 @@ export async function revokeGrant(ctx: CommandContext, grantId: string, reason: 
 /** Records the consent and issues a 60-second authorization code bound to client, redirect URI and PKCE challenge. */
 export async function giveConsent(
   ctx: CommandContext,
-  input: { clientId: string; teamId: string; userId: string; siteIds: string[]; scopes: string[]; redirectUri: string; codeChallenge: string },
+  input: {
+    clientId: string;
+    teamId: string;
+    userId: string;
+    siteIds: string[];
+    scopes: string[];
+    resource: string | null;
+    redirectUri: string;
+    codeChallenge: string;
+  },
 ) {
   const grantId = ctx.newId();
   const code = generateAuthorizationCode(grantId);
@@ -178,6 +210,7 @@ export async function giveConsent(
       userId: input.userId,
       siteIds: [...new Set(input.siteIds)],
       scopes: [...new Set(input.scopes)],
+      resource: input.resource,
       code: { codeHash: sha256Hex(code), redirectUri: input.redirectUri, codeChallenge: input.codeChallenge },
       now: ctx.clock.now().toISOString(),
     },
@@ -213,7 +246,7 @@ function tokenResponse(events: OAuthGrantEvent[], accessToken: string, refreshTo
 /** Single use: a second redemption revokes the whole grant (RFC 9700 §4.10.1) and is refused. */
 export async function redeemAuthorizationCode(
   ctx: CommandContext,
-  input: { code: string; clientId: string; redirectUri: string; codeVerifier: string },
+  input: { code: string; clientId: string; redirectUri: string; codeVerifier: string; resource: string | null },
 ): Promise<{ response: TokenResponse; position: bigint | null }> {
   const match = CODE_SHAPE.exec(input.code);
   if (!match) throw new OAuthGrantRuleError('invalid_grant', 'The authorization code is invalid.');
@@ -226,6 +259,7 @@ export async function redeemAuthorizationCode(
       clientId: input.clientId,
       redirectUri: input.redirectUri,
       verifierChallenge: pkceS256(input.codeVerifier),
+      resource: input.resource,
       accessToken: t.access,
       refreshToken: t.refresh,
       now: ctx.clock.now().toISOString(),
@@ -240,7 +274,7 @@ export async function redeemAuthorizationCode(
 /** Rotates the refresh token; presenting a rotated one revokes the whole grant. */
 export async function refreshAccessToken(
   ctx: CommandContext,
-  input: { refreshToken: string; clientId: string; scopes: string[] | null },
+  input: { refreshToken: string; clientId: string; scopes: string[] | null; resource: string | null },
 ): Promise<{ response: TokenResponse; position: bigint | null }> {
   const match = REFRESH_TOKEN_SHAPE.exec(input.refreshToken);
   if (!match) throw new OAuthGrantRuleError('invalid_grant', 'The refresh token is invalid.');
@@ -252,6 +286,7 @@ export async function refreshAccessToken(
       refreshTokenHash: sha256Hex(input.refreshToken),
       clientId: input.clientId,
       scopes: input.scopes,
+      resource: input.resource,
       accessToken: t.access,
       refreshToken: t.refresh,
       now: ctx.clock.now().toISOString(),

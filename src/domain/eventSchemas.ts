@@ -177,13 +177,15 @@ export const oauthClientEventSchemas = schemasOf<OAuthClientEvent>()({
     registeredBy: str,
     registeredAt: str,
   }),
+  OAuthClientRegisteredDynamically: z.object({ clientId: str, name: str, redirectUris: strings, clientUri: nullableStr, registeredAt: str }),
   OAuthClientSecretRotated: z.object({ clientId: str, teamId: str, secretHash: str, rotatedBy: str, rotatedAt: str }),
   OAuthClientDeleted: z.object({ clientId: str, teamId: str, deletedBy: str, deletedAt: str }),
 });
 
 const issuedToken = { tokenId: str, tokenHash: str, expiresAt: str };
 export const oauthGrantEventSchemas = schemasOf<OAuthGrantEvent>()({
-  ConsentGiven: z.object({ grantId: str, clientId: str, teamId: str, userId: str, siteIds: strings, scopes: strings, givenAt: str }),
+  // resource (RFC 8707) arrived with the MCP endpoint: grants and tokens recorded before it name none.
+  ConsentGiven: z.object({ grantId: str, clientId: str, teamId: str, userId: str, siteIds: strings, scopes: strings, resource: nullableStr.default(null), givenAt: str }),
   AuthorizationCodeIssued: z.object({
     grantId: str,
     clientId: str,
@@ -195,7 +197,16 @@ export const oauthGrantEventSchemas = schemasOf<OAuthGrantEvent>()({
     issuedAt: str,
   }),
   AuthorizationCodeRedeemed: z.object({ grantId: str, clientId: str, redeemedAt: str }),
-  AccessTokenIssued: z.object({ ...issuedToken, grantId: str, clientId: str, teamId: str, siteIds: strings, scopes: strings, issuedAt: str }),
+  AccessTokenIssued: z.object({
+    ...issuedToken,
+    grantId: str,
+    clientId: str,
+    teamId: str,
+    siteIds: strings,
+    scopes: strings,
+    resource: nullableStr.default(null),
+    issuedAt: str,
+  }),
   RefreshTokenIssued: z.object({ ...issuedToken, grantId: str, clientId: str, scopes: strings, issuedAt: str }),
   RefreshTokenRotated: z.object({ grantId: str, tokenId: str, replacedBy: str, rotatedAt: str }),
   TokenRevoked: z.object({

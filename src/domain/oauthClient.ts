@@ -16,18 +16,34 @@ export interface OAuthClientFields {
   secretHash: string | null;
 }
 
+/** What a client sends to RFC 7591 dynamic registration and the service keeps: public clients only. */
+export interface DynamicClientFields {
+  clientId: string;
+  name: string;
+  redirectUris: string[];
+  clientUri: string | null;
+}
+
 export type OAuthClientEvent =
   | { type: 'OAuthClientRegistered'; data: OAuthClientFields & { registeredBy: string; registeredAt: string } }
+  | { type: 'OAuthClientRegisteredDynamically'; data: DynamicClientFields & { registeredAt: string } }
   | { type: 'OAuthClientSecretRotated'; data: { clientId: string; teamId: string; secretHash: string; rotatedBy: string; rotatedAt: string } }
   | { type: 'OAuthClientDeleted'; data: { clientId: string; teamId: string; deletedBy: string; deletedAt: string } };
 
 export type OAuthClientCommand =
   | { type: 'RegisterOAuthClient'; data: OAuthClientFields & { userId: string; now: string } }
+  | { type: 'RegisterOAuthClientDynamically'; data: DynamicClientFields & { now: string } }
   | { type: 'RotateOAuthClientSecret'; data: { clientId: string; secretHash: string; userId: string; now: string } }
   | { type: 'DeleteOAuthClient'; data: { clientId: string; userId: string; now: string } };
 
-export type ActiveOAuthClient = { status: 'active' } & OAuthClientFields;
-export type OAuthClientState = { status: 'none' } | ActiveOAuthClient | ({ status: 'deleted' } & OAuthClientFields);
+/**
+ * A client as its stream says. `teamId` is the team that registered it in the dashboard; null for a
+ * client that registered itself (RFC 7591), which belongs to no team: the dashboard cannot rotate or
+ * delete it, and any team's owner or admin may approve it.
+ */
+export type ClientFields = Omit<OAuthClientFields, 'teamId'> & { teamId: string | null };
+export type ActiveOAuthClient = { status: 'active' } & ClientFields;
+export type OAuthClientState = { status: 'none' } | ActiveOAuthClient | ({ status: 'deleted' } & ClientFields);
 
 export class OAuthClientRuleError extends Error {
   constructor(readonly reason: 'exists' | 'not_found' | 'public_client' | 'invalid') {
@@ -51,6 +67,10 @@ export const oauthClientDecider: Decider<OAuthClientState, OAuthClientCommand, O
         const { registeredBy: _by, registeredAt: _at, ...fields } = event.data;
         return { status: 'active', ...fields };
       }
+      case 'OAuthClientRegisteredDynamically': {
+        const { clientId, name, redirectUris } = event.data;
+        return { status: 'active', clientId, teamId: null, name, redirectUris, tokenEndpointAuthMethod: 'none', secretHash: null };
+      }
       case 'OAuthClientSecretRotated':
         return state.status === 'active' ? { ...state, secretHash: event.data.secretHash } : state;
       case 'OAuthClientDeleted':
@@ -68,14 +88,20 @@ export const oauthClientDecider: Decider<OAuthClientState, OAuthClientCommand, O
         if ((fields.tokenEndpointAuthMethod === 'none') !== (fields.secretHash === null)) throw new OAuthClientRuleError('invalid');
         return [{ type: 'OAuthClientRegistered', data: { ...fields, registeredBy: userId, registeredAt: now } }];
       }
+      case 'RegisterOAuthClientDynamically': {
+        if (state.status !== 'none') throw new OAuthClientRuleError('exists');
+        const { now, ...fields } = command.data;
+        if (fields.redirectUris.length === 0) throw new OAuthClientRuleError('invalid');
+        return [{ type: 'OAuthClientRegisteredDynamically', data: { ...fields, registeredAt: now } }];
+      }
       case 'RotateOAuthClientSecret': {
-        if (state.status !== 'active') throw new OAuthClientRuleError('not_found');
+        if (state.status !== 'active' || state.teamId === null) throw new OAuthClientRuleError('not_found');
         if (state.tokenEndpointAuthMethod === 'none') throw new OAuthClientRuleError('public_client');
         const { clientId, secretHash, userId, now } = command.data;
         return [{ type: 'OAuthClientSecretRotated', data: { clientId, teamId: state.teamId, secretHash, rotatedBy: userId, rotatedAt: now } }];
       }
       case 'DeleteOAuthClient': {
-        if (state.status === 'none') throw new OAuthClientRuleError('not_found');
+        if (state.status === 'none' || state.teamId === null) throw new OAuthClientRuleError('not_found');
         if (state.status === 'deleted') return [];
         const { clientId, userId, now } = command.data;
         return [{ type: 'OAuthClientDeleted', data: { clientId, teamId: state.teamId, deletedBy: userId, deletedAt: now } }];

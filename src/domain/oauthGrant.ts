@@ -23,7 +23,17 @@ export interface IssuedToken {
 export type OAuthGrantEvent =
   | {
       type: 'ConsentGiven';
-      data: { grantId: string; clientId: string; teamId: string; userId: string; siteIds: string[]; scopes: string[]; givenAt: string };
+      data: {
+        grantId: string;
+        clientId: string;
+        teamId: string;
+        userId: string;
+        siteIds: string[];
+        scopes: string[];
+        /** RFC 8707: the resource the tokens are for (their audience); null when the client named none. */
+        resource: string | null;
+        givenAt: string;
+      };
     }
   | {
       type: 'AuthorizationCodeIssued';
@@ -41,7 +51,15 @@ export type OAuthGrantEvent =
   | { type: 'AuthorizationCodeRedeemed'; data: { grantId: string; clientId: string; redeemedAt: string } }
   | {
       type: 'AccessTokenIssued';
-      data: IssuedToken & { grantId: string; clientId: string; teamId: string; siteIds: string[]; scopes: string[]; issuedAt: string };
+      data: IssuedToken & {
+        grantId: string;
+        clientId: string;
+        teamId: string;
+        siteIds: string[];
+        scopes: string[];
+        resource: string | null;
+        issuedAt: string;
+      };
     }
   | { type: 'RefreshTokenIssued'; data: IssuedToken & { grantId: string; clientId: string; scopes: string[]; issuedAt: string } }
   | { type: 'RefreshTokenRotated'; data: { grantId: string; tokenId: string; replacedBy: string; rotatedAt: string } }
@@ -61,6 +79,7 @@ export type OAuthGrantCommand =
         userId: string;
         siteIds: string[];
         scopes: string[];
+        resource: string | null;
         code: { codeHash: string; redirectUri: string; codeChallenge: string };
         now: string;
       };
@@ -73,6 +92,8 @@ export type OAuthGrantCommand =
         redirectUri: string;
         /** S256 of the presented code_verifier, computed by the caller. */
         verifierChallenge: string;
+        /** RFC 8707 `resource` of the token request; null when absent. */
+        resource: string | null;
         accessToken: Omit<IssuedToken, 'expiresAt'>;
         refreshToken: Omit<IssuedToken, 'expiresAt'>;
         now: string;
@@ -85,6 +106,7 @@ export type OAuthGrantCommand =
         clientId: string;
         /** Requested scopes; null keeps the refresh token's scopes. */
         scopes: string[] | null;
+        resource: string | null;
         accessToken: Omit<IssuedToken, 'expiresAt'>;
         refreshToken: Omit<IssuedToken, 'expiresAt'>;
         now: string;
@@ -109,6 +131,7 @@ export type OAuthGrantState =
       teamId: string;
       siteIds: string[];
       scopes: string[];
+      resource: string | null;
       code: { codeHash: string; redirectUri: string; codeChallenge: string; expiresAt: string; redeemed: boolean } | null;
       refreshTokens: Record<string, RefreshTokenState>;
       liveTokenIds: string[];
@@ -117,7 +140,7 @@ export type OAuthGrantState =
 /** A refusal in OAuth's vocabulary (RFC 6749 §5.2); nothing is appended. */
 export class OAuthGrantRuleError extends Error {
   constructor(
-    readonly error: 'invalid_grant' | 'invalid_scope' | 'invalid_request',
+    readonly error: 'invalid_grant' | 'invalid_scope' | 'invalid_request' | 'invalid_target',
     message: string,
   ) {
     super(message);
@@ -132,8 +155,8 @@ export const oauthGrantDecider: Decider<OAuthGrantState, OAuthGrantCommand, OAut
   initialState: () => ({ status: 'none' }),
   evolve(state, event) {
     if (event.type === 'ConsentGiven') {
-      const { grantId, clientId, teamId, siteIds, scopes } = event.data;
-      return { status: 'active', grantId, clientId, teamId, siteIds, scopes, code: null, refreshTokens: {}, liveTokenIds: [] };
+      const { grantId, clientId, teamId, siteIds, scopes, resource } = event.data;
+      return { status: 'active', grantId, clientId, teamId, siteIds, scopes, resource, code: null, refreshTokens: {}, liveTokenIds: [] };
     }
     if (state.status === 'none') return state;
     switch (event.type) {
@@ -196,6 +219,7 @@ export const oauthGrantDecider: Decider<OAuthGrantState, OAuthGrantCommand, OAut
         if (expired(state.code.expiresAt, d.now)) throw invalidGrant('The authorization code has expired.');
         if (state.code.redirectUri !== d.redirectUri) throw invalidGrant('redirect_uri does not match the authorization request.');
         if (state.code.codeChallenge !== d.verifierChallenge) throw invalidGrant('code_verifier does not match the code_challenge.');
+        checkResource(state, d.resource);
         return [
           { type: 'AuthorizationCodeRedeemed', data: { grantId: state.grantId, clientId: state.clientId, redeemedAt: d.now } },
           ...issueTokens(state, state.scopes, state.scopes, d.accessToken, d.refreshToken, d.now),
@@ -212,6 +236,7 @@ export const oauthGrantDecider: Decider<OAuthGrantState, OAuthGrantCommand, OAut
         const scopes = d.scopes ?? presented.scopes;
         const widened = scopes.filter((s) => !presented.scopes.includes(s));
         if (widened.length > 0) throw new OAuthGrantRuleError('invalid_scope', `The grant does not include ${widened.join(' ')}.`);
+        checkResource(state, d.resource);
         return [
           { type: 'RefreshTokenRotated', data: { grantId: state.grantId, tokenId: presented.tokenId, replacedBy: d.refreshToken.tokenId, rotatedAt: d.now } },
           ...issueTokens(state, scopes, presented.scopes, d.accessToken, d.refreshToken, d.now),
@@ -237,6 +262,13 @@ export const oauthGrantDecider: Decider<OAuthGrantState, OAuthGrantCommand, OAut
 
 type ActiveGrant = Extract<OAuthGrantState, { grantId: string }>;
 
+/** RFC 8707 §2.2: a token request may name the grant's resource again, never another one. */
+function checkResource(state: ActiveGrant, requested: string | null) {
+  if (requested !== null && requested !== state.resource) {
+    throw new OAuthGrantRuleError('invalid_target', state.resource ? `This grant is for ${state.resource} only.` : 'This grant names no resource.');
+  }
+}
+
 function revokeGrant(state: ActiveGrant, reason: GrantRevocationReason, now: string): OAuthGrantEvent {
   return {
     type: 'GrantRevoked',
@@ -256,7 +288,15 @@ function issueTokens(
   return [
     {
       type: 'AccessTokenIssued',
-      data: { ...base, ...access, teamId: state.teamId, siteIds: state.siteIds, scopes: accessScopes, expiresAt: plus(now, ACCESS_TOKEN_TTL_SECONDS * 1000) },
+      data: {
+        ...base,
+        ...access,
+        teamId: state.teamId,
+        siteIds: state.siteIds,
+        scopes: accessScopes,
+        resource: state.resource,
+        expiresAt: plus(now, ACCESS_TOKEN_TTL_SECONDS * 1000),
+      },
     },
     { type: 'RefreshTokenIssued', data: { ...base, ...refresh, scopes: refreshScopes, expiresAt: plus(now, REFRESH_TOKEN_TTL_MS) } },
   ];

@@ -50,22 +50,32 @@ export const authenticate = fp(
       if (!credential.scopes.has(access.scope)) throw insufficientScope(access.scope);
       if (access.site) {
         const siteId = (request.params as { siteId?: string }).siteId ?? '';
-        const site = await opts.loadSite(siteId);
-        if (!site || site.teamId !== credential.teamId || (credential.siteIds && !credential.siteIds.includes(site.id))) {
-          throw siteNotFound();
-        }
-        request.site = site;
-        if (!site.licensed && access.licence !== 'route') throw siteNotLicensed();
+        request.site = reachableSite(credential, await opts.loadSite(siteId), { licence: access.licence !== 'route' });
       }
     });
   },
   { name: 'authenticate' },
 );
 
-async function resolveCredential(resolvers: CredentialResolver[], header: string | undefined): Promise<Credential | null> {
+/**
+ * The site when the credential may reach it: 404 SITE_NOT_FOUND for a missing site, another team's,
+ * or one outside the credential's sites; then 403 SITE_NOT_LICENSED (unless the caller checks the licence itself).
+ */
+export function reachableSite(credential: Credential, site: SiteDoc | null, options: { licence: boolean }): SiteDoc {
+  if (!site || site.teamId !== credential.teamId || (credential.siteIds && !credential.siteIds.includes(site.id))) throw siteNotFound();
+  if (options.licence && !site.licensed) throw siteNotLicensed();
+  return site;
+}
+
+/** The Bearer token of an Authorization header, or null. */
+export function bearerToken(header: string | undefined): string | null {
   const match = header ? BEARER.exec(header) : null;
-  if (!match) return null;
-  const token = match[1]!;
+  return match ? match[1]! : null;
+}
+
+export async function resolveCredential(resolvers: CredentialResolver[], header: string | undefined): Promise<Credential | null> {
+  const token = bearerToken(header);
+  if (!token) return null;
   const resolver = resolvers.find((r) => r.accepts(token));
   return resolver ? resolver.resolve(token) : null;
 }

@@ -17,6 +17,8 @@ export interface Credential {
   siteIds: readonly string[] | null;
   /** The OAuth client behind an access token; null for API keys. */
   oauthClientId: string | null;
+  /** The resource an access token was issued for (RFC 8707 audience); null for API keys and tokens that name none. */
+  resource: string | null;
 }
 
 export interface CredentialResolver {
@@ -46,7 +48,7 @@ export function apiKeyResolver(
       }
       if (!key || key.revoked || !timingSafeEqual(Buffer.from(key.keyHash), Buffer.from(hash))) return null;
       noteUse(key);
-      return { kind: 'api_key', id: key.id, teamId: key.teamId, scopes: new Set(key.scopes), siteIds: key.siteId ? [key.siteId] : null, oauthClientId: null };
+      return { kind: 'api_key', id: key.id, teamId: key.teamId, scopes: new Set(key.scopes), siteIds: key.siteId ? [key.siteId] : null, oauthClientId: null, resource: null };
     },
   };
 

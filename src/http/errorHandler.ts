@@ -28,6 +28,8 @@ const HTTP_ERRORS: Record<ErrorCode, { status: number; code: string }> = {
 
 /** The HTTP status of a domain error's code (the dashboard's pages answer with it too). */
 export const httpStatusOf = (code: ErrorCode) => HTTP_ERRORS[code].status;
+/** The HTTP status and client-facing code of a domain error (the MCP tools answer the same codes). */
+export const httpErrorOf = (error: ServiceError) => HTTP_ERRORS[error.code];
 
 /** One error envelope for everything: spec errors, validation, parser errors, unknown routes, crashes. */
 export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {

@@ -18,23 +18,27 @@ export const writeRateLimit = fp(
   async (app: FastifyInstance, opts: { limit: number }) => {
     app.addHook('onRequest', async (request: FastifyRequest) => {
       if (!WRITE_METHODS.has(request.method) || !request.url.startsWith('/api/v1/') || !request.credential) return;
-      const now = app.clock.now().getTime();
-      const window = Math.floor(now / WINDOW_MS);
-      const windowStart = window * WINDOW_MS;
-      const expires = new Date(windowStart + 3 * WINDOW_MS);
-      const team = request.credential.teamId;
-      const key = `writes:${team}:${window}`;
-      // Asked together so they share one commit of the counter store (the previous minute is closed).
-      const [count, previous] = await Promise.all([app.counters.increment(key, 1, expires), app.counters.increment(`writes:${team}:${window - 1}`, 0, expires)]);
-      const retryAfterMs = writeRetryAfterMs({ limit: opts.limit, previous, count, elapsedMs: now - windowStart });
-      if (retryAfterMs > 0) {
-        await app.counters.increment(key, -1, expires);
-        throw rateLimited(retryAfterMs / 1000, `Write rate limit of ${opts.limit} requests per minute exceeded for this team.`);
-      }
+      await countWrite(app, request.credential.teamId, opts.limit);
     });
   },
   { name: 'write-rate-limit', dependencies: ['authenticate', 'services', 'ingestion-ports'] },
 );
+
+/** Counts one write of the team in the write tier, or throws 429 RATE_LIMITED (the refused write is not counted). Also used by MCP write tools. */
+export async function countWrite(app: FastifyInstance, team: string, limit: number): Promise<void> {
+  const now = app.clock.now().getTime();
+  const window = Math.floor(now / WINDOW_MS);
+  const windowStart = window * WINDOW_MS;
+  const expires = new Date(windowStart + 3 * WINDOW_MS);
+  const key = `writes:${team}:${window}`;
+  // Asked together so they share one commit of the counter store (the previous minute is closed).
+  const [count, previous] = await Promise.all([app.counters.increment(key, 1, expires), app.counters.increment(`writes:${team}:${window - 1}`, 0, expires)]);
+  const retryAfterMs = writeRetryAfterMs({ limit, previous, count, elapsedMs: now - windowStart });
+  if (retryAfterMs > 0) {
+    await app.counters.increment(key, -1, expires);
+    throw rateLimited(retryAfterMs / 1000, `Write rate limit of ${limit} requests per minute exceeded for this team.`);
+  }
+}
 
 /**
  * 0 when a request that made the current minute's count `count` is within the limit; otherwise

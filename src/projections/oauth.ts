@@ -18,6 +18,7 @@ export const oauthProjection: Projection = {
   collections: [OAUTH_CLIENTS, OAUTH_GRANTS, OAUTH_TOKENS],
   canHandle: handles([
     'OAuthClientRegistered',
+    'OAuthClientRegisteredDynamically',
     'OAuthClientSecretRotated',
     'OAuthClientDeleted',
     'ConsentGiven',
@@ -45,6 +46,20 @@ export const oauthProjection: Projection = {
         };
         return w.put(OAUTH_CLIENTS, doc);
       }
+      case 'OAuthClientRegisteredDynamically': {
+        const d = event.data;
+        const doc: OAuthClientDoc = {
+          id: d.clientId,
+          teamId: null,
+          name: d.name,
+          redirectUris: d.redirectUris,
+          tokenEndpointAuthMethod: 'none',
+          deleted: false,
+          createdAt: d.registeredAt,
+          secretRotatedAt: null,
+        };
+        return w.put(OAUTH_CLIENTS, doc);
+      }
       case 'OAuthClientSecretRotated': {
         const client = await w.get<OAuthClientDoc>(OAUTH_CLIENTS, event.data.clientId);
         if (client) await w.put(OAUTH_CLIENTS, { ...client, secretRotatedAt: event.data.rotatedAt });
@@ -64,6 +79,7 @@ export const oauthProjection: Projection = {
           userId: d.userId,
           siteIds: d.siteIds,
           scopes: d.scopes,
+          resource: d.resource,
           revoked: false,
           revokedReason: null,
           createdAt: d.givenAt,
@@ -81,6 +97,7 @@ export const oauthProjection: Projection = {
           teamId: d.teamId,
           siteIds: d.siteIds,
           scopes: d.scopes,
+          resource: d.resource,
           expiresAt: d.expiresAt,
           revoked: false,
         };
@@ -98,6 +115,7 @@ export const oauthProjection: Projection = {
           teamId: grant?.teamId ?? '',
           siteIds: grant?.siteIds ?? [],
           scopes: d.scopes,
+          resource: grant?.resource ?? null,
           expiresAt: d.expiresAt,
           revoked: false,
         };

@@ -7,7 +7,8 @@ export const OAUTH_CLIENTS = 'oauthClients';
 export interface OAuthClientDoc {
   [key: string]: unknown;
   id: string;
-  teamId: string;
+  /** null for a client that registered itself (RFC 7591): it belongs to no team. */
+  teamId: string | null;
   name: string;
   redirectUris: string[];
   tokenEndpointAuthMethod: TokenEndpointAuthMethod;

@@ -11,6 +11,8 @@ export interface OAuthGrantDoc {
   userId: string;
   siteIds: string[];
   scopes: string[];
+  /** RFC 8707 audience; null (or absent, in documents written before it existed) when none was named. */
+  resource?: string | null;
   revoked: boolean;
   revokedReason: string | null;
   createdAt: string;

@@ -14,6 +14,8 @@ export interface OAuthTokenDoc {
   teamId: string;
   siteIds: string[];
   scopes: string[];
+  /** RFC 8707 audience; null (or absent, in documents written before it existed) when none was named. */
+  resource?: string | null;
   expiresAt: string;
   revoked: boolean;
 }

@@ -24,6 +24,7 @@ const consent: OAuthGrantCommand = {
     userId: 'U',
     siteIds: ['S'],
     scopes: ['webhooks:read', 'webhooks:write'],
+    resource: 'https://svc.example/mcp',
     code: { codeHash: 'code-hash', redirectUri: 'https://app/cb', codeChallenge: 'challenge' },
     now: T0,
   },
@@ -36,15 +37,16 @@ const redeem = (over: Partial<Extract<OAuthGrantCommand, { type: 'RedeemAuthoriz
     clientId: 'C',
     redirectUri: 'https://app/cb',
     verifierChallenge: 'challenge',
+    resource: null,
     accessToken: { tokenId: 'A1', tokenHash: 'a1' },
     refreshToken: { tokenId: 'R1', tokenHash: 'r1' },
     now: at(10),
     ...over,
   },
 });
-const refresh = (hash: string, n: number, scopes: string[] | null = null): OAuthGrantCommand => ({
+const refresh = (hash: string, n: number, scopes: string[] | null = null, resource: string | null = null): OAuthGrantCommand => ({
   type: 'RefreshAccessToken',
-  data: { refreshTokenHash: hash, clientId: 'C', scopes, accessToken: { tokenId: `A${n}`, tokenHash: `a${n}` }, refreshToken: { tokenId: `R${n}`, tokenHash: `r${n}` }, now: at(100 * n) },
+  data: { refreshTokenHash: hash, clientId: 'C', scopes, resource, accessToken: { tokenId: `A${n}`, tokenHash: `a${n}` }, refreshToken: { tokenId: `R${n}`, tokenHash: `r${n}` }, now: at(100 * n) },
 });
 function rejects(t: Test, fn: () => unknown, error: string, message: RegExp) {
   try {
@@ -98,6 +100,18 @@ t.test('refresh rotation and reuse', async (t) => {
   t.same(access.type === 'AccessTokenIssued' && access.data.scopes, ['webhooks:read']);
   t.same(newRefresh.type === 'RefreshTokenIssued' && newRefresh.data.scopes, ['webhooks:read', 'webhooks:write'], 'refresh token keeps its scope (RFC 6749 §6)');
   rejects(t, () => given(afterFirst).when(refresh('r2', 3, ['inbox:read'])), 'invalid_scope', /inbox:read/);
+});
+
+t.test('the grant is bound to its resource (RFC 8707)', async (t) => {
+  const redeemed = given(consented).when(redeem());
+  const access = redeemed[1]!;
+  t.equal(access.type === 'AccessTokenIssued' && access.data.resource, 'https://svc.example/mcp', 'the token carries the consented resource when the token request names none');
+  t.same(given(consented).when(redeem({ resource: 'https://svc.example/mcp' })).map((e) => e.type)[0], 'AuthorizationCodeRedeemed', 'naming the same resource again is fine');
+  rejects(t, () => given(consented).when(redeem({ resource: 'https://other.example/mcp' })), 'invalid_target', /svc\.example\/mcp only/);
+  const after = [...consented, ...redeemed];
+  rejects(t, () => given(after).when(refresh('r1', 2, null, 'https://other.example/')), 'invalid_target', /only/);
+  const refreshed = given(after).when(refresh('r1', 2, null, 'https://svc.example/mcp'));
+  t.equal(refreshed[1]!.type === 'AccessTokenIssued' && refreshed[1]!.data.resource, 'https://svc.example/mcp');
 });
 
 t.test('revocation', async (t) => {

@@ -1,5 +1,6 @@
 import { ACCESS_TOKEN_SHAPE } from '../../commands/oauth.ts';
 import { sha256Hex } from '../../commands/credentials.ts';
+import { isClientIdUrl } from '../../domain/clientMetadataDocument.ts';
 import { getOAuthClient } from '../../readModels/oauthClients.ts';
 import { getOAuthGrant } from '../../readModels/oauthGrants.ts';
 import { getOAuthTokenByHash } from '../../readModels/oauthTokens.ts';
@@ -15,11 +16,12 @@ export function oauthAccessTokenResolver(services: { readModels: ReadModelStore;
       const token_ = await getOAuthTokenByHash(services.readModels, sha256Hex(token));
       if (!token_ || token_.kind !== 'access_token' || token_.revoked) return null;
       if (Date.parse(token_.expiresAt) <= services.clock.now().getTime()) return null;
+      // A metadata-document client (an https client_id) has no registration to delete: its grant is what can be revoked.
       const [client, grant] = await Promise.all([
-        getOAuthClient(services.readModels, token_.clientId),
+        isClientIdUrl(token_.clientId) ? null : getOAuthClient(services.readModels, token_.clientId),
         getOAuthGrant(services.readModels, token_.grantId),
       ]);
-      if (!client || client.deleted || !grant || grant.revoked) return null;
+      if ((!isClientIdUrl(token_.clientId) && (!client || client.deleted)) || !grant || grant.revoked) return null;
       return {
         kind: 'oauth_access_token',
         id: token_.tokenId,
@@ -27,6 +29,7 @@ export function oauthAccessTokenResolver(services: { readModels: ReadModelStore;
         scopes: new Set(token_.scopes),
         siteIds: token_.siteIds,
         oauthClientId: token_.clientId,
+        resource: token_.resource ?? null,
       };
     },
   };

@@ -1,9 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { giveConsent, loadOAuthClient } from '../../commands/oauth.ts';
+import { giveConsent } from '../../commands/oauth.ts';
 import { isScope } from '../../domain/scopes.ts';
 import { listSitesOfTeam } from '../../readModels/sites.ts';
 import type { CommandContext } from '../../commands/context.ts';
+import { ClientMetadataError, type ClientMetadataSource } from '../../ports/clientMetadata.ts';
+import { type OAuthClientView, resolveClient } from './clients.ts';
+import { servedResource } from './resources.ts';
 import { csrfForm, formList, formText, readForm } from '../web/forms.ts';
+import { assertNever } from '../../domain/decider.ts';
 import { type SafeHtml, html, page, sendPage } from '../web/html.ts';
 import { SCOPE_DESCRIPTIONS } from '../web/scopeDescriptions.ts';
 import { type SignedIn, csrfOk, loadSession } from '../web/session.ts';
@@ -15,7 +19,7 @@ const consentForm = csrfForm.extend({ decision: formText, site_ids: formList });
 
 /** S256 of a verifier is 32 bytes in base64url: exactly 43 characters. */
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
-const AUTHORIZE_PARAMS = ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method'] as const;
+const AUTHORIZE_PARAMS = ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method', 'resource'] as const;
 
 interface AuthorizeRequest {
   client: AuthenticatedClient;
@@ -23,6 +27,8 @@ interface AuthorizeRequest {
   scopes: string[];
   state: string;
   codeChallenge: string;
+  /** RFC 8707 resource the tokens will be for; null when the client named none. */
+  resource: string | null;
 }
 
 type Outcome =
@@ -38,11 +44,17 @@ function single(raw: unknown, name: string): string | undefined | null {
   return value;
 }
 
-async function validate(services: CommandContext, raw: unknown): Promise<Outcome> {
+async function validate(services: CommandContext & { clientMetadata: ClientMetadataSource }, issuer: string, raw: unknown): Promise<Outcome> {
   const clientId = single(raw, 'client_id');
   if (clientId === null) return { kind: 'page', message: 'client_id is repeated.' };
   if (!clientId) return { kind: 'page', message: 'The request has no client_id.' };
-  const client = await loadOAuthClient(services, clientId);
+  let client: OAuthClientView | null;
+  try {
+    client = await resolveClient(services, services.clientMetadata, clientId);
+  } catch (error) {
+    if (error instanceof ClientMetadataError) return { kind: 'page', message: `The app's client metadata document cannot be used: ${error.message}.` };
+    throw error;
+  }
   if (!client) return { kind: 'page', message: 'This app is unknown or has been deleted.' };
   const redirectUri = single(raw, 'redirect_uri');
   if (redirectUri === null) return { kind: 'page', message: 'redirect_uri is repeated.' };
@@ -70,7 +82,14 @@ async function validate(services: CommandContext, raw: unknown): Promise<Outcome
   if (scopes.length === 0) return fail('invalid_scope', 'scope is required.');
   const unknown = scopes.filter((s) => !isScope(s));
   if (unknown.length > 0) return fail('invalid_scope', `Unknown scope ${unknown.join(' ')}.`);
-  return { kind: 'ok', request: { client, redirectUri, scopes, state, codeChallenge } };
+  let resource: string | null = null;
+  const rawResource = single(raw, 'resource');
+  if (rawResource) {
+    const served = servedResource(issuer, rawResource);
+    if ('problem' in served) return fail('invalid_target', served.problem);
+    resource = served.resource;
+  }
+  return { kind: 'ok', request: { client, redirectUri, scopes, state, codeChallenge, resource } };
 }
 
 /** RFC 6749 §4.1.2 / RFC 9207: parameters appended to the registered URI's own query. */
@@ -81,7 +100,23 @@ function redirectTo(issuer: string, redirectUri: string, params: Record<string, 
   return url.toString();
 }
 
-const canApprove = (s: SignedIn, client: AuthenticatedClient) => (s.user.role === 'owner' || s.user.role === 'admin') && s.user.teamId === client.teamId;
+/** Owners and admins only; a dashboard client only by its own team's, any other client by any team's. */
+const canApprove = (s: SignedIn, client: AuthenticatedClient) =>
+  (s.user.role === 'owner' || s.user.role === 'admin') && (client.teamId === null || s.user.teamId === client.teamId);
+
+/** What the person is told about who the app is: only a metadata document's host is vouched for. */
+function whoIsAsking(client: AuthenticatedClient): SafeHtml {
+  switch (client.origin) {
+    case 'dashboard':
+      return html`<p><small>Registered by your team in the OAuth apps area.</small></p>`;
+    case 'metadata_document':
+      return html`<p><small>Identified by its metadata document on <strong>${client.host}</strong> (<code>${client.clientId}</code>). The name is what that site says about itself.</small></p>`;
+    case 'dynamic':
+      return html`<p><small>This app registered itself; its name is not verified. Approve only if you started this connection.</small></p>`;
+    default:
+      return assertNever(client.origin);
+  }
+}
 
 function hiddenParams(r: AuthorizeRequest): SafeHtml {
   const values: Record<string, string> = {
@@ -92,6 +127,7 @@ function hiddenParams(r: AuthorizeRequest): SafeHtml {
     state: r.state,
     code_challenge: r.codeChallenge,
     code_challenge_method: 'S256',
+    ...(r.resource ? { resource: r.resource } : {}),
   };
   return html`${Object.entries(values).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}`;
 }
@@ -108,7 +144,7 @@ export async function authorizeRoutes(app: FastifyInstance) {
     const signedIn = { email: s.user.email, csrf: s.csrf };
     if (!canApprove(s, r.client)) {
       const why =
-        s.user.teamId !== r.client.teamId
+        r.client.teamId !== null && s.user.teamId !== r.client.teamId
           ? 'This app was registered by another team. Only owners and admins of that team can authorize it.'
           : `Only team owners and admins can authorize apps. You are signed in as a ${s.user.role}: ask an owner or admin of your team to connect ${r.client.name}.`;
       return sendPage(
@@ -131,6 +167,8 @@ export async function authorizeRoutes(app: FastifyInstance) {
         `Authorize ${r.client.name}`,
         html`${error ? html`<p class="error" role="alert">${error}</p>` : ''}
           <p><strong>${r.client.name}</strong> wants to access your team's data. After you approve, you will be sent to <strong>${host}</strong>.</p>
+          ${whoIsAsking(r.client)}
+          ${r.resource ? html`<p>Its access will be valid for <code>${r.resource}</code>.</p>` : ''}
           <form method="post" action="/oauth/authorize">
             <input type="hidden" name="csrf" value="${s.csrf}">${hiddenParams(r)}
             <h2>It asks for</h2>
@@ -147,7 +185,7 @@ export async function authorizeRoutes(app: FastifyInstance) {
   };
 
   app.get('/oauth/authorize', async function authorizationRequest(request: FastifyRequest, reply) {
-    const outcome = await validate(app, request.query);
+    const outcome = await validate(app, issuer(), request.query);
     if (outcome.kind === 'page') return errorPage(reply, 400, outcome.message);
     if (outcome.kind === 'redirect') {
       return reply.redirect(redirectTo(issuer(), outcome.redirectUri, { error: outcome.error, error_description: outcome.description, state: outcome.state }), 303);
@@ -163,7 +201,7 @@ export async function authorizeRoutes(app: FastifyInstance) {
     const form = readForm(consentForm, request.body);
     if (!csrfOk(session.csrf, form.csrf)) return errorPage(reply, 403, "The form's CSRF token is missing or wrong. Start again from the app.");
     // The authorization request's own parameters are re-validated as the GET did (a repeated one is an error).
-    const outcome = await validate(app, request.body);
+    const outcome = await validate(app, issuer(), request.body);
     if (outcome.kind === 'page') return errorPage(reply, 400, outcome.message);
     if (outcome.kind === 'redirect') {
       return reply.redirect(redirectTo(issuer(), outcome.redirectUri, { error: outcome.error, error_description: outcome.description, state: outcome.state }), 303);
@@ -184,6 +222,7 @@ export async function authorizeRoutes(app: FastifyInstance) {
       userId: session.user.id,
       siteIds: picked,
       scopes: r.scopes,
+      resource: r.resource,
       redirectUri: r.redirectUri,
       codeChallenge: r.codeChallenge,
     });

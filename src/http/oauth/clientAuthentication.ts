@@ -1,7 +1,9 @@
 import type { FastifyRequest } from 'fastify';
-import { clientSecretMatches, loadOAuthClient } from '../../commands/oauth.ts';
-import type { ActiveOAuthClient, TokenEndpointAuthMethod } from '../../domain/oauthClient.ts';
+import { clientSecretMatches } from '../../commands/oauth.ts';
+import type { TokenEndpointAuthMethod } from '../../domain/oauthClient.ts';
 import type { CommandContext } from '../../commands/context.ts';
+import { ClientMetadataError, type ClientMetadataSource } from '../../ports/clientMetadata.ts';
+import { type OAuthClientView, resolveClient } from './clients.ts';
 import { OAuthError } from './errors.ts';
 
 export type Params = Record<string, string>;
@@ -37,10 +39,17 @@ function parseBasic(header: string): { clientId: string; secret: string } | null
   }
 }
 
-export type AuthenticatedClient = ActiveOAuthClient;
+export type AuthenticatedClient = OAuthClientView;
 
-/** Authenticates the client by exactly one method, which must be the one it registered. */
-export async function authenticateClient(services: CommandContext, request: FastifyRequest, params: Params): Promise<AuthenticatedClient> {
+/**
+ * Authenticates the client by exactly one method, which must be the one it registered (`none` for
+ * a metadata-document client, whose document is fetched or taken from the cache).
+ */
+export async function authenticateClient(
+  services: CommandContext & { clientMetadata: ClientMetadataSource },
+  request: FastifyRequest,
+  params: Params,
+): Promise<AuthenticatedClient> {
   const header = request.headers.authorization;
   let method: TokenEndpointAuthMethod;
   let clientId: string | undefined;
@@ -64,7 +73,13 @@ export async function authenticateClient(services: CommandContext, request: Fast
   }
   const fail = (description: string) => new OAuthError('invalid_client', description, 401, basic);
   if (!clientId) throw fail('Client authentication is missing: send client_id.');
-  const client = await loadOAuthClient(services, clientId);
+  let client: OAuthClientView | null;
+  try {
+    client = await resolveClient(services, services.clientMetadata, clientId);
+  } catch (error) {
+    if (error instanceof ClientMetadataError) throw fail(`The client metadata document cannot be used: ${error.message}.`);
+    throw error;
+  }
   if (!client) throw fail('Unknown client.');
   if (client.tokenEndpointAuthMethod !== method) throw fail(`This client must authenticate with ${client.tokenEndpointAuthMethod}.`);
   if (method !== 'none' && !clientSecretMatches(client, secret ?? '')) throw fail('Client authentication failed.');

@@ -1,10 +1,22 @@
+import { readFileSync } from 'node:fs';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { ClientMetadataFetcher } from '../../adapters/http/clientMetadataFetcher.ts';
+import { parseAllowedRanges } from '../../domain/destination.ts';
+import type { ClientMetadataSource } from '../../ports/clientMetadata.ts';
 import { sendErrorPage } from '../web/html.ts';
 import { formsAndCookies } from '../web/formsAndCookies.ts';
 import { authorizeRoutes } from './authorize.ts';
 import { NO_STORE, OAuthError } from './errors.ts';
 import { metadataRoutes } from './metadata.ts';
+import { registrationRoutes } from './registration.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Client ID Metadata Documents, fetched SSRF-safely and cached (inside the OAuth server's scope). */
+    clientMetadata: ClientMetadataSource;
+  }
+}
 import { tokenRoutes } from './token.ts';
 
 /** Maps whatever went wrong on the OAuth JSON endpoints to RFC 6749 §5.2, outside the API envelope. */
@@ -22,6 +34,15 @@ function oauthErrorHandler(error: FastifyError, request: { log: { error: (o: obj
  */
 async function oauthServer(app: FastifyInstance) {
   await formsAndCookies(app);
+  const config = app.config;
+  const clientMetadata = new ClientMetadataFetcher({
+    allowed: parseAllowedRanges(config.OAUTH_CLIENT_METADATA_ALLOWED_RANGES),
+    extraCa: config.OAUTH_CLIENT_METADATA_EXTRA_CA_FILE ? readFileSync(config.OAUTH_CLIENT_METADATA_EXTRA_CA_FILE, 'utf8') : undefined,
+    timeoutMs: config.OAUTH_CLIENT_METADATA_TIMEOUT_MS,
+    now: () => app.clock.now().getTime(),
+  });
+  app.decorate('clientMetadata', clientMetadata);
+  app.addHook('onClose', () => clientMetadata.close());
 
   await app.register(async (tokens) => {
     tokens.setErrorHandler((error: FastifyError, request, reply) => {
@@ -29,8 +50,23 @@ async function oauthServer(app: FastifyInstance) {
       if (e.basicChallenge) reply.header('www-authenticate', 'Basic realm="oauth", charset="UTF-8"');
       return reply.status(e.status).headers(NO_STORE).send({ error: e.error, error_description: e.description });
     });
+    // Browser-based MCP clients (MCP Inspector) call these from another origin; no cookies are involved, so any origin may.
+    tokens.addHook('onSend', async (_request, reply) => {
+      reply.header('access-control-allow-origin', '*');
+    });
+    for (const url of ['/oauth/token', '/oauth/revoke', '/oauth/register', '/.well-known/oauth-authorization-server']) {
+      tokens.options(url, async (_request, reply) =>
+        reply
+          .status(204)
+          .header('access-control-allow-methods', 'GET, POST, OPTIONS')
+          .header('access-control-allow-headers', 'authorization, content-type, mcp-protocol-version')
+          .header('access-control-max-age', '600')
+          .send(),
+      );
+    }
     await tokens.register(tokenRoutes);
     await tokens.register(metadataRoutes);
+    if (config.OAUTH_DYNAMIC_REGISTRATION) await tokens.register(registrationRoutes);
   });
 
   await app.register(async (consent) => {

@@ -6,6 +6,7 @@ import { sha256Hex } from '../../commands/credentials.ts';
 import { getOAuthTokenByHash } from '../../readModels/oauthTokens.ts';
 import { authenticateClient, readParams } from './clientAuthentication.ts';
 import { NO_STORE, OAuthError } from './errors.ts';
+import { servedResource } from './resources.ts';
 
 /** RFC 7636 §4.1: 43 to 128 unreserved characters. */
 const CODE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
@@ -33,13 +34,19 @@ export async function tokenRoutes(app: FastifyInstance) {
       throw new OAuthError('unsupported_grant_type', `grant_type ${grantType} is not supported.`);
     }
     const client = await authenticateClient(app, request, params);
+    let resource: string | null = null;
+    if (params.resource !== undefined) {
+      const served = servedResource(app.config.PUBLIC_BASE_URL, params.resource);
+      if ('problem' in served) throw new OAuthError('invalid_target', served.problem);
+      resource = served.resource;
+    }
     try {
       if (grantType === 'authorization_code') {
         const code = requiredParam(params, 'code');
         const redirectUri = requiredParam(params, 'redirect_uri');
         const codeVerifier = requiredParam(params, 'code_verifier');
         if (!CODE_VERIFIER.test(codeVerifier)) throw new OAuthError('invalid_grant', 'code_verifier must be 43 to 128 unreserved characters.');
-        const { response, position } = await redeemAuthorizationCode(app, { code, clientId: client.clientId, redirectUri, codeVerifier });
+        const { response, position } = await redeemAuthorizationCode(app, { code, clientId: client.clientId, redirectUri, codeVerifier, resource });
         await app.waitForWrite(position);
         return reply.status(200).headers(NO_STORE).send(response);
       }
@@ -50,7 +57,7 @@ export async function tokenRoutes(app: FastifyInstance) {
         const unknown = scopes.filter((s) => !isScope(s));
         if (scopes.length === 0 || unknown.length > 0) throw new OAuthError('invalid_scope', `Unknown scope ${unknown.join(' ')}.`);
       }
-      const { response, position } = await refreshAccessToken(app, { refreshToken, clientId: client.clientId, scopes });
+      const { response, position } = await refreshAccessToken(app, { refreshToken, clientId: client.clientId, scopes, resource });
       await app.waitForWrite(position);
       return reply.status(200).headers(NO_STORE).send(response);
     } catch (error) {

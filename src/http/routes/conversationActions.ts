@@ -3,12 +3,9 @@ import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { CONVERSATION_STATUSES } from '../../domain/conversation.ts';
-import { notFound } from '../../domain/errors.ts';
 import { IDEMPOTENCY_KEY_SHAPE } from '../../domain/ingestion.ts';
-import { getConversation } from '../../readModels/conversations.ts';
-import { type ConversationAction, type FoundConversation, actOnConversation, conversationOnSite, replyAsPerson } from '../inboxActions.ts';
 import { errors, siteParams } from '../schemas.ts';
-import { idempotencyScope } from './ingestion.ts';
+import { type SimpleAction, changeStatusAsPerson, findConversation, replyAsPerson, runSimpleAction } from '../views/conversationActions.ts';
 
 const params = siteParams.extend({ conversationId: z.string().min(1).max(100) });
 
@@ -28,7 +25,7 @@ const conversationState = z.object({
 });
 const actionResult = z.object({ conversation: conversationState });
 
-const replyBody = z.object({
+export const replyBody = z.object({
   text: z.string().min(1).max(20_000).refine((s) => s.trim().length > 0, 'must not be blank'),
   subject: z
     .string()
@@ -49,7 +46,7 @@ const replyResult = z.object({
   conversation: conversationState,
 });
 
-const statusBody = z.object({
+export const statusBody = z.object({
   status: z.enum(CONVERSATION_STATUSES),
   resolutionOutcome: z.string().min(1).max(64).optional().meta({ description: 'free-form outcome for the webhook (default `manual`)' }),
 });
@@ -60,36 +57,21 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
   const schemaOf = (summary: string) => ({ summary, tags: ['inbox'], params, headers, response: { 200: actionResult, ...errors(400, 401, 403, 404, 409, 429, 503) } });
 
   /** The conversation of the path, on the path's site; any other is not found (another site's is not told apart). */
-  async function conversationOf(request: FastifyRequest): Promise<FoundConversation> {
-    const { conversationId } = request.params as z.infer<typeof params>;
-    const found = await conversationOnSite(app, request.site!.id, conversationId);
-    if (!found) throw notFound('Conversation not found.');
-    return found;
-  }
-
-  async function stateAfter(position: bigint | null, conversationId: string): Promise<z.infer<typeof conversationState>> {
-    await app.waitForWrite(position);
-    const doc = (await getConversation(app.readModels, conversationId))!;
-    return { id: doc.id, status: doc.status as z.infer<typeof conversationState>['status'], handledBy: doc.handledBy ?? 'agent', unread: doc.unread ?? false };
-  }
+  const conversationOf = (request: FastifyRequest) => findConversation(app, request.site!.id, (request.params as z.infer<typeof params>).conversationId);
 
   app.post(
     `${path}/reply`,
     { config: { access }, schema: { ...schemaOf('Reply to a conversation as a person'), body: replyBody, response: { 201: replyResult, 200: replyResult, ...errors(400, 401, 403, 404, 409, 429, 503) } } },
     async function replyRoute(request, reply) {
-      const found = await conversationOf(request);
-      const credential = request.credential!;
-      const key = request.headers['idempotency-key'];
       const outcome = await replyAsPerson(app, {
-        found,
+        ref: await conversationOf(request),
         site: request.site!,
+        credential: request.credential!,
         text: request.body.text,
         subject: request.body.subject,
-        idempotency: key ? { scope: idempotencyScope(credential), key } : null,
-        by: credential.id,
+        idempotencyKey: request.headers['idempotency-key'],
       });
-      const conversation = await stateAfter(outcome.position, found.doc.id);
-      return reply.status(outcome.status).send({ message: outcome.message, conversation });
+      return reply.status(outcome.status).send({ message: outcome.message, conversation: outcome.conversation });
     },
   );
 
@@ -97,22 +79,18 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
     `${path}/status`,
     { config: { access }, schema: { ...schemaOf('Change a conversation\'s status as a person'), body: statusBody } },
     async function changeStatusRoute(request) {
-      const found = await conversationOf(request);
-      const { position } = await actOnConversation(
-        app,
-        found,
-        { type: 'status', status: request.body.status, resolutionOutcome: request.body.resolutionOutcome ?? 'manual' },
-        request.credential!.id,
-      );
-      return { conversation: await stateAfter(position, found.doc.id) };
+      return changeStatusAsPerson(app, {
+        ref: await conversationOf(request),
+        status: request.body.status,
+        resolutionOutcome: request.body.resolutionOutcome,
+        by: request.credential!.id,
+      });
     },
   );
 
-  const simple = (action: Exclude<ConversationAction['type'], 'status'>, summary: string) =>
+  const simple = (action: SimpleAction, summary: string) =>
     app.post(`${path}/${action}`, { config: { access }, schema: schemaOf(summary) }, async function conversationActionRoute(request) {
-      const found = await conversationOf(request);
-      const { position } = await actOnConversation(app, found, { type: action }, request.credential!.id);
-      return { conversation: await stateAfter(position, found.doc.id) };
+      return runSimpleAction(app, action, { ref: await conversationOf(request), by: request.credential!.id });
     });
 
   simple('takeover', 'Take a conversation over from the Outreach Agent');

@@ -2,14 +2,10 @@ import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { CONVERSATION_STATUSES } from '../../domain/conversation.ts';
-import { normaliseEmail } from '../../domain/email.ts';
-import { notFound } from '../../domain/errors.ts';
-import { getConversation, listConversationsPage } from '../../readModels/conversations.ts';
-import { listMessagesOfConversation } from '../../readModels/messages.ts';
-import { getOpportunity } from '../../readModels/opportunities.ts';
-import { booleanParam, decodeCursor, isoParam, pageOf, pageQuery } from '../pagination.ts';
+import { booleanParam, isoParam, pageQuery } from '../pagination.ts';
 import { errors, siteParams } from '../schemas.ts';
-import { conversationDetail, conversationObject, conversationOf, messageOf, opportunityOf } from './inboxSchemas.ts';
+import { conversationDetail as conversationDetailView, conversationsPage } from '../views/inbox.ts';
+import { conversationDetail, conversationObject } from './inboxSchemas.ts';
 
 const listQuery = pageQuery.extend({
   status: z.enum(CONVERSATION_STATUSES).optional(),
@@ -42,16 +38,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async function listConversationsRoute(request) {
-      const { limit, cursor, contactEmail, ...filters } = request.query;
-      const docs = await listConversationsPage(
-        app.readModels,
-        request.site!.id,
-        { ...filters, ...(contactEmail !== undefined ? { contactEmail: normaliseEmail(contactEmail) } : {}) },
-        decodeCursor(cursor),
-        limit,
-      );
-      const page = pageOf(docs, limit, 'createdAt');
-      return { conversations: page.items.map(conversationOf), hasMore: page.hasMore, nextCursor: page.nextCursor };
+      return conversationsPage(app.readModels, request.site!.id, request.query);
     },
   );
 
@@ -67,22 +54,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async function getConversationRoute(request) {
-      const siteId = request.site!.id;
-      const conversation = await getConversation(app.readModels, request.params.conversationId);
-      if (!conversation || conversation.siteId !== siteId) throw notFound('Conversation not found.');
-      const [messages, opportunity] = await Promise.all([
-        listMessagesOfConversation(app.readModels, siteId, conversation.id),
-        getOpportunity(app.readModels, conversation.opportunityId),
-      ]);
-      return {
-        conversation: {
-          ...conversationOf(conversation),
-          statusHistory: conversation.statusHistory ?? [],
-          lastTriage: conversation.lastTriage ?? null,
-          opportunity: opportunity && opportunity.siteId === siteId ? opportunityOf(opportunity) : null,
-          messages: messages.map(messageOf),
-        },
-      };
+      return conversationDetailView(app.readModels, request.site!.id, request.params.conversationId);
     },
   );
 };

@@ -1,11 +1,10 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { notFound } from '../../domain/errors.ts';
-import { getOpportunity, listOpportunitiesPage } from '../../readModels/opportunities.ts';
-import { booleanParam, decodeCursor, isoParam, pageOf, pageQuery } from '../pagination.ts';
+import { booleanParam, isoParam, pageQuery } from '../pagination.ts';
 import { errors, siteParams } from '../schemas.ts';
-import { ENTRY_SOURCES, opportunityObject, opportunityOf } from './inboxSchemas.ts';
+import { opportunitiesPage, opportunityDetail } from '../views/inbox.ts';
+import { ENTRY_SOURCES, opportunityObject } from './inboxSchemas.ts';
 
 const listQuery = pageQuery.extend({
   entrySource: z.enum(ENTRY_SOURCES).optional(),
@@ -34,10 +33,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async function listOpportunitiesRoute(request) {
-      const { limit, cursor, ...filters } = request.query;
-      const docs = await listOpportunitiesPage(app.readModels, request.site!.id, filters, decodeCursor(cursor), limit);
-      const page = pageOf(docs, limit, 'createdAt');
-      return { opportunities: page.items.map(opportunityOf), hasMore: page.hasMore, nextCursor: page.nextCursor };
+      return opportunitiesPage(app.readModels, request.site!.id, request.query);
     },
   );
 
@@ -53,9 +49,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async function getOpportunityRoute(request) {
-      const opportunity = await getOpportunity(app.readModels, request.params.opportunityId);
-      if (!opportunity || opportunity.siteId !== request.site!.id) throw notFound('Opportunity not found.');
-      return { opportunity: opportunityOf(opportunity) };
+      return opportunityDetail(app.readModels, request.site!.id, request.params.opportunityId);
     },
   );
 };

@@ -1,0 +1,128 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { resolveCredential } from '../http/authenticate.ts';
+import type { Credential } from '../http/credentials.ts';
+import { errorBody } from '../http/errorHandler.ts';
+import { mcpResource } from '../http/oauth/resources.ts';
+import { bearerChallenge, prefersEventStream } from './challenge.ts';
+import { mcpServerFor } from './server.ts';
+import { ToolRegistry } from './toolRegistry.ts';
+import { MCP_TOOLS } from './tools/index.ts';
+
+/** Why a presented credential is not good for /mcp; null when it is. */
+function refusal(credential: Credential | null, resource: string): string | null {
+  if (!credential) return 'The access token is missing, unknown, expired or revoked.';
+  if (credential.kind !== 'oauth_access_token') return 'MCP clients must use an OAuth access token, not an API key.';
+  if (credential.resource !== resource) return `The access token was not issued for ${resource} (request it with resource=${resource}).`;
+  return null;
+}
+
+/** The tools a JSON-RPC body calls (one message or a batch). */
+function calledTools(body: unknown): string[] {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.flatMap((m) => {
+    const msg = m as { method?: unknown; params?: { name?: unknown } } | null;
+    return msg && msg.method === 'tools/call' && typeof msg.params?.name === 'string' ? [msg.params.name] : [];
+  });
+}
+
+const CORS = {
+  'access-control-allow-origin': '*',
+  'access-control-expose-headers': 'www-authenticate, mcp-session-id, mcp-protocol-version',
+} as const;
+
+/**
+ * The MCP endpoint: Streamable HTTP at /mcp in stateless mode (a server and a transport per POST),
+ * behind OAuth access tokens issued for this resource only, and its RFC 9728 metadata.
+ */
+async function mcpEndpoint(app: FastifyInstance) {
+  const registry = new ToolRegistry(MCP_TOOLS);
+  const base = () => app.config.PUBLIC_BASE_URL;
+
+  const metadata = async (_request: FastifyRequest, reply: FastifyReply) =>
+    reply
+      .header('cache-control', 'public, max-age=300')
+      .headers(CORS)
+      .send({
+        resource: mcpResource(base()),
+        authorization_servers: [base()],
+        scopes_supported: registry.scopes,
+        bearer_methods_supported: ['header'],
+        resource_name: 'Outreach Integration Service (MCP)',
+        resource_documentation: `${base()}/api/v1/openapi.json`,
+      });
+  // The MCP server is the only resource here with RFC 9728 metadata: the root path answers the same document.
+  app.get('/.well-known/oauth-protected-resource/mcp', metadata);
+  app.get('/.well-known/oauth-protected-resource', metadata);
+
+  const challenge = (reply: FastifyReply, status: 401 | 403, header: string, code: string, message: string) =>
+    reply.status(status).headers(CORS).header('www-authenticate', header).header('cache-control', 'no-store').send(errorBody(code, message));
+
+  /** 401 before the body is read: a client without a good token learns where to get one. */
+  async function authenticateMcp(request: FastifyRequest, reply: FastifyReply) {
+    const credential = await resolveCredential(app.credentialResolvers, request.headers.authorization);
+    const why = refusal(credential, mcpResource(base()));
+    if (why) {
+      const presented = request.headers.authorization !== undefined;
+      const header = bearerChallenge(base(), { scope: registry.scopes, ...(presented ? { error: 'invalid_token', description: why } : {}) });
+      return challenge(reply, 401, header, 'UNAUTHORIZED', why);
+    }
+    request.credential = credential;
+  }
+
+  app.options('/mcp', async (_request, reply) =>
+    reply
+      .status(204)
+      .headers(CORS)
+      .header('access-control-allow-methods', 'POST, GET, DELETE, OPTIONS')
+      .header('access-control-allow-headers', 'authorization, content-type, accept, mcp-protocol-version, mcp-session-id, last-event-id')
+      .header('access-control-max-age', '600')
+      .send(),
+  );
+
+  app.post('/mcp', { onRequest: authenticateMcp }, async function mcpRequest(request, reply) {
+    const credential = request.credential!;
+    // MCP authorization (2025-11-25) step-up: a call needing a scope the token lacks is an HTTP 403 naming it.
+    const missing = [...new Set(calledTools(request.body).flatMap((name) => {
+      const tool = registry.get(name);
+      return tool && !credential.scopes.has(tool.scope) ? [tool.scope] : [];
+    }))];
+    if (missing.length > 0) {
+      const wanted = [...new Set([...registry.scopes.filter((s) => credential.scopes.has(s)), ...missing])];
+      const message = `This call needs scope ${missing.join(' ')}.`;
+      return challenge(reply, 403, bearerChallenge(base(), { scope: wanted, error: 'insufficient_scope', description: message }), 'INSUFFICIENT_SCOPE', message);
+    }
+
+    reply.hijack();
+    for (const [name, value] of Object.entries(CORS)) reply.raw.setHeader(name, value);
+    const server = mcpServerFor(app, credential, registry);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !prefersEventStream(request.headers.accept) });
+    reply.raw.on('close', () => {
+      transport.close().catch(() => {});
+      server.close().catch(() => {});
+    });
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(request.raw, reply.raw, request.body);
+    } catch (error) {
+      request.log.error({ err: error }, 'MCP request failed');
+      if (!reply.raw.headersSent) {
+        reply.raw.writeHead(500, { 'content-type': 'application/json' });
+        reply.raw.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal server error' }, id: null }));
+      }
+    }
+  });
+
+  // Stateless: no server-initiated stream to open (GET) and no session to end (DELETE), as the SDK's stateless examples answer.
+  const notAllowed = async (_request: FastifyRequest, reply: FastifyReply) =>
+    reply
+      .status(405)
+      .headers(CORS)
+      .header('allow', 'POST, OPTIONS')
+      .send({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed.' }, id: null });
+  app.get('/mcp', notAllowed);
+  app.delete('/mcp', notAllowed);
+}
+
+export const mcp = fp(mcpEndpoint, { name: 'mcp', dependencies: ['services', 'authenticate', 'read-your-writes'], encapsulate: true });

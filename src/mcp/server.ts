@@ -1,0 +1,69 @@
+import type { FastifyInstance } from 'fastify';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { type CallToolResult, CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { type ErrorCode as ServiceErrorCode, ServiceError, insufficientScope } from '../domain/errors.ts';
+import { reachableSite } from '../http/authenticate.ts';
+import type { Credential } from '../http/credentials.ts';
+import { errorBody, httpErrorOf } from '../http/errorHandler.ts';
+import { countWrite } from '../http/writeRateLimit.ts';
+import { getSite } from '../readModels/sites.ts';
+import type { ToolRegistry } from './toolRegistry.ts';
+
+export const SERVER_INFO = { name: 'outreach-integration-service', version: '1.0.0' } as const;
+
+const INSTRUCTIONS =
+  'Tools of the Outreach Integration Service. Every tool takes the siteId of one of the sites you were granted; ' +
+  'errors come back as tool errors whose text is {"error":{"code","message"}} with the REST API\'s codes.';
+
+/**
+ * The answer as JSON text: the REST route's body, once. (No structuredContent: the tools declare no
+ * outputSchema, and carrying the page twice doubled what both ends serialise and parse.)
+ */
+function success(body: Record<string, unknown>): CallToolResult {
+  return { content: [{ type: 'text', text: JSON.stringify(body) }] };
+}
+
+function failure(code: string, message: string): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify(errorBody(code, message)) }] };
+}
+
+/** One for the process: the SDK builds an Ajv instance per server otherwise, which dominated a stateless request's cost. */
+const jsonSchemaValidator = new AjvJsonSchemaValidator();
+
+const codeOf = (error: ServiceError): string => httpErrorOf(error).code;
+
+/**
+ * The SDK's low-level `Server` rather than `McpServer` (which wraps it): McpServer validates tool
+ * arguments itself and reports a failure as bare text without the REST code (VALIDATION_ERROR),
+ * and converts every tool's zod schema to JSON Schema on each tools/list, which a stateless server
+ * built per request would repeat on every call. Here the registry converts once at start.
+ *
+ * One MCP server for one request (stateless mode), acting for `credential`: tools/list from the
+ * registry, tools/call with the scope, the input, the site and the write tier checked, in that
+ * order. A refusal or failure is a tool error (isError) carrying the REST code, never a crash.
+ */
+export function mcpServerFor(app: FastifyInstance, credential: Credential, registry: ToolRegistry): Server {
+  const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: registry.listing }));
+  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+    const tool = registry.get(request.params.name);
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+    try {
+      if (!credential.scopes.has(tool.scope)) throw insufficientScope(tool.scope);
+      const parsed = tool.input.safeParse(request.params.arguments ?? {});
+      if (!parsed.success) {
+        const details = parsed.error.issues.map((i) => `${i.path.length ? i.path.join('.') : 'arguments'}: ${i.message}`).join('; ');
+        return failure('VALIDATION_ERROR', details);
+      }
+      const site = reachableSite(credential, await getSite(app.readModels, parsed.data.siteId), { licence: true });
+      if (tool.write) await countWrite(app, credential.teamId, app.config.WRITE_RATE_LIMIT_PER_MINUTE);
+      return success(await tool.run(parsed.data, { app, credential, site }));
+    } catch (error) {
+      if (error instanceof ServiceError) return failure(codeOf(error), error.message);
+      app.log.error({ err: error, tool: tool.name }, 'MCP tool failed');
+      return failure('INTERNAL_ERROR' satisfies ServiceErrorCode, 'The tool failed; the failure is logged.');
+    }
+  });
+  return server;
+}

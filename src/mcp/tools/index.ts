@@ -1,0 +1,9 @@
+import { inboxTools } from './inbox.ts';
+import { opportunityTools } from './opportunities.ts';
+import type { McpTool } from './tool.ts';
+
+/**
+ * Every MCP tool, one file per area. A new area (agents, articles) is one more file of
+ * `defineTool(...)` entries spread in here.
+ */
+export const MCP_TOOLS: readonly McpTool[] = [...inboxTools, ...opportunityTools];

@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { opportunitiesPage, opportunityDetail } from '../../http/views/inbox.ts';
+import { ENTRY_SOURCES } from '../../http/routes/inboxSchemas.ts';
+import { defineTool } from './tool.ts';
+import { pageInput } from './paging.ts';
+
+/** The site's link opportunities: what each pitch asked for (REST: /api/v1/sites/{siteId}/outreach/opportunities). */
+export const opportunityTools = [
+  defineTool({
+    name: 'list_opportunities',
+    title: 'List link opportunities',
+    description:
+      'Lists the link opportunities of a site, newest first: what each prospect asked for (target URL, anchor text, suggested sentence, the page of the site the link would go on). Pass nextCursor back as cursor for the next page.',
+    scope: 'opportunities:read',
+    input: {
+      ...pageInput,
+      entrySource: z.enum(ENTRY_SOURCES).optional().describe('only opportunities that entered this way'),
+      stub: z.boolean().optional().describe('true: only stubs (no ask extracted); false: only real asks'),
+      createdAfter: z.iso.datetime({ offset: true }).optional(),
+      createdBefore: z.iso.datetime({ offset: true }).optional(),
+    },
+    run: ({ siteId: _siteId, createdAfter, createdBefore, ...query }, { app, site }) =>
+      opportunitiesPage(app.readModels, site.id, {
+        ...query,
+        ...(createdAfter ? { createdAfter: new Date(createdAfter).toISOString() } : {}),
+        ...(createdBefore ? { createdBefore: new Date(createdBefore).toISOString() } : {}),
+      }),
+  }),
+  defineTool({
+    name: 'get_opportunity',
+    title: 'Get a link opportunity',
+    description: 'Gets one link opportunity of a site by its id.',
+    scope: 'opportunities:read',
+    input: { opportunityId: z.string().min(1).max(100) },
+    run: ({ opportunityId }, { app, site }) => opportunityDetail(app.readModels, site.id, opportunityId),
+  }),
+];

@@ -1,0 +1,65 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { Scope } from '../../domain/scopes.ts';
+import type { Credential } from '../../http/credentials.ts';
+import type { SiteDoc } from '../../readModels/sites.ts';
+
+/** What a tool's handler is given: the app's ports, the caller's credential, and the site it named (already checked). */
+export interface ToolContext {
+  app: FastifyInstance;
+  credential: Credential;
+  site: SiteDoc;
+}
+
+/** Every tool works on one site; the grant's sites are enforced before the handler runs. */
+export const siteIdInput = z.string().min(1).max(100).describe('The site to act on (its id, as in /api/v1/sites/{siteId}); the token must cover it.');
+
+export interface ToolAnnotations {
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+/** A tool as the MCP server serves it: its input is checked here, its handler sees typed input. */
+export interface McpTool {
+  name: string;
+  title: string;
+  description: string;
+  /** The scope the token needs; without it tools/call is 403 insufficient_scope. */
+  scope: Scope;
+  /** Writes count against the team's write rate tier, as the REST write routes do. */
+  write: boolean;
+  annotations: ToolAnnotations;
+  /** A strict zod object; its JSON Schema is what tools/list shows. */
+  input: z.ZodType<{ siteId: string }>;
+  run(input: unknown, ctx: ToolContext): Promise<Record<string, unknown>>;
+}
+
+/**
+ * One tool: name, description, scope, zod input (with `siteId`) and a handler that calls the same
+ * queries and commands as the REST routes. The input is parsed before `run`.
+ */
+export function defineTool<S extends z.ZodRawShape>(tool: {
+  name: string;
+  title: string;
+  description: string;
+  scope: Scope;
+  write?: boolean;
+  annotations?: ToolAnnotations;
+  input: S;
+  run(input: z.output<z.ZodObject<S & { siteId: typeof siteIdInput }>>, ctx: ToolContext): Promise<Record<string, unknown>>;
+}): McpTool {
+  const input = z.object({ siteId: siteIdInput, ...tool.input }).strict();
+  const write = tool.write ?? false;
+  return {
+    name: tool.name,
+    title: tool.title,
+    description: `${tool.description} Needs scope ${tool.scope}.`,
+    scope: tool.scope,
+    write,
+    annotations: { readOnlyHint: !write, openWorldHint: false, ...tool.annotations },
+    input: input as unknown as McpTool['input'],
+    run: (parsed, ctx) => tool.run(parsed as z.output<typeof input>, ctx),
+  };
+}
