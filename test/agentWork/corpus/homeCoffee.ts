@@ -115,7 +115,7 @@ export const ARTICLES: ArticleInput[] = [
     'Start at 1:16',
     'For pour over coffee and drip brewers, 1 gram of coffee to 16 grams of water is a sensible starting point. A French press likes a slightly stronger 1:15, while cold brew concentrate goes as strong as 1:5.',
     'Why weigh instead of scoop?',
-    'Scoops measure volume, and a dark roast is much lighter per scoop than a light roast. A kitchen scale that reads to a tenth of a gram costs less than a bag of good beans and removes the guesswork.',
+    'Scoops measure volume, and a dark roast is much lighter per scoop than a light roast. A kitchen scale that reads to a tenth of a gram costs less than a bag of good beans and removes the guesswork. Pair it with a gooseneck kettle and every pour becomes repeatable.',
   ]),
 ];
 
