@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pageFetcherFromConfig } from '../../src/adapters/http/safePageFetcher.ts';
 import type { AgentWorkDeps, AgentRunInput } from '../../src/agentWork/types.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { AgentKey } from '../../src/domain/agents.ts';
@@ -29,6 +30,7 @@ export function workDeps(services: Services, articles: ArticleInput[], extra: Pa
     readModels: services.readModels,
     config: services.config,
     mailer: services.mailer,
+    fetcher: pageFetcherFromConfig(services.config),
     articles: async () => articles,
     signal: new AbortController().signal,
     ...extra,
