@@ -45,8 +45,18 @@ export function stem(word: string): string {
   return w;
 }
 
+const normalized = new Map<string, string>();
+
+/** Lower case, accents removed, plural stripped; memoised (a site's vocabulary is small, its word count is not). */
 export function normalizeWord(word: string): string {
-  return stem(word.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase().replace(/’/g, "'"));
+  let norm = normalized.get(word);
+  if (norm === undefined) {
+    const ascii = /^[\x00-\x7f]*$/.test(word);
+    norm = stem((ascii ? word : word.normalize('NFD').replace(/\p{M}/gu, '')).toLowerCase().replace(/’/g, "'"));
+    if (normalized.size > 200_000) normalized.clear();
+    normalized.set(word, norm);
+  }
+  return norm;
 }
 
 const WORD = /[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu;
