@@ -26,6 +26,7 @@ import type { AgentWork } from './types.ts';
 /** Pages read per prospect: home, robots.txt, and up to this many contact/about pages. */
 const MAX_CONTACT_PAGES = 3;
 const MAX_PAGE_BYTES = 512 * 1024;
+const MAX_HOME_REDIRECTS = 3;
 
 export class OutreachRunError extends Error {}
 
@@ -150,8 +151,17 @@ export async function discoverContact(fetcher: PageFetcher, prospectUrl: string,
   if (!allowed(home)) return { outcome: 'robots_disallowed', detail: `robots.txt disallows ${home.pathname} for ${fetcher.userAgent}`, pagesFetched };
 
   let page;
+  let pageUrl = home;
   try {
-    page = await get(home.toString());
+    page = await get(pageUrl.toString());
+    // Sites move their home page (`/` to `/en/`, the bare domain to `www.`): follow a few redirects
+    // that stay on the prospect's site, each fetched through the same guarded client and robots.txt.
+    for (let hops = 0; page.status >= 300 && page.status < 400 && page.location && hops < MAX_HOME_REDIRECTS; hops++) {
+      const next = new URL(page.location);
+      if (next.protocol !== 'https:' || next.hostname.replace(/^www\./, '') !== home.hostname.replace(/^www\./, '') || !allowed(next)) break;
+      pageUrl = next;
+      page = await get(pageUrl.toString());
+    }
   } catch (error) {
     return { outcome: 'unreachable', detail: describe(error), pagesFetched };
   }
@@ -161,7 +171,7 @@ export async function discoverContact(fetcher: PageFetcher, prospectUrl: string,
   let contact = chooseContact(emails, prospectUrl);
 
   if (!contact?.onDomain) {
-    const links = contactPageLinks(page.body, home.toString(), MAX_CONTACT_PAGES);
+    const links = contactPageLinks(page.body, pageUrl.toString(), MAX_CONTACT_PAGES);
     if (links.length === 0) links.push(new URL('/contact', home).toString());
     let refused = 0;
     for (const link of links) {

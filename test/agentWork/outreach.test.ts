@@ -135,7 +135,11 @@ t.test('outbound discovery: contact found on the prospect site, pitch sent, supp
 
 t.test('the daily send cap holds across runs of the same day', async (t) => {
   const { app, tenant, sink, site, deps, settle } = await setUp(t);
-  const pages = (who: string) => ({ '/': { body: html(`${who} coffee`, `<a href="mailto:${who}@${who}.example">mail</a>`) } });
+  const pages = (who: string) => ({
+    '/': { status: 301, headers: { location: '/en/' } },
+    '/en/': { body: html(`${who} coffee`, `<a href="/en/contact/">Contact</a>`) },
+    '/en/contact/': { body: html('Contact', `<a href="mailto:${who}@${who}.example">mail</a>`) },
+  });
   const a = await site(pages('alpha'));
   const b = await site(pages('bravo'));
   const c = await site(pages('charlie'));
@@ -148,7 +152,8 @@ t.test('the daily send cap holds across runs of the same day', async (t) => {
   const second = await outreachWork(run, deps);
   t.same(second.proposals, []);
   t.equal(second.counts.capReached, 1);
-  t.same(sink.received.map((m) => m.rcptTo[0]).sort(), ['alpha@alpha.example', 'bravo@bravo.example']);
+  t.same(sink.received.map((m) => m.rcptTo[0]).sort(), ['alpha@alpha.example', 'bravo@bravo.example'], 'found past a redirected home page, on its contact page');
+  t.same(a.requests.map((r) => r.path), ['/robots.txt', '/', '/en/', '/en/contact/']);
   const state = await loadProspects(app.services, tenant.siteId);
   t.equal(state.prospects.get(c.origin)?.status, 'new', 'left for tomorrow');
 });
