@@ -18,6 +18,7 @@ import { ingestionRoutes } from './http/routes/ingestion.ts';
 import { conversationRoutes } from './http/routes/conversations.ts';
 import { opportunityRoutes } from './http/routes/opportunities.ts';
 import { suppressionRoutes } from './http/routes/suppressions.ts';
+import { prospectRoutes } from './http/routes/prospects.ts';
 import { conversationActionRoutes } from './http/routes/conversationActions.ts';
 import { writeRateLimit } from './http/writeRateLimit.ts';
 import { readYourWrites } from './http/readYourWrites.ts';
@@ -91,6 +92,7 @@ export const app = fp(
     await fastify.register(opportunityRoutes);
     await fastify.register(suppressionRoutes);
     await fastify.register(conversationActionRoutes);
+    await fastify.register(prospectRoutes);
     await fastify.register(webhookSubscriptionRoutes, {
       allowedRanges: parseAllowedRanges(fastify.config.WEBHOOK_ALLOWED_RANGES),
     });

@@ -9,6 +9,7 @@ import type { AgentWorkResult, ArticleInput } from '../domain/agentWork.ts';
 import type { CommandContext } from '../commands/context.ts';
 import type { Config } from '../config.ts';
 import type { Mailer } from '../ports/mailer.ts';
+import type { PageFetcher } from '../ports/pageFetcher.ts';
 import type { ReadModelStore } from '../ports/readModelStore.ts';
 
 /** One run as the work sees it. `settings` are the agent's validated work settings (the agent's own zod schema in src/agentWork/settings.ts). */
@@ -30,6 +31,8 @@ export interface AgentWorkDeps {
   readModels: ReadModelStore;
   config: Config;
   mailer: Mailer;
+  /** HTTPS page fetches (site_performance, outreach): the webhooks' SSRF-safe client (`pageFetcherFromConfig`). */
+  fetcher: PageFetcher;
   /** The site's articles (from the `articles` read model), text extracted, internal links listed. */
   articles(siteId: string): Promise<ArticleInput[]>;
   /** Aborted when the run must stop (shutdown); long work checks it between steps. */

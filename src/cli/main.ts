@@ -21,6 +21,7 @@ import { registerWebhookCommands } from './webhooks.ts';
 import { registerSendingDomainCommands } from './sendingDomain.ts';
 import { registerOutboxCommands } from './outbox.ts';
 import { registerAgentWorkerCommand } from './worker.ts';
+import { registerProspectCommands } from './prospects.ts';
 import { configureAgent } from '../commands/agents.ts';
 import { suppressContact } from '../commands/suppression.ts';
 import { listSitesOfTeam } from '../readModels/sites.ts';
@@ -262,6 +263,7 @@ registerWebhookCommands(program, json, withServices);
 registerSendingDomainCommands(program, json, withServices);
 registerOutboxCommands(program, json);
 registerAgentWorkerCommand(program, json, withServices);
+registerProspectCommands(program, json, withServices);
 
 program.parseAsync(process.argv).catch((error) => {
   if (error instanceof CommanderError) {

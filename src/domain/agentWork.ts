@@ -35,7 +35,17 @@ export type OpportunityProposal =
   | { kind: 'article_creation'; topic: string; keywords: string[]; rationale: string }
   | { kind: 'ai_prompt'; question: string; articleId: string | null; url: string | null; rationale: string }
   | { kind: 'site_performance'; url: string; problems: PageProblem[]; status: number | null; durationMs: number | null; location: string | null; detail: string }
-  | { kind: 'outreach'; prospectUrl: string; contactEmail: string; conversationId: string; subject: string };
+  | {
+      kind: 'outreach';
+      prospectUrl: string;
+      contactEmail: string;
+      conversationId: string;
+      subject: string;
+      /** The opportunity the pitch's conversation opened (written by the inbox projection): record the proposal under this id, not a new one. */
+      opportunityId: string;
+      /** The site's article the pitch offers; null when none matched the prospect. */
+      offeredUrl: string | null;
+    };
 
 export type ArticleBoostReason = 'stale' | 'thin' | 'poorly_linked';
 export type PageProblem = 'broken' | 'slow' | 'redirected' | 'untitled' | 'unreachable';

@@ -30,6 +30,7 @@ export type TerminalStatus = Exclude<ConversationStatus, 'open'>;
 export const isTerminal = (s: ConversationStatus): s is TerminalStatus => s !== 'open';
 
 export type TriageOutcome = 'accept' | 'decline' | 'needs_human' | 'opt_out';
+export type ReplyTriage = TriageOutcome | 'manual' | 'pitch';
 export type ResolvedBy = 'agent' | 'user';
 
 /** Why the agent did not act on a dispatch. */
@@ -67,6 +68,20 @@ export interface ReplyDraft {
 type Base = OutreachEventBase & { conversationId: string };
 
 export type ConversationEvent =
+  /** The Outreach Agent opened this conversation with a cold pitch (the pitch itself is the `ReplyDrafted` after it). */
+  | {
+      type: 'OutboundConversationStarted';
+      data: Base & {
+        opportunityId: string;
+        contactEmail: string;
+        contactName: string | null;
+        subject: string;
+        prospectUrl: string;
+        /** The site's article the pitch offers; null when none matched. */
+        offeredUrl: string | null;
+        runId: string;
+      };
+    }
   | { type: 'ConversationReopened'; data: Base & { oldStatus: TerminalStatus; reason: 'prospect_replied' | 'user' } }
   | {
       type: 'AgentTriaged';
@@ -81,8 +96,8 @@ export type ConversationEvent =
           dispatchId: string | null;
           direction: 'outbound';
           senderType: 'agent' | 'user';
-          /** The triage the reply answers (`accept`, `decline`), or `manual` for a person's reply. */
-          triage: TriageOutcome | 'manual';
+          /** The triage the reply answers (`accept`, `decline`), `manual` for a person's reply, `pitch` for the agent's cold pitch. */
+          triage: ReplyTriage;
         };
     }
   | { type: 'ReplySendAttempted'; data: Base & { messageId: string; attempt: number } }
@@ -122,6 +137,17 @@ export interface ConversationRef {
 }
 
 export type ConversationCommand =
+  | {
+      type: 'StartOutboundConversation';
+      data: ConversationRef & {
+        opportunityId: string;
+        contactName: string | null;
+        prospectUrl: string;
+        offeredUrl: string | null;
+        runId: string;
+        draft: ReplyDraft;
+      };
+    }
   | { type: 'SkipDispatch'; data: ConversationRef & { dispatchId: string; inboundMessageId: string; reason: AgentSkipReason } }
   | {
       type: 'RecordTriage';
@@ -154,7 +180,7 @@ export type ConversationCommand =
 export interface PendingReply {
   draft: ReplyDraft;
   senderType: 'agent' | 'user';
-  triage: TriageOutcome | 'manual';
+  triage: ReplyTriage;
   /** Attempts started so far. */
   attempts: number;
   /** An attempt was started and its outcome is not recorded (a crash, or it is in flight). */
@@ -211,6 +237,28 @@ export const conversationDecider: Decider<ConversationState, ConversationCommand
     const d = command.data;
     const base: Base = { siteId: d.siteId, teamId: d.teamId, occurredAt: d.now, conversationId: d.conversationId };
     switch (command.type) {
+      case 'StartOutboundConversation': {
+        const c = command.data;
+        // A conversation already under way (a retried run) is not pitched again.
+        if (state.dispatches.size > 0 || state.pending.size > 0 || state.sent.size > 0 || state.failed.size > 0) return [];
+        return [
+          {
+            type: 'OutboundConversationStarted',
+            data: {
+              ...base,
+              opportunityId: c.opportunityId,
+              contactEmail: c.draft.to.address,
+              contactName: c.contactName,
+              subject: c.draft.subject,
+              prospectUrl: c.prospectUrl,
+              offeredUrl: c.offeredUrl,
+              runId: c.runId,
+            },
+          },
+          { type: 'ReplyDrafted', data: { ...base, ...c.draft, dispatchId: null, direction: 'outbound', senderType: 'agent', triage: 'pitch' } },
+          { type: 'ReplySendAttempted', data: { ...base, messageId: c.draft.messageId, attempt: 1 } },
+        ];
+      }
       case 'SkipDispatch': {
         const c = command.data;
         if (state.dispatches.has(c.dispatchId)) return [];
@@ -363,6 +411,8 @@ const inFlight = (state: ConversationState) => [...state.pending.values()].some(
 
 export function evolve(state: ConversationState, event: ConversationEvent): ConversationState {
   switch (event.type) {
+    case 'OutboundConversationStarted':
+      return state;
     case 'ConversationReopened':
       return { ...state, status: 'open' };
     case 'AgentTriaged':

@@ -18,6 +18,7 @@ import { BILLING_STATUSES, ROLES, type TeamEvent } from './team.ts';
 import type { UserEmailEvent } from './userEmail.ts';
 import type { WebhookDeliveryEvent } from './webhookDelivery.ts';
 import type { WebhookSubscriptionEvent } from './webhookSubscription.ts';
+import { PROSPECT_SKIP_REASONS, type ProspectEvent } from './prospects.ts';
 
 /**
  * The shape of every stored event's data, one zod schema per event type. The store hands out
@@ -49,7 +50,7 @@ const nullableStr = z.string().nullable();
 const strings = z.array(z.string());
 
 const outreachBase = { siteId: str, teamId: str, occurredAt: z.number() };
-const entrySource = z.enum(['forwarded_actionable', 'forwarded_unactionable', 'direct_inbound_external']);
+const entrySource = z.enum(['forwarded_actionable', 'forwarded_unactionable', 'direct_inbound_external', 'outbound_pitch']);
 const skipReason = z.enum(SKIP_REASONS);
 
 export const teamEventSchemas = schemasOf<TeamEvent>()({
@@ -285,6 +286,16 @@ const triageOutcome = z.enum(['accept', 'decline', 'needs_human', 'opt_out']);
 const senderType = z.enum(['agent', 'user']);
 const address = z.object({ name: nullableStr, address: str });
 export const conversationEventSchemas = schemasOf<ConversationEvent>()({
+  OutboundConversationStarted: z.object({
+    ...conversationBase,
+    opportunityId: str,
+    contactEmail: str,
+    contactName: nullableStr,
+    subject: str,
+    prospectUrl: str,
+    offeredUrl: nullableStr,
+    runId: str,
+  }),
   ConversationReopened: z.object({ ...conversationBase, oldStatus: terminalStatus, reason: z.enum(['prospect_replied', 'user']) }),
   AgentTriaged: z.object({ ...conversationBase, dispatchId: str, inboundMessageId: str, outcome: triageOutcome, classifier: str, reasons: strings }),
   AgentSkipped: z.object({ ...conversationBase, dispatchId: str, inboundMessageId: str, reason: z.enum(AGENT_SKIP_REASONS) }),
@@ -304,7 +315,7 @@ export const conversationEventSchemas = schemasOf<ConversationEvent>()({
     dispatchId: nullableStr,
     direction: z.literal('outbound'),
     senderType,
-    triage: z.union([triageOutcome, z.literal('manual')]),
+    triage: z.union([triageOutcome, z.literal('manual'), z.literal('pitch')]),
   }),
   ReplySendAttempted: z.object({ ...conversationBase, messageId: str, attempt: z.number() }),
   ReplySendFailed: z.object({ ...conversationBase, messageId: str, attempt: z.number(), error: str, permanent: z.boolean(), retryAt: z.number().nullable() }),
@@ -329,6 +340,14 @@ export const conversationEventSchemas = schemasOf<ConversationEvent>()({
   ConversationHandedBack: z.object({ ...conversationBase, by: nullableStr }),
   ConversationMarkedRead: z.object({ ...conversationBase, upToMessageId: nullableStr, by: nullableStr }),
   ConversationMarkedUnread: z.object({ ...conversationBase, by: nullableStr }),
+});
+
+const prospect = z.object({ url: str, name: nullableStr, notes: nullableStr });
+const prospectBase = { siteId: str, teamId: str, occurredAt: z.number() };
+export const prospectEventSchemas = schemasOf<ProspectEvent>()({
+  ProspectsImported: z.object({ ...prospectBase, importId: str, prospects: z.array(prospect) }),
+  ProspectPitched: z.object({ ...prospectBase, prospectUrl: str, contactEmail: str, conversationId: str, runId: str }),
+  ProspectSkipped: z.object({ ...prospectBase, prospectUrl: str, reason: z.enum(PROSPECT_SKIP_REASONS), detail: str, runId: str }),
 });
 
 /**
@@ -358,7 +377,8 @@ export type DomainEvent =
   | OAuthClientEvent
   | OAuthGrantEvent
   | IngestionEvent
-  | ConversationEvent;
+  | ConversationEvent
+  | ProspectEvent;
 
 /** Event type → schema of its data, for every stored event type. */
 export const domainEventSchemas: EventSchemas<DomainEvent> = {
@@ -376,4 +396,5 @@ export const domainEventSchemas: EventSchemas<DomainEvent> = {
   ...oauthGrantEventSchemas,
   ...ingestionEventSchemas,
   ...conversationEventSchemas,
+  ...prospectEventSchemas,
 };

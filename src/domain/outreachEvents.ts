@@ -11,7 +11,8 @@ export interface OutreachEventBase {
   occurredAt: number;
 }
 
-export type EntrySource = 'forwarded_actionable' | 'forwarded_unactionable' | 'direct_inbound_external';
+/** `outbound_pitch`: a conversation the Outreach Agent opened with a cold pitch (src/agentWork/outreach.ts); replies thread into it. */
+export type EntrySource = 'forwarded_actionable' | 'forwarded_unactionable' | 'direct_inbound_external' | 'outbound_pitch';
 
 export type OutreachEvent =
   | { type: 'OpportunityCreated'; data: OutreachEventBase & { opportunityId: string; conversationId: string; entrySource: EntrySource } }

@@ -14,6 +14,7 @@ import { type Projection, handles } from './projection.ts';
 
 const INBOX_EVENT_TYPES = [
   'ConversationOpened',
+  'OutboundConversationStarted',
   'MessageIngested',
   'AgentDispatchRequested',
   'ConversationReopened',

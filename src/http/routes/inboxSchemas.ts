@@ -8,7 +8,7 @@ import type { SuppressionDoc } from '../../readModels/suppressions.ts';
 /** The inbox API's objects, and the one mapping from each read-model document to them. */
 
 const isoTimestamp = z.string().meta({ format: 'date-time' });
-export const ENTRY_SOURCES = ['forwarded_actionable', 'forwarded_unactionable', 'direct_inbound_external'] as const;
+export const ENTRY_SOURCES = ['forwarded_actionable', 'forwarded_unactionable', 'direct_inbound_external', 'outbound_pitch'] as const;
 
 export const conversationObject = z.object({
   id: z.string(),

@@ -27,7 +27,7 @@ export const ingestionResult = z.object({
   siteId: z.string(),
   conversationIds: z.array(z.string()),
   opportunityIds: z.array(z.string()),
-  entrySource: z.enum(['forwarded_actionable', 'forwarded_unactionable', 'direct_inbound_external']),
+  entrySource: z.enum(['forwarded_actionable', 'forwarded_unactionable', 'direct_inbound_external', 'outbound_pitch']),
   aiPaused: z.boolean(),
   skipReason: z.enum(SKIP_REASONS).optional(),
 });

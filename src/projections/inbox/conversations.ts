@@ -36,6 +36,33 @@ export async function applyToConversations(event: InboxEvent, w: ProjectionWrite
       };
       return w.put(CONVERSATIONS, conversation);
     }
+    case 'OutboundConversationStarted': {
+      const d = event.data;
+      const conversation: ConversationDoc = {
+        id: d.conversationId,
+        siteId: d.siteId,
+        teamId: d.teamId,
+        opportunityId: d.opportunityId,
+        entrySource: 'outbound_pitch',
+        status: 'open',
+        contactEmail: d.contactEmail,
+        contactEmailKey: normaliseEmail(d.contactEmail),
+        contactName: d.contactName,
+        subject: d.subject,
+        aiPaused: false,
+        skipReason: null,
+        messageCount: 0,
+        lastMessageAt: iso(d.occurredAt),
+        updatedAt: iso(d.occurredAt),
+        createdAt: iso(d.occurredAt),
+        handledBy: 'agent',
+        lastTriage: null,
+        statusHistory: [],
+        unread: false,
+        lastInboundMessageId: null,
+      };
+      return w.put(CONVERSATIONS, conversation);
+    }
     case 'MessageIngested': {
       const d = event.data;
       for (const conversationId of d.conversationIds) {

@@ -1,0 +1,96 @@
+/**
+ * A prospect list as the team imports it: CSV (`url,name,notes` with a header row, or one URL per
+ * line) or JSON entries. Every row is checked; a bad one is reported by its line so the whole
+ * list can be fixed in one go. Pure.
+ */
+import { type Prospect, normaliseProspectUrl } from './prospects.ts';
+
+export const MAX_PROSPECTS_PER_IMPORT = 5000;
+
+export interface ProspectEntry {
+  url: string;
+  name?: string | null;
+  notes?: string | null;
+}
+
+export type ProspectListResult = { ok: true; prospects: Prospect[] } | { ok: false; errors: string[] };
+
+/** RFC 4180 CSV: quoted fields with `""` escapes and line breaks inside quotes; `,` or `;` separated. */
+export function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  const body = text.replace(/^\uFEFF/, '');
+  const separator = /^[^\n]*;[^\n]*$/m.test(body.split(/\r?\n/)[0] ?? '') && !(body.split(/\r?\n/)[0] ?? '').includes(',') ? ';' : ',';
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < body.length; i++) {
+    const ch = body[i]!;
+    if (quoted) {
+      if (ch === '"' && body[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (ch === '"') quoted = false;
+      else field += ch;
+    } else if (ch === '"' && field === '') quoted = true;
+    else if (ch === separator) {
+      row.push(field);
+      field = '';
+    } else if (ch === '\n' || ch === '\r') {
+      if (ch === '\r' && body[i + 1] === '\n') i++;
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = '';
+    } else field += ch;
+  }
+  if (field !== '' || row.length > 0) {
+    row.push(field);
+    rows.push(row);
+  }
+  return rows;
+}
+
+/** The prospects of a CSV file; the header row (naming `url`) is optional. */
+export function prospectsFromCsv(text: string): ProspectListResult {
+  const rows = parseCsv(text);
+  const header = rows[0]?.map((h) => h.trim().toLowerCase()) ?? [];
+  const hasHeader = header.includes('url') || header.includes('website') || header.includes('site');
+  const col = (names: string[]) => header.findIndex((h) => names.includes(h));
+  const urlCol = hasHeader ? col(['url', 'website', 'site']) : 0;
+  const nameCol = hasHeader ? col(['name', 'site name', 'sitename']) : 1;
+  const notesCol = hasHeader ? col(['notes', 'note', 'comment']) : 2;
+  const entries: { line: number; entry: ProspectEntry }[] = [];
+  rows.forEach((row, i) => {
+    if (hasHeader && i === 0) return;
+    if (row.every((cell) => cell.trim() === '')) return;
+    const cell = (c: number) => (c >= 0 ? row[c]?.trim() || null : null);
+    entries.push({ line: i + 1, entry: { url: cell(urlCol) ?? '', name: cell(nameCol), notes: cell(notesCol) } });
+  });
+  return checkEntries(entries);
+}
+
+export const prospectsFromEntries = (entries: readonly ProspectEntry[]): ProspectListResult =>
+  checkEntries(entries.map((entry, i) => ({ line: i + 1, entry })), 'entry');
+
+function checkEntries(entries: { line: number; entry: ProspectEntry }[], unit = 'line'): ProspectListResult {
+  if (entries.length === 0) return { ok: false, errors: ['the list has no prospects'] };
+  if (entries.length > MAX_PROSPECTS_PER_IMPORT) return { ok: false, errors: [`at most ${MAX_PROSPECTS_PER_IMPORT} prospects per import (${entries.length} given)`] };
+  const errors: string[] = [];
+  const byUrl = new Map<string, Prospect>();
+  for (const { line, entry } of entries) {
+    const url = normaliseProspectUrl(entry.url);
+    if (!url) {
+      errors.push(`${unit} ${line}: "${entry.url.slice(0, 100)}" is not an https URL`);
+      continue;
+    }
+    if (url.length > 2000) {
+      errors.push(`${unit} ${line}: the URL is longer than 2000 characters`);
+      continue;
+    }
+    const name = entry.name?.trim().slice(0, 200) || null;
+    const notes = entry.notes?.trim().slice(0, 2000) || null;
+    byUrl.set(url, { url, name, notes });
+  }
+  if (errors.length > 0) return { ok: false, errors: errors.slice(0, 20) };
+  return { ok: true, prospects: [...byUrl.values()] };
+}

@@ -1,0 +1,137 @@
+import { type Decider, assertNever } from './decider.ts';
+
+/**
+ * The Outreach Agent's prospects for one site: the lists the team imports, and what the agent did
+ * with each (pitched, or skipped with a reason). One stream per site; the daily send cap is
+ * decided here, so two runs of the same day cannot together exceed it.
+ */
+export const prospectsStream = (siteId: string) => `prospects-${siteId}`;
+
+export interface Prospect {
+  /** The prospect's site (https URL, normalised: lower-case host, no fragment). */
+  url: string;
+  name: string | null;
+  notes: string | null;
+}
+
+export const PROSPECT_SKIP_REASONS = ['no_contact_found', 'contact_suppressed', 'robots_disallowed', 'unreachable', 'not_on_prospect_domain'] as const;
+export type ProspectSkipReason = (typeof PROSPECT_SKIP_REASONS)[number];
+
+type Base = { siteId: string; teamId: string; occurredAt: number };
+
+export type ProspectEvent =
+  | { type: 'ProspectsImported'; data: Base & { importId: string; prospects: Prospect[] } }
+  | { type: 'ProspectPitched'; data: Base & { prospectUrl: string; contactEmail: string; conversationId: string; runId: string } }
+  | { type: 'ProspectSkipped'; data: Base & { prospectUrl: string; reason: ProspectSkipReason; detail: string; runId: string } };
+
+export type ProspectCommand =
+  | { type: 'ImportProspects'; data: Base & { importId: string; prospects: Prospect[] } }
+  | {
+      type: 'RecordPitch';
+      data: Base & { prospectUrl: string; contactEmail: string; conversationId: string; runId: string; dailySendCap: number };
+    }
+  | { type: 'SkipProspect'; data: Base & { prospectUrl: string; reason: ProspectSkipReason; detail: string; runId: string } };
+
+export type ProspectStatus = 'new' | 'pitched' | 'skipped';
+
+export interface ProspectsState {
+  /** By URL, in import order. */
+  prospects: ReadonlyMap<string, Prospect & { status: ProspectStatus; skipReason: ProspectSkipReason | null }>;
+  /** Epoch ms of every pitch, for the daily cap. */
+  pitchTimes: readonly number[];
+}
+
+export class ProspectRuleError extends Error {
+  constructor(
+    readonly code: 'DAILY_SEND_CAP_REACHED' | 'PROSPECT_NOT_FOUND' | 'PROSPECT_ALREADY_HANDLED',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+/** Pitches already sent on the UTC day of `now`. */
+export const pitchesOn = (state: ProspectsState, now: number) => state.pitchTimes.filter((t) => dayOf(t) === dayOf(now)).length;
+
+export const prospectsDecider: Decider<ProspectsState, ProspectCommand, ProspectEvent> = {
+  initialState: () => ({ prospects: new Map(), pitchTimes: [] }),
+  evolve(state, event) {
+    switch (event.type) {
+      case 'ProspectsImported': {
+        const prospects = new Map(state.prospects);
+        for (const p of event.data.prospects) {
+          const known = prospects.get(p.url);
+          // Importing a known prospect again updates its name and notes, never what was done with it.
+          prospects.set(p.url, { ...p, status: known?.status ?? 'new', skipReason: known?.skipReason ?? null });
+        }
+        return { ...state, prospects };
+      }
+      case 'ProspectPitched':
+        return { prospects: withStatus(state, event.data.prospectUrl, 'pitched', null), pitchTimes: [...state.pitchTimes, event.data.occurredAt] };
+      case 'ProspectSkipped':
+        return { ...state, prospects: withStatus(state, event.data.prospectUrl, 'skipped', event.data.reason) };
+      default:
+        return assertNever(event);
+    }
+  },
+  decide(command, state) {
+    switch (command.type) {
+      case 'ImportProspects': {
+        const c = command.data;
+        const prospects = c.prospects.filter((p) => {
+          const known = state.prospects.get(p.url);
+          return !known || known.name !== p.name || known.notes !== p.notes;
+        });
+        if (prospects.length === 0) return [];
+        return [{ type: 'ProspectsImported', data: { ...c, prospects } }];
+      }
+      case 'RecordPitch': {
+        const { dailySendCap, ...c } = command.data;
+        const prospect = requireNew(state, c.prospectUrl);
+        if (!prospect) return [];
+        if (pitchesOn(state, c.occurredAt) >= dailySendCap) {
+          throw new ProspectRuleError('DAILY_SEND_CAP_REACHED', `the daily send cap (${dailySendCap}) is reached for ${dayOf(c.occurredAt)}`);
+        }
+        return [{ type: 'ProspectPitched', data: c }];
+      }
+      case 'SkipProspect': {
+        const c = command.data;
+        if (!requireNew(state, c.prospectUrl)) return [];
+        return [{ type: 'ProspectSkipped', data: c }];
+      }
+      default:
+        return assertNever(command);
+    }
+  },
+};
+
+/** The prospect when it is still to be handled; null when it was handled already (a retry records nothing). */
+function requireNew(state: ProspectsState, url: string) {
+  const prospect = state.prospects.get(url);
+  if (!prospect) throw new ProspectRuleError('PROSPECT_NOT_FOUND', `no prospect ${url}`);
+  return prospect.status === 'new' ? prospect : null;
+}
+
+function withStatus(state: ProspectsState, url: string, status: ProspectStatus, skipReason: ProspectSkipReason | null) {
+  const current = state.prospects.get(url);
+  if (!current) return state.prospects;
+  return new Map(state.prospects).set(url, { ...current, status, skipReason });
+}
+
+/** A prospect URL as the stream keys it: https only, lower-case host, no fragment, no trailing slash on a bare host. */
+export function normaliseProspectUrl(raw: string): string | null {
+  const text = raw.trim();
+  if (!text) return null;
+  let url: URL;
+  try {
+    url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `https://${text}`);
+  } catch {
+    return null;
+  }
+  if (url.protocol !== 'https:' || !url.hostname.includes('.') && url.hostname !== 'localhost' && !/^\d+\.\d+\.\d+\.\d+$/.test(url.hostname)) return null;
+  if (url.username || url.password) return null;
+  url.hash = '';
+  return url.toString().replace(/\/$/, '');
+}

@@ -1,0 +1,64 @@
+import t from 'tap';
+import { prospectsFromCsv, prospectsFromEntries } from '../../src/domain/prospectList.ts';
+import { type ProspectEvent, ProspectRuleError, normaliseProspectUrl, prospectsDecider } from '../../src/domain/prospects.ts';
+import { given } from '../helpers/givenWhenThen.ts';
+
+const base = { siteId: 's1', teamId: 't1' };
+const imported: ProspectEvent = {
+  type: 'ProspectsImported',
+  data: { ...base, occurredAt: 1, importId: 'i1', prospects: [{ url: 'https://a.example', name: 'A', notes: null }, { url: 'https://b.example', name: null, notes: null }] },
+};
+const DAY = Date.parse('2026-11-23T09:00:00Z');
+const pitched = (url: string, at: number): ProspectEvent => ({ type: 'ProspectPitched', data: { ...base, occurredAt: at, prospectUrl: url, contactEmail: 'x@a.example', conversationId: 'c', runId: 'r' } });
+
+t.test('CSV with a header, quotes, semicolons; one URL per line; errors by line', async (t) => {
+  const csv = 'url,name,notes\nhttps://roastweekly.example/,Roast Weekly,"Reviews, mostly espresso"\nbeanblog.example,"The ""Bean"" Blog",\n\n';
+  t.same(prospectsFromCsv(csv), {
+    ok: true,
+    prospects: [
+      { url: 'https://roastweekly.example', name: 'Roast Weekly', notes: 'Reviews, mostly espresso' },
+      { url: 'https://beanblog.example', name: 'The "Bean" Blog', notes: null },
+    ],
+  });
+  t.same(prospectsFromCsv('Website;Name\r\nhttps://x.example;X\r\n'), { ok: true, prospects: [{ url: 'https://x.example', name: 'X', notes: null }] });
+  t.same(prospectsFromCsv('https://one.example\nhttps://two.example/blog#top\nhttps://one.example'), {
+    ok: true,
+    prospects: [
+      { url: 'https://one.example', name: null, notes: null },
+      { url: 'https://two.example/blog', name: null, notes: null },
+    ],
+  }, 'no header; repeats folded');
+  t.same(prospectsFromCsv('url\nhttp://plain.example\nnot a url\n'), { ok: false, errors: ['line 2: "http://plain.example" is not an https URL', 'line 3: "not a url" is not an https URL'] });
+  t.same(prospectsFromCsv('url\n'), { ok: false, errors: ['the list has no prospects'] });
+  t.same(prospectsFromEntries([{ url: 'https://ok.example' }, { url: 'ftp://x.example' }]), { ok: false, errors: ['entry 2: "ftp://x.example" is not an https URL'] });
+  t.equal(normaliseProspectUrl('https://user:pw@x.example'), null, 'credentials in a URL are refused');
+});
+
+t.test('importing: new prospects recorded, known unchanged ones left out, a name change recorded', async (t) => {
+  given(prospectsDecider, [imported])
+    .when({ type: 'ImportProspects', data: { ...base, occurredAt: 2, importId: 'i2', prospects: [{ url: 'https://a.example', name: 'A', notes: null }] } })
+    .then([]);
+  given(prospectsDecider, [imported])
+    .when({ type: 'ImportProspects', data: { ...base, occurredAt: 2, importId: 'i2', prospects: [{ url: 'https://a.example', name: 'A2', notes: null }, { url: 'https://c.example', name: null, notes: 'n' }] } })
+    .then([{ type: 'ProspectsImported', data: { ...base, occurredAt: 2, importId: 'i2', prospects: [{ url: 'https://a.example', name: 'A2', notes: null }, { url: 'https://c.example', name: null, notes: 'n' }] } }]);
+  const state = given(prospectsDecider, [imported, pitched('https://a.example', DAY)])
+    .when({ type: 'ImportProspects', data: { ...base, occurredAt: 3, importId: 'i3', prospects: [{ url: 'https://a.example', name: 'Renamed', notes: null }] } })
+    .then([{ type: 'ProspectsImported', data: { ...base, occurredAt: 3, importId: 'i3', prospects: [{ url: 'https://a.example', name: 'Renamed', notes: null }] } }]);
+  t.equal(state.prospects.get('https://a.example')?.status, 'pitched', 're-importing never resets what was done');
+});
+
+t.test('the daily send cap: counted per UTC day, refused at the cap, free again the next day', async (t) => {
+  const pitch = (at: number, cap: number) => ({
+    type: 'RecordPitch' as const,
+    data: { ...base, occurredAt: at, prospectUrl: 'https://b.example', contactEmail: 'x@b.example', conversationId: 'c2', runId: 'r2', dailySendCap: cap },
+  });
+  given(prospectsDecider, [imported, pitched('https://a.example', DAY)]).when(pitch(DAY + 3_600_000, 1)).thenThrows(ProspectRuleError, /daily send cap \(1\) is reached for 2026-11-23/);
+  given(prospectsDecider, [imported, pitched('https://a.example', DAY)])
+    .when(pitch(DAY + 86_400_000, 1))
+    .then([{ type: 'ProspectPitched', data: { ...base, occurredAt: DAY + 86_400_000, prospectUrl: 'https://b.example', contactEmail: 'x@b.example', conversationId: 'c2', runId: 'r2' } }]);
+  given(prospectsDecider, [imported, pitched('https://b.example', DAY)]).when(pitch(DAY + 1, 5)).then([]);
+  given(prospectsDecider, [imported]).when({ ...pitch(DAY, 5), data: { ...pitch(DAY, 5).data, prospectUrl: 'https://zzz.example' } }).thenThrows(ProspectRuleError, /no prospect/);
+  given(prospectsDecider, [imported])
+    .when({ type: 'SkipProspect', data: { ...base, occurredAt: 5, prospectUrl: 'https://a.example', reason: 'contact_suppressed', detail: 'd', runId: 'r' } })
+    .then([{ type: 'ProspectSkipped', data: { ...base, occurredAt: 5, prospectUrl: 'https://a.example', reason: 'contact_suppressed', detail: 'd', runId: 'r' } }]);
+});
