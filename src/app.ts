@@ -15,6 +15,7 @@ import { webhookSubscriptionRoutes } from './http/routes/webhookSubscriptions.ts
 import { ingestionRoutes } from './http/routes/ingestion.ts';
 import { conversationRoutes } from './http/routes/conversations.ts';
 import { opportunityRoutes } from './http/routes/opportunities.ts';
+import { articleRoutes } from './http/routes/articles.ts';
 import { suppressionRoutes } from './http/routes/suppressions.ts';
 import { conversationActionRoutes } from './http/routes/conversationActions.ts';
 import { writeRateLimit } from './http/writeRateLimit.ts';
@@ -84,6 +85,7 @@ export const app = fp(
     await fastify.register(ingestionRoutes);
     await fastify.register(conversationRoutes);
     await fastify.register(opportunityRoutes);
+    await fastify.register(articleRoutes);
     await fastify.register(suppressionRoutes);
     await fastify.register(conversationActionRoutes);
     await fastify.register(webhookSubscriptionRoutes, {

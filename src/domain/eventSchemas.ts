@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AgentEvent } from './agents.ts';
 import { AGENT_KEYS, REPLY_TONES } from './agents.ts';
+import { ARTICLE_FORMATS, type ArticleEvent } from './article.ts';
 import { SKIP_REASONS } from './aiPause.ts';
 import type { ApiKeyEvent } from './apiKey.ts';
 import { AGENT_SKIP_REASONS, CONVERSATION_STATUSES, type ConversationEvent } from './conversation.ts';
@@ -96,6 +97,24 @@ const agentSettings = z.object({
 });
 export const agentEventSchemas = schemasOf<AgentEvent>()({
   AgentConfigured: z.object({ siteId: str, agentKey: z.enum(AGENT_KEYS), changes: agentSettings.partial(), configuredAt: str }),
+});
+
+export const articleEventSchemas = schemasOf<ArticleEvent>()({
+  ArticleUpserted: z.object({
+    articleId: str,
+    siteId: str,
+    teamId: str,
+    siteDomain: str,
+    url: str,
+    title: str,
+    format: z.enum(ARTICLE_FORMATS),
+    body: str,
+    publishedAt: nullableStr,
+    updatedAt: nullableStr,
+    created: z.boolean(),
+    upsertedAt: str,
+  }),
+  ArticleDeleted: z.object({ articleId: str, siteId: str, teamId: str, url: str, deletedAt: str }),
 });
 
 export const suppressionEventSchemas = schemasOf<SuppressionEvent>()({
@@ -347,7 +366,8 @@ export type DomainEvent =
   | OAuthClientEvent
   | OAuthGrantEvent
   | IngestionEvent
-  | ConversationEvent;
+  | ConversationEvent
+  | ArticleEvent;
 
 /** Event type → schema of its data, for every stored event type. */
 export const domainEventSchemas: EventSchemas<DomainEvent> = {
@@ -365,4 +385,5 @@ export const domainEventSchemas: EventSchemas<DomainEvent> = {
   ...oauthGrantEventSchemas,
   ...ingestionEventSchemas,
   ...conversationEventSchemas,
+  ...articleEventSchemas,
 };
