@@ -16,6 +16,7 @@ import { ingestionRoutes } from './http/routes/ingestion.ts';
 import { conversationRoutes } from './http/routes/conversations.ts';
 import { opportunityRoutes } from './http/routes/opportunities.ts';
 import { articleRoutes } from './http/routes/articles.ts';
+import { agentRoutes } from './http/routes/agents.ts';
 import { suppressionRoutes } from './http/routes/suppressions.ts';
 import { conversationActionRoutes } from './http/routes/conversationActions.ts';
 import { writeRateLimit } from './http/writeRateLimit.ts';
@@ -86,6 +87,7 @@ export const app = fp(
     await fastify.register(conversationRoutes);
     await fastify.register(opportunityRoutes);
     await fastify.register(articleRoutes);
+    await fastify.register(agentRoutes);
     await fastify.register(suppressionRoutes);
     await fastify.register(conversationActionRoutes);
     await fastify.register(webhookSubscriptionRoutes, {

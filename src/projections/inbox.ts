@@ -9,7 +9,8 @@ import { applyToConversations } from './inbox/conversations.ts';
 import { type InboxEvent, inboxEventSchemas } from './inbox/inboxEvent.ts';
 import { applyToMessageThreads } from './inbox/messageThreads.ts';
 import { applyToMessages } from './inbox/messages.ts';
-import { applyToOpportunities } from './inbox/opportunities.ts';
+import { applyProposalToOpportunities, applyToOpportunities } from './inbox/opportunities.ts';
+import { agentRunEventSchemas } from '../domain/eventSchemas.ts';
 import { type Projection, handles } from './projection.ts';
 
 const INBOX_EVENT_TYPES = [
@@ -31,15 +32,20 @@ const INBOX_EVENT_TYPES = [
 
 /**
  * The Outreach Agent's inbox: one projection (one checkpoint, rebuilt together) over five read
- * models, each built by its own handler in `inbox/`. Version 5: stores built at 4 (same documents,
- * written by the one file before the split) rebuild once.
+ * models, each built by its own handler in `inbox/`. The agents' proposals (`OpportunityProposed`)
+ * are opportunities too. Version 6: opportunities have a `kind` and `details`.
  */
 export const inboxProjection: Projection = {
   name: 'inbox',
-  version: 5,
+  version: 6,
   collections: [CONVERSATIONS, OPPORTUNITIES, MESSAGES, MESSAGE_THREADS, AGENT_DISPATCHES],
-  canHandle: handles(INBOX_EVENT_TYPES),
+  canHandle: handles([...INBOX_EVENT_TYPES, 'OpportunityProposed']),
   async handle(recorded, w) {
+    if (recorded.type === 'OpportunityProposed') {
+      const proposed = parseEvent(recorded, agentRunEventSchemas);
+      if (proposed?.type === 'OpportunityProposed') await applyProposalToOpportunities(proposed, w);
+      return;
+    }
     const event = parseEvent(recorded, inboxEventSchemas);
     if (!event) return;
     await applyToConversations(event, w);

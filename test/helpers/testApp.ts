@@ -10,6 +10,7 @@ import type { Scope } from '../../src/domain/scopes.ts';
 import type { Plan } from '../../src/domain/site.ts';
 import type { Clock } from '../../src/ports/clock.ts';
 import { createServices, type Services } from '../../src/services.ts';
+import type { AgentWorkWiring } from '../../src/agentWorkWiring.ts';
 
 export interface TestApp {
   fastify: FastifyInstance;
@@ -36,10 +37,12 @@ export class TestClock implements Clock {
  * The real service on a temporary data directory: SQLite event store and read models, projections
  * running, the fastify app registered. `listen: true` also binds a loopback port (port 0).
  */
-export async function startTestApp(options: { env?: Record<string, string>; clock?: Clock; listen?: boolean; dataDir?: string } = {}): Promise<TestApp> {
+export async function startTestApp(
+  options: { env?: Record<string, string>; clock?: Clock; listen?: boolean; dataDir?: string; agentWork?: AgentWorkWiring } = {},
+): Promise<TestApp> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'outreach-test-'));
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', ...options.env });
-  const services = await createServices(config, { clock: options.clock });
+  const services = await createServices(config, { clock: options.clock, agentWork: options.agentWork });
   services.projections.start();
   const fastify = Fastify({ ...serverOptions(config), logger: false });
   await fastify.register(app, { services });

@@ -2,19 +2,20 @@ import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { notFound } from '../../domain/errors.ts';
-import { getOpportunity, listOpportunitiesPage } from '../../readModels/opportunities.ts';
+import { OPPORTUNITY_KINDS, getOpportunity, listOpportunitiesPage } from '../../readModels/opportunities.ts';
 import { booleanParam, decodeCursor, isoParam, pageOf, pageQuery } from '../pagination.ts';
 import { errors, siteParams } from '../schemas.ts';
 import { ENTRY_SOURCES, opportunityObject, opportunityOf } from './inboxSchemas.ts';
 
 const listQuery = pageQuery.extend({
+  kind: z.enum(OPPORTUNITY_KINDS).optional(),
   entrySource: z.enum(ENTRY_SOURCES).optional(),
   stub: booleanParam.optional(),
   createdAfter: isoParam.optional(),
   createdBefore: isoParam.optional(),
 });
 
-/** The site's link opportunities: what each pitch asked for. */
+/** The site's opportunities: what each pitch asked for, and what the agents proposed (`kind`). */
 const plugin: FastifyPluginAsyncZod = async (app) => {
   const path = '/api/v1/sites/:siteId/outreach/opportunities';
 
