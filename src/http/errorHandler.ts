@@ -31,6 +31,9 @@ const HTTP_ERRORS: Record<ErrorCode, { status: number; code: string }> = {
   SERVICE_UNAVAILABLE: { status: 503, code: 'SERVICE_UNAVAILABLE' },
 };
 
+/** The HTTP status of a service error (pages outside the JSON API show the same status). */
+export const httpStatusOf = (error: ServiceError) => HTTP_ERRORS[error.code].status;
+
 /** One error envelope for everything: spec errors, validation, parser errors, unknown routes, crashes. */
 export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {

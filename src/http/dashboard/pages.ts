@@ -13,6 +13,7 @@ import { type SafeHtml, html, page, sendPage } from '../web/html.ts';
 import { SCOPE_DESCRIPTIONS } from '../web/scopeDescriptions.ts';
 import { type SignedIn, csrfOk, loadSession } from '../web/session.ts';
 import { deleteOAuthClientAndSweep } from './oauthClientDeletion.ts';
+import { agentPages } from './agents.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -42,7 +43,7 @@ const METHOD_LABELS: Record<TokenEndpointAuthMethod, string> = {
   client_secret_post: 'Confidential (client_secret_post): secret in the request body',
 };
 
-/** The dashboard behind sign-in: OAuth apps, API keys and each site's webhook subscriptions. */
+/** The dashboard behind sign-in: OAuth apps, API keys, each site's webhook subscriptions and agents. */
 export async function dashboardPages(app: FastifyInstance) {
   const waitForWrite = app.waitForWrite;
   app.decorateRequest('dashboard', null);
@@ -71,7 +72,7 @@ export async function dashboardPages(app: FastifyInstance) {
       s,
       'Dashboard',
       html`<p>Signed in as ${s.user.email} (${s.user.role}).</p>
-        <ul><li><a href="/dashboard/oauth-apps">OAuth apps</a></li><li><a href="/dashboard/api-keys">API keys</a></li><li><a href="/dashboard/webhooks">Webhook subscriptions</a></li></ul>`,
+        <ul><li><a href="/dashboard/oauth-apps">OAuth apps</a></li><li><a href="/dashboard/api-keys">API keys</a></li><li><a href="/dashboard/webhooks">Webhook subscriptions</a></li><li><a href="/dashboard/agents">Agents</a></li></ul>`,
     );
   });
 
@@ -273,4 +274,7 @@ export async function dashboardPages(app: FastifyInstance) {
     }
     return show(reply, s, 'Webhook subscriptions', sections.length ? html`${sections}` : html`<p>The team has no sites.</p>`);
   });
+
+  // ---- Agents per site ----
+  agentPages(app, show, canManage);
 }
