@@ -17,6 +17,8 @@ import { webhookSubscriptionRoutes } from './http/routes/webhookSubscriptions.ts
 import { ingestionRoutes } from './http/routes/ingestion.ts';
 import { conversationRoutes } from './http/routes/conversations.ts';
 import { opportunityRoutes } from './http/routes/opportunities.ts';
+import { articleRoutes } from './http/routes/articles.ts';
+import { agentRoutes } from './http/routes/agents.ts';
 import { suppressionRoutes } from './http/routes/suppressions.ts';
 import { prospectRoutes } from './http/routes/prospects.ts';
 import { conversationActionRoutes } from './http/routes/conversationActions.ts';
@@ -90,6 +92,8 @@ export const app = fp(
     await fastify.register(ingestionRoutes);
     await fastify.register(conversationRoutes);
     await fastify.register(opportunityRoutes);
+    await fastify.register(articleRoutes);
+    await fastify.register(agentRoutes);
     await fastify.register(suppressionRoutes);
     await fastify.register(conversationActionRoutes);
     await fastify.register(prospectRoutes);

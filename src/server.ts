@@ -8,6 +8,7 @@ import { startWebhookWorker } from './processors/webhookDelivery/startWorker.ts'
 import { startForwardingMailbox } from './processors/forwardingMailbox.ts';
 import { startAgentWorker } from './processors/agent/startAgentWorker.ts';
 import { startProjections } from './projections/startProjections.ts';
+import { startAgentRunner } from './processors/agentRuns/startAgentRunner.ts';
 
 /** Starts the API and, in the embedded default, every background role in the same process. */
 async function main() {
@@ -33,6 +34,8 @@ async function main() {
   await fastify.register(app, { services });
   const webhooks = config.RUN_WEBHOOKS ? await startWebhookWorker(services, fastify.log) : null;
   const agent = config.RUN_AGENT ? await startAgentWorker(services, fastify.log) : null;
+  // The agents' work comes from services.agentWork (src/agentWorkWiring.ts).
+  const agentRunner = config.RUN_AGENT_RUNNER ? await startAgentRunner(services, fastify.log) : null;
   // The forwarding mailbox (SMTP), off unless SMTP_ENABLED=true.
   const mailbox = config.SMTP_ENABLED
     ? await startForwardingMailbox(services, {
@@ -52,6 +55,7 @@ async function main() {
     await webhooks?.stop();
     await agent?.stop();
     await projections?.stop();
+    await agentRunner?.stop();
     await services.close();
     process.exit(0);
   };

@@ -23,6 +23,7 @@ import { threadIndexOver } from './readModels/messageThreads.ts';
 import { READ_MODEL_INDEXES } from './readModels/indexes.ts';
 import { createMailer } from './adapters/mail/createMailer.ts';
 import type { Mailer } from './ports/mailer.ts';
+import { type AgentWorkWiring, productAgentWork } from './agentWorkWiring.ts';
 
 /** Everything a process of the service needs, wired from configuration. */
 export interface Services extends CommandContext {
@@ -37,6 +38,8 @@ export interface Services extends CommandContext {
   extractor: Extractor;
   /** The mail port (SMTP relay or the embedded outbox), one per process: the agent and a person's replies send through it. Opened on first use. */
   readonly mailer: Mailer;
+  /** Each agent's work and work-settings schemas (src/agentWorkWiring.ts). */
+  agentWork: AgentWorkWiring;
   close(): Promise<void>;
 }
 
@@ -45,6 +48,8 @@ export interface ServiceOverrides {
   onProjectionError?: (error: unknown) => void;
   /** Called when the language-model extractor fails and the offline one is used instead. */
   onExtractorError?: (error: unknown) => void;
+  /** The agents' work (tests give their own); the product's by default. */
+  agentWork?: AgentWorkWiring;
 }
 
 export async function openEventStore(config: Config): Promise<EventStore> {
@@ -86,6 +91,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     projections,
     counters,
     extractor,
+    agentWork: overrides.agentWork ?? productAgentWork,
     get mailer() {
       mailer ??= createMailer(config, { clock: overrides.clock ?? systemClock });
       return mailer;
@@ -111,6 +117,7 @@ declare module 'fastify' {
     newId(): string;
     projections: ProjectionRunner;
     mailer: Mailer;
+    agentWork: AgentWorkWiring;
   }
 }
 
@@ -131,6 +138,7 @@ export const servicesPlugin = fp(
     fastify.decorate('newId', () => services.newId());
     fastify.decorate('projections', { getter: () => services.projections });
     fastify.decorate('mailer', { getter: () => services.mailer });
+    fastify.decorate('agentWork', { getter: () => services.agentWork });
   },
   { name: 'services' },
 );

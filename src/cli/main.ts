@@ -22,6 +22,8 @@ import { registerSendingDomainCommands } from './sendingDomain.ts';
 import { registerOutboxCommands } from './outbox.ts';
 import { registerAgentWorkerCommand } from './worker.ts';
 import { registerProspectCommands } from './prospects.ts';
+import { registerAgentsCommands } from './agents.ts';
+import { ServiceError } from '../domain/errors.ts';
 import { configureAgent } from '../commands/agents.ts';
 import { suppressContact } from '../commands/suppression.ts';
 import { listSitesOfTeam } from '../readModels/sites.ts';
@@ -264,6 +266,7 @@ registerSendingDomainCommands(program, json, withServices);
 registerOutboxCommands(program, json);
 registerAgentWorkerCommand(program, json, withServices);
 registerProspectCommands(program, json, withServices);
+registerAgentsCommands(program, json, withServices);
 
 program.parseAsync(process.argv).catch((error) => {
   if (error instanceof CommanderError) {
@@ -272,7 +275,7 @@ program.parseAsync(process.argv).catch((error) => {
     if (error.exitCode !== 0 && json()) process.stdout.write(JSON.stringify({ error: message }) + '\n');
     process.exit(error.exitCode);
   }
-  if (error instanceof ConfigError || error instanceof TenancyError) {
+  if (error instanceof ConfigError || error instanceof TenancyError || error instanceof ServiceError) {
     if (json()) process.stdout.write(JSON.stringify({ error: error.message }) + '\n');
     else process.stderr.write(`error: ${error.message}\n`);
     process.exit(1);

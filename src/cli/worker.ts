@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { startAgentWorker } from '../processors/agent/startAgentWorker.ts';
+import { startAgentRunner } from '../processors/agentRuns/startAgentRunner.ts';
 import type { Services } from '../services.ts';
 import { print } from './output.ts';
 
@@ -10,7 +11,10 @@ const stderrLog = {
   warn: (obj: unknown, msg?: string) => process.stderr.write(`${msg ?? 'warning'}: ${String((obj as { err?: Error }).err?.message ?? '')}\n`),
 };
 
-/** `outreach worker agent`: the Outreach Agent as its own process (API nodes then run with RUN_AGENT=false). */
+/**
+ * `outreach worker agent`: the Outreach Agent as its own process (API nodes then run with RUN_AGENT=false);
+ * `outreach worker agent-runs`: the agent runner likewise (RUN_AGENT_RUNNER=false on the API nodes).
+ */
 export function registerAgentWorkerCommand(program: Command, json: () => boolean, withServices: WithServices): void {
   const worker = program.commands.find((c) => c.name() === 'worker') ?? program.command('worker').description('run one background role as its own process');
   worker
@@ -26,6 +30,21 @@ export function registerAgentWorkerCommand(program: Command, json: () => boolean
           process.once('SIGTERM', () => resolve());
         });
         await agent.stop();
+      }),
+    );
+  worker
+    .command('agent-runs')
+    .description('run the agent runner (queued and scheduled agent runs) until interrupted (several copies may run at once)')
+    .action(async () =>
+      withServices(async (s) => {
+        if (s.config.RUN_PROJECTIONS) s.projections.start();
+        const runner = await startAgentRunner(s, stderrLog);
+        print(json(), { worker: 'agent-runs', started: true, workerId: runner.runner.holder }, 'agent runner running; Ctrl-C stops it');
+        await new Promise<void>((resolve) => {
+          process.once('SIGINT', () => resolve());
+          process.once('SIGTERM', () => resolve());
+        });
+        await runner.stop();
       }),
     );
 }

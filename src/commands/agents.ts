@@ -1,4 +1,7 @@
-import { type AgentKey, type AgentSettings, agentsDecider, agentsStream } from '../domain/agents.ts';
+import { type AgentKey, type AgentSettings, agentsDecider, agentsStream, settingsOf } from '../domain/agents.ts';
+import { type WorkSettingsSchemas, parseAgentUpdate } from '../domain/agentSettingsSchemas.ts';
+import { aggregateStream } from './aggregateStream.ts';
+import { assertPlanAllows } from './agentRuns.ts';
 import { siteStream } from '../domain/site.ts';
 import type { CommandContext } from './context.ts';
 import { handleCommand } from './handleCommand.ts';
@@ -12,4 +15,18 @@ export async function configureAgent(ctx: CommandContext, input: { siteId: strin
     data: { ...input, now: ctx.clock.now().toISOString() },
   });
   return { position: result.position };
+}
+
+/**
+ * PUT .../agents/{agentKey}: the plan gate, then the body checked against the agent's schema
+ * (parseAgentUpdate), then one `AgentConfigured` with what changed (nothing when nothing did).
+ */
+export async function updateAgent(
+  ctx: CommandContext,
+  input: { siteId: string; plan: string; agentKey: AgentKey; body: Record<string, unknown>; workSettingsSchemas: WorkSettingsSchemas },
+) {
+  assertPlanAllows(input.plan, input.agentKey);
+  const { state } = await aggregateStream(ctx.events, agentsStream(input.siteId), agentsDecider);
+  const changes = parseAgentUpdate(input.agentKey, input.body, settingsOf(state, input.agentKey), input.workSettingsSchemas);
+  return configureAgent(ctx, { siteId: input.siteId, agentKey: input.agentKey, changes });
 }

@@ -3,6 +3,17 @@ import { type Decider, assertNever } from './decider.ts';
 /** The spec's agent keys (the `{agentKey}` path values). */
 export const AGENT_KEYS = ['article_creation', 'ai_prompt', 'article_boost', 'interlinking', 'site_performance', 'outreach'] as const;
 export type AgentKey = (typeof AGENT_KEYS)[number];
+export const isAgentKey = (value: string): value is AgentKey => (AGENT_KEYS as readonly string[]).includes(value);
+
+/** The spec's template name of each agent key. */
+export const AGENT_TEMPLATES: { readonly [K in AgentKey]: string } = {
+  article_creation: 'Search Opportunity Agent',
+  ai_prompt: 'AI Opportunity Agent',
+  article_boost: 'Article Boost Agent',
+  interlinking: 'Interlinking Agent',
+  site_performance: 'Site Performance Agent',
+  outreach: 'Outreach Agent',
+};
 
 export const REPLY_TONES = ['friendly', 'formal', 'brief'] as const;
 export type ReplyTone = (typeof REPLY_TONES)[number];
@@ -17,6 +28,13 @@ export interface AgentSettings {
   tone: ReplyTone;
   /** Outreach: answer a declined pitch with a polite no (true) or resolve it silently (false). */
   declineReplies: boolean;
+  /** Scheduled runs: one every this many hours while active; null for on-demand runs only. */
+  cadenceHours: number | null;
+  /**
+   * What the agent's work reads (its own zod schema validates it at the edge); only the keys ever
+   * set are stored, the schema's defaults fill the rest. A change merges key by key.
+   */
+  workSettings: Record<string, unknown>;
 }
 
 /**
@@ -30,10 +48,29 @@ export const DEFAULT_AGENT_SETTINGS: AgentSettings = {
   signature: null,
   tone: 'friendly',
   declineReplies: true,
+  cadenceHours: null,
+  workSettings: {},
 };
+
+export const CADENCE_HOURS_MAX = 168;
 
 /** Plans whose sites may run the Outreach Agent ("Advanced plan only"). */
 export const OUTREACH_AGENT_PLANS: readonly string[] = ['advanced'];
+/** Plans "with automations": the agent endpoints need one. */
+export const AUTOMATION_PLANS: readonly string[] = ['pro', 'advanced'];
+
+/** Whether a site on `plan` may use the agent: every agent needs automations, outreach needs Advanced. */
+export const planAllowsAgent = (plan: string, key: AgentKey) =>
+  AUTOMATION_PLANS.includes(plan) && (key !== 'outreach' || OUTREACH_AGENT_PLANS.includes(plan));
+
+/** One agent's settings after a change: top-level fields replaced, work settings merged key by key. */
+export const applyAgentChanges = (current: AgentSettings, changes: Partial<AgentSettings>): AgentSettings => ({
+  ...current,
+  ...changes,
+  workSettings: { ...current.workSettings, ...changes.workSettings },
+});
+
+const sameValue = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b);
 
 export const agentsStream = (siteId: string) => `agents-${siteId}`;
 
@@ -57,7 +94,7 @@ export const agentsDecider: Decider<AgentsState, AgentCommand, AgentEvent> = {
   evolve(state, event) {
     switch (event.type) {
       case 'AgentConfigured':
-        return { ...state, [event.data.agentKey]: { ...settingsOf(state, event.data.agentKey), ...event.data.changes } };
+        return { ...state, [event.data.agentKey]: applyAgentChanges(settingsOf(state, event.data.agentKey), event.data.changes) };
       default:
         return assertNever(event.type);
     }
@@ -66,10 +103,13 @@ export const agentsDecider: Decider<AgentsState, AgentCommand, AgentEvent> = {
     switch (command.type) {
       case 'ConfigureAgent': {
         const current = settingsOf(state, command.data.agentKey);
+        const { workSettings, ...fields } = command.data.changes;
         const changes: Partial<AgentSettings> = {};
-        for (const [key, value] of Object.entries(command.data.changes) as [keyof AgentSettings, never][]) {
-          if (value !== undefined && current[key] !== value) changes[key] = value;
+        for (const [key, value] of Object.entries(fields) as [keyof AgentSettings, never][]) {
+          if (value !== undefined && !sameValue(current[key], value)) changes[key] = value;
         }
+        const workChanges = Object.entries(workSettings ?? {}).filter(([k, v]) => v !== undefined && !sameValue(current.workSettings[k], v));
+        if (workChanges.length > 0) changes.workSettings = Object.fromEntries(workChanges);
         if (Object.keys(changes).length === 0) return [];
         const { siteId, agentKey, now } = command.data;
         return [{ type: 'AgentConfigured', data: { siteId, agentKey, changes, configuredAt: now } }];

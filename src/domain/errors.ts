@@ -21,6 +21,16 @@ export type ErrorCode =
   | 'CONVERSATION_TAKEN_OVER'
   | 'CONVERSATION_NOT_TAKEN_OVER'
   | 'REPLY_NOT_PENDING'
+  /** The agents API: the site's plan lacks automations (or Advanced for the Outreach Agent). */
+  | 'PLAN_REQUIRED'
+  /** The team's AI credit balance is spent (only while credit enforcement is on). */
+  | 'INSUFFICIENT_CREDITS'
+  /** An on-demand run of an agent that is turned off. */
+  | 'AGENT_INACTIVE'
+  /** An agent key that is not one of the six. */
+  | 'AGENT_NOT_FOUND'
+  /** A settings key the agent does not have. */
+  | 'UNKNOWN_SETTING'
   | 'SERVICE_UNAVAILABLE'
   | 'INTERNAL_ERROR';
 
@@ -51,3 +61,10 @@ export const subscriptionLimitReached = (limit: number) =>
   new ServiceError('SUBSCRIPTION_LIMIT_REACHED', `A site may have at most ${limit} webhook subscriptions; delete one before creating another.`);
 export const idempotencyKeyReused = () =>
   new ServiceError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different site or request body; use a new key for a new request.');
+export const planRequired = (message: string) => new ServiceError('PLAN_REQUIRED', message);
+export const insufficientCredits = (balance: number) =>
+  new ServiceError('INSUFFICIENT_CREDITS', `The team's AI credit balance is ${balance}; agent runs need credits while credit enforcement is on.`);
+export const agentInactive = (agentKey: string) => new ServiceError('AGENT_INACTIVE', `The agent ${agentKey} is not active on this site; activate it first.`);
+export const agentNotFound = (agentKey: string) => new ServiceError('AGENT_NOT_FOUND', `Unknown agent key ${JSON.stringify(agentKey.slice(0, 100))}.`);
+export const unknownSetting = (agentKey: string, keys: string[]) =>
+  new ServiceError('UNKNOWN_SETTING', `The agent ${agentKey} has no setting ${keys.map((k) => JSON.stringify(k.slice(0, 100))).join(', ')}.`);

@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import type { AgentEvent } from './agents.ts';
 import { AGENT_KEYS, REPLY_TONES } from './agents.ts';
+import { ARTICLE_FORMATS, type ArticleEvent } from './article.ts';
+import { type AgentRunEvent, type AgentRunLedgerEvent, RUN_FAILURE_REASONS, RUN_TRIGGERS } from './agentRun.ts';
+import type { OpportunityProposal } from './agentWork.ts';
+import type { CreditsEvent } from './credits.ts';
 import { SKIP_REASONS } from './aiPause.ts';
 import type { ApiKeyEvent } from './apiKey.ts';
 import { AGENT_SKIP_REASONS, CONVERSATION_STATUSES, type ConversationEvent } from './conversation.ts';
@@ -94,9 +98,72 @@ const agentSettings = z.object({
   signature: nullableStr,
   tone: z.enum(REPLY_TONES),
   declineReplies: z.boolean(),
+  cadenceHours: z.number().nullable(),
+  workSettings: z.record(z.string(), z.unknown()),
 });
 export const agentEventSchemas = schemasOf<AgentEvent>()({
   AgentConfigured: z.object({ siteId: str, agentKey: z.enum(AGENT_KEYS), changes: agentSettings.partial(), configuredAt: str }),
+});
+
+export const articleEventSchemas = schemasOf<ArticleEvent>()({
+  ArticleUpserted: z.object({
+    articleId: str,
+    siteId: str,
+    teamId: str,
+    siteDomain: str,
+    url: str,
+    title: str,
+    format: z.enum(ARTICLE_FORMATS),
+    body: str,
+    publishedAt: nullableStr,
+    updatedAt: nullableStr,
+    created: z.boolean(),
+    upsertedAt: str,
+  }),
+  ArticleDeleted: z.object({ articleId: str, siteId: str, teamId: str, url: str, deletedAt: str }),
+});
+
+export const creditsEventSchemas = schemasOf<CreditsEvent>()({
+  CreditsGranted: z.object({ teamId: str, amount: z.number(), note: nullableStr, grantedAt: str }),
+  CreditsDebited: z.object({ teamId: str, siteId: str, runId: str, amount: z.number(), debitedAt: str }),
+});
+
+const nullableNumber = z.number().nullable();
+/** Each agent's proposal, as stored on its run and shown as the opportunity's `details`. */
+export const opportunityProposalSchema: z.ZodType<OpportunityProposal> = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('interlinking'), sourceArticleId: str, sourceUrl: str, anchor: str, targetArticleId: str, targetUrl: str, sentence: str }),
+  z.object({ kind: z.literal('article_boost'), articleId: str, url: str, reasons: z.array(z.enum(['stale', 'thin', 'poorly_linked'])), detail: str }),
+  z.object({ kind: z.literal('article_creation'), topic: str, keywords: strings, rationale: str }),
+  z.object({ kind: z.literal('ai_prompt'), question: str, articleId: nullableStr, url: nullableStr, rationale: str }),
+  z.object({
+    kind: z.literal('site_performance'),
+    url: str,
+    problems: z.array(z.enum(['broken', 'slow', 'redirected', 'untitled', 'unreachable'])),
+    status: nullableNumber,
+    durationMs: nullableNumber,
+    location: nullableStr,
+    detail: str,
+  }),
+  z.object({ kind: z.literal('outreach'), prospectUrl: str, contactEmail: str, conversationId: str, subject: str, opportunityId: str, offeredUrl: nullableStr }),
+]);
+
+const runRef = { runId: str, siteId: str, teamId: str, agentKey: z.enum(AGENT_KEYS) };
+export const agentRunLedgerEventSchemas = schemasOf<AgentRunLedgerEvent>()({
+  AgentRunQueued: z.object({ ...runRef, trigger: z.enum(RUN_TRIGGERS), requestedBy: nullableStr, queuedAt: str }),
+});
+export const agentRunEventSchemas = schemasOf<AgentRunEvent>()({
+  AgentRunStarted: z.object({ ...runRef, attempt: z.number(), workerId: str, leaseExpiresAt: str, startedAt: str }),
+  AgentRunLeaseRenewed: z.object({ runId: str, attempt: z.number(), workerId: str, leaseExpiresAt: str, renewedAt: str }),
+  OpportunityProposed: z.object({ ...runRef, opportunityId: str, proposal: opportunityProposalSchema, proposedAt: str }),
+  AgentRunSucceeded: z.object({
+    ...runRef,
+    attempt: z.number(),
+    counts: z.record(z.string(), z.number()),
+    opportunityIds: strings,
+    creditsUsed: z.number(),
+    succeededAt: str,
+  }),
+  AgentRunFailed: z.object({ ...runRef, attempt: z.number(), reason: z.enum(RUN_FAILURE_REASONS), detail: str, failedAt: str }),
 });
 
 export const suppressionEventSchemas = schemasOf<SuppressionEvent>()({
@@ -378,7 +445,11 @@ export type DomainEvent =
   | OAuthGrantEvent
   | IngestionEvent
   | ConversationEvent
-  | ProspectEvent;
+  | ProspectEvent
+  | ArticleEvent
+  | CreditsEvent
+  | AgentRunLedgerEvent
+  | AgentRunEvent;
 
 /** Event type → schema of its data, for every stored event type. */
 export const domainEventSchemas: EventSchemas<DomainEvent> = {
@@ -397,4 +468,8 @@ export const domainEventSchemas: EventSchemas<DomainEvent> = {
   ...ingestionEventSchemas,
   ...conversationEventSchemas,
   ...prospectEventSchemas,
+  ...articleEventSchemas,
+  ...creditsEventSchemas,
+  ...agentRunLedgerEventSchemas,
+  ...agentRunEventSchemas,
 };

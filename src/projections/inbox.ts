@@ -9,7 +9,8 @@ import { applyToConversations } from './inbox/conversations.ts';
 import { type InboxEvent, inboxEventSchemas } from './inbox/inboxEvent.ts';
 import { applyToMessageThreads } from './inbox/messageThreads.ts';
 import { applyToMessages } from './inbox/messages.ts';
-import { applyToOpportunities } from './inbox/opportunities.ts';
+import { applyProposalToOpportunities, applyToOpportunities } from './inbox/opportunities.ts';
+import { agentRunEventSchemas } from '../domain/eventSchemas.ts';
 import { type Projection, handles } from './projection.ts';
 
 const INBOX_EVENT_TYPES = [
@@ -32,15 +33,21 @@ const INBOX_EVENT_TYPES = [
 
 /**
  * The Outreach Agent's inbox: one projection (one checkpoint, rebuilt together) over six read
- * models, each built by its own handler in `inbox/`. Version 6: stores built at 5 rebuild once to
- * write `conversationMessages`.
+ * models, each built by its own handler in `inbox/`. The agents' proposals (`OpportunityProposed`)
+ * are opportunities too. Version 7: opportunities have a `kind` and `details`, and
+ * `conversationMessages` links each conversation to its messages.
  */
 export const inboxProjection: Projection = {
   name: 'inbox',
-  version: 6,
+  version: 7,
   collections: [CONVERSATIONS, OPPORTUNITIES, MESSAGES, CONVERSATION_MESSAGES, MESSAGE_THREADS, AGENT_DISPATCHES],
-  canHandle: handles(INBOX_EVENT_TYPES),
+  canHandle: handles([...INBOX_EVENT_TYPES, 'OpportunityProposed']),
   async handle(recorded, w) {
+    if (recorded.type === 'OpportunityProposed') {
+      const proposed = parseEvent(recorded, agentRunEventSchemas);
+      if (proposed?.type === 'OpportunityProposed') await applyProposalToOpportunities(proposed, w);
+      return;
+    }
     const event = parseEvent(recorded, inboxEventSchemas);
     if (!event) return;
     await applyToConversations(event, w);

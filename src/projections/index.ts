@@ -1,5 +1,7 @@
 import { dashboardSessionsProjection, oauthProjection } from './oauth.ts';
 import { agentSettingsProjection } from './agentSettings.ts';
+import { articlesProjection } from './articles.ts';
+import { agentRunsProjection } from './agentRuns.ts';
 import { inboxProjection } from './inbox.ts';
 import type { Projection } from './projection.ts';
 import { suppressionsProjection } from './suppressions.ts';
@@ -12,3 +14,4 @@ export const allProjections: Projection[] = [teamsProjection, sitesProjection, a
 allProjections.push(oauthProjection, dashboardSessionsProjection);
 allProjections.push(webhookDeliveriesProjection);
 allProjections.push(inboxProjection, agentSettingsProjection, suppressionsProjection);
+allProjections.push(articlesProjection, agentRunsProjection);

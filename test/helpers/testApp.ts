@@ -11,6 +11,7 @@ import type { Plan } from '../../src/domain/site.ts';
 import type { Clock } from '../../src/ports/clock.ts';
 import { createServices, type Services } from '../../src/services.ts';
 import { startProjections } from '../../src/projections/startProjections.ts';
+import type { AgentWorkWiring } from '../../src/agentWorkWiring.ts';
 
 export interface TestApp {
   fastify: FastifyInstance;
@@ -38,11 +39,11 @@ export class TestClock implements Clock {
  * running, the fastify app registered. `listen: true` also binds a loopback port (port 0).
  */
 export async function startTestApp(
-  options: { env?: Record<string, string>; clock?: Clock; listen?: boolean; dataDir?: string; projectionsInThread?: boolean } = {},
+  options: { env?: Record<string, string>; clock?: Clock; listen?: boolean; dataDir?: string; projectionsInThread?: boolean; agentWork?: AgentWorkWiring } = {},
 ): Promise<TestApp> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'outreach-test-'));
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', ...options.env });
-  const services = await createServices(config, { clock: options.clock });
+  const services = await createServices(config, { clock: options.clock, agentWork: options.agentWork });
   // In-process by default (as before); `projectionsInThread` runs them as `npm start` does.
   const projections = options.projectionsInThread
     ? startProjections(services, (error) => console.error(error))

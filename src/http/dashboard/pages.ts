@@ -15,6 +15,7 @@ import { type SignedIn, csrfOk, loadSession } from '../web/session.ts';
 import { inboxPages } from './inbox.ts';
 import { deleteOAuthClientAndSweep } from './oauthClientDeletion.ts';
 import { showSignedIn } from './show.ts';
+import { agentPages } from './agents.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -44,7 +45,7 @@ const METHOD_LABELS: Record<TokenEndpointAuthMethod, string> = {
   client_secret_post: 'Confidential (client_secret_post): secret in the request body',
 };
 
-/** The dashboard behind sign-in: the inbox, OAuth apps, API keys and each site's webhook subscriptions. */
+/** The dashboard behind sign-in: the inbox, OAuth apps, API keys, each site's webhook subscriptions and agents. */
 export async function dashboardPages(app: FastifyInstance) {
   const waitForWrite = app.waitForWrite;
   app.decorateRequest('dashboard', null);
@@ -72,7 +73,7 @@ export async function dashboardPages(app: FastifyInstance) {
       s,
       'Dashboard',
       html`<p>Signed in as ${s.user.email} (${s.user.role}).</p>
-        <ul><li><a href="/dashboard/inbox">Inbox</a></li><li><a href="/dashboard/oauth-apps">OAuth apps</a></li><li><a href="/dashboard/api-keys">API keys</a></li><li><a href="/dashboard/webhooks">Webhook subscriptions</a></li></ul>`,
+        <ul><li><a href="/dashboard/inbox">Inbox</a></li><li><a href="/dashboard/oauth-apps">OAuth apps</a></li><li><a href="/dashboard/api-keys">API keys</a></li><li><a href="/dashboard/webhooks">Webhook subscriptions</a></li><li><a href="/dashboard/agents">Agents</a></li></ul>`,
     );
   });
 
@@ -276,4 +277,7 @@ export async function dashboardPages(app: FastifyInstance) {
   });
 
   await app.register(inboxPages);
+
+  // ---- Agents per site ----
+  agentPages(app, show, canManage);
 }

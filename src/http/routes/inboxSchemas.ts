@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { CONVERSATION_STATUSES } from '../../domain/conversation.ts';
 import type { ConversationDoc } from '../../readModels/conversations.ts';
 import type { MessageDoc } from '../../readModels/messages.ts';
-import type { OpportunityDoc } from '../../readModels/opportunities.ts';
+import { OPPORTUNITY_KINDS, type OpportunityDoc } from '../../readModels/opportunities.ts';
+import { opportunityProposalSchema } from '../../domain/eventSchemas.ts';
 import type { SuppressionDoc } from '../../readModels/suppressions.ts';
 
 /** The inbox API's objects, and the one mapping from each read-model document to them. */
@@ -51,13 +52,16 @@ export const messageObject = z.object({
 export const opportunityObject = z.object({
   id: z.string(),
   siteId: z.string(),
-  conversationId: z.string(),
-  entrySource: z.enum(ENTRY_SOURCES),
+  kind: z.enum(OPPORTUNITY_KINDS).meta({ description: "inbound_pitch, or the key of the agent that proposed it" }),
+  conversationId: z.string().nullable().meta({ description: "the pitch's conversation (or the cold pitch's); null for the content agents" }),
+  entrySource: z.enum(ENTRY_SOURCES).nullable().meta({ description: 'inbound pitches only' }),
   targetUrl: z.string().meta({ description: 'the URL the prospect wants linked; empty for a stub' }),
   anchorText: z.string().nullable(),
   suggestedSentence: z.string().nullable(),
   sourceUrl: z.string().nullable().meta({ description: 'the page of the site the link would go on' }),
   stub: z.boolean().meta({ description: 'true when no ask was extracted' }),
+  details: opportunityProposalSchema.nullable().meta({ description: "an agent's proposal as it made it (its fields depend on kind); null for an inbound pitch" }),
+  runId: z.string().nullable().meta({ description: 'the agent run that proposed it' }),
   createdAt: isoTimestamp,
 });
 
@@ -124,6 +128,7 @@ export const messageOf = (m: MessageDoc): z.infer<typeof messageObject> => ({
 export const opportunityOf = (o: OpportunityDoc): z.infer<typeof opportunityObject> => ({
   id: o.id,
   siteId: o.siteId,
+  kind: o.kind ?? 'inbound_pitch',
   conversationId: o.conversationId,
   entrySource: o.entrySource,
   targetUrl: o.targetUrl,
@@ -131,6 +136,8 @@ export const opportunityOf = (o: OpportunityDoc): z.infer<typeof opportunityObje
   suggestedSentence: o.suggestedSentence,
   sourceUrl: o.sourceUrl,
   stub: o.stub,
+  details: o.details ?? null,
+  runId: o.runId ?? null,
   createdAt: o.createdAt,
 });
 

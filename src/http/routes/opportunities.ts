@@ -2,18 +2,20 @@ import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { booleanParam, isoParam, pageQuery } from '../pagination.ts';
+import { OPPORTUNITY_KINDS } from '../../readModels/opportunities.ts';
 import { errors, siteParams } from '../schemas.ts';
 import { opportunitiesPage, opportunityDetail } from '../views/inbox.ts';
 import { ENTRY_SOURCES, opportunityObject } from './inboxSchemas.ts';
 
 const listQuery = pageQuery.extend({
+  kind: z.enum(OPPORTUNITY_KINDS).optional(),
   entrySource: z.enum(ENTRY_SOURCES).optional(),
   stub: booleanParam.optional(),
   createdAfter: isoParam.optional(),
   createdBefore: isoParam.optional(),
 });
 
-/** The site's link opportunities: what each pitch asked for. */
+/** The site's opportunities: what each pitch asked for, and what the agents proposed (`kind`). */
 const plugin: FastifyPluginAsyncZod = async (app) => {
   const path = '/api/v1/sites/:siteId/outreach/opportunities';
 

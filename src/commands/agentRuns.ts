@@ -1,0 +1,142 @@
+import {
+  type AgentRunLedgerEvent,
+  type QueuedRun,
+  type RunFailureReason,
+  type RunTrigger,
+  type StoredProposal,
+  HOUR_MS,
+  RunRateLimitedError,
+  agentRunDecider,
+  agentRunLedgerDecider,
+  agentRunLedgerStream,
+  agentRunStream,
+  runLedgerHour,
+} from '../domain/agentRun.ts';
+import { type AgentKey, AGENT_TEMPLATES, AUTOMATION_PLANS, agentsDecider, agentsStream, planAllowsAgent, settingsOf } from '../domain/agents.ts';
+import { agentInactive, insufficientCredits, planRequired, rateLimited, siteNotFound } from '../domain/errors.ts';
+import { siteDecider, siteStream } from '../domain/site.ts';
+import { eventSchemasOf, parseEvent } from '../lib/parseEvent.ts';
+import type { Config } from '../config.ts';
+import { type AgentRunDoc, queuedRunDoc } from '../readModels/agentRuns.ts';
+import { aggregateStream } from './aggregateStream.ts';
+import type { CommandContext } from './context.ts';
+import { creditsOf } from './credits.ts';
+import { handleCommand } from './handleCommand.ts';
+
+/** What the run gates read besides the event store: the limit and whether credits are enforced. */
+export interface AgentRunContext extends CommandContext {
+  config: Pick<Config, 'AI_CREDITS_ENFORCED' | 'AGENT_RUNS_PER_HOUR'>;
+}
+
+export interface RequestAgentRunInput {
+  teamId: string;
+  siteId: string;
+  agentKey: AgentKey;
+  trigger: RunTrigger;
+  /** Who asked: an API key id, an OAuth client id, a user id, or null (the scheduler). */
+  requestedBy: string | null;
+  /** Scheduled runs name their slot, so two schedulers cannot queue it twice; on-demand runs get a new id. */
+  runId?: string;
+}
+
+/** The site's plan gate, in the spec's words: automations for every agent, Advanced for outreach. */
+export function assertPlanAllows(plan: string, agentKey: AgentKey | null): void {
+  if (!AUTOMATION_PLANS.includes(plan)) throw planRequired('Agent endpoints need a site on a plan with automations (Pro or Advanced).');
+  if (agentKey && !planAllowsAgent(plan, agentKey)) throw planRequired(`The ${AGENT_TEMPLATES[agentKey]} needs the Advanced plan.`);
+}
+
+/**
+ * Queues a run of one agent on one site: the one path for REST, MCP (`run_agent`), the CLI and the
+ * scheduler. Gates in order: the plan (PLAN_REQUIRED), the agent active (AGENT_INACTIVE), AI
+ * credits while enforced (INSUFFICIENT_CREDITS), then, for on-demand runs, N per sliding hour per
+ * site (RATE_LIMITED with the seconds until one is admitted). Returns the run as queued; `queued`
+ * is false when a scheduled slot was already queued.
+ */
+export async function requestAgentRun(ctx: AgentRunContext, input: RequestAgentRunInput): Promise<{ run: AgentRunDoc; queued: boolean; position: bigint | null }> {
+  const { state: site } = await aggregateStream(ctx.events, siteStream(input.siteId), siteDecider);
+  if (site.status !== 'exists') throw siteNotFound();
+  assertPlanAllows(site.settings.plan, input.agentKey);
+  const { state: agents } = await aggregateStream(ctx.events, agentsStream(input.siteId), agentsDecider);
+  if (!settingsOf(agents, input.agentKey).active) throw agentInactive(input.agentKey);
+  if (ctx.config.AI_CREDITS_ENFORCED) {
+    const { balance } = await creditsOf(ctx, input.teamId);
+    if (balance <= 0) throw insufficientCredits(balance);
+  }
+
+  const now = ctx.clock.now();
+  const run: QueuedRun = {
+    runId: input.runId ?? ctx.newId(),
+    siteId: input.siteId,
+    teamId: input.teamId,
+    agentKey: input.agentKey,
+    trigger: input.trigger,
+    requestedBy: input.requestedBy,
+    queuedAt: now.toISOString(),
+  };
+  const hour = runLedgerHour(now.getTime());
+  const earlier = await ledgerOf(ctx, input.siteId, hour - 1);
+  try {
+    const result = await handleCommand(ctx.events, agentRunLedgerStream(input.siteId, hour), agentRunLedgerDecider, {
+      type: 'QueueAgentRun',
+      data: { run, earlier, limitPerHour: ctx.config.AGENT_RUNS_PER_HOUR },
+    });
+    return { run: queuedRunDoc(run), queued: result.events.length > 0, position: result.position };
+  } catch (error) {
+    if (error instanceof RunRateLimitedError) {
+      throw rateLimited(error.retryAfterMs / 1000, `At most ${error.limit} on-demand agent runs per hour per site (REST and MCP together).`);
+    }
+    throw error;
+  }
+}
+
+async function ledgerOf(ctx: CommandContext, siteId: string, hour: number): Promise<AgentRunLedgerEvent['data'][]> {
+  const schemas = eventSchemasOf<AgentRunLedgerEvent>();
+  const runs: AgentRunLedgerEvent['data'][] = [];
+  for (const recorded of await ctx.events.readStream(agentRunLedgerStream(siteId, hour))) {
+    const event = parseEvent(recorded, schemas);
+    if (event) runs.push(event.data);
+  }
+  return runs;
+}
+
+/** On-demand runs the site may still start in the sliding hour (for views; the ledger decides). */
+export async function onDemandRunsLeft(ctx: AgentRunContext, siteId: string): Promise<number> {
+  const now = ctx.clock.now().getTime();
+  const hour = runLedgerHour(now);
+  const runs = [...(await ledgerOf(ctx, siteId, hour - 1)), ...(await ledgerOf(ctx, siteId, hour))];
+  const used = runs.filter((r) => r.trigger === 'on_demand' && Date.parse(r.queuedAt) > now - HOUR_MS).length;
+  return Math.max(0, ctx.config.AGENT_RUNS_PER_HOUR - used);
+}
+
+// ---- the runner's commands on one run's stream ----
+
+type RunRef = { runId: string; siteId: string; teamId: string; agentKey: AgentKey };
+
+/** Takes the run under a lease (first start, or a retry once the previous worker's lease expired). */
+export async function startAgentRun(ctx: CommandContext, input: { run: RunRef; workerId: string; leaseMs: number }) {
+  return handleCommand(ctx.events, agentRunStream(input.run.runId), agentRunDecider, {
+    type: 'StartAgentRun',
+    data: { ...input, now: ctx.clock.now().toISOString() },
+  });
+}
+
+export async function renewAgentRunLease(ctx: CommandContext, input: { runId: string; attempt: number; workerId: string; leaseMs: number }) {
+  return handleCommand(ctx.events, agentRunStream(input.runId), agentRunDecider, {
+    type: 'RenewAgentRunLease',
+    data: { ...input, now: ctx.clock.now().toISOString() },
+  });
+}
+
+/** Ends the run: one `OpportunityProposed` per proposal and `AgentRunSucceeded`, in one append. */
+export async function completeAgentRun(
+  ctx: CommandContext,
+  input: { runId: string; attempt: number; workerId: string; proposals: StoredProposal[]; counts: Record<string, number>; creditsUsed: number },
+) {
+  const { runId, ...data } = input;
+  return handleCommand(ctx.events, agentRunStream(runId), agentRunDecider, { type: 'CompleteAgentRun', data: { ...data, now: ctx.clock.now().toISOString() } });
+}
+
+export async function failAgentRun(ctx: CommandContext, input: { runId: string; attempt: number; workerId: string; reason: RunFailureReason; detail: string }) {
+  const { runId, ...data } = input;
+  return handleCommand(ctx.events, agentRunStream(runId), agentRunDecider, { type: 'FailAgentRun', data: { ...data, now: ctx.clock.now().toISOString() } });
+}

@@ -1,0 +1,192 @@
+import type { AgentKey } from './agents.ts';
+import type { OpportunityProposal } from './agentWork.ts';
+import { type Decider, assertNever } from './decider.ts';
+
+/**
+ * Agent runs. A request is an `AgentRunQueued` fact in the site's hourly run ledger
+ * (`agentRunRequests-<siteId>-<hour>`): the ledger decides the on-demand limit (N per sliding hour,
+ * from this hour's and the previous hour's ledgers) with the append's expected revision, so it holds
+ * across instances. The run then lives on its own stream (`agentRun-<runId>`): started under a lease
+ * by one worker, renewed while it works, and ended once, succeeded with its opportunities or failed.
+ */
+export const RUN_TRIGGERS = ['on_demand', 'scheduled'] as const;
+export type RunTrigger = (typeof RUN_TRIGGERS)[number];
+export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+export const RUN_FAILURE_REASONS = ['work_failed', 'worker_lost', 'work_unavailable', 'site_not_found'] as const;
+export type RunFailureReason = (typeof RUN_FAILURE_REASONS)[number];
+
+/** A run left by a dead worker is started once more; after that it fails (`worker_lost`). */
+export const MAX_RUN_ATTEMPTS = 2;
+export const HOUR_MS = 3_600_000;
+
+export const runLedgerHour = (ms: number) => Math.floor(ms / HOUR_MS);
+export const agentRunLedgerStream = (siteId: string, hour: number) => `agentRunRequests-${siteId}-${hour}`;
+export const agentRunStream = (runId: string) => `agentRun-${runId}`;
+
+export interface QueuedRun {
+  runId: string;
+  siteId: string;
+  teamId: string;
+  agentKey: AgentKey;
+  trigger: RunTrigger;
+  requestedBy: string | null;
+  queuedAt: string;
+}
+
+// ---- the site's hourly run ledger ----
+
+export type AgentRunLedgerEvent = { type: 'AgentRunQueued'; data: QueuedRun };
+export type AgentRunLedgerCommand = {
+  type: 'QueueAgentRun';
+  data: {
+    run: QueuedRun;
+    /** The previous hour's ledger: with this one it makes the sliding hour. */
+    earlier: readonly AgentRunLedgerEvent['data'][];
+    limitPerHour: number;
+  };
+};
+export type AgentRunLedgerState = readonly QueuedRun[];
+
+export class RunRateLimitedError extends Error {
+  constructor(
+    readonly retryAfterMs: number,
+    readonly limit: number,
+  ) {
+    super(`at most ${limit} on-demand agent runs per hour per site`);
+  }
+}
+
+export const agentRunLedgerDecider: Decider<AgentRunLedgerState, AgentRunLedgerCommand, AgentRunLedgerEvent> = {
+  initialState: () => [],
+  evolve: (state, event) => [...state, event.data],
+  decide(command, state) {
+    const { run, earlier, limitPerHour } = command.data;
+    const all = [...earlier, ...state];
+    // A scheduled run's id names its slot: a second scheduler asking for the same slot gets nothing.
+    if (all.some((r) => r.runId === run.runId)) return [];
+    if (run.trigger === 'on_demand') {
+      const now = Date.parse(run.queuedAt);
+      const inHour = all
+        .filter((r) => r.trigger === 'on_demand' && Date.parse(r.queuedAt) > now - HOUR_MS)
+        .map((r) => Date.parse(r.queuedAt))
+        .sort((a, b) => a - b);
+      if (inHour.length >= limitPerHour) {
+        // Admitted again once enough of the hour's runs have slid out of it.
+        const oldestThatMustLeave = inHour[inHour.length - limitPerHour]!;
+        throw new RunRateLimitedError(oldestThatMustLeave + HOUR_MS - now, limitPerHour);
+      }
+    }
+    return [{ type: 'AgentRunQueued', data: run }];
+  },
+};
+
+// ---- one run ----
+
+export interface StoredProposal {
+  opportunityId: string;
+  proposal: OpportunityProposal;
+}
+
+type RunRef = { runId: string; siteId: string; teamId: string; agentKey: AgentKey };
+
+export type AgentRunEvent =
+  | { type: 'AgentRunStarted'; data: RunRef & { attempt: number; workerId: string; leaseExpiresAt: string; startedAt: string } }
+  | { type: 'AgentRunLeaseRenewed'; data: { runId: string; attempt: number; workerId: string; leaseExpiresAt: string; renewedAt: string } }
+  | { type: 'OpportunityProposed'; data: RunRef & StoredProposal & { proposedAt: string } }
+  | {
+      type: 'AgentRunSucceeded';
+      data: RunRef & { attempt: number; counts: Record<string, number>; opportunityIds: string[]; creditsUsed: number; succeededAt: string };
+    }
+  | { type: 'AgentRunFailed'; data: RunRef & { attempt: number; reason: RunFailureReason; detail: string; failedAt: string } };
+
+export type AgentRunCommand =
+  | { type: 'StartAgentRun'; data: { run: RunRef; workerId: string; leaseMs: number; now: string } }
+  | { type: 'RenewAgentRunLease'; data: { runId: string; attempt: number; workerId: string; leaseMs: number; now: string } }
+  | {
+      type: 'CompleteAgentRun';
+      data: { attempt: number; workerId: string; proposals: StoredProposal[]; counts: Record<string, number>; creditsUsed: number; now: string };
+    }
+  | { type: 'FailAgentRun'; data: { attempt: number; workerId: string; reason: RunFailureReason; detail: string; now: string } };
+
+export type AgentRunState =
+  | { status: 'none' }
+  | { status: 'running'; run: RunRef; attempt: number; workerId: string; leaseExpiresAt: string }
+  | { status: 'succeeded'; run: RunRef }
+  | { status: 'failed'; run: RunRef };
+
+/** The worker no longer holds the run (its lease expired and another took it, or the run ended). */
+export class RunLeaseLostError extends Error {}
+/** Another worker holds a live lease on the run. */
+export class RunHeldElsewhereError extends Error {}
+
+const leaseUntil = (now: string, leaseMs: number) => new Date(Date.parse(now) + leaseMs).toISOString();
+
+function holding(state: AgentRunState, attempt: number, workerId: string): Extract<AgentRunState, { status: 'running' }> {
+  if (state.status !== 'running' || state.attempt !== attempt || state.workerId !== workerId) {
+    throw new RunLeaseLostError(`run is no longer held by ${workerId} (attempt ${attempt})`);
+  }
+  return state;
+}
+
+export const agentRunDecider: Decider<AgentRunState, AgentRunCommand, AgentRunEvent> = {
+  initialState: () => ({ status: 'none' }),
+  evolve(state, event) {
+    switch (event.type) {
+      case 'AgentRunStarted': {
+        const { runId, siteId, teamId, agentKey, attempt, workerId, leaseExpiresAt } = event.data;
+        return { status: 'running', run: { runId, siteId, teamId, agentKey }, attempt, workerId, leaseExpiresAt };
+      }
+      case 'AgentRunLeaseRenewed':
+        return state.status === 'running' ? { ...state, leaseExpiresAt: event.data.leaseExpiresAt } : state;
+      case 'OpportunityProposed':
+        return state;
+      case 'AgentRunSucceeded':
+        return state.status === 'running' ? { status: 'succeeded', run: state.run } : state;
+      case 'AgentRunFailed':
+        return state.status === 'running' || state.status === 'none' ? { status: 'failed', run: runRefOf(event.data) } : state;
+      default:
+        return assertNever(event);
+    }
+  },
+  decide(command, state) {
+    switch (command.type) {
+      case 'StartAgentRun': {
+        const { run, workerId, leaseMs, now } = command.data;
+        if (state.status === 'succeeded' || state.status === 'failed') return [];
+        if (state.status === 'none') {
+          return [{ type: 'AgentRunStarted', data: { ...run, attempt: 1, workerId, leaseExpiresAt: leaseUntil(now, leaseMs), startedAt: now } }];
+        }
+        if (Date.parse(state.leaseExpiresAt) > Date.parse(now)) throw new RunHeldElsewhereError(`run is held by ${state.workerId} until ${state.leaseExpiresAt}`);
+        if (state.attempt >= MAX_RUN_ATTEMPTS) {
+          const detail = `the worker ${state.workerId} stopped renewing its lease on attempt ${state.attempt} of ${MAX_RUN_ATTEMPTS}`;
+          return [{ type: 'AgentRunFailed', data: { ...state.run, attempt: state.attempt, reason: 'worker_lost', detail, failedAt: now } }];
+        }
+        const attempt = state.attempt + 1;
+        return [{ type: 'AgentRunStarted', data: { ...state.run, attempt, workerId, leaseExpiresAt: leaseUntil(now, leaseMs), startedAt: now } }];
+      }
+      case 'RenewAgentRunLease': {
+        const { runId, attempt, workerId, leaseMs, now } = command.data;
+        holding(state, attempt, workerId);
+        return [{ type: 'AgentRunLeaseRenewed', data: { runId, attempt, workerId, leaseExpiresAt: leaseUntil(now, leaseMs), renewedAt: now } }];
+      }
+      case 'CompleteAgentRun': {
+        const { attempt, workerId, proposals, counts, creditsUsed, now } = command.data;
+        const { run } = holding(state, attempt, workerId);
+        return [
+          ...proposals.map((p): AgentRunEvent => ({ type: 'OpportunityProposed', data: { ...run, ...p, proposedAt: now } })),
+          { type: 'AgentRunSucceeded', data: { ...run, attempt, counts, opportunityIds: proposals.map((p) => p.opportunityId), creditsUsed, succeededAt: now } },
+        ];
+      }
+      case 'FailAgentRun': {
+        const { attempt, workerId, reason, detail, now } = command.data;
+        const { run } = holding(state, attempt, workerId);
+        return [{ type: 'AgentRunFailed', data: { ...run, attempt, reason, detail, failedAt: now } }];
+      }
+      default:
+        return assertNever(command);
+    }
+  },
+};
+
+const runRefOf = (d: RunRef): RunRef => ({ runId: d.runId, siteId: d.siteId, teamId: d.teamId, agentKey: d.agentKey });

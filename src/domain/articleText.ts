@@ -1,0 +1,143 @@
+/**
+ * Plain text and internal links out of an article's HTML, without an HTML parser dependency: one
+ * forward scan (indexOf, never a regular expression over the whole document), so hostile markup
+ * costs linear time. Paragraph structure is kept: block elements become blank-line breaks.
+ */
+
+/** Elements whose content is never text: dropped with everything inside. */
+const HIDDEN = new Set(['script', 'style', 'noscript', 'template', 'head', 'title', 'svg', 'iframe', 'object', 'canvas', 'select', 'textarea']);
+const BLOCKS = new Set([
+  'p', 'div', 'section', 'article', 'main', 'header', 'footer', 'aside', 'nav', 'blockquote', 'pre', 'ul', 'ol', 'li', 'dl', 'dt', 'dd',
+  'table', 'thead', 'tbody', 'tr', 'td', 'th', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'figure', 'figcaption', 'hr', 'br', 'form', 'address',
+]);
+
+const NAMED: Record<string, string> = {
+  amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', ndash: '–', mdash: '—', hellip: '…', rsquo: '’', lsquo: '‘',
+  rdquo: '”', ldquo: '“', copy: '©', reg: '®', trade: '™', eacute: 'é', egrave: 'è', agrave: 'à', ccedil: 'ç', uuml: 'ü', ouml: 'ö', auml: 'ä', szlig: 'ß',
+};
+
+export function decodeEntities(text: string): string {
+  return text.replace(/&(#x[0-9a-f]{1,6}|#[0-9]{1,7}|[a-z]{2,8});/gi, (whole, ref: string) => {
+    if (ref[0] === '#') {
+      const code = ref[1] === 'x' || ref[1] === 'X' ? parseInt(ref.slice(2), 16) : parseInt(ref.slice(1), 10);
+      return code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff) ? String.fromCodePoint(code) : '';
+    }
+    return NAMED[ref.toLowerCase()] ?? whole;
+  });
+}
+
+interface Tag {
+  name: string;
+  closing: boolean;
+  /** The tag's text between `<` and `>`. */
+  raw: string;
+}
+
+/**
+ * One linear pass over the markup: text runs and tags in document order. Comments, declarations and
+ * hidden elements (with their content) are skipped; an unterminated tag, comment or hidden element
+ * ends the document. Every search moves forward, so the cost is linear in the input.
+ */
+function scanHtml(html: string, onText: (text: string) => void, onTag: (tag: Tag) => void): void {
+  const lower = html.toLowerCase();
+  let i = 0;
+  while (i < html.length) {
+    const open = html.indexOf('<', i);
+    if (open === -1) {
+      onText(html.slice(i));
+      return;
+    }
+    if (open > i) onText(html.slice(i, open));
+    if (html.startsWith('<!--', open)) {
+      const end = html.indexOf('-->', open + 4);
+      if (end === -1) return;
+      i = end + 3;
+      continue;
+    }
+    const close = html.indexOf('>', open + 1);
+    if (close === -1) return;
+    const raw = html.slice(open + 1, close);
+    const match = /^(\/?)([a-z][a-z0-9]{0,15})/i.exec(raw);
+    i = close + 1;
+    if (!match) {
+      // `<!doctype>`, `<?xml?>`: no text. A lone `<` followed by a space is text.
+      if (/^[\s\d=]/.test(raw)) onText('<' + raw + '>');
+      continue;
+    }
+    const name = match[2]!.toLowerCase();
+    const closing = match[1] === '/';
+    if (!closing && HIDDEN.has(name) && !raw.endsWith('/')) {
+      const end = lower.indexOf(`</${name}`, i);
+      if (end === -1) return;
+      const after = html.indexOf('>', end);
+      if (after === -1) return;
+      i = after + 1;
+      continue;
+    }
+    onTag({ name, closing, raw });
+  }
+}
+
+/** The article's text: paragraphs separated by a blank line, whitespace inside a paragraph collapsed. */
+export function htmlToText(html: string): string {
+  const parts: string[] = [];
+  scanHtml(
+    html,
+    (text) => parts.push(decodeEntities(text)),
+    (tag) => {
+      if (BLOCKS.has(tag.name)) parts.push('\n\n');
+    },
+  );
+  return normaliseParagraphs(parts.join(''));
+}
+
+/** Plain text given by a client: the same paragraph layout as extracted text. */
+export function normaliseParagraphs(text: string): string {
+  return text
+    .replace(/\r\n?/g, '\n')
+    .split(/\n[ \t\u00a0]*\n/)
+    .map((p) => p.replace(/[\s\u00a0]+/g, ' ').trim())
+    .filter((p) => p !== '')
+    .join('\n\n');
+}
+
+/** The site's host and its `www.` twin count as the same site. */
+const bareHost = (host: string) => host.toLowerCase().replace(/^www\./, '');
+
+/**
+ * Absolute URLs of the body's links that point at the site itself (the domain or its `www.`
+ * twin), resolved against the article's URL, without fragment, each once, in document order.
+ */
+export function internalLinks(html: string, articleUrl: string, siteDomain: string): string[] {
+  const site = bareHost(siteDomain);
+  const found = new Set<string>();
+  scanHtml(html, () => {}, (tag) => {
+    if (tag.name !== 'a' || tag.closing) return;
+    const match = /\shref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"']+))/i.exec(tag.raw);
+    if (!match) return;
+    const href = decodeEntities((match[1] ?? match[2] ?? match[3] ?? '').trim());
+    if (href === '' || href.startsWith('#')) return;
+    let url: URL;
+    try {
+      url = new URL(href, articleUrl);
+    } catch {
+      return;
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') return;
+    if (bareHost(url.hostname) !== site) return;
+    url.hash = '';
+    found.add(url.toString());
+  });
+  return [...found];
+}
+
+/** True when the URL's host is the site's domain (or its `www.` twin). */
+export const isOnSite = (url: string, siteDomain: string) => {
+  try {
+    return bareHost(new URL(url).hostname) === bareHost(siteDomain);
+  } catch {
+    return false;
+  }
+};
+
+export const wordCount = (text: string) => (text.match(/[\p{L}\p{N}][\p{L}\p{N}'’-]*/gu) ?? []).length;

@@ -1,0 +1,154 @@
+import type { FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { onDemandRunsLeft, assertPlanAllows, requestAgentRun } from '../../commands/agentRuns.ts';
+import { updateAgent } from '../../commands/agents.ts';
+import { creditsOf } from '../../commands/credits.ts';
+import { AGENT_KEYS, type AgentKey, CADENCE_HOURS_MAX, isAgentKey } from '../../domain/agents.ts';
+import { RUN_STATUSES } from '../../domain/agentRun.ts';
+import { agentNotFound } from '../../domain/errors.ts';
+import { listAgentRuns } from '../../readModels/agentRuns.ts';
+import { agentViewOf, listAgents } from '../../readModels/agentViews.ts';
+import { isoParam, pageQuery } from '../pagination.ts';
+import { errors, siteParams } from '../schemas.ts';
+import { agentObject, agentOf, runObject, runOf } from './agentSchemas.ts';
+
+const agentParams = siteParams.extend({ agentKey: z.string().min(1).max(100).meta({ description: AGENT_KEYS.join(', ') }) });
+
+const updateBody = z
+  .object({
+    isActive: z.boolean().optional(),
+    cadenceHours: z.number().int().min(1).max(CADENCE_HOURS_MAX).nullable().optional(),
+    settings: z.record(z.string(), z.unknown()).optional().meta({ description: "only the keys to change; each agent's keys are listed by GET .../agents" }),
+  })
+  // Unknown keys reach the handler, which names them (UNKNOWN_SETTING) instead of a generic validation error.
+  .catchall(z.unknown());
+
+const runsQuery = pageQuery.extend({
+  agentKey: z.enum(AGENT_KEYS).optional(),
+  status: z.enum(RUN_STATUSES).optional(),
+  queuedAfter: isoParam.optional(),
+  queuedBefore: isoParam.optional(),
+});
+
+const agentKeyOf = (request: FastifyRequest): AgentKey => {
+  const { agentKey } = request.params as { agentKey: string };
+  if (!isAgentKey(agentKey)) throw agentNotFound(agentKey);
+  return agentKey;
+};
+
+/** The agent endpoints: list and tune the six template agents, run one on demand, list runs. */
+const plugin: FastifyPluginAsyncZod = async (app) => {
+  const path = '/api/v1/sites/:siteId/agents';
+  // Runs after authentication, before the body is validated: an unknown agent or a plan without automations comes first.
+  const gate = async (request: FastifyRequest) => {
+    const agentKey = (request.params as { agentKey?: string }).agentKey === undefined ? null : agentKeyOf(request);
+    assertPlanAllows(request.site!.plan, agentKey);
+  };
+
+  app.get(
+    path,
+    {
+      config: { access: { scope: 'agents:read', site: true } },
+      preValidation: gate,
+      schema: {
+        summary: "List the site's six agents: settings with defaults, plan, last run; the run limit and credits",
+        tags: ['agents'],
+        params: siteParams,
+        response: {
+          200: z.object({
+            agents: z.array(agentObject),
+            onDemandRuns: z.object({ perHour: z.number().int(), leftThisHour: z.number().int() }),
+            credits: z.object({ enforced: z.boolean(), balance: z.number() }),
+          }),
+          ...errors(401, 403, 404),
+        },
+      },
+    },
+    async function listAgentsRoute(request) {
+      const site = request.site!;
+      const [agents, left, credits] = await Promise.all([
+        listAgents(app.readModels, site, app.agentWork.workSettingsSchemas),
+        onDemandRunsLeft(app, site.id),
+        creditsOf(app, site.teamId),
+      ]);
+      return {
+        agents: agents.map(agentOf),
+        onDemandRuns: { perHour: app.config.AGENT_RUNS_PER_HOUR, leftThisHour: left },
+        credits: { enforced: app.config.AI_CREDITS_ENFORCED, balance: credits.balance },
+      };
+    },
+  );
+
+  app.get(
+    `${path}/runs`,
+    {
+      config: { access: { scope: 'agents:read', site: true } },
+      preValidation: gate,
+      schema: {
+        summary: 'List agent runs, newest first, with a cursor',
+        tags: ['agents'],
+        params: siteParams,
+        querystring: runsQuery,
+        response: { 200: z.object({ runs: z.array(runObject), hasMore: z.boolean(), nextCursor: z.string().nullable() }), ...errors(400, 401, 403, 404) },
+      },
+    },
+    async function listAgentRunsRoute(request) {
+      const { limit, cursor, ...filters } = request.query;
+      const page = await listAgentRuns(app.readModels, request.site!.id, filters, cursor, limit);
+      return { runs: page.runs.map(runOf), hasMore: page.hasMore, nextCursor: page.nextCursor };
+    },
+  );
+
+  app.put(
+    `${path}/:agentKey`,
+    {
+      config: { access: { scope: 'agents:write', site: true } },
+      preValidation: gate,
+      schema: {
+        summary: 'Toggle or tune an agent (only the fields given change)',
+        tags: ['agents'],
+        params: agentParams,
+        body: updateBody,
+        response: { 200: z.object({ agent: agentObject }), ...errors(400, 401, 403, 404, 429) },
+      },
+    },
+    async function updateAgentRoute(request) {
+      const site = request.site!;
+      const agentKey = agentKeyOf(request);
+      const result = await updateAgent(app, { siteId: site.id, plan: site.plan, agentKey, body: request.body, workSettingsSchemas: app.agentWork.workSettingsSchemas });
+      await app.waitForWrite(result.position);
+      return { agent: agentOf(await agentViewOf(app.readModels, site, agentKey, app.agentWork.workSettingsSchemas)) };
+    },
+  );
+
+  app.post(
+    `${path}/:agentKey/run`,
+    {
+      config: { access: { scope: 'agents:write', site: true } },
+      preValidation: gate,
+      schema: {
+        summary: 'Run an agent now (202: queued); the agent must be active; 5 per hour per site with MCP',
+        tags: ['agents'],
+        params: agentParams,
+        response: { 202: z.object({ run: runObject }), ...errors(401, 402, 403, 404, 409, 429) },
+      },
+    },
+    async function runAgentRoute(request, reply) {
+      const site = request.site!;
+      const credential = request.credential!;
+      const result = await requestAgentRun(app, {
+        teamId: site.teamId,
+        siteId: site.id,
+        agentKey: agentKeyOf(request),
+        trigger: 'on_demand',
+        requestedBy: credential.oauthClientId ?? credential.id,
+      });
+      await app.waitForWrite(result.position);
+      return reply.status(202).send({ run: runOf(result.run) });
+    },
+  );
+};
+
+export const agentRoutes = fp(plugin, { name: 'agent-routes', dependencies: ['services', 'read-your-writes', 'authenticate'], encapsulate: true });

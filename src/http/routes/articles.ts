@@ -1,0 +1,157 @@
+import fp from 'fastify-plugin';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { deleteArticle, upsertArticle } from '../../commands/articles.ts';
+import { notFound } from '../../domain/errors.ts';
+import { type ArticleDoc, getArticle, listArticlesPage } from '../../readModels/articles.ts';
+import { decodeCursor, isoParam, pageOf, pageQuery } from '../pagination.ts';
+import { errors, siteParams } from '../schemas.ts';
+
+const isoTimestamp = z.string().meta({ format: 'date-time' });
+const isoDate = z.iso.datetime({ offset: true }).transform((v) => new Date(v).toISOString());
+export const ARTICLE_BODY_MAX_CHARS = 500_000;
+
+const upsertBody = z
+  .object({
+    url: z.url({ protocol: /^https?$/ }).max(2000).meta({ description: "the article's address on the site's domain; the upsert key" }),
+    title: z.string().trim().min(1).max(500),
+    html: z.string().max(ARTICLE_BODY_MAX_CHARS).optional().meta({ description: 'the body as HTML (give html or text)' }),
+    text: z.string().max(ARTICLE_BODY_MAX_CHARS).optional().meta({ description: 'the body as plain text, paragraphs separated by blank lines' }),
+    publishedAt: isoDate.nullable().default(null),
+    updatedAt: isoDate.nullable().default(null),
+  })
+  .strict()
+  .refine((b) => (b.html === undefined) !== (b.text === undefined), { message: 'give exactly one of html and text' });
+
+const articleSummary = z.object({
+  id: z.string(),
+  siteId: z.string(),
+  url: z.string(),
+  title: z.string(),
+  format: z.enum(['html', 'text']),
+  wordCount: z.number().int(),
+  internalLinks: z.array(z.string()),
+  publishedAt: isoTimestamp.nullable(),
+  updatedAt: isoTimestamp.nullable(),
+  createdAt: isoTimestamp,
+  changedAt: isoTimestamp.meta({ description: 'when the service last recorded a change' }),
+});
+const articleObject = articleSummary.extend({
+  text: z.string().meta({ description: 'plain text extracted from the body, paragraphs separated by blank lines' }),
+  html: z.string().nullable().meta({ description: 'the body as sent, for an HTML article' }),
+});
+
+const summaryOf = (a: ArticleDoc): z.infer<typeof articleSummary> => ({
+  id: a.id,
+  siteId: a.siteId,
+  url: a.url,
+  title: a.title,
+  format: a.format,
+  wordCount: a.wordCount,
+  internalLinks: a.links,
+  publishedAt: a.publishedAt,
+  updatedAt: a.updatedAt,
+  createdAt: a.createdAt,
+  changedAt: a.changedAt,
+});
+const articleOf = (a: ArticleDoc): z.infer<typeof articleObject> => ({ ...summaryOf(a), text: a.text, html: a.format === 'html' ? a.body : null });
+
+const articleParams = siteParams.extend({ articleId: z.string().min(1).max(100) });
+
+/** A site's articles: what the content agents work on (and what the MCP tool `sync_article` writes). */
+const plugin: FastifyPluginAsyncZod = async (app) => {
+  const path = '/api/v1/sites/:siteId/articles';
+
+  app.put(
+    path,
+    {
+      config: { access: { scope: 'articles:write', site: true } },
+      schema: {
+        summary: "Create or update an article, keyed by its URL (201 created, 200 updated or unchanged)",
+        tags: ['articles'],
+        params: siteParams,
+        body: upsertBody,
+        response: { 201: z.object({ article: articleObject }), 200: z.object({ article: articleObject }), ...errors(400, 401, 403, 404, 429) },
+      },
+    },
+    async function upsertArticleRoute(request, reply) {
+      const site = request.site!;
+      const { url, title, html, text, publishedAt, updatedAt } = request.body;
+      const format = html !== undefined ? 'html' : 'text';
+      const result = await upsertArticle(app, {
+        teamId: site.teamId,
+        siteId: site.id,
+        siteDomain: site.domain,
+        content: { url, title, format, body: html ?? text ?? '', publishedAt, updatedAt },
+      });
+      await app.waitForWrite(result.position);
+      const doc = await getArticle(app.readModels, result.articleId);
+      if (!doc || doc.siteId !== site.id) throw notFound('Article not found.');
+      return reply.status(result.created ? 201 : 200).send({ article: articleOf(doc) });
+    },
+  );
+
+  app.get(
+    path,
+    {
+      config: { access: { scope: 'articles:read', site: true } },
+      schema: {
+        summary: 'List articles, newest first, with a cursor (without their text)',
+        tags: ['articles'],
+        params: siteParams,
+        querystring: pageQuery.extend({ changedAfter: isoParam.optional() }),
+        response: {
+          200: z.object({ articles: z.array(articleSummary), hasMore: z.boolean(), nextCursor: z.string().nullable() }),
+          ...errors(400, 401, 403, 404),
+        },
+      },
+    },
+    async function listArticlesRoute(request) {
+      const { limit, cursor, ...filters } = request.query;
+      const docs = await listArticlesPage(app.readModels, request.site!.id, filters, decodeCursor(cursor), limit);
+      const page = pageOf(docs, limit, 'createdAt');
+      return { articles: page.items.map(summaryOf), hasMore: page.hasMore, nextCursor: page.nextCursor };
+    },
+  );
+
+  app.get(
+    `${path}/:articleId`,
+    {
+      config: { access: { scope: 'articles:read', site: true } },
+      schema: {
+        summary: 'Get an article with its extracted text',
+        tags: ['articles'],
+        params: articleParams,
+        response: { 200: z.object({ article: articleObject }), ...errors(401, 403, 404) },
+      },
+    },
+    async function getArticleRoute(request) {
+      const doc = await getArticle(app.readModels, request.params.articleId);
+      if (!doc || doc.siteId !== request.site!.id) throw notFound('Article not found.');
+      return { article: articleOf(doc) };
+    },
+  );
+
+  app.delete(
+    `${path}/:articleId`,
+    {
+      config: { access: { scope: 'articles:write', site: true } },
+      schema: {
+        summary: 'Delete an article',
+        tags: ['articles'],
+        params: articleParams,
+        response: { 200: z.object({ success: z.literal(true) }), ...errors(401, 403, 404, 429) },
+      },
+    },
+    async function deleteArticleRoute(request) {
+      const site = request.site!;
+      const doc = await getArticle(app.readModels, request.params.articleId);
+      if (!doc || doc.siteId !== site.id) throw notFound('Article not found.');
+      const result = await deleteArticle(app, { teamId: site.teamId, siteId: site.id, url: doc.url });
+      await app.waitForWrite(result.position);
+      return { success: true as const };
+    },
+  );
+};
+
+export const articleRoutes = fp(plugin, { name: 'article-routes', dependencies: ['services', 'authenticate'], encapsulate: true });

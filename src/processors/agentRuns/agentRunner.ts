@@ -1,0 +1,258 @@
+import { randomUUID } from 'node:crypto';
+import type { PageFetcher } from '../../ports/pageFetcher.ts';
+import { pageFetcherFromConfig } from '../../adapters/http/safePageFetcher.ts';
+import type { AgentWorkDeps, AgentWorkRegistry } from '../../agentWork/types.ts';
+import { type AgentRunContext, completeAgentRun, failAgentRun, renewAgentRunLease, startAgentRun } from '../../commands/agentRuns.ts';
+import { aggregateStream } from '../../commands/aggregateStream.ts';
+import { debitCredits } from '../../commands/credits.ts';
+import { type AgentRunEvent, type AgentRunLedgerEvent, type RunFailureReason, type StoredProposal, RunHeldElsewhereError, RunLeaseLostError } from '../../domain/agentRun.ts';
+import { type AgentKey, agentsDecider, agentsStream, settingsOf } from '../../domain/agents.ts';
+import { type WorkSettingsSchemas, visibleSettingsOf } from '../../domain/agentSettingsSchemas.ts';
+import { type EventSchemas, agentRunEventSchemas, agentRunLedgerEventSchemas } from '../../domain/eventSchemas.ts';
+import type { Config } from '../../config.ts';
+import { parseEvent } from '../../lib/parseEvent.ts';
+import { sleep } from '../../lib/sleep.ts';
+import type { Mailer } from '../../ports/mailer.ts';
+import type { ReadModelStore } from '../../ports/readModelStore.ts';
+import { agentRunsInStatus } from '../../readModels/agentRuns.ts';
+import { articleInputsOf } from '../../readModels/articles.ts';
+import { getSite } from '../../readModels/sites.ts';
+import { scheduleDueRuns } from './scheduler.ts';
+
+export const AGENT_RUNNER = 'agentRunner';
+const AGENT_RUNNER_VERSION = 1;
+const PAGE = 500;
+const DETAIL_MAX = 500;
+
+type Log = { error(obj: unknown, msg?: string): void; warn?(obj: unknown, msg?: string): void };
+
+export interface AgentRunnerDeps extends AgentRunContext {
+  config: Config;
+  readModels: ReadModelStore;
+  mailer: Mailer;
+  /** Each agent's work; null when none is installed (runs fail with `work_unavailable`). */
+  registry: AgentWorkRegistry | null;
+  workSettingsSchemas: WorkSettingsSchemas;
+}
+
+export interface AgentRunnerOptions {
+  workerId: string;
+  /** Runs executed at the same time by this worker. */
+  concurrency: number;
+  /** How long a started run is held without a renewal; renewed every third of it. */
+  leaseMs: number;
+  /** How often scheduled runs are looked for. */
+  scheduleIntervalMs: number;
+  log?: Log;
+}
+
+type RunRef = { runId: string; siteId: string; teamId: string; agentKey: AgentKey };
+/** What one execution of the work came to, before it is recorded. */
+type Outcome =
+  | { ok: true; result: { proposals: StoredProposal[]; counts: Record<string, number>; creditsUsed: number } }
+  | { ok: false; reason: Exclude<RunFailureReason, 'worker_lost'>; detail: string };
+type FollowedEvent = AgentRunLedgerEvent | Extract<AgentRunEvent, { type: 'AgentRunSucceeded' }>;
+const followed: EventSchemas<FollowedEvent> = {
+  AgentRunQueued: agentRunLedgerEventSchemas.AgentRunQueued,
+  AgentRunSucceeded: agentRunEventSchemas.AgentRunSucceeded,
+};
+
+/**
+ * The agent runner. It follows the global log from its checkpoint: each `AgentRunQueued` is taken
+ * under a lease (`AgentRunStarted`) before the checkpoint passes it, then executed with the lease
+ * renewed while the work runs; each `AgentRunSucceeded` debits the credits the run used (once per
+ * run) before the checkpoint passes it. A sweep takes over runs whose worker stopped renewing (a
+ * second attempt, then `worker_lost`), and a scheduler queues cadence runs through the same path.
+ */
+export class AgentRunner {
+  private readonly instanceId: string;
+  private checkpoint = -1n;
+  private controller: AbortController | null = null;
+  private loops: Promise<void>[] = [];
+  private readonly inFlight = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly deps: AgentRunnerDeps,
+    private readonly options: AgentRunnerOptions,
+  ) {
+    this.instanceId = `${options.workerId}/${randomUUID()}`;
+  }
+
+  /** The lease holder's name on the run's stream: the worker and this process. */
+  get holder(): string {
+    return this.instanceId;
+  }
+
+  get position(): bigint {
+    return this.checkpoint;
+  }
+
+  async start(): Promise<void> {
+    if (this.controller) return;
+    this.controller = new AbortController();
+    const stored = await this.deps.readModels.getCheckpoint(AGENT_RUNNER);
+    if (!stored || stored.version !== AGENT_RUNNER_VERSION) {
+      await this.deps.readModels.reset(AGENT_RUNNER, []);
+      this.checkpoint = -1n;
+    } else this.checkpoint = stored.position;
+    const { signal } = this.controller;
+    this.loops = [
+      this.every(signal, 0, () => this.followLog(signal), 'following the log'),
+      this.every(signal, Math.max(250, Math.floor(this.options.leaseMs / 2)), () => this.sweep(), 'sweeping abandoned runs'),
+      this.every(signal, this.options.scheduleIntervalMs, async () => void (await scheduleDueRuns(this.deps, this.options.log)), 'scheduling runs'),
+    ];
+  }
+
+  /** Stops following and scheduling; runs in flight are abandoned to their lease (another worker takes them over). */
+  async stop(): Promise<void> {
+    this.controller?.abort();
+    await Promise.all(this.loops);
+    await Promise.allSettled(this.inFlight.values());
+    this.loops = [];
+    this.controller = null;
+    await this.pageFetcher?.close();
+    this.pageFetcher = null;
+  }
+
+  /** Resolves when the runner has passed `position` and finished the runs it took (tests). */
+  async waitForPosition(position: bigint, timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.checkpoint < position) {
+      if (Date.now() > deadline) return false;
+      await sleep(5);
+    }
+    await Promise.allSettled(this.inFlight.values());
+    return true;
+  }
+
+  private async every(signal: AbortSignal, intervalMs: number, fn: () => Promise<boolean | void>, what: string): Promise<void> {
+    let backoff = 50;
+    while (!signal.aborted) {
+      try {
+        const busy = await fn();
+        backoff = 50;
+        if (intervalMs > 0) await sleep(intervalMs, signal);
+        else if (!busy) await this.deps.events.waitForNew(this.checkpoint, 1_000, signal);
+      } catch (error) {
+        this.options.log?.error({ err: error }, `agent runner failed ${what}; retrying`);
+        await sleep(backoff, signal);
+        backoff = Math.min(backoff * 2, 5_000);
+      }
+    }
+  }
+
+  /** One page of the global log; false when there was nothing new. */
+  private async followLog(signal: AbortSignal): Promise<boolean> {
+    const from = this.checkpoint;
+    const page = await this.deps.events.readAll({ after: from, limit: PAGE });
+    if (page.length === 0) return false;
+    const to = page[page.length - 1]!.position;
+    for (const recorded of page) {
+      if (signal.aborted) return true;
+      const event = parseEvent(recorded, followed);
+      if (!event) continue;
+      if (event.type === 'AgentRunQueued') {
+        await this.take(event.data, signal);
+      } else if (event.data.creditsUsed > 0) {
+        const { teamId, siteId, runId, creditsUsed } = event.data;
+        await debitCredits(this.deps, { teamId, siteId, runId, amount: creditsUsed });
+      }
+    }
+    const moved = await this.deps.readModels.applyBatch(AGENT_RUNNER, AGENT_RUNNER_VERSION, from, to, async () => {});
+    // Another copy moved first: continue from where it is (what it took is its own; starts are decided per run).
+    this.checkpoint = moved ? to : ((await this.deps.readModels.getCheckpoint(AGENT_RUNNER))?.position ?? -1n);
+    return true;
+  }
+
+  /** Runs whose worker stopped renewing its lease (or queued runs nobody took): taken over or failed. */
+  private async sweep(): Promise<void> {
+    const now = this.deps.clock.now().getTime();
+    for (const status of ['running', 'queued'] as const) {
+      for (const run of await agentRunsInStatus(this.deps.readModels, status, 100)) {
+        if (this.inFlight.has(run.id)) continue;
+        const abandoned = status === 'running' ? run.leaseExpiresAt !== null && Date.parse(run.leaseExpiresAt) <= now : Date.parse(run.queuedAt) + this.options.leaseMs <= now;
+        if (abandoned) await this.take({ runId: run.id, siteId: run.siteId, teamId: run.teamId, agentKey: run.agentKey }, this.controller?.signal);
+      }
+    }
+  }
+
+  /** Starts the run under this worker's lease and executes it in the background; nothing when another holds it or it ended. */
+  private async take(run: RunRef, signal: AbortSignal | undefined): Promise<void> {
+    while (this.inFlight.size >= this.options.concurrency) {
+      if (signal?.aborted) return;
+      await Promise.race(this.inFlight.values());
+    }
+    if (signal?.aborted || this.inFlight.has(run.runId)) return;
+    let started: Awaited<ReturnType<typeof startAgentRun>>;
+    try {
+      started = await startAgentRun(this.deps, { run, workerId: this.holder, leaseMs: this.options.leaseMs });
+    } catch (error) {
+      if (error instanceof RunHeldElsewhereError) return;
+      throw error;
+    }
+    const event = started.events[0];
+    if (event?.type !== 'AgentRunStarted') return; // ended already, or failed as worker_lost
+    const execution = this.execute({ ...run, agentKey: event.data.agentKey }, event.data.attempt).finally(() => this.inFlight.delete(run.runId));
+    this.inFlight.set(run.runId, execution);
+  }
+
+  private async execute(run: RunRef, attempt: number): Promise<void> {
+    const holder = { runId: run.runId, attempt, workerId: this.holder };
+    const work = new AbortController();
+    const stopped = this.controller?.signal;
+    const onStop = () => work.abort(new Error('the runner is stopping'));
+    stopped?.addEventListener('abort', onStop, { once: true });
+    const renewal = setInterval(() => {
+      renewAgentRunLease(this.deps, { ...holder, leaseMs: this.options.leaseMs }).catch((error: unknown) => {
+        if (error instanceof RunLeaseLostError) work.abort(error);
+        else this.options.log?.warn?.({ err: error }, 'renewing an agent run lease failed');
+      });
+    }, Math.max(100, Math.floor(this.options.leaseMs / 3)));
+    try {
+      const outcome = await this.work(run, work.signal);
+      if (work.signal.aborted) return; // stopping, or the run was taken over: its lease decides
+      if (outcome.ok) await completeAgentRun(this.deps, { ...holder, ...outcome.result });
+      else await failAgentRun(this.deps, { ...holder, reason: outcome.reason, detail: outcome.detail.slice(0, DETAIL_MAX) });
+    } catch (error) {
+      if (error instanceof RunLeaseLostError) return;
+      this.options.log?.error({ err: error }, 'recording an agent run failed');
+    } finally {
+      clearInterval(renewal);
+      stopped?.removeEventListener('abort', onStop);
+    }
+  }
+
+  private pageFetcher: PageFetcher | null = null;
+
+  /** One SSRF-safe HTTPS client for every run of this runner (its pool is reused), opened on first use. */
+  private fetcher(): PageFetcher {
+    this.pageFetcher ??= pageFetcherFromConfig(this.deps.config);
+    return this.pageFetcher;
+  }
+
+  private async work(run: RunRef, signal: AbortSignal): Promise<Outcome> {
+    const site = await getSite(this.deps.readModels, run.siteId);
+    if (!site) return { ok: false, reason: 'site_not_found', detail: `site ${run.siteId} not found` } satisfies Outcome;
+    const work = this.deps.registry?.[run.agentKey];
+    if (!work) return { ok: false, reason: 'work_unavailable', detail: `no work is installed for the agent ${run.agentKey}` } satisfies Outcome;
+    const { state } = await aggregateStream(this.deps.events, agentsStream(run.siteId), agentsDecider);
+    const settings = visibleSettingsOf(run.agentKey, settingsOf(state, run.agentKey), this.deps.workSettingsSchemas);
+    const deps: AgentWorkDeps = {
+      commands: this.deps,
+      readModels: this.deps.readModels,
+      config: this.deps.config,
+      mailer: this.deps.mailer,
+      articles: (siteId) => articleInputsOf(this.deps.readModels, siteId),
+      fetcher: this.fetcher(),
+      signal,
+    };
+    try {
+      const result = await work({ ...run, siteDomain: site.domain, settings, now: this.deps.clock.now().toISOString() }, deps);
+      // A pitch's opportunity exists already (its conversation opened it): the proposal is recorded under its id.
+      const proposals = result.proposals.map((proposal) => ({ opportunityId: proposal.kind === 'outreach' ? proposal.opportunityId : this.deps.newId(), proposal }));
+      return { ok: true, result: { proposals, counts: result.counts, creditsUsed: result.creditsUsed } } satisfies Outcome;
+    } catch (error) {
+      return { ok: false, reason: 'work_failed', detail: error instanceof Error ? error.message : String(error) } satisfies Outcome;
+    }
+  }
+}

@@ -1,0 +1,62 @@
+import type { ArticleFormat } from '../domain/article.ts';
+import type { ArticleInput } from '../domain/agentWork.ts';
+import type { PageQuery, ReadModelStore, SortValue } from '../ports/readModelStore.ts';
+
+/** The `articles` read model, written by the articles projection: each article's text already extracted. */
+export const ARTICLES = 'articles';
+
+export interface ArticleDoc {
+  [key: string]: unknown;
+  id: string;
+  siteId: string;
+  teamId: string;
+  url: string;
+  title: string;
+  format: ArticleFormat;
+  /** The body as the client sent it (HTML or text). */
+  body: string;
+  /** Plain text, paragraphs separated by a blank line. */
+  text: string;
+  /** Absolute URLs of the body's links to the site itself. */
+  links: string[];
+  wordCount: number;
+  publishedAt: string | null;
+  updatedAt: string | null;
+  createdAt: string;
+  /** When the service last recorded a change. */
+  changedAt: string;
+}
+
+export const getArticle = (store: ReadModelStore, articleId: string) => store.get<ArticleDoc>(ARTICLES, articleId);
+
+export async function findArticleByUrl(store: ReadModelStore, siteId: string, url: string): Promise<ArticleDoc | null> {
+  const [doc] = await store.find<ArticleDoc>(ARTICLES, { siteId, url });
+  return doc ?? null;
+}
+
+export interface ArticleFilters {
+  changedAfter?: string;
+}
+
+/** A page of the site's articles, newest first (createdAt, then id); one extra to tell whether more follow. */
+export function listArticlesPage(store: ReadModelStore, siteId: string, filters: ArticleFilters, after: { value: SortValue; id: string } | null, limit: number) {
+  const ranges: PageQuery['ranges'] = {};
+  if (filters.changedAfter !== undefined) ranges.changedAt = { gt: filters.changedAfter };
+  return store.page<ArticleDoc>(ARTICLES, { filter: { siteId }, ranges, orderBy: 'createdAt', direction: 'desc', after, limit: limit + 1 });
+}
+
+export const articleInputOf = (doc: ArticleDoc): ArticleInput => ({
+  id: doc.id,
+  url: doc.url,
+  title: doc.title,
+  text: doc.text,
+  links: doc.links,
+  publishedAt: doc.publishedAt,
+  updatedAt: doc.updatedAt,
+});
+
+/** Every article of the site as the agents see them (`AgentWorkDeps.articles`), in URL order. */
+export async function articleInputsOf(store: ReadModelStore, siteId: string): Promise<ArticleInput[]> {
+  const docs = await store.find<ArticleDoc>(ARTICLES, { siteId }, { sortBy: 'url' });
+  return docs.map(articleInputOf);
+}

@@ -1,0 +1,141 @@
+import t from 'tap';
+import { agentsStream } from '../../src/domain/agents.ts';
+import type { Scope } from '../../src/domain/scopes.ts';
+import { getAgentSettings } from '../../src/readModels/agentSettings.ts';
+import { anotherSite, expectError, keyWith } from '../helpers/http.ts';
+import { bearer, createTenant, startTestApp } from '../helpers/testApp.ts';
+import { agentsPath, testAgentWork } from './helpers.ts';
+
+const app = await startTestApp({ agentWork: testAgentWork() });
+t.teardown(() => app.close());
+const advanced = await createTenant(app.services, { plan: 'advanced' });
+const pro = await createTenant(app.services, { plan: 'pro' });
+const starter = await createTenant(app.services, { plan: 'starter' });
+
+const list = (tenant = advanced, key = tenant.key) => app.fastify.inject({ url: agentsPath(tenant.siteId), headers: bearer(key) });
+const put = (agentKey: string, payload: unknown, tenant = advanced, key = tenant.key) =>
+  app.fastify.inject({ method: 'PUT', url: `${agentsPath(tenant.siteId)}/${agentKey}`, headers: bearer(key), payload: payload as object });
+
+t.test('GET lists the six agents with templates, defaults, plan and no run yet', async (t) => {
+  const res = await list();
+  t.equal(res.statusCode, 200);
+  const body = res.json();
+  t.same(body.agents.map((a: { agentKey: string }) => a.agentKey), ['article_creation', 'ai_prompt', 'article_boost', 'interlinking', 'site_performance', 'outreach']);
+  t.same(body.agents.map((a: { template: string }) => a.template), [
+    'Search Opportunity Agent', 'AI Opportunity Agent', 'Article Boost Agent', 'Interlinking Agent', 'Site Performance Agent', 'Outreach Agent',
+  ]);
+  for (const agent of body.agents) t.match(agent, { isActive: false, planAllows: true, cadenceHours: null, lastRun: null, updatedAt: null });
+  const interlinking = body.agents[3];
+  t.same(interlinking.settings, { maxLinksPerArticle: 3 });
+  t.same(interlinking.defaults, { maxLinksPerArticle: 3 });
+  const outreach = body.agents[5];
+  t.same(outreach.settings, {
+    autoReply: true, senderName: null, signature: null, tone: 'friendly', declineReplies: true,
+    dailySendCap: 20, prospectCriteria: { keywords: [], maxProspectsPerRun: 25 }, pitchTemplate: 'Hello',
+  });
+  t.same(body.onDemandRuns, { perHour: 5, leftThisHour: 5 });
+  t.same(body.credits, { enforced: false, balance: 0 });
+});
+
+t.test('PUT toggles and tunes one agent; every change is one AgentConfigured, an unchanged PUT none', async (t) => {
+  const res = await put('interlinking', { isActive: true, cadenceHours: 24, settings: { maxLinksPerArticle: 5 } });
+  t.equal(res.statusCode, 200);
+  t.match(res.json().agent, { agentKey: 'interlinking', isActive: true, cadenceHours: 24, settings: { maxLinksPerArticle: 5 }, defaults: { maxLinksPerArticle: 3 } });
+  const events = await app.services.events.readStream(agentsStream(advanced.siteId));
+  t.same(events.map((e) => e.data), [
+    { siteId: advanced.siteId, agentKey: 'interlinking', changes: { active: true, cadenceHours: 24, workSettings: { maxLinksPerArticle: 5 } }, configuredAt: events[0]!.data && (events[0]!.data as { configuredAt: string }).configuredAt },
+  ]);
+  t.equal((await put('interlinking', { isActive: true, settings: { maxLinksPerArticle: 5 } })).statusCode, 200);
+  t.equal((await app.services.events.readStream(agentsStream(advanced.siteId))).length, 1, 'nothing changed, nothing recorded');
+
+  const off = await put('interlinking', { cadenceHours: null });
+  t.match(off.json().agent, { isActive: true, cadenceHours: null, settings: { maxLinksPerArticle: 5 } }, 'other settings stay');
+});
+
+t.test("outreach: the reply settings stay where the Outreach Agent reads them; discovery limits are work settings", async (t) => {
+  const res = await put('outreach', {
+    isActive: true,
+    settings: { tone: 'formal', senderName: '  Ada  ', signature: '', dailySendCap: 5, prospectCriteria: { keywords: ['compost'], maxProspectsPerRun: 10 } },
+  });
+  t.equal(res.statusCode, 200);
+  t.match(res.json().agent.settings, { tone: 'formal', senderName: 'Ada', signature: null, dailySendCap: 5, prospectCriteria: { keywords: ['compost'], maxProspectsPerRun: 10 }, pitchTemplate: 'Hello' });
+  const doc = await getAgentSettings(app.services.readModels, advanced.siteId, 'outreach');
+  t.match(doc, { active: true, tone: 'formal', senderName: 'Ada', workSettings: { dailySendCap: 5 } });
+});
+
+t.test('bad bodies: UNKNOWN_SETTING names the key, VALIDATION_ERROR the value, AGENT_NOT_FOUND the agent', async (t) => {
+  const unknown: Array<[string, string, object]> = [
+    ['interlinking', 'top-level key', { isActive: true, colour: 'red' }],
+    ['interlinking', 'settings key', { settings: { maxLinks: 2 } }],
+    ['interlinking', "outreach's keys on another agent", { settings: { tone: 'formal' } }],
+    ['article_creation', "another agent's key", { settings: { maxLinksPerArticle: 2 } }],
+  ];
+  for (const [key, what, payload] of unknown) {
+    const res = await put(key, payload);
+    expectError(t, res, 400, 'UNKNOWN_SETTING', what);
+  }
+  t.match((await put('interlinking', { settings: { maxLinks: 2 } })).json().error.message, /maxLinks/);
+
+  const invalid: Array<[string, string, unknown]> = [
+    ['interlinking', 'isActive not a boolean', { isActive: 'yes' }],
+    ['interlinking', 'cadence 0', { cadenceHours: 0 }],
+    ['interlinking', 'cadence over a week', { cadenceHours: 169 }],
+    ['interlinking', 'cadence not whole', { cadenceHours: 1.5 }],
+    ['interlinking', 'work setting out of range', { settings: { maxLinksPerArticle: 0 } }],
+    ['outreach', 'unknown tone', { settings: { tone: 'rude' } }],
+    ['outreach', 'send cap negative', { settings: { dailySendCap: -1 } }],
+    ['outreach', 'criteria with an unknown key', { settings: { prospectCriteria: { keywords: [], region: 'eu' } } }],
+    ['article_creation', 'keywords not strings', { settings: { seedKeywords: [1] } }],
+    ['interlinking', 'settings not an object', { settings: [1] }],
+    ['interlinking', 'not an object', [1, 2]],
+  ];
+  for (const [key, what, payload] of invalid) expectError(t, await put(key, payload), 400, 'VALIDATION_ERROR', what);
+  t.match((await put('interlinking', { settings: { maxLinksPerArticle: 0 } })).json().error.message, /settings\.maxLinksPerArticle/);
+
+  expectError(t, await put('seo_wizard', { isActive: true }), 404, 'AGENT_NOT_FOUND', 'unknown agent');
+  expectError(t, await put('runs', { isActive: true }), 404, 'AGENT_NOT_FOUND', '"runs" is not an agent');
+  expectError(t, await app.fastify.inject({ method: 'POST', url: `${agentsPath(advanced.siteId)}/seo_wizard/run`, headers: bearer(advanced.key) }), 404, 'AGENT_NOT_FOUND', 'run of an unknown agent');
+});
+
+t.test('plans: a starter site gets PLAN_REQUIRED everywhere; Pro has every agent but outreach', async (t) => {
+  const calls = (tenant: typeof starter) => [
+    () => list(tenant),
+    () => app.fastify.inject({ url: `${agentsPath(tenant.siteId)}/runs`, headers: bearer(tenant.key) }),
+    () => put('interlinking', { isActive: true }, tenant),
+    () => app.fastify.inject({ method: 'POST', url: `${agentsPath(tenant.siteId)}/interlinking/run`, headers: bearer(tenant.key) }),
+  ];
+  for (const call of calls(starter)) {
+    const res = await call();
+    expectError(t, res, 403, 'PLAN_REQUIRED', 'starter');
+    t.match(res.json().error.message, /Pro or Advanced/);
+  }
+  const listed = (await list(pro)).json();
+  t.same(listed.agents.map((a: { planAllows: boolean }) => a.planAllows), [true, true, true, true, true, false]);
+  t.equal((await put('interlinking', { isActive: true }, pro)).statusCode, 200);
+  const refused = await put('outreach', { isActive: true }, pro);
+  expectError(t, refused, 403, 'PLAN_REQUIRED', 'outreach on Pro');
+  t.match(refused.json().error.message, /Advanced/);
+  expectError(t, await app.fastify.inject({ method: 'POST', url: `${agentsPath(pro.siteId)}/outreach/run`, headers: bearer(pro.key) }), 403, 'PLAN_REQUIRED', 'outreach run on Pro');
+});
+
+t.test('scopes and tenancy on every agent route', async (t) => {
+  const routes: Array<{ method: 'GET' | 'PUT' | 'POST'; path: (s: string) => string; scope: Scope; payload?: object }> = [
+    { method: 'GET', path: (s) => agentsPath(s), scope: 'agents:read' },
+    { method: 'GET', path: (s) => `${agentsPath(s)}/runs`, scope: 'agents:read' },
+    { method: 'PUT', path: (s) => `${agentsPath(s)}/article_boost`, scope: 'agents:write', payload: { isActive: false } },
+    { method: 'POST', path: (s) => `${agentsPath(s)}/article_boost/run`, scope: 'agents:write' },
+  ];
+  const all: Scope[] = ['analytics:read', 'opportunities:read', 'articles:read', 'articles:write', 'agents:read', 'agents:write', 'inbox:read', 'inbox:write', 'webhooks:read', 'webhooks:write'];
+  const second = await anotherSite(app.services, advanced.teamId, 'agents-second.example.test');
+  const restricted = await keyWith(app.services, advanced.teamId, ['agents:read', 'agents:write'], second);
+  for (const route of routes) {
+    const call = (siteId: string, key: string) =>
+      app.fastify.inject({ method: route.method, url: route.path(siteId), headers: bearer(key), ...(route.payload ? { payload: route.payload } : {}) });
+    const name = `${route.method} ${route.path(':site')}`;
+    const without = await keyWith(app.services, advanced.teamId, all.filter((s) => s !== route.scope));
+    expectError(t, await call(advanced.siteId, without.key), 403, 'INSUFFICIENT_SCOPE', `${name} without ${route.scope}`);
+    expectError(t, await call(advanced.siteId, pro.key), 404, 'SITE_NOT_FOUND', `${name} another team's key`);
+    expectError(t, await call(advanced.siteId, restricted.key), 404, 'SITE_NOT_FOUND', `${name} key restricted to another site`);
+    expectError(t, await call(advanced.siteId, 'svc_' + 'f'.repeat(64)), 401, 'UNAUTHORIZED', `${name} unknown key`);
+  }
+});

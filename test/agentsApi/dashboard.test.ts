@@ -1,0 +1,51 @@
+import t from 'tap';
+import { Browser, addTeamUser, formFields, startOAuthApp } from '../oauth/helpers.ts';
+
+t.test('dashboard agents page: toggles, settings form, run button, recent runs; CSRF and roles', async (t) => {
+  const { app, tenant, ownerEmail, issuer } = await startOAuthApp();
+  t.teardown(() => app.close());
+  const browser = new Browser(issuer);
+  await browser.signIn(ownerEmail);
+  const action = (key: string, run = false) => `/dashboard/agents/${tenant.siteId}/${key}${run ? '/run' : ''}`;
+
+  const listed = await browser.request('/dashboard/agents');
+  t.equal(listed.status, 200);
+  for (const template of ['Search Opportunity Agent', 'AI Opportunity Agent', 'Article Boost Agent', 'Interlinking Agent', 'Site Performance Agent', 'Outreach Agent']) {
+    t.match(listed.text, template);
+  }
+  t.match(listed.text, /No runs yet/);
+  const csrf = formFields(listed.text, action('outreach')).csrf!;
+
+  t.equal((await browser.request(action('outreach'), { form: { csrf: 'forged', is_active: 'on' } })).status, 403, 'CSRF checked');
+
+  const saved = await browser.request(action('outreach'), { form: { csrf, is_active: 'on', cadence_hours: '6', settings: '{"dailySendCap": 7, "tone": "brief"}' } });
+  t.equal(saved.status, 303);
+  const after = await browser.request('/dashboard/agents');
+  t.match(after.text, /&quot;dailySendCap&quot;:7/);
+  t.match(after.text, /value="6"/);
+
+  const badJson = await browser.request(action('outreach'), { form: { csrf, settings: '{nope' } });
+  t.equal(badJson.status, 400);
+  t.match(badJson.text, /must be a JSON object/);
+  const unknown = await browser.request(action('outreach'), { form: { csrf, settings: '{"colour": "red"}' } });
+  t.equal(unknown.status, 400);
+  t.match(unknown.text, /no setting &quot;colour&quot;/);
+  t.equal((await browser.request(`/dashboard/agents/${tenant.siteId}/nope`, { form: { csrf } })).status, 404);
+
+  const inactive = await browser.request(action('interlinking', true), { form: { csrf } });
+  t.equal(inactive.status, 409);
+  t.match(inactive.text, /not active/);
+  const ran = await browser.request(action('outreach', true), { form: { csrf } });
+  t.equal(ran.status, 202);
+  t.match(ran.text, /Run [0-9A-Z]+ of outreach queued/);
+  t.match(ran.text, /<td>outreach<\/td><td>on_demand<\/td><td>queued<\/td>/, 'listed under recent runs');
+
+  const memberEmail = await addTeamUser(app, tenant.teamId, 'member');
+  const member = new Browser(issuer);
+  await member.signIn(memberEmail);
+  const memberPage = await member.request('/dashboard/agents');
+  t.equal(memberPage.status, 200);
+  t.notMatch(memberPage.text, /Run outreach now/, 'members see no buttons');
+  const memberCsrf = /name="csrf" value="([^"]+)"/.exec(memberPage.text)![1]!;
+  t.equal((await member.request(action('outreach', true), { form: { csrf: memberCsrf } })).status, 403);
+});
