@@ -28,6 +28,7 @@ import { SITES } from '../src/readModels/sites.ts';
 import { TEAMS as TEAMS_COLLECTION } from '../src/readModels/teams.ts';
 import { USERS } from '../src/readModels/users.ts';
 import { WEBHOOK_SUBSCRIPTIONS } from '../src/readModels/webhookSubscriptions.ts';
+import { profileWindow } from './profileWindow.ts';
 import type { BenchResult } from './types.ts';
 
 const TEAMS = Number(process.env.BENCH_TEAMS ?? 2_000);
@@ -179,7 +180,9 @@ export default async function run(): Promise<BenchResult> {
     for (let round = 0; round < ROUNDS; round++) {
       const r = rawRead(eventsFile);
       raw.push(r.events / (r.ms / 1000));
+      const stopProfile = await profileWindow(`projectionRebuild-round${round}`);
       const p = await rebuild(eventsFile, join(dir, `readmodels-${round}.sqlite`));
+      await stopProfile();
       port.push(total / (p.ms / 1000));
       documents = p.documents;
     }

@@ -28,6 +28,7 @@ import { buildEnvelope } from '../src/domain/webhookDelivery.ts';
 import type { OutreachEvent } from '../src/domain/outreachEvents.ts';
 import { createServices } from '../src/services.ts';
 import { WebhookDeliveryWorker, workerOptionsFrom } from '../src/processors/webhookDelivery/worker.ts';
+import { profileWindow } from './profileWindow.ts';
 import type { BenchResult } from './types.ts';
 
 const N = Number(process.env.BENCH_WEBHOOK_N ?? 2_000);
@@ -142,12 +143,14 @@ export default async function run(): Promise<BenchResult> {
   }
   await services.projections.waitFor(await services.events.headPosition(), 30_000);
   const worker = new WebhookDeliveryWorker(services, workerOptionsFrom(config));
+  const stopProfile = await profileWindow('webhookDelivery-engine');
   const engineStart = performance.now();
   const engineCpu = process.cpuUsage();
   await worker.start();
   const complete = await waitReceived(N, 120_000);
   const engineSeconds = (performance.now() - engineStart) / 1000;
   const engineCpuUs = cpuMicros(process.cpuUsage(engineCpu));
+  await stopProfile();
   const engineUnique = arrivals.size;
   const engineRate = received / engineSeconds;
   // Let the records and projections settle (the worker stays running, idle) before the second baseline.

@@ -42,6 +42,30 @@ export interface ProjectionWriter {
   remove(collection: string, id: string): Promise<void>;
 }
 
+/** A document as a rebuild writes it: its final state and the position of the event that last wrote it. */
+export interface RebuiltDocument {
+  doc: Document;
+  position: bigint;
+}
+
+/**
+ * A projection's collections being rebuilt off to the side (shadow collections). Readers keep
+ * seeing the live documents until `commit`, which switches the shadow documents in and sets the
+ * checkpoint; a rebuild that is abandoned (`abort`, or a crash) leaves the live documents as they were.
+ */
+export interface ReadModelRebuild {
+  /** Writes final documents to the shadow copy of `collection`: one transaction or bulk write per call. */
+  write(collection: string, docs: readonly RebuiltDocument[]): Promise<void>;
+  /**
+   * Replaces the live documents of every collection of the projection with the shadow ones (a
+   * collection nothing was written to ends up empty) and sets the checkpoint to `version` and
+   * `position`. Readers see the old documents or the new, never a mix (see each adapter for the unit).
+   */
+  commit(version: number, position: bigint): Promise<void>;
+  /** Drops the shadow copies. */
+  abort(): Promise<void>;
+}
+
 export interface ReadModelStore {
   get<T extends Document>(collection: string, id: string): Promise<T | null>;
   find<T extends Document>(collection: string, filter: Filter, options?: { sortBy?: string; limit?: number }): Promise<T[]>;
@@ -61,6 +85,8 @@ export interface ReadModelStore {
     to: bigint,
     apply: (writer: (position: bigint) => ProjectionWriter) => Promise<void>,
   ): Promise<boolean>;
+  /** Starts a bulk rebuild of a projection's collections into shadow collections; see ReadModelRebuild. */
+  beginRebuild(projection: string, collections: readonly string[]): Promise<ReadModelRebuild>;
   /** Drops a projection's collections and checkpoint, for a rebuild. */
   reset(projection: string, collections: readonly string[]): Promise<void>;
   ping(): Promise<void>;

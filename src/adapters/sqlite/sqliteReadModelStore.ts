@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { openDatabase } from './openDatabase.ts';
-import type { Checkpoint, Document, Filter, PageQuery, ProjectionWriter, ReadModelStore } from '../../ports/readModelStore.ts';
+import type { Checkpoint, Document, Filter, PageQuery, ProjectionWriter, ReadModelRebuild, ReadModelStore, RebuiltDocument } from '../../ports/readModelStore.ts';
 import { matches, sortDocuments } from '../shared/filter.ts';
 import { indexFields } from '../shared/pageShape.ts';
 
@@ -219,6 +219,56 @@ export class SqliteReadModelStore implements ReadModelStore {
     }
     this.checkpoints.set(projection, { version, position: to });
     return true;
+  }
+
+  /**
+   * The shadow is a table of its own (`rebuild_<projection>`, same shape as `documents`), filled one
+   * transaction per `write`. `commit` is one transaction that deletes the live documents of the
+   * projection's collections, copies the shadow rows in, sets the checkpoint and drops the shadow;
+   * the in-memory cache then swaps the collections in one synchronous step. So a reader of the file
+   * or of this process sees the old documents or the new, never a mix. A crash before the commit
+   * leaves the shadow table behind; the next rebuild of that projection drops it first.
+   */
+  async beginRebuild(projection: string, collections: readonly string[]): Promise<ReadModelRebuild> {
+    const shadow = `"rebuild_${projection.replace(/[^A-Za-z0-9_]/g, '_')}"`;
+    this.db.exec(`DROP TABLE IF EXISTS ${shadow}`);
+    this.db.exec(`CREATE TABLE ${shadow} (collection TEXT NOT NULL, id TEXT NOT NULL, doc TEXT NOT NULL, position INTEGER NOT NULL, PRIMARY KEY (collection, id)) WITHOUT ROWID`);
+    const insert = this.db.prepare(`INSERT OR REPLACE INTO ${shadow} (collection, id, doc, position) VALUES (?, ?, ?, ?)`);
+    const owned = new Set(collections);
+    const staged = new Map<string, Map<string, Entry>>(collections.map((c) => [c, new Map()]));
+    let open = true;
+    const writeRows = this.db.transaction((collection: string, docs: readonly RebuiltDocument[]) => {
+      for (const { doc, position } of docs) insert.run(collection, doc.id, JSON.stringify(doc), position);
+    });
+    return {
+      write: async (collection, docs) => {
+        if (!open) throw new Error(`rebuild of ${projection} is over`);
+        if (!owned.has(collection)) throw new Error(`projection ${projection} does not own collection ${collection}`);
+        writeRows(collection, docs);
+        const into = staged.get(collection)!;
+        for (const { doc, position } of docs) into.set(doc.id, { doc: deepFreeze(doc), position });
+      },
+      commit: async (version, position) => {
+        if (!open) throw new Error(`rebuild of ${projection} is over`);
+        open = false;
+        this.db.transaction(() => {
+          for (const collection of collections) this.stmts.deleteCollection.run(collection);
+          this.db.exec(`INSERT INTO documents (collection, id, doc, position) SELECT collection, id, doc, position FROM ${shadow}`);
+          this.stmts.putCheckpoint.run(projection, version, position);
+          this.db.exec(`DROP TABLE ${shadow}`);
+        }).immediate();
+        for (const [collection, entries] of staged) {
+          if (entries.size > 0) this.collections.set(collection, entries);
+          else this.collections.delete(collection);
+        }
+        this.checkpoints.set(projection, { version, position });
+      },
+      abort: async () => {
+        if (!open) return;
+        open = false;
+        this.db.exec(`DROP TABLE IF EXISTS ${shadow}`);
+      },
+    };
   }
 
   async reset(projection: string, collections: readonly string[]): Promise<void> {
