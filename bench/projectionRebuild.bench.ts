@@ -144,15 +144,17 @@ function rawRead(file: string): { events: number; ms: number } {
   }
 }
 
-export async function rebuild(eventsFile: string, readModelFile: string): Promise<{ ms: number; documents: number }> {
+export async function rebuild(eventsFile: string, readModelFile: string, profileName?: string): Promise<{ ms: number; documents: number }> {
   const events = new SqliteEventStore(eventsFile);
   const readModels = new SqliteReadModelStore(readModelFile);
   try {
     const runner = new ProjectionRunner(events, readModels, allProjections);
     await runner.init();
+    const stopProfile = profileName ? await profileWindow(profileName) : async () => {};
     const started = performance.now();
     await runner.catchUp();
     const ms = performance.now() - started;
+    await stopProfile();
     const head = await events.headPosition();
     if (runner.position !== head) throw new Error(`rebuild stopped at ${runner.position}, head ${head}`);
     let documents = 0;
@@ -180,9 +182,7 @@ export default async function run(): Promise<BenchResult> {
     for (let round = 0; round < ROUNDS; round++) {
       const r = rawRead(eventsFile);
       raw.push(r.events / (r.ms / 1000));
-      const stopProfile = await profileWindow(`projectionRebuild-round${round}`);
-      const p = await rebuild(eventsFile, join(dir, `readmodels-${round}.sqlite`));
-      await stopProfile();
+      const p = await rebuild(eventsFile, join(dir, `readmodels-${round}.sqlite`), `projectionRebuild-round${round}`);
       port.push(total / (p.ms / 1000));
       documents = p.documents;
     }

@@ -222,15 +222,16 @@ export class SqliteReadModelStore implements ReadModelStore {
   }
 
   /**
-   * The shadow is a table of its own (`rebuild_<projection>`, same shape as `documents`), filled one
-   * transaction per `write`. `commit` is one transaction that deletes the live documents of the
-   * projection's collections, copies the shadow rows in, sets the checkpoint and drops the shadow;
-   * the in-memory cache then swaps the collections in one synchronous step. So a reader of the file
-   * or of this process sees the old documents or the new, never a mix. A crash before the commit
-   * leaves the shadow table behind; the next rebuild of that projection drops it first.
+   * The shadow is a temporary table of this connection (`temp.rebuild_<projection>`, same shape as
+   * `documents`): filling it, one transaction per `write`, takes no lock on the file and writes no
+   * WAL. `commit` is one transaction that deletes the live documents of the projection's
+   * collections, copies the shadow rows in, and sets the checkpoint; the in-memory cache then swaps
+   * the collections in one synchronous step. So a reader of the file or of this process sees the old
+   * documents or the new, never a mix, and the file's write lock is held only for the copy. A crash
+   * before the commit leaves nothing behind (temporary tables go with the connection).
    */
   async beginRebuild(projection: string, collections: readonly string[]): Promise<ReadModelRebuild> {
-    const shadow = `"rebuild_${projection.replace(/[^A-Za-z0-9_]/g, '_')}"`;
+    const shadow = `temp."rebuild_${projection.replace(/[^A-Za-z0-9_]/g, '_')}"`;
     this.db.exec(`DROP TABLE IF EXISTS ${shadow}`);
     this.db.exec(`CREATE TABLE ${shadow} (collection TEXT NOT NULL, id TEXT NOT NULL, doc TEXT NOT NULL, position INTEGER NOT NULL, PRIMARY KEY (collection, id)) WITHOUT ROWID`);
     const insert = this.db.prepare(`INSERT OR REPLACE INTO ${shadow} (collection, id, doc, position) VALUES (?, ?, ?, ?)`);
