@@ -66,6 +66,15 @@ export interface ReadModelRebuild {
   abort(): Promise<void>;
 }
 
+/** One projection's batch, as `applyBatch` takes it. */
+export interface ProjectionBatch {
+  projection: string;
+  version: number;
+  from: bigint;
+  to: bigint;
+  apply: (writer: (position: bigint) => ProjectionWriter) => Promise<void>;
+}
+
 export interface ReadModelStore {
   get<T extends Document>(collection: string, id: string): Promise<T | null>;
   find<T extends Document>(collection: string, filter: Filter, options?: { sortBy?: string; limit?: number }): Promise<T[]>;
@@ -85,6 +94,13 @@ export interface ReadModelStore {
     to: bigint,
     apply: (writer: (position: bigint) => ProjectionWriter) => Promise<void>,
   ): Promise<boolean>;
+  /**
+   * Several projections' batches of the same page, each as `applyBatch` would apply it (its own
+   * compare-and-set on its own checkpoint), committed together where the adapter can (SQLite: one
+   * transaction). Resolves with whether each was applied. Optional: callers use `applyBatch` per
+   * projection where an adapter lacks it.
+   */
+  applyBatches?(batches: readonly ProjectionBatch[]): Promise<boolean[]>;
   /** Starts a bulk rebuild of a projection's collections into shadow collections; see ReadModelRebuild. */
   beginRebuild(projection: string, collections: readonly string[]): Promise<ReadModelRebuild>;
   /** Drops a projection's collections and checkpoint, for a rebuild. */

@@ -1,5 +1,5 @@
 import type { EventStore } from '../ports/eventStore.ts';
-import type { ReadModelStore } from '../ports/readModelStore.ts';
+import type { ProjectionBatch, ReadModelStore } from '../ports/readModelStore.ts';
 import { sleep } from '../lib/sleep.ts';
 import type { Projection } from './projection.ts';
 import { RebuildFold } from './rebuildFold.ts';
@@ -162,17 +162,30 @@ export class ProjectionRunner {
       return false;
     }
     const to = page[page.length - 1]!.position;
+    const batches: ProjectionBatch[] = [];
     for (const projection of this.projections) {
       const own = this.positions.get(projection.name) ?? -1n;
       if (own >= to) continue;
-      const ok = await this.readModels.applyBatch(projection.name, projection.version, own, to, async (writerAt) => {
-        for (const event of page) {
-          if (event.position <= own || !this.handlersOf(event.type).includes(projection)) continue;
-          await projection.handle(event, writerAt(event.position));
-        }
+      batches.push({
+        projection: projection.name,
+        version: projection.version,
+        from: own,
+        to,
+        apply: async (writerAt) => {
+          for (const event of page) {
+            if (event.position <= own || !this.handlersOf(event.type).includes(projection)) continue;
+            await projection.handle(event, writerAt(event.position));
+          }
+        },
       });
-      if (ok) this.positions.set(projection.name, to);
-      else await this.refreshCheckpoint(projection);
+    }
+    // Every projection's batch of the page in one commit where the store can, else one each.
+    let applied: boolean[] = [];
+    if (this.readModels.applyBatches) applied = await this.readModels.applyBatches(batches);
+    else for (const b of batches) applied.push(await this.readModels.applyBatch(b.projection, b.version, b.from, b.to, b.apply));
+    for (const [i, batch] of batches.entries()) {
+      if (applied[i]) this.positions.set(batch.projection, to);
+      else await this.refreshCheckpoint(this.projections.find((p) => p.name === batch.projection)!);
     }
     this.options.onProgress?.(this.position);
     this.release();

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { openDatabase } from './openDatabase.ts';
-import type { Checkpoint, Document, Filter, PageQuery, ProjectionWriter, ReadModelRebuild, ReadModelStore, RebuiltDocument } from '../../ports/readModelStore.ts';
+import type { Checkpoint, Document, Filter, PageQuery, ProjectionBatch, ProjectionWriter, ReadModelRebuild, ReadModelStore, RebuiltDocument } from '../../ports/readModelStore.ts';
 import { matches, sortDocuments } from '../shared/filter.ts';
 import { indexFields } from '../shared/pageShape.ts';
 
@@ -8,6 +8,9 @@ interface Entry {
   doc: Document;
   position: bigint;
 }
+
+/** A batch's staged writes per collection and id; null is a removal. */
+type Overlay = Map<string, Map<string, Entry | null>>;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS documents (
@@ -143,10 +146,56 @@ export class SqliteReadModelStore implements ReadModelStore {
     to: bigint,
     apply: (writer: (position: bigint) => ProjectionWriter) => Promise<void>,
   ): Promise<boolean> {
-    const overlay = new Map<string, Map<string, Entry | null>>();
+    const [applied] = await this.applyBatches([{ projection, version, from, to, apply }]);
+    return applied!;
+  }
+
+  /** Every batch staged in memory, then one transaction checks each checkpoint and writes the batches that still apply. */
+  async applyBatches(batches: readonly ProjectionBatch[]): Promise<boolean[]> {
+    const overlays: Overlay[] = [];
+    // A later batch sees the writes staged by the earlier ones, as if each had committed before it.
+    for (const batch of batches) overlays.push(await this.stage(batch.apply, [...overlays].reverse()));
+    const applied = this.db.transaction(() =>
+      batches.map((batch, i) => {
+        const row = this.stmts.checkpoint.get(batch.projection);
+        if ((row ? row.position : -1n) !== batch.from) return false;
+        for (const [collection, entries] of overlays[i]!) {
+          for (const [id, entry] of entries) {
+            if (entry) this.stmts.putDoc.run(collection, id, JSON.stringify(entry.doc), entry.position);
+            else this.stmts.deleteDoc.run(collection, id);
+          }
+        }
+        this.stmts.putCheckpoint.run(batch.projection, batch.version, batch.to);
+        return true;
+      }),
+    ).immediate();
+
+    if (applied.includes(false)) this.load();
+    batches.forEach((batch, i) => {
+      if (!applied[i]) return;
+      for (const [collection, entries] of overlays[i]!) {
+        let coll = this.collections.get(collection);
+        if (!coll) this.collections.set(collection, (coll = new Map()));
+        for (const [id, entry] of entries) {
+          if (entry) coll.set(id, entry);
+          else coll.delete(id);
+        }
+      }
+      this.checkpoints.set(batch.projection, { version: batch.version, position: batch.to });
+    });
+    return applied;
+  }
+
+  /** Runs a batch's writes against an overlay of the cache; nothing is stored yet. */
+  private async stage(apply: ProjectionBatch['apply'], earlier: readonly Overlay[]): Promise<Overlay> {
+    const overlay: Overlay = new Map();
+    const layers = [overlay, ...earlier];
     const current = (collection: string, id: string): Entry | null | undefined => {
-      const staged = overlay.get(collection)?.get(id);
-      return staged !== undefined ? staged : this.collections.get(collection)?.get(id);
+      for (const layer of layers) {
+        const staged = layer.get(collection)?.get(id);
+        if (staged !== undefined) return staged;
+      }
+      return this.collections.get(collection)?.get(id);
     };
     const stage = (collection: string, id: string, entry: Entry | null) => {
       let coll = overlay.get(collection);
@@ -164,9 +213,12 @@ export class SqliteReadModelStore implements ReadModelStore {
       find: async <T extends Document>(collection: string, filter: Filter) => {
         const seen = new Set<string>();
         const out: Document[] = [];
-        for (const [id, entry] of overlay.get(collection) ?? []) {
-          seen.add(id);
-          if (entry && matches(entry.doc, filter)) out.push({ ...entry.doc });
+        for (const layer of layers) {
+          for (const [id, entry] of layer.get(collection) ?? []) {
+            if (seen.has(id)) continue;
+            seen.add(id);
+            if (entry && matches(entry.doc, filter)) out.push({ ...entry.doc });
+          }
         }
         for (const [id, entry] of this.collections.get(collection) ?? []) {
           if (!seen.has(id) && matches(entry.doc, filter)) out.push({ ...entry.doc });
@@ -184,41 +236,11 @@ export class SqliteReadModelStore implements ReadModelStore {
         stage(collection, id, null);
       },
     };
-    const writerAt = (at: bigint): ProjectionWriter => {
+    await apply((at) => {
       position = at;
       return writer;
-    };
-
-    await apply(writerAt);
-
-    const committed = this.db.transaction(() => {
-      const row = this.stmts.checkpoint.get(projection);
-      const stored = row ? row.position : -1n;
-      if (stored !== from) return false;
-      for (const [collection, entries] of overlay) {
-        for (const [id, entry] of entries) {
-          if (entry) this.stmts.putDoc.run(collection, id, JSON.stringify(entry.doc), entry.position);
-          else this.stmts.deleteDoc.run(collection, id);
-        }
-      }
-      this.stmts.putCheckpoint.run(projection, version, to);
-      return true;
-    }).immediate();
-
-    if (!committed) {
-      this.load();
-      return false;
-    }
-    for (const [collection, entries] of overlay) {
-      let coll = this.collections.get(collection);
-      if (!coll) this.collections.set(collection, (coll = new Map()));
-      for (const [id, entry] of entries) {
-        if (entry) coll.set(id, entry);
-        else coll.delete(id);
-      }
-    }
-    this.checkpoints.set(projection, { version, position: to });
-    return true;
+    });
+    return overlay;
   }
 
   /**
