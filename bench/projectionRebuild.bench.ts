@@ -56,7 +56,7 @@ const FAKE_SCRYPT = 'scrypt$16384$8$1$' + 'a'.repeat(22) + '$' + 'b'.repeat(43);
  * 2 settings changes; 2 API keys each used 5 times, one revoked; 3 subscriptions per site, one
  * of them deleted again.
  */
-function teamHistory(t: number, box: AesSecretBox): Array<[string, NewEvent[]]> {
+export function teamHistory(t: number, box: AesSecretBox): Array<[string, NewEvent[]]> {
   const teamId = id('team', t);
   const streams: Array<[string, NewEvent[]]> = [];
   streams.push([
