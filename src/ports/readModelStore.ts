@@ -97,8 +97,9 @@ export interface ReadModelStore {
   /**
    * Several projections' batches of the same page, each as `applyBatch` would apply it (its own
    * compare-and-set on its own checkpoint), committed together where the adapter can (SQLite: one
-   * transaction). Resolves with whether each was applied. Optional: callers use `applyBatch` per
-   * projection where an adapter lacks it.
+   * transaction). Resolves with whether each was applied. A batch whose `apply` throws is left out
+   * and the others are still committed, as if each were applied alone; the first such error is then
+   * thrown. Optional: callers use `applyBatch` per projection where an adapter lacks it.
    */
   applyBatches?(batches: readonly ProjectionBatch[]): Promise<boolean[]>;
   /** Starts a bulk rebuild of a projection's collections into shadow collections; see ReadModelRebuild. */

@@ -81,6 +81,7 @@ export class ProjectionRunner {
     const head = await this.events.headPosition();
     const folds = new Map(chosen.map((p) => [p.name, new RebuildFold(p, this.readModels)]));
     let events = 0;
+    let failure: { error: unknown } | null = null;
     for (let after = -1n; after < head; ) {
       const page = await this.events.readAll({ after, limit: CATCH_UP_PAGE });
       if (page.length === 0) break;
@@ -88,7 +89,14 @@ export class ProjectionRunner {
         if (event.position > head) break;
         for (const projection of this.handlersOf(event.type)) {
           const fold = folds.get(projection.name);
-          if (fold) await projection.handle(event, fold.at(event.position));
+          if (!fold) continue;
+          try {
+            await projection.handle(event, fold.at(event.position));
+          } catch (error) {
+            // This projection stays stale (retried at the next step); the others are rebuilt.
+            folds.delete(projection.name);
+            failure ??= { error };
+          }
         }
         events++;
       }
@@ -96,6 +104,7 @@ export class ProjectionRunner {
       onProgress?.(after < head ? after : head, head);
     }
     let documents = 0;
+    const rebuilt: string[] = [];
     for (const fold of folds.values()) {
       const target = await this.readModels.beginRebuild(fold.projection.name, fold.projection.collections);
       try {
@@ -106,11 +115,13 @@ export class ProjectionRunner {
         throw error;
       }
       documents += fold.size;
+      rebuilt.push(fold.projection.name);
       this.positions.set(fold.projection.name, head);
       this.stale.delete(fold.projection.name);
     }
     this.release();
-    return { projections: chosen.map((p) => p.name), position: head, events, documents };
+    if (failure) throw failure.error;
+    return { projections: rebuilt, position: head, events, documents };
   }
 
   /** Lowest checkpoint among the projections: everything at or before it is visible in every read model. */
@@ -150,20 +161,33 @@ export class ProjectionRunner {
 
   /** Applies one page of events. Returns false when every projection is caught up. */
   async step(limit = PAGE): Promise<boolean> {
+    let rebuildFailure: { error: unknown } | null = null;
     if (this.stale.size > 0) {
-      await this.rebuildStale();
-      this.options.onProgress?.(this.position);
-      return true;
+      try {
+        await this.rebuildStale();
+        this.options.onProgress?.(this.position);
+        return true;
+      } catch (error) {
+        // A projection that cannot be rebuilt does not hold the others back: they follow the log below.
+        rebuildFailure = { error };
+      }
     }
-    const from = this.position;
-    const page = await this.events.readAll({ after: from, limit });
+    const following = this.projections.filter((p) => !this.stale.has(p.name));
+    if (following.length === 0) throw rebuildFailure!.error;
+    let from: bigint | null = null;
+    for (const p of following) {
+      const own = this.positions.get(p.name) ?? -1n;
+      if (from === null || own < from) from = own;
+    }
+    const page = await this.events.readAll({ after: from!, limit });
+    if (rebuildFailure && page.length === 0) throw rebuildFailure.error;
     if (page.length === 0) {
       await this.refreshCheckpoints();
       return false;
     }
     const to = page[page.length - 1]!.position;
     const batches: ProjectionBatch[] = [];
-    for (const projection of this.projections) {
+    for (const projection of following) {
       const own = this.positions.get(projection.name) ?? -1n;
       if (own >= to) continue;
       batches.push({
@@ -181,14 +205,22 @@ export class ProjectionRunner {
     }
     // Every projection's batch of the page in one commit where the store can, else one each.
     let applied: boolean[] = [];
-    if (this.readModels.applyBatches) applied = await this.readModels.applyBatches(batches);
-    else for (const b of batches) applied.push(await this.readModels.applyBatch(b.projection, b.version, b.from, b.to, b.apply));
+    try {
+      if (this.readModels.applyBatches) applied = await this.readModels.applyBatches(batches);
+      else for (const b of batches) applied.push(await this.readModels.applyBatch(b.projection, b.version, b.from, b.to, b.apply));
+    } catch (error) {
+      // One projection failed on this page; the others' batches are committed: take their checkpoints.
+      await this.refreshCheckpoints();
+      this.release();
+      throw error;
+    }
     for (const [i, batch] of batches.entries()) {
       if (applied[i]) this.positions.set(batch.projection, to);
       else await this.refreshCheckpoint(this.projections.find((p) => p.name === batch.projection)!);
     }
     this.options.onProgress?.(this.position);
     this.release();
+    if (rebuildFailure) throw rebuildFailure.error;
     return true;
   }
 

@@ -8,6 +8,7 @@ import type { AttemptOutcome } from '../../src/domain/webhookDelivery.ts';
 import { DeliveryLedger } from '../../src/processors/webhookDelivery/deliveryLedger.ts';
 import type { ReadModelStore } from '../../src/ports/readModelStore.ts';
 import { allProjections } from '../../src/projections/index.ts';
+import type { Projection } from '../../src/projections/projection.ts';
 import { ProjectionRunner } from '../../src/projections/projectionRunner.ts';
 import type { Services } from '../../src/services.ts';
 import { PITCH, UNACTIONABLE, ingest } from '../ingestion/helpers.ts';
@@ -98,4 +99,32 @@ t.test('a bulk rebuild gives the same read models as following the log event by 
   const reopened = new SqliteReadModelStore(join(dir, 'rebuilt.sqlite'));
   t.teardown(() => reopened.close());
   t.same(await snapshot(reopened), await snapshot(services.readModels), 'the file holds what the cache holds');
+});
+
+t.test('a projection that fails on an event holds back neither the rebuild nor the following of the others', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'outreach-bulk-fail-'));
+  const app = await startTestApp();
+  t.teardown(async () => {
+    await app.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const { services } = app;
+  await createTenant(services);
+  const teams = allProjections.find((p) => p.name === 'teams')!;
+  const boom: Projection = { name: 'boom', version: 1, collections: ['boom'], canHandle: () => true, handle: async () => Promise.reject(new Error('boom')) };
+  const store = new SqliteReadModelStore(join(dir, 'rm.sqlite'));
+  t.teardown(() => store.close());
+  const runner = new ProjectionRunner(services.events, store, [teams, boom]);
+  await runner.init();
+  await t.rejects(runner.step(), /boom/, 'the failure is reported');
+  const head = await services.events.headPosition();
+  t.same(await store.getCheckpoint('teams'), { position: head, version: teams.version }, 'teams was rebuilt');
+  t.equal((await store.find('teams', {})).length, 1);
+  t.equal(await store.getCheckpoint('boom'), null, 'the failing projection stays unbuilt');
+  await createTenant(services);
+  const newHead = await services.events.headPosition();
+  await t.rejects(runner.step(), /boom/);
+  t.same(await store.getCheckpoint('teams'), { position: newHead, version: teams.version }, 'teams follows new events');
+  t.equal((await store.find('teams', {})).length, 2);
+  t.equal(runner.position, -1n, 'read-your-writes still waits for the failing one');
 });

@@ -150,16 +150,32 @@ export class SqliteReadModelStore implements ReadModelStore {
     return applied!;
   }
 
-  /** Every batch staged in memory, then one transaction checks each checkpoint and writes the batches that still apply. */
+  /**
+   * Every batch staged in memory, then one transaction checks each checkpoint and writes the batches
+   * that still apply. A batch whose `apply` throws is left out (nothing of it written, its checkpoint
+   * unchanged) and the others are committed, as if each were applied alone; the first such error is
+   * then thrown.
+   */
   async applyBatches(batches: readonly ProjectionBatch[]): Promise<boolean[]> {
-    const overlays: Overlay[] = [];
-    // A later batch sees the writes staged by the earlier ones, as if each had committed before it.
-    for (const batch of batches) overlays.push(await this.stage(batch.apply, [...overlays].reverse()));
+    const overlays: Array<Overlay | null> = [];
+    let failure: { error: unknown } | null = null;
+    for (const batch of batches) {
+      // A later batch sees the writes staged by the earlier ones, as if each had committed before it.
+      const earlier = overlays.filter((o): o is Overlay => o !== null).reverse();
+      try {
+        overlays.push(await this.stage(batch.apply, earlier));
+      } catch (error) {
+        overlays.push(null);
+        failure ??= { error };
+      }
+    }
     const applied = this.db.transaction(() =>
       batches.map((batch, i) => {
+        const overlay = overlays[i];
+        if (!overlay) return false;
         const row = this.stmts.checkpoint.get(batch.projection);
         if ((row ? row.position : -1n) !== batch.from) return false;
-        for (const [collection, entries] of overlays[i]!) {
+        for (const [collection, entries] of overlay) {
           for (const [id, entry] of entries) {
             if (entry) this.stmts.putDoc.run(collection, id, JSON.stringify(entry.doc), entry.position);
             else this.stmts.deleteDoc.run(collection, id);
@@ -170,7 +186,7 @@ export class SqliteReadModelStore implements ReadModelStore {
       }),
     ).immediate();
 
-    if (applied.includes(false)) this.load();
+    if (applied.some((ok, i) => !ok && overlays[i])) this.load();
     batches.forEach((batch, i) => {
       if (!applied[i]) return;
       for (const [collection, entries] of overlays[i]!) {
@@ -183,6 +199,7 @@ export class SqliteReadModelStore implements ReadModelStore {
       }
       this.checkpoints.set(batch.projection, { version: batch.version, position: batch.to });
     });
+    if (failure) throw failure.error;
     return applied;
   }
 
