@@ -1,6 +1,6 @@
 /**
  * Rebuild growth: a full bulk rebuild of every projection over about 100,000 and about 1,000,000
- * events (the projectionRebuild history mix, 39 events per team), each size in its own process
+ * events (the projectionRebuild history mix, 38 events per team), each size in its own process
  * (bench/rebuildGrowthWorker.ts) so its peak memory is its own. Reports events/s, time and peak
  * RSS / heapUsed per size; the headline ratio is the large size's rate over the small one's (1 =
  * linear growth: ten times the events take ten times as long).
@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { BenchResult } from './types.ts';
 
-const SMALL_TEAMS = Number(process.env.BENCH_GROWTH_SMALL_TEAMS ?? 2_564); // 99,996 events
-const LARGE_TEAMS = Number(process.env.BENCH_GROWTH_LARGE_TEAMS ?? 25_641); // 999,999 events
+const SMALL_TEAMS = Number(process.env.BENCH_GROWTH_SMALL_TEAMS ?? 2_564); // 97,432 events
+const LARGE_TEAMS = Number(process.env.BENCH_GROWTH_LARGE_TEAMS ?? 25_641); // 974,358 events
 
 interface SizeResult {
   teams: number;

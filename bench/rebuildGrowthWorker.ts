@@ -1,7 +1,7 @@
 /**
  * One size of bench/rebuildGrowth.bench.ts, in its own process so its memory figures are its own:
  * `node --import tsx bench/rebuildGrowthWorker.ts <teams> <dir>`. Writes the history of `teams` teams
- * (39 events each, made by the real deciders, as in projectionRebuild) straight into an events file
+ * (38 events each, made by the real deciders, as in projectionRebuild) straight into an events file
  * with bulk inserts, then measures a raw read of it and a full bulk rebuild; prints one JSON line.
  */
 import Database from 'better-sqlite3';
