@@ -28,6 +28,7 @@ import { SITES } from '../src/readModels/sites.ts';
 import { TEAMS as TEAMS_COLLECTION } from '../src/readModels/teams.ts';
 import { USERS } from '../src/readModels/users.ts';
 import { WEBHOOK_SUBSCRIPTIONS } from '../src/readModels/webhookSubscriptions.ts';
+import { profileWindow } from './profileWindow.ts';
 import type { BenchResult } from './types.ts';
 
 const TEAMS = Number(process.env.BENCH_TEAMS ?? 2_000);
@@ -55,7 +56,7 @@ const FAKE_SCRYPT = 'scrypt$16384$8$1$' + 'a'.repeat(22) + '$' + 'b'.repeat(43);
  * 2 settings changes; 2 API keys each used 5 times, one revoked; 3 subscriptions per site, one
  * of them deleted again.
  */
-function teamHistory(t: number, box: AesSecretBox): Array<[string, NewEvent[]]> {
+export function teamHistory(t: number, box: AesSecretBox): Array<[string, NewEvent[]]> {
   const teamId = id('team', t);
   const streams: Array<[string, NewEvent[]]> = [];
   streams.push([
@@ -143,15 +144,17 @@ function rawRead(file: string): { events: number; ms: number } {
   }
 }
 
-export async function rebuild(eventsFile: string, readModelFile: string): Promise<{ ms: number; documents: number }> {
+export async function rebuild(eventsFile: string, readModelFile: string, profileName?: string): Promise<{ ms: number; documents: number }> {
   const events = new SqliteEventStore(eventsFile);
   const readModels = new SqliteReadModelStore(readModelFile);
   try {
     const runner = new ProjectionRunner(events, readModels, allProjections);
     await runner.init();
+    const stopProfile = profileName ? await profileWindow(profileName) : async () => {};
     const started = performance.now();
     await runner.catchUp();
     const ms = performance.now() - started;
+    await stopProfile();
     const head = await events.headPosition();
     if (runner.position !== head) throw new Error(`rebuild stopped at ${runner.position}, head ${head}`);
     let documents = 0;
@@ -179,7 +182,7 @@ export default async function run(): Promise<BenchResult> {
     for (let round = 0; round < ROUNDS; round++) {
       const r = rawRead(eventsFile);
       raw.push(r.events / (r.ms / 1000));
-      const p = await rebuild(eventsFile, join(dir, `readmodels-${round}.sqlite`));
+      const p = await rebuild(eventsFile, join(dir, `readmodels-${round}.sqlite`), `projectionRebuild-round${round}`);
       port.push(total / (p.ms / 1000));
       documents = p.documents;
     }

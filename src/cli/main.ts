@@ -2,7 +2,6 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { SingleBar, Presets } from 'cli-progress';
 import { ConfigError, loadConfig } from '../config.ts';
 import { createServices, type Services } from '../services.ts';
-import { CATCH_UP_PAGE } from '../projections/projectionRunner.ts';
 import {
   TenancyError,
   addUser,
@@ -239,25 +238,27 @@ contact
 const projections = program.command('projections').description('read models');
 projections
   .command('rebuild [name]')
-  .description('drop and rebuild one projection (or all) from the full history')
+  .description('rebuild one projection (or all) from the full history, in bulk; readers see the old documents until the switch')
   .action(async (name: string | undefined) =>
     withServices(async (s) => {
       const chosen = s.projections.projections.filter((p) => !name || p.name === name);
       if (chosen.length === 0) throw new TenancyError(`unknown projection ${name}; known: ${s.projections.projections.map((p) => p.name).join(', ')}`);
-      for (const p of chosen) await s.readModels.reset(p.name, p.collections);
-      await s.projections.init();
       const head = await s.events.headPosition();
       const total = Number(head + 1n);
       const bar = json() ? null : new SingleBar({ format: 'rebuilding [{bar}] {percentage}% | {value}/{total} positions | {eta}s left' }, Presets.shades_classic);
       bar?.start(Math.max(total, 1), 0);
       const started = Date.now();
-      while (s.projections.position < head) {
-        await s.projections.step(CATCH_UP_PAGE);
-        bar?.update(Number(s.projections.position + 1n));
-      }
+      const report = await s.projections.rebuild(
+        chosen.map((p) => p.name),
+        (position) => bar?.update(Number(position + 1n)),
+      );
       bar?.update(Math.max(total, 1));
       bar?.stop();
-      print(json(), { rebuilt: chosen.map((p) => p.name), position: head.toString(), ms: Date.now() - started }, `rebuilt ${chosen.map((p) => p.name).join(', ')} up to position ${head}`);
+      print(
+        json(),
+        { rebuilt: report.projections, position: report.position.toString(), events: report.events, documents: report.documents, ms: Date.now() - started },
+        `rebuilt ${report.projections.join(', ')} up to position ${report.position} (${report.events} events, ${report.documents} documents)`,
+      );
     }),
   );
 

@@ -221,6 +221,8 @@ export function evolveDeliveries(state: DeliveriesState, event: WebhookDeliveryE
     }
     case 'DeliveryAttempted': {
       const d = event.data;
+      // A 2xx attempt is the success itself (streams written before this rule add a DeliverySucceeded, which changes nothing more).
+      if (d.status === 'ok') return { ...state, pending: state.pending.delete(d.deliveryId), consecutiveFailures: 0 };
       const p = state.pending.get(d.deliveryId);
       if (!p) return state;
       const attempted: PendingDelivery = {
@@ -249,6 +251,7 @@ export function evolveDeliveries(state: DeliveriesState, event: WebhookDeliveryE
  * The delivery rules, on the stream's own order. Every command is idempotent: one that no longer
  * applies decides nothing (an empty list), which the caller reads as "refused".
  * - a claim of a delivery already in the stream is refused (one owner per event and subscription);
+ * - every attempt is recorded as one `DeliveryAttempted`; a 2xx one ends the delivery as succeeded;
  * - the record of a delivery that is no longer pending is refused (another copy ended it);
  * - a failed attempt is retried while retries are left, at a due time kept in the stream;
  * - the failure that makes `AUTO_DISABLE_THRESHOLD` in a row disables the subscription and abandons
@@ -278,8 +281,8 @@ function recordAttempt(c: RecordAttemptData, state: DeliveriesState): WebhookDel
       data: { ...base, attempt, status: outcome.status, statusCode: outcome.statusCode, error: outcome.error, durationMs: outcome.durationMs, attemptedAt, nextAttemptAt, workerId: c.workerId },
     },
   ];
-  if (outcome.status === 'ok') events.push({ type: 'DeliverySucceeded', data: { ...base, attempts: attempt, deliveredAt: attemptedAt } });
-  else if (!retry) {
+  // A 2xx attempt ends the delivery by itself: one record per attempt (no separate DeliverySucceeded).
+  if (outcome.status !== 'ok' && !retry) {
     const consecutiveFailures = state.consecutiveFailures + 1;
     events.push({ type: 'DeliveryFailed', data: { ...base, attempts: attempt, status: outcome.status, failedAt: attemptedAt, consecutiveFailures } });
     if (consecutiveFailures >= AUTO_DISABLE_THRESHOLD && !state.disabled) {

@@ -35,5 +35,15 @@ export function parseEvent<E extends AnyEvent>(recorded: RecordedEvent, schemas:
  */
 export const eventSchemasOf = <E extends DomainEvent>(): EventSchemas<E> => domainEventSchemas as unknown as EventSchemas<E>;
 
-/** Any stored event the service knows, typed; null for an unknown type. */
-export const toDomainEvent = (recorded: RecordedEvent): DomainEvent | null => parseEvent(recorded, domainEventSchemas);
+/**
+ * Any stored event the service knows, typed; null for an unknown type. Several projections handle
+ * the same recorded event of a page: it is checked against its schema once, not once per projection.
+ */
+export const toDomainEvent = (recorded: RecordedEvent): DomainEvent | null => {
+  const cached = parsed.get(recorded);
+  if (cached !== undefined) return cached;
+  const event = parseEvent(recorded, domainEventSchemas);
+  parsed.set(recorded, event);
+  return event;
+};
+const parsed = new WeakMap<RecordedEvent, DomainEvent | null>();

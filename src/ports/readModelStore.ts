@@ -51,6 +51,39 @@ export interface ProjectionWriter {
   remove(collection: string, id: string): Promise<void>;
 }
 
+/** A document as a rebuild writes it: its final state and the position of the event that last wrote it. */
+export interface RebuiltDocument {
+  doc: Document;
+  position: bigint;
+}
+
+/**
+ * A projection's collections being rebuilt off to the side (shadow collections). Readers keep
+ * seeing the live documents until `commit`, which switches the shadow documents in and sets the
+ * checkpoint; a rebuild that is abandoned (`abort`, or a crash) leaves the live documents as they were.
+ */
+export interface ReadModelRebuild {
+  /** Writes final documents to the shadow copy of `collection`: one transaction or bulk write per call. */
+  write(collection: string, docs: readonly RebuiltDocument[]): Promise<void>;
+  /**
+   * Replaces the live documents of every collection of the projection with the shadow ones (a
+   * collection nothing was written to ends up empty) and sets the checkpoint to `version` and
+   * `position`. Readers see the old documents or the new, never a mix (see each adapter for the unit).
+   */
+  commit(version: number, position: bigint): Promise<void>;
+  /** Drops the shadow copies. */
+  abort(): Promise<void>;
+}
+
+/** One projection's batch, as `applyBatch` takes it. */
+export interface ProjectionBatch {
+  projection: string;
+  version: number;
+  from: bigint;
+  to: bigint;
+  apply: (writer: (position: bigint) => ProjectionWriter) => Promise<void>;
+}
+
 export interface ReadModelStore {
   get<T extends Document>(collection: string, id: string): Promise<T | null>;
   find<T extends Document>(collection: string, filter: Filter, options?: { sortBy?: string; limit?: number }): Promise<T[]>;
@@ -77,6 +110,16 @@ export interface ReadModelStore {
    * and callers do not cache.
    */
   collectionVersion?(collection: string): number;
+  /**
+   * Several projections' batches of the same page, each as `applyBatch` would apply it (its own
+   * compare-and-set on its own checkpoint), committed together where the adapter can (SQLite: one
+   * transaction). Resolves with whether each was applied. A batch whose `apply` throws is left out
+   * and the others are still committed, as if each were applied alone; the first such error is then
+   * thrown. Optional: callers use `applyBatch` per projection where an adapter lacks it.
+   */
+  applyBatches?(batches: readonly ProjectionBatch[]): Promise<boolean[]>;
+  /** Starts a bulk rebuild of a projection's collections into shadow collections; see ReadModelRebuild. */
+  beginRebuild(projection: string, collections: readonly string[]): Promise<ReadModelRebuild>;
   /** Drops a projection's collections and checkpoint, for a rebuild. */
   reset(projection: string, collections: readonly string[]): Promise<void>;
   ping(): Promise<void>;

@@ -1,24 +1,44 @@
 import type { EventStore } from '../ports/eventStore.ts';
-import type { ReadModelStore } from '../ports/readModelStore.ts';
+import type { ProjectionBatch, ReadModelStore } from '../ports/readModelStore.ts';
 import { sleep } from '../lib/sleep.ts';
 import type { Projection } from './projection.ts';
+import { RebuildFold } from './rebuildFold.ts';
 
 /** Events per step while following the log, and while catching up (larger pages: fewer commits, more writes folded together). */
 const PAGE = 1_000;
 export const CATCH_UP_PAGE = 5_000;
+/** Documents per transaction or bulk write when a rebuild writes its result. */
+const REBUILD_WRITE_BATCH = 5_000;
 
 export interface RunnerOptions {
   onError?: (error: unknown) => void;
   onProgress?: (position: bigint) => void;
 }
 
+export interface RebuildReport {
+  projections: string[];
+  /** The position the rebuilt projections stand at (the head when the rebuild started). */
+  position: bigint;
+  events: number;
+  documents: number;
+}
+
 /**
  * Feeds the global log to every projection in pages. Each projection keeps its own checkpoint,
  * moved in the same step as its writes, so a restart resumes after the last applied page and a
  * version bump rebuilds only that projection.
+ *
+ * A projection without a checkpoint, or with one of another version, is rebuilt in bulk before it
+ * follows the log: the history up to the head is folded in memory (RebuildFold), the final documents
+ * are written to shadow collections in batches and switched in with the checkpoint at once
+ * (ReadModelStore.beginRebuild). Until the switch readers see the documents as they were.
  */
 export class ProjectionRunner {
   private positions = new Map<string, bigint>();
+  /** Projections to rebuild in bulk before they follow the log. */
+  private readonly stale = new Set<string>();
+  /** For each event type, the projections that handle it, in registration order. */
+  private readonly routes = new Map<string, Projection[]>();
   private waiters: Array<{ position: bigint; resolve: () => void }> = [];
   private controller: AbortController | null = null;
   private loop: Promise<void> | null = null;
@@ -32,17 +52,78 @@ export class ProjectionRunner {
     private readonly options: RunnerOptions = {},
   ) {}
 
-  /** Loads checkpoints and rebuilds every projection whose stored version differs from its code. */
+  /** Loads checkpoints; a projection whose stored version differs from its code (or that has none) is rebuilt at the next step. */
   async init(): Promise<void> {
     for (const projection of this.projections) {
       const checkpoint = await this.readModels.getCheckpoint(projection.name);
       if (!checkpoint || checkpoint.version !== projection.version) {
-        await this.readModels.reset(projection.name, projection.collections);
+        this.stale.add(projection.name);
         this.positions.set(projection.name, -1n);
       } else {
         this.positions.set(projection.name, checkpoint.position);
       }
     }
+  }
+
+  /** Rebuilds the named projections (all when none are named) in bulk now; they then follow the log from where the rebuild stopped. */
+  async rebuild(names?: readonly string[], onProgress?: (position: bigint, head: bigint) => void): Promise<RebuildReport> {
+    for (const p of this.projections) if (!names || names.includes(p.name)) this.stale.add(p.name);
+    return this.rebuildStale(onProgress);
+  }
+
+  private handlersOf(type: string): Projection[] {
+    let list = this.routes.get(type);
+    if (!list) this.routes.set(type, (list = this.projections.filter((p) => p.canHandle(type))));
+    return list;
+  }
+
+  /** Folds the history up to the head in memory for every stale projection, then writes and switches each in. */
+  private async rebuildStale(onProgress?: (position: bigint, head: bigint) => void): Promise<RebuildReport> {
+    const chosen = this.projections.filter((p) => this.stale.has(p.name));
+    const head = await this.events.headPosition();
+    const folds = new Map(chosen.map((p) => [p.name, new RebuildFold(p, this.readModels)]));
+    let events = 0;
+    let failure: { error: unknown } | null = null;
+    for (let after = -1n; after < head; ) {
+      const page = await this.events.readAll({ after, limit: CATCH_UP_PAGE });
+      if (page.length === 0) break;
+      for (const event of page) {
+        if (event.position > head) break;
+        for (const projection of this.handlersOf(event.type)) {
+          const fold = folds.get(projection.name);
+          if (!fold) continue;
+          try {
+            await projection.handle(event, fold.at(event.position));
+          } catch (error) {
+            // This projection stays stale (retried at the next step); the others are rebuilt.
+            folds.delete(projection.name);
+            failure ??= { error };
+          }
+        }
+        events++;
+      }
+      after = page[page.length - 1]!.position;
+      onProgress?.(after < head ? after : head, head);
+    }
+    let documents = 0;
+    const rebuilt: string[] = [];
+    for (const fold of folds.values()) {
+      const target = await this.readModels.beginRebuild(fold.projection.name, fold.projection.collections);
+      try {
+        for (const [collection, docs] of fold.batches(REBUILD_WRITE_BATCH)) await target.write(collection, docs);
+        await target.commit(fold.projection.version, head);
+      } catch (error) {
+        await target.abort().catch(() => {});
+        throw error;
+      }
+      documents += fold.size;
+      rebuilt.push(fold.projection.name);
+      this.positions.set(fold.projection.name, head);
+      this.stale.delete(fold.projection.name);
+    }
+    this.release();
+    if (failure) throw failure.error;
+    return { projections: rebuilt, position: head, events, documents };
   }
 
   /** Lowest checkpoint among the projections: everything at or before it is visible in every read model. */
@@ -82,27 +163,66 @@ export class ProjectionRunner {
 
   /** Applies one page of events. Returns false when every projection is caught up. */
   async step(limit = PAGE): Promise<boolean> {
-    const from = this.position;
-    const page = await this.events.readAll({ after: from, limit });
+    let rebuildFailure: { error: unknown } | null = null;
+    if (this.stale.size > 0) {
+      try {
+        await this.rebuildStale();
+        this.options.onProgress?.(this.position);
+        return true;
+      } catch (error) {
+        // A projection that cannot be rebuilt does not hold the others back: they follow the log below.
+        rebuildFailure = { error };
+      }
+    }
+    const following = this.projections.filter((p) => !this.stale.has(p.name));
+    if (following.length === 0) throw rebuildFailure!.error;
+    let from: bigint | null = null;
+    for (const p of following) {
+      const own = this.positions.get(p.name) ?? -1n;
+      if (from === null || own < from) from = own;
+    }
+    const page = await this.events.readAll({ after: from!, limit });
+    if (rebuildFailure && page.length === 0) throw rebuildFailure.error;
     if (page.length === 0) {
       await this.refreshCheckpoints();
       return false;
     }
     const to = page[page.length - 1]!.position;
-    for (const projection of this.projections) {
+    const batches: ProjectionBatch[] = [];
+    for (const projection of following) {
       const own = this.positions.get(projection.name) ?? -1n;
       if (own >= to) continue;
-      const ok = await this.readModels.applyBatch(projection.name, projection.version, own, to, async (writerAt) => {
-        for (const event of page) {
-          if (event.position <= own || !projection.canHandle(event.type)) continue;
-          await projection.handle(event, writerAt(event.position));
-        }
+      batches.push({
+        projection: projection.name,
+        version: projection.version,
+        from: own,
+        to,
+        apply: async (writerAt) => {
+          for (const event of page) {
+            if (event.position <= own || !this.handlersOf(event.type).includes(projection)) continue;
+            await projection.handle(event, writerAt(event.position));
+          }
+        },
       });
-      if (ok) this.positions.set(projection.name, to);
-      else await this.refreshCheckpoint(projection);
+    }
+    // Every projection's batch of the page in one commit where the store can, else one each.
+    let applied: boolean[] = [];
+    try {
+      if (this.readModels.applyBatches) applied = await this.readModels.applyBatches(batches);
+      else for (const b of batches) applied.push(await this.readModels.applyBatch(b.projection, b.version, b.from, b.to, b.apply));
+    } catch (error) {
+      // One projection failed on this page; the others' batches are committed: take their checkpoints.
+      await this.refreshCheckpoints();
+      this.release();
+      throw error;
+    }
+    for (const [i, batch] of batches.entries()) {
+      if (applied[i]) this.positions.set(batch.projection, to);
+      else await this.refreshCheckpoint(this.projections.find((p) => p.name === batch.projection)!);
     }
     this.options.onProgress?.(this.position);
     this.release();
+    if (rebuildFailure) throw rebuildFailure.error;
     return true;
   }
 

@@ -58,6 +58,8 @@ export const webhookDeliveriesProjection: Projection = {
           doc.next_attempt_at = d.nextAttemptAt === null ? null : new Date(d.nextAttemptAt).toISOString();
           doc.worker_id = d.workerId;
           doc.updated_at = d.attemptedAt;
+          // A 2xx attempt is the success (older streams follow it with a DeliverySucceeded: same result).
+          if (d.status === 'ok') doc.state = 'succeeded';
         } else {
           doc.state = event.type === 'DeliverySucceeded' ? 'succeeded' : event.type === 'DeliveryFailed' ? 'failed' : 'abandoned';
           doc.next_attempt_at = null;

@@ -35,6 +35,8 @@ export const webhookSubscriptionsProjection: Projection = {
           // The dashboard shows the last attempt's outcome, so a failing endpoint shows up while it is retried.
           doc.last_delivery_at = event.data.attemptedAt;
           doc.last_delivery_status = event.data.status;
+          // A 2xx attempt is the delivery's success.
+          if (event.data.status === 'ok') doc.consecutive_failures = 0;
         } else if (event.type === 'DeliverySucceeded') doc.consecutive_failures = 0;
         else if (event.type === 'DeliveryFailed') doc.consecutive_failures = event.data.consecutiveFailures;
         else {

@@ -393,6 +393,68 @@ export function readModelContract(t: Test, name: string, makeStore: MakeReadMode
       t.same((await none.page('conversations', query)).map((d) => d.id), before, 'no declarations: the same page');
     }, PAGE_INDEXES);
 
+    await withStore('beginRebuild: readers see the old documents until commit switches all of them in at once', async (t, h) => {
+      const { store } = h;
+      await store.applyBatch('rb', 1, -1n, 10n, async (w) => {
+        await w(5n).put('rbItems', { id: 'old1', v: 'old' });
+        await w(6n).put('rbItems', { id: 'old2', v: 'old' });
+        await w(7n).put('rbNotes', { id: 'note', v: 'old' });
+        await w(8n).put('rbOther', { id: 'x', v: 'kept' });
+      });
+      const old = await store.find('rbItems', {}, { sortBy: 'id' });
+      const rebuild = await store.beginRebuild('rb', ['rbItems', 'rbNotes']);
+      const batches = [0, 1, 2].map((b) => Array.from({ length: 4 }, (_, i) => ({ doc: { id: `new${b}${i}`, v: 'new', n: b * 4 + i }, position: BigInt(20 + b * 4 + i) })));
+      for (const batch of batches) {
+        await rebuild.write('rbItems', batch);
+        t.same(await store.find('rbItems', {}, { sortBy: 'id' }), old, 'a reader between batches sees exactly the old documents');
+        t.same(await store.getCheckpoint('rb'), { position: 10n, version: 1 }, 'and the old checkpoint');
+      }
+      if (h.reopen) {
+        const other = await h.reopen();
+        t.same(await other.find('rbItems', {}, { sortBy: 'id' }), old, 'so does another process before the commit');
+        await other.close();
+      }
+      await rebuild.commit(2, 31n);
+      const all = batches.flat().map((e) => e.doc);
+      t.same(await store.find('rbItems', {}, { sortBy: 'n' }), all, 'after the commit exactly the new documents');
+      t.same(await store.find('rbNotes', {}), [], 'a collection the rebuild wrote nothing to is emptied');
+      t.same(await store.get('rbOther', 'x'), { id: 'x', v: 'kept' }, 'collections of other projections stay');
+      t.same(await store.getCheckpoint('rb'), { position: 31n, version: 2 }, 'the checkpoint moved with the switch');
+      t.same(
+        await store.page('rbItems', { filter: { v: 'new' }, orderBy: 'n', direction: 'desc', limit: 2 }),
+        [all[11], all[10]],
+        'pages see the new documents',
+      );
+      t.equal(
+        await store.applyBatch('rb', 2, 31n, 32n, async (w) => w(24n).put('rbItems', { id: 'new11', v: 'stale' })),
+        true,
+      );
+      t.same(await store.get('rbItems', 'new11'), all[5], 'rebuilt documents keep their positions: the guard holds');
+      if (h.reopen) {
+        const other = await h.reopen();
+        t.same(await other.find('rbItems', {}, { sortBy: 'n' }), all, 'and another process sees them after the commit');
+        t.same(await other.getCheckpoint('rb'), { position: 32n, version: 2 });
+        await other.close();
+      }
+    });
+
+    await withStore('beginRebuild: abort leaves the live documents and checkpoint as they were; a new rebuild starts clean', async (t, { store }) => {
+      await store.applyBatch('ab', 1, -1n, 3n, async (w) => w(3n).put('abItems', { id: 'live' }));
+      const first = await store.beginRebuild('ab', ['abItems']);
+      await first.write('abItems', [{ doc: { id: 'half' }, position: 9n }]);
+      await first.abort();
+      t.same(await store.find('abItems', {}), [{ id: 'live' }]);
+      t.same(await store.getCheckpoint('ab'), { position: 3n, version: 1 });
+      const second = await store.beginRebuild('ab', ['abItems']);
+      await second.write('abItems', [{ doc: { id: 'whole' }, position: 9n }]);
+      await second.commit(1, 9n);
+      t.same(await store.find('abItems', {}), [{ id: 'whole' }], 'nothing of the aborted rebuild survives');
+      await t.rejects(second.write('abItems', []), 'a committed rebuild takes no more writes');
+      const third = await store.beginRebuild('ab', ['abItems']);
+      await t.rejects(third.write('notOwned', [{ doc: { id: 'z' }, position: 1n }]), 'a collection the projection does not own is refused');
+      await third.abort();
+    });
+
     await withStore('documents and checkpoints survive close and reopen', async (t, h) => {
       if (!h.reopen) {
         t.skip('this adapter cannot be reopened', () => {});

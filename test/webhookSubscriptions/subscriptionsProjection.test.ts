@@ -89,3 +89,15 @@ t.test('webhookSubscriptions projection: creations, delivery outcomes, auto-disa
     t.same(await p.documents(), expected, `round ${round}: identical documents`);
   }
 });
+
+t.test('webhookSubscriptions projection: a 2xx attempt alone (one record per attempt) resets the failure count', async (t) => {
+  const p = await projectEvents(t, webhookSubscriptionsProjection, [
+    { type: 'SubscriptionCreated', data: { ...fields('sub-a'), createdAt: '2025-01-01T00:00:00.000Z' } },
+    attempted('sub-a', 'http_500', '2025-01-01T00:01:00.000Z'),
+    { type: 'DeliveryFailed', data: { subscriptionId: 'sub-a', deliveryId: 'd-1', attempts: 1, status: 'http_500', failedAt: '2025-01-01T00:01:00.000Z', consecutiveFailures: 1 } },
+    attempted('sub-a', 'ok', '2025-01-01T00:02:00.000Z'),
+  ]);
+  t.same(await p.documents(), {
+    [WEBHOOK_SUBSCRIPTIONS]: [doc('sub-a', '2025-01-01T00:00:00.000Z', { last_delivery_at: '2025-01-01T00:02:00.000Z', last_delivery_status: 'ok', consecutive_failures: 0 })],
+  });
+});

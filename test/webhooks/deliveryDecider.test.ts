@@ -48,10 +48,22 @@ t.test('a claim is taken once per delivery and subscription', async () => {
     .then([]);
 });
 
-t.test('a 2xx ends the delivery as succeeded', async () => {
-  given(decider, [scheduled('a')])
-    .when(record('a', 1, ok))
-    .then([attempted('a', 1, ok, null), { type: 'DeliverySucceeded', data: { ...sub, deliveryId: 'a', attempts: 1, deliveredAt: at } }]);
+t.test('a 2xx ends the delivery as succeeded, in one record', async (t) => {
+  const state = given(decider, [scheduled('a'), failed('x', 3)]).when(record('a', 1, ok)).then([attempted('a', 1, ok, null)]);
+  t.notOk(state.pending.has('a'), 'no longer pending');
+  t.equal(state.consecutiveFailures, 0, 'the failure count is reset');
+  given(decider, [scheduled('a'), attempted('a', 1, ok, null)]).when(record('a', 2, ok)).then([]);
+});
+
+t.test('a stream written before the one-record rule (attempt + DeliverySucceeded) folds to the same state', async (t) => {
+  const before = [scheduled('a'), scheduled('b'), failed('x', 3), attempted('a', 1, ok, null), { type: 'DeliverySucceeded', data: { ...sub, deliveryId: 'a', attempts: 1, deliveredAt: at } } as WebhookDeliveryEvent];
+  const now = [scheduled('a'), scheduled('b'), failed('x', 3), attempted('a', 1, ok, null)];
+  const fold = (events: WebhookDeliveryEvent[]) => events.reduce(decider.evolve, decider.initialState());
+  const [x, y] = [fold(before), fold(now)];
+  t.same([...x.pending.keys()], [...y.pending.keys()]);
+  t.same([...x.scheduled.keys()], [...y.scheduled.keys()]);
+  t.equal(x.consecutiveFailures, y.consecutiveFailures);
+  t.equal(x.disabled, y.disabled);
 });
 
 t.test('a failure with retries left is retried at a due time kept in the stream', async (t) => {

@@ -1,5 +1,5 @@
 import { MongoClient, MongoServerError, type Collection, type Db, type Filter as MongoFilter, type IndexSpecification, type Sort } from 'mongodb';
-import type { Checkpoint, Document, Filter, IndexDeclarations, PageQuery, ProjectionWriter, ReadModelStore } from '../../ports/readModelStore.ts';
+import type { Checkpoint, Document, Filter, IndexDeclarations, PageQuery, ProjectionWriter, ReadModelRebuild, ReadModelStore, RebuiltDocument } from '../../ports/readModelStore.ts';
 import { assertDeclarations, assertPageNames, chooseIndex } from '../shared/pageShape.ts';
 
 /** A read-model document as stored: the document itself plus its key and the position that last wrote it. */
@@ -177,6 +177,54 @@ export class MongoReadModelStore implements ReadModelStore {
     return result.matchedCount === 1;
   }
 
+  /**
+   * Each collection is rebuilt into `rm_<name>__rebuild` with one unordered `bulkWrite` per `write`,
+   * then `commit` renames it over the live collection with `dropTarget` (a collection nothing was
+   * written to is dropped) and sets the checkpoint last. A rename is atomic, so a reader of one
+   * collection sees the old documents or the new, never a mix; a projection with several collections
+   * switches them one after another, and the checkpoint moves only once all have switched.
+   */
+  async beginRebuild(projection: string, collections: readonly string[]): Promise<ReadModelRebuild> {
+    const shadowOf = (collection: string) => `rm_${collection}__rebuild`;
+    for (const collection of collections) await this.db.collection(shadowOf(collection)).drop().catch(ignoreNamespaceNotFound);
+    const written = new Set<string>();
+    let open = true;
+    return {
+      write: async (collection: string, docs: readonly RebuiltDocument[]) => {
+        if (!open) throw new Error(`rebuild of ${projection} is over`);
+        if (!collections.includes(collection)) throw new Error(`projection ${projection} does not own collection ${collection}`);
+        if (docs.length === 0) return;
+        written.add(collection);
+        await this.db.collection<StoredDocument>(shadowOf(collection)).bulkWrite(
+          docs.map(({ doc, position }) => ({ insertOne: { document: toStored(doc, position) } })),
+          { ordered: false },
+        );
+      },
+      commit: async (version: number, position: bigint) => {
+        if (!open) throw new Error(`rebuild of ${projection} is over`);
+        open = false;
+        for (const collection of collections) {
+          if (written.has(collection)) {
+            // The shadow gets the declared page indexes before it takes the live collection's place.
+            const shadow = this.db.collection<StoredDocument>(shadowOf(collection));
+            for (const fields of this.indexes[collection] ?? []) {
+              const spec: IndexSpecification = [...fields.map((f): [string, 1] => [f, 1]), ['_id', 1]];
+              await shadow.createIndex(spec, { name: indexName(fields) });
+            }
+            await this.db.renameCollection(shadowOf(collection), `rm_${collection}`, { dropTarget: true });
+          } else await this.collection(collection).drop().catch(ignoreNamespaceNotFound);
+        }
+        await this.ensureIndexes(); // a dropped collection's declared indexes, for its next documents
+        await this.checkpoints.updateOne({ _id: projection }, { $set: { version, position: position.toString() } }, { upsert: true });
+      },
+      abort: async () => {
+        if (!open) return;
+        open = false;
+        for (const collection of collections) await this.db.collection(shadowOf(collection)).drop().catch(ignoreNamespaceNotFound);
+      },
+    };
+  }
+
   async reset(projection: string, collections: readonly string[]): Promise<void> {
     for (const collection of collections) await this.collection(collection).deleteMany({});
     await this.checkpoints.deleteOne({ _id: projection });
@@ -196,6 +244,18 @@ const indexName = (fields: readonly string[]) => `page__${fields.join('__')}`;
 export function encodePosition(position: bigint): string {
   if (position < 0n) throw new RangeError(`document position must be >= 0, got ${position}`);
   return position.toString().padStart(POSITION_WIDTH, '0');
+}
+
+function toStored(doc: Document, position: bigint): StoredDocument {
+  // As `put` stores it: the document's own fields (its `id` included) under `_id`, with its position.
+  const fields = JSON.parse(JSON.stringify(doc)) as Document;
+  return { ...fields, _id: fields.id, _position: encodePosition(position) };
+}
+
+/** Dropping a collection that does not exist is not an error here. */
+function ignoreNamespaceNotFound(error: unknown): void {
+  if (error instanceof MongoServerError && (error.code === 26 || error.codeName === 'NamespaceNotFound')) return;
+  throw error;
 }
 
 function toDocument(stored: StoredDocument): Document {

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { openDatabase } from './openDatabase.ts';
-import type { Checkpoint, Document, Filter, IndexDeclarations, PageQuery, ProjectionWriter, ReadModelStore } from '../../ports/readModelStore.ts';
+import type { Checkpoint, Document, Filter, IndexDeclarations, PageQuery, ProjectionBatch, ProjectionWriter, ReadModelRebuild, ReadModelStore, RebuiltDocument } from '../../ports/readModelStore.ts';
 import { matches, sortDocuments } from '../shared/filter.ts';
 import { assertDeclarations, assertPageNames, chooseIndex } from '../shared/pageShape.ts';
 
@@ -27,6 +27,9 @@ export interface SqliteReadModelStoreOptions {
   /** Called when the store reloaded everything from the file (another process moved a checkpoint). */
   onReload?: () => void;
 }
+
+/** A batch's staged writes per collection and id; null is a removal. */
+type Overlay = Map<string, Map<string, Entry | null>>;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS documents (
@@ -243,10 +246,88 @@ export class SqliteReadModelStore implements ReadModelStore {
     to: bigint,
     apply: (writer: (position: bigint) => ProjectionWriter) => Promise<void>,
   ): Promise<boolean> {
-    const overlay = new Map<string, Map<string, Entry | null>>();
+    const [applied] = await this.applyBatches([{ projection, version, from, to, apply }]);
+    return applied!;
+  }
+
+  /**
+   * Every batch staged in memory, then one transaction checks each checkpoint and writes the batches
+   * that still apply. A batch whose `apply` throws is left out (nothing of it written, its checkpoint
+   * unchanged) and the others are committed, as if each were applied alone; the first such error is
+   * then thrown.
+   */
+  async applyBatches(batches: readonly ProjectionBatch[]): Promise<boolean[]> {
+    const overlays: Array<Overlay | null> = [];
+    let failure: { error: unknown } | null = null;
+    for (const batch of batches) {
+      // A later batch sees the writes staged by the earlier ones, as if each had committed before it.
+      const earlier = overlays.filter((o): o is Overlay => o !== null).reverse();
+      try {
+        overlays.push(await this.stage(batch.apply, earlier));
+      } catch (error) {
+        overlays.push(null);
+        failure ??= { error };
+      }
+    }
+    // What each committed batch wrote, for another thread's copy of this store (`onCommit`).
+    const changes: Array<CommittedBatch['changes'] | null> = batches.map(() => (this.options.onCommit ? [] : null));
+    const applied = this.db.transaction(() =>
+      batches.map((batch, i) => {
+        const overlay = overlays[i];
+        if (!overlay) return false;
+        const row = this.stmts.checkpoint.get(batch.projection);
+        if ((row ? row.position : -1n) !== batch.from) return false;
+        const written = changes[i];
+        for (const [collection, entries] of overlay) {
+          for (const [id, entry] of entries) {
+            if (entry) {
+              const json = JSON.stringify(entry.doc);
+              this.stmts.putDoc.run(collection, id, json, entry.position);
+              written?.push([collection, id, json, entry.position]);
+            } else {
+              this.stmts.deleteDoc.run(collection, id);
+              written?.push([collection, id, null, batch.to]);
+            }
+          }
+        }
+        this.stmts.putCheckpoint.run(batch.projection, batch.version, batch.to);
+        return true;
+      }),
+    ).immediate();
+
+    if (applied.some((ok, i) => !ok && overlays[i])) {
+      this.load();
+      this.options.onReload?.();
+    }
+    batches.forEach((batch, i) => {
+      if (!applied[i]) return;
+      for (const [collection, entries] of overlays[i]!) {
+        this.changedAt.set(collection, ++this.stamp);
+        let coll = this.collections.get(collection);
+        if (!coll) this.collections.set(collection, (coll = new Map()));
+        for (const [id, entry] of entries) {
+          if (entry) coll.set(id, entry);
+          else coll.delete(id);
+        }
+      }
+      this.checkpoints.set(batch.projection, { version: batch.version, position: batch.to });
+      const written = changes[i];
+      if (written) this.options.onCommit!({ projection: batch.projection, version: batch.version, to: batch.to, changes: written });
+    });
+    if (failure) throw failure.error;
+    return applied;
+  }
+
+  /** Runs a batch's writes against an overlay of the cache; nothing is stored yet. */
+  private async stage(apply: ProjectionBatch['apply'], earlier: readonly Overlay[]): Promise<Overlay> {
+    const overlay: Overlay = new Map();
+    const layers = [overlay, ...earlier];
     const current = (collection: string, id: string): Entry | null | undefined => {
-      const staged = overlay.get(collection)?.get(id);
-      return staged !== undefined ? staged : this.collections.get(collection)?.get(id);
+      for (const layer of layers) {
+        const staged = layer.get(collection)?.get(id);
+        if (staged !== undefined) return staged;
+      }
+      return this.collections.get(collection)?.get(id);
     };
     const stage = (collection: string, id: string, entry: Entry | null) => {
       let coll = overlay.get(collection);
@@ -264,9 +345,12 @@ export class SqliteReadModelStore implements ReadModelStore {
       find: async <T extends Document>(collection: string, filter: Filter) => {
         const seen = new Set<string>();
         const out: Document[] = [];
-        for (const [id, entry] of overlay.get(collection) ?? []) {
-          seen.add(id);
-          if (entry && matches(entry.doc, filter)) out.push({ ...entry.doc });
+        for (const layer of layers) {
+          for (const [id, entry] of layer.get(collection) ?? []) {
+            if (seen.has(id)) continue;
+            seen.add(id);
+            if (entry && matches(entry.doc, filter)) out.push({ ...entry.doc });
+          }
         }
         for (const [id, entry] of this.collections.get(collection) ?? []) {
           if (!seen.has(id) && matches(entry.doc, filter)) out.push({ ...entry.doc });
@@ -284,51 +368,65 @@ export class SqliteReadModelStore implements ReadModelStore {
         stage(collection, id, null);
       },
     };
-    const writerAt = (at: bigint): ProjectionWriter => {
+    await apply((at) => {
       position = at;
       return writer;
-    };
+    });
+    return overlay;
+  }
 
-    await apply(writerAt);
-
-    const changes: CommittedBatch['changes'] | null = this.options.onCommit ? [] : null;
-    const committed = this.db.transaction(() => {
-      const row = this.stmts.checkpoint.get(projection);
-      const stored = row ? row.position : -1n;
-      if (stored !== from) return false;
-      for (const [collection, entries] of overlay) {
-        for (const [id, entry] of entries) {
-          if (entry) {
-            const json = JSON.stringify(entry.doc);
-            this.stmts.putDoc.run(collection, id, json, entry.position);
-            changes?.push([collection, id, json, entry.position]);
-          } else {
-            this.stmts.deleteDoc.run(collection, id);
-            changes?.push([collection, id, null, position]);
-          }
+  /**
+   * The shadow is a temporary table of this connection (`temp.rebuild_<projection>`, same shape as
+   * `documents`): filling it, one transaction per `write`, takes no lock on the file and writes no
+   * WAL. `commit` is one transaction that deletes the live documents of the projection's
+   * collections, copies the shadow rows in, and sets the checkpoint; the in-memory cache then swaps
+   * the collections in one synchronous step. So a reader of the file or of this process sees the old
+   * documents or the new, never a mix, and the file's write lock is held only for the copy. A crash
+   * before the commit leaves nothing behind (temporary tables go with the connection).
+   */
+  async beginRebuild(projection: string, collections: readonly string[]): Promise<ReadModelRebuild> {
+    const shadow = `temp."rebuild_${projection.replace(/[^A-Za-z0-9_]/g, '_')}"`;
+    this.db.exec(`DROP TABLE IF EXISTS ${shadow}`);
+    this.db.exec(`CREATE TABLE ${shadow} (collection TEXT NOT NULL, id TEXT NOT NULL, doc TEXT NOT NULL, position INTEGER NOT NULL, PRIMARY KEY (collection, id)) WITHOUT ROWID`);
+    const insert = this.db.prepare(`INSERT OR REPLACE INTO ${shadow} (collection, id, doc, position) VALUES (?, ?, ?, ?)`);
+    const owned = new Set(collections);
+    const staged = new Map<string, Map<string, Entry>>(collections.map((c) => [c, new Map()]));
+    let open = true;
+    const writeRows = this.db.transaction((collection: string, docs: readonly RebuiltDocument[]) => {
+      for (const { doc, position } of docs) insert.run(collection, doc.id, JSON.stringify(doc), position);
+    });
+    return {
+      write: async (collection, docs) => {
+        if (!open) throw new Error(`rebuild of ${projection} is over`);
+        if (!owned.has(collection)) throw new Error(`projection ${projection} does not own collection ${collection}`);
+        writeRows(collection, docs);
+        const into = staged.get(collection)!;
+        for (const { doc, position } of docs) into.set(doc.id, { doc: deepFreeze(doc), position });
+      },
+      commit: async (version, position) => {
+        if (!open) throw new Error(`rebuild of ${projection} is over`);
+        open = false;
+        this.db.transaction(() => {
+          for (const collection of collections) this.stmts.deleteCollection.run(collection);
+          this.db.exec(`INSERT INTO documents (collection, id, doc, position) SELECT collection, id, doc, position FROM ${shadow}`);
+          this.stmts.putCheckpoint.run(projection, version, position);
+          this.db.exec(`DROP TABLE ${shadow}`);
+        }).immediate();
+        for (const [collection, entries] of staged) {
+          if (entries.size > 0) this.collections.set(collection, entries);
+          else this.collections.delete(collection);
+          this.changedAt.set(collection, ++this.stamp);
         }
-      }
-      this.stmts.putCheckpoint.run(projection, version, to);
-      return true;
-    }).immediate();
-
-    if (!committed) {
-      this.load();
-      this.options.onReload?.();
-      return false;
-    }
-    for (const [collection, entries] of overlay) {
-      this.changedAt.set(collection, ++this.stamp);
-      let coll = this.collections.get(collection);
-      if (!coll) this.collections.set(collection, (coll = new Map()));
-      for (const [id, entry] of entries) {
-        if (entry) coll.set(id, entry);
-        else coll.delete(id);
-      }
-    }
-    this.checkpoints.set(projection, { version, position: to });
-    if (changes) this.options.onCommit!({ projection, version, to, changes });
-    return true;
+        this.checkpoints.set(projection, { version, position });
+        // Another thread's copy of this store reads the switched collections anew.
+        this.options.onReload?.();
+      },
+      abort: async () => {
+        if (!open) return;
+        open = false;
+        this.db.exec(`DROP TABLE IF EXISTS ${shadow}`);
+      },
+    };
   }
 
   async reset(projection: string, collections: readonly string[]): Promise<void> {

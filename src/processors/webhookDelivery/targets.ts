@@ -1,3 +1,4 @@
+import { type KeyObject, createSecretKey } from 'node:crypto';
 import type { SubscriptionFields } from '../../domain/webhookSubscription.ts';
 import type { Document } from '../../ports/readModelStore.ts';
 import type { SecretBox } from '../../ports/secretBox.ts';
@@ -45,7 +46,7 @@ export function fromDoc(d: TargetDoc): Target {
 export class Targets {
   private readonly byId = new Map<string, Target>();
   private readonly bySite = new Map<string, Set<string>>();
-  private readonly secrets = new Map<string, string>();
+  private readonly secrets = new Map<string, KeyObject>();
 
   constructor(private readonly secretBox: SecretBox) {}
 
@@ -92,9 +93,10 @@ export class Targets {
     this.bySite.clear();
   }
 
-  secretOf(target: Target): string {
+  /** The subscription's signing key, opened once (and kept as a KeyObject: no key set-up per signature). */
+  secretOf(target: Target): KeyObject {
     let secret = this.secrets.get(target.id);
-    if (!secret) this.secrets.set(target.id, (secret = this.secretBox.open(target.sealedSecret)));
+    if (!secret) this.secrets.set(target.id, (secret = createSecretKey(Buffer.from(this.secretBox.open(target.sealedSecret), 'utf8'))));
     return secret;
   }
 }
