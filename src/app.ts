@@ -5,6 +5,7 @@ import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fast
 import { parseAllowedRanges } from './domain/destination.ts';
 import { authenticate } from './http/authenticate.ts';
 import { apiKeyResolver } from './http/credentials.ts';
+import { credentialCatchUp } from './http/credentialsInForce.ts';
 import { oauthAccessTokenResolver } from './http/oauth/accessTokenResolver.ts';
 import { oauth } from './http/oauth/index.ts';
 import { dashboard } from './http/dashboard/index.ts';
@@ -28,9 +29,6 @@ export interface AppOptions {
   /** Largest JSON body accepted, in bytes; larger bodies get 400 VALIDATION_ERROR. */
   bodyLimit?: number;
 }
-
-/** How long an unknown API key waits for the read models to reach the store's head before 401. */
-const CREDENTIAL_CATCH_UP_MS = 1_000;
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
@@ -69,11 +67,9 @@ export const app = fp(
     await fastify.register(authenticate, {
       loadSite: (siteId: string) => getSite(fastify.readModels, siteId),
     });
-    const catchUp = async () => {
-      await fastify.projections.waitFor(await fastify.events.headPosition(), CREDENTIAL_CATCH_UP_MS);
-    };
+    const catchUp = credentialCatchUp(fastify, fastify.config.CREDENTIAL_CATCH_UP_MS);
     fastify.credentialResolvers.push(apiKeyResolver(fastify, (error) => fastify.log.warn({ err: error }, 'recording API key use failed'), catchUp));
-    fastify.credentialResolvers.push(oauthAccessTokenResolver(fastify));
+    fastify.credentialResolvers.push(oauthAccessTokenResolver(fastify, catchUp));
     // The write rate tier (60/min/team by default) on every /api/v1 write route; runs after authentication.
     await fastify.register(writeRateLimit, { limit: fastify.config.WRITE_RATE_LIMIT_PER_MINUTE });
 

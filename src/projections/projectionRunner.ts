@@ -22,6 +22,8 @@ export class ProjectionRunner {
   private waiters: Array<{ position: bigint; resolve: () => void }> = [];
   private controller: AbortController | null = null;
   private loop: Promise<void> | null = null;
+  /** Cuts the loop's idle wait short when a reader needs a position the loop has not applied yet. */
+  private wake = new AbortController();
 
   constructor(
     private readonly events: EventStore,
@@ -60,7 +62,7 @@ export class ProjectionRunner {
         try {
           const advanced = await this.step();
           backoff = 50;
-          if (!advanced) await this.events.waitForNew(this.position, 1_000, signal);
+          if (!advanced) await this.events.waitForNew(this.position, 1_000, AbortSignal.any([signal, this.wake.signal]));
         } catch (error) {
           this.options.onError?.(error);
           await sleep(backoff, signal);
@@ -114,6 +116,9 @@ export class ProjectionRunner {
   waitFor(position: bigint, timeoutMs: number): Promise<boolean> {
     if (this.position >= position) return Promise.resolve(true);
     if (!this.loop) return this.pollFor(position, timeoutMs);
+    // Another process may have written it: look now instead of at the store's next poll.
+    this.wake.abort();
+    this.wake = new AbortController();
     return new Promise((resolve) => {
       const waiter = {
         position,
