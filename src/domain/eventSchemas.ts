@@ -122,6 +122,16 @@ const subscriptionFields = {
 };
 export const webhookSubscriptionEventSchemas = schemasOf<WebhookSubscriptionEvent>()({
   SubscriptionCreated: z.object({ ...subscriptionFields, createdAt: str }),
+  SubscriptionUpdated: z.object({ subscriptionId: str, siteId: str, label: str, url: str, eventTypes: z.array(z.enum(WEBHOOK_EVENT_TYPES)), updatedAt: str }),
+  SubscriptionSecretRotated: z.object({
+    subscriptionId: str,
+    siteId: str,
+    secretPrefix: str,
+    sealedSecret: str,
+    previousSealedSecret: nullableStr,
+    previousSecretExpiresAt: nullableStr,
+    rotatedAt: str,
+  }),
   SubscriptionDeleted: z.object({ subscriptionId: str, siteId: str, deletedAt: str }),
 });
 

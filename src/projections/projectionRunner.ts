@@ -19,7 +19,7 @@ export interface RunnerOptions {
  */
 export class ProjectionRunner {
   private positions = new Map<string, bigint>();
-  private waiters: Array<{ position: bigint; resolve: () => void }> = [];
+  private waiters: Array<{ position: bigint; names?: readonly string[]; resolve: () => void }> = [];
   private controller: AbortController | null = null;
   private loop: Promise<void> | null = null;
   /** Cuts the loop's idle wait short when a reader needs a position the loop has not applied yet. */
@@ -47,8 +47,13 @@ export class ProjectionRunner {
 
   /** Lowest checkpoint among the projections: everything at or before it is visible in every read model. */
   get position(): bigint {
+    return this.positionOf();
+  }
+
+  /** Lowest checkpoint among the named projections (every one when `names` is omitted). */
+  positionOf(names?: readonly string[]): bigint {
     let min: bigint | null = null;
-    for (const p of this.positions.values()) if (min === null || p < min) min = p;
+    for (const [name, p] of this.positions) if ((!names || names.includes(name)) && (min === null || p < min)) min = p;
     return min ?? -1n;
   }
 
@@ -89,20 +94,24 @@ export class ProjectionRunner {
       return false;
     }
     const to = page[page.length - 1]!.position;
-    for (const projection of this.projections) {
-      const own = this.positions.get(projection.name) ?? -1n;
-      if (own >= to) continue;
-      const ok = await this.readModels.applyBatch(projection.name, projection.version, own, to, async (writerAt) => {
-        for (const event of page) {
-          if (event.position <= own || !projection.canHandle(event.type)) continue;
-          await projection.handle(event, writerAt(event.position));
-        }
-      });
-      if (ok) this.positions.set(projection.name, to);
-      else await this.refreshCheckpoint(projection);
+    try {
+      for (const projection of this.projections) {
+        const own = this.positions.get(projection.name) ?? -1n;
+        if (own >= to) continue;
+        const ok = await this.readModels.applyBatch(projection.name, projection.version, own, to, async (writerAt) => {
+          for (const event of page) {
+            if (event.position <= own || !projection.canHandle(event.type)) continue;
+            await projection.handle(event, writerAt(event.position));
+          }
+        });
+        if (ok) this.positions.set(projection.name, to);
+        else await this.refreshCheckpoint(projection);
+      }
+    } finally {
+      // Readers waiting on the projections that did move (credentials) go on even when a later one failed.
+      this.release();
     }
     this.options.onProgress?.(this.position);
-    this.release();
     return true;
   }
 
@@ -112,19 +121,23 @@ export class ProjectionRunner {
     while (this.position < head) await this.step(CATCH_UP_PAGE);
   }
 
-  /** Read your writes: resolves once every read model includes `position`, or false after `timeoutMs`. */
-  waitFor(position: bigint, timeoutMs: number): Promise<boolean> {
-    if (this.position >= position) return Promise.resolve(true);
-    if (!this.loop) return this.pollFor(position, timeoutMs);
+  /**
+   * Read your writes: resolves once every read model (or only the `names` projections) includes
+   * `position`, or false after `timeoutMs`.
+   */
+  waitFor(position: bigint, timeoutMs: number, names?: readonly string[]): Promise<boolean> {
+    if (this.positionOf(names) >= position) return Promise.resolve(true);
+    if (!this.loop) return this.pollFor(position, timeoutMs, names);
     // Another process may have written it: look now instead of at the store's next poll.
     this.wake.abort();
     this.wake = new AbortController();
     return new Promise((resolve) => {
       const waiter = {
         position,
+        names,
         resolve: () => {
           clearTimeout(timer);
-          resolve(this.position >= position);
+          resolve(this.positionOf(names) >= position);
         },
       };
       const timer = setTimeout(() => {
@@ -136,11 +149,11 @@ export class ProjectionRunner {
   }
 
   /** When another process runs the projections (RUN_PROJECTIONS=false here), follow their checkpoints. */
-  private async pollFor(position: bigint, timeoutMs: number): Promise<boolean> {
+  private async pollFor(position: bigint, timeoutMs: number, names?: readonly string[]): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       await this.refreshCheckpoints();
-      if (this.position >= position) return true;
+      if (this.positionOf(names) >= position) return true;
       if (Date.now() >= deadline) return false;
       await sleep(20);
     }
@@ -152,10 +165,9 @@ export class ProjectionRunner {
   }
 
   private release(): void {
-    const now = this.position;
-    const ready = this.waiters.filter((w) => w.position <= now);
+    const ready = this.waiters.filter((w) => w.position <= this.positionOf(w.names));
     if (ready.length === 0) return;
-    this.waiters = this.waiters.filter((w) => w.position > now);
+    this.waiters = this.waiters.filter((w) => !ready.includes(w));
     for (const w of ready) w.resolve();
   }
 

@@ -3,7 +3,7 @@ import type { Clock } from '../../ports/clock.ts';
 import type { DeliveryLedgers } from './deliveryLedger.ts';
 import type { AfterAttempt, Job } from './scheduler.ts';
 import type { WebhookSender } from './sender.ts';
-import { signatureHeader } from './signature.ts';
+import { signatureHeaderFor } from './signature.ts';
 import type { Targets } from './targets.ts';
 
 export interface AttemptDeps {
@@ -40,7 +40,7 @@ export async function attemptDelivery(deps: AttemptDeps, job: Job, release: () =
     const startedAt = deps.clock.now();
     const headers = {
       'content-type': 'application/json',
-      'service-signature': signatureHeader(deps.targets.secretOf(target), body, Math.floor(startedAt.getTime() / 1000)),
+      'service-signature': signatureHeaderFor(deps.targets.signingSecretsOf(target, startedAt.getTime()), body, Math.floor(startedAt.getTime() / 1000)),
       'service-event': job.eventType,
       'user-agent': 'outreach-integration-service-webhooks/1',
     };

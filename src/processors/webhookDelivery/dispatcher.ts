@@ -103,6 +103,13 @@ export class Dispatcher {
         deleted.push(id);
         claims.delete(id);
         writes.push({ position: recorded.position, id, doc: null });
+      } else if (event.type === 'SubscriptionUpdated') {
+        const target = targets.update(event.data.subscriptionId, event.data.url, event.data.eventTypes);
+        if (target) writes.push({ position: recorded.position, id: target.id, doc: toDoc(target) });
+      } else if (event.type === 'SubscriptionSecretRotated') {
+        const { subscriptionId, sealedSecret, previousSealedSecret, previousSecretExpiresAt } = event.data;
+        const target = targets.rotate(subscriptionId, sealedSecret, previousSealedSecret, previousSecretExpiresAt ? Date.parse(previousSecretExpiresAt) : null);
+        if (target) writes.push({ position: recorded.position, id: target.id, doc: toDoc(target) });
       } else if (event.type === 'SubscriptionAutoDisabled') {
         const id = event.data.subscriptionId;
         const target = targets.deactivate(id);
