@@ -69,6 +69,7 @@ const siteSettings = z.object({
 export const siteEventSchemas = schemasOf<SiteEvent>()({
   SiteCreated: siteSettings.extend({ siteId: str, teamId: str, domain: str, forwardingToken: str, createdAt: str }),
   SiteSettingsChanged: z.object({ siteId: str, changes: siteSettings.partial(), changedAt: str }),
+  SiteWebhooksSwitched: z.object({ siteId: str, enabled: z.boolean(), switchedAt: str }),
 });
 
 export const apiKeyEventSchemas = schemasOf<ApiKeyEvent>()({
