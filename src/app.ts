@@ -12,6 +12,7 @@ import { dashboard } from './http/dashboard/index.ts';
 import { refuseNonUtf8Bodies } from './http/charset.ts';
 import { installErrorHandling } from './http/errorHandler.ts';
 import { healthRoutes } from './http/routes/health.ts';
+import { metricsPlugin } from './http/metrics.ts';
 import { webhookSubscriptionRoutes } from './http/routes/webhookSubscriptions.ts';
 import { ingestionRoutes } from './http/routes/ingestion.ts';
 import { conversationRoutes } from './http/routes/conversations.ts';
@@ -73,6 +74,7 @@ export const app = fp(
     // The write rate tier (60/min/team by default) on every /api/v1 write route; runs after authentication.
     await fastify.register(writeRateLimit, { limit: fastify.config.WRITE_RATE_LIMIT_PER_MINUTE });
 
+    await fastify.register(metricsPlugin);
     await fastify.register(healthRoutes);
     // OAuth 2.1 authorization server and the dashboard: each its own scope, body parsers and error formats.
     await fastify.register(oauth);

@@ -7,6 +7,7 @@ import { createServices } from './services.ts';
 import { startWebhookWorker } from './processors/webhookDelivery/startWorker.ts';
 import { startForwardingMailbox } from './processors/forwardingMailbox.ts';
 import { startAgentWorker } from './processors/agent/startAgentWorker.ts';
+import { exitGracefullyOnSignals } from './lifecycle/shutdown.ts';
 
 /** Starts the API and, in the embedded default, every background role in the same process. */
 async function main() {
@@ -30,7 +31,9 @@ async function main() {
   });
   if (config.RUN_PROJECTIONS) services.projections.start();
   await fastify.register(app, { services });
-  const webhooks = config.RUN_WEBHOOKS ? await startWebhookWorker(services, fastify.log) : null;
+  const webhooks = config.RUN_WEBHOOKS
+    ? await startWebhookWorker(services, fastify.log, { onAttempt: (status) => fastify.metrics.deliveryAttempted(status) })
+    : null;
   const agent = config.RUN_AGENT ? await startAgentWorker(services, fastify.log) : null;
   // The forwarding mailbox (SMTP), off unless SMTP_ENABLED=true.
   const mailbox = config.SMTP_ENABLED
@@ -44,17 +47,19 @@ async function main() {
     : null;
   if (mailbox) fastify.log.info({ port: mailbox.port }, 'forwarding mailbox listening');
 
-  const shutdown = async (signal: string) => {
-    fastify.log.info({ signal }, 'shutting down');
-    await fastify.close();
-    await mailbox?.close();
-    await webhooks?.stop();
-    await agent?.stop();
-    await services.close();
-    process.exit(0);
-  };
-  process.once('SIGINT', () => void shutdown('SIGINT'));
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  fastify.metrics.sources.webhooks = webhooks ?? undefined;
+  fastify.metrics.sources.agent = agent?.worker;
+  exitGracefullyOnSignals({
+    fastify,
+    roles: [
+      ...(mailbox ? [{ name: 'forwarding mailbox', stop: () => mailbox.close() }] : []),
+      ...(webhooks ? [{ name: 'webhook delivery', stop: (drainMs: number) => webhooks.stop(drainMs) }] : []),
+      ...(agent ? [{ name: 'agent', stop: () => agent.stop() }] : []),
+    ],
+    closeServices: () => services.close(),
+    timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    log: fastify.log,
+  });
 
   await fastify.listen({ port: config.PORT, host: config.HOST });
 }

@@ -1,4 +1,4 @@
-import type { RetryPolicy } from '../../domain/webhookDelivery.ts';
+import type { DeliveryStatus, RetryPolicy } from '../../domain/webhookDelivery.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { DeliveryLedgers } from './deliveryLedger.ts';
 import type { AfterAttempt, Job } from './scheduler.ts';
@@ -16,6 +16,7 @@ export interface AttemptDeps {
   random: () => number;
   /** False once the worker is stopping: an answer that arrives then is not recorded. */
   running(): boolean;
+  onAttempt?: (status: DeliveryStatus) => void;
   log?: { error(obj: unknown, msg?: string): void };
 }
 
@@ -45,6 +46,7 @@ export async function attemptDelivery(deps: AttemptDeps, job: Job, release: () =
       'user-agent': 'outreach-integration-service-webhooks/1',
     };
     const outcome = await deps.sender.send(target.url, body, headers);
+    deps.onAttempt?.(outcome.status);
     if (!deps.running()) return { kind: 'done' };
     release();
     const attempt = job.attempts + 1;
