@@ -86,7 +86,10 @@ export class WebhookDeliveryWorker {
   private recording = false;
   private loops: Promise<void>[] = [];
 
-  constructor(deps: WorkerDeps, options: WorkerOptions) {
+  constructor(
+    private readonly deps: WorkerDeps,
+    options: WorkerOptions,
+  ) {
     const { workerId, log } = options;
     const now = () => deps.clock.now().getTime();
     this.sender = new WebhookSender({
@@ -135,11 +138,15 @@ export class WebhookDeliveryWorker {
   }
 
   async start(): Promise<void> {
+    const deps = this.deps;
     if (this.controller) return;
     this.controller = new AbortController();
     this.recording = true;
     this.scheduler.start();
     await this.dispatcher.loadState();
+    // Deletions (and auto-disables) made while this worker was down are read before any pending retry resumes.
+    const head = await deps.events.headPosition();
+    while (this.dispatcher.checkpoint < head && (await this.dispatcher.dispatchPage())) {}
     await this.recovery.resumeAtStart();
     const { signal } = this.controller;
     this.loops.push(this.dispatcher.loop(signal), this.recovery.orphanLoop(signal));
