@@ -6,6 +6,7 @@ import { parseAllowedRanges } from './domain/destination.ts';
 import { authenticate } from './http/authenticate.ts';
 import { apiKeyResolver } from './http/credentials.ts';
 import { cachedApiKeyResolver, cachedSiteLoader } from './http/credentialCache.ts';
+import { credentialCatchUp } from './http/credentialsInForce.ts';
 import { oauthAccessTokenResolver } from './http/oauth/accessTokenResolver.ts';
 import { oauth } from './http/oauth/index.ts';
 import { mcp } from './mcp/index.ts';
@@ -13,6 +14,7 @@ import { dashboard } from './http/dashboard/index.ts';
 import { refuseNonUtf8Bodies } from './http/charset.ts';
 import { installErrorHandling } from './http/errorHandler.ts';
 import { healthRoutes } from './http/routes/health.ts';
+import { metricsPlugin } from './http/metrics.ts';
 import { webhookSubscriptionRoutes } from './http/routes/webhookSubscriptions.ts';
 import { ingestionRoutes } from './http/routes/ingestion.ts';
 import { conversationRoutes } from './http/routes/conversations.ts';
@@ -33,9 +35,6 @@ export interface AppOptions {
   /** Largest JSON body accepted, in bytes; larger bodies get 400 VALIDATION_ERROR. */
   bodyLimit?: number;
 }
-
-/** How long an unknown API key waits for the read models to reach the store's head before 401. */
-const CREDENTIAL_CATCH_UP_MS = 1_000;
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
@@ -74,15 +73,25 @@ export const app = fp(
     await fastify.register(authenticate, {
       loadSite: cachedSiteLoader((siteId: string) => getSite(fastify.readModels, siteId), fastify.readModels),
     });
-    const catchUp = async () => {
-      await fastify.projections.waitFor(await fastify.events.headPosition(), CREDENTIAL_CATCH_UP_MS);
-    };
-    const apiKeys = apiKeyResolver(fastify, (error) => fastify.log.warn({ err: error }, 'recording API key use failed'), catchUp);
-    fastify.credentialResolvers.push(cachedApiKeyResolver(apiKeys, fastify.readModels, () => fastify.clock.now().getTime()));
-    fastify.credentialResolvers.push(oauthAccessTokenResolver(fastify));
+    // Credentials in force at once: the read models reach the store's head before a credential is trusted, cached or not.
+    const catchUp = credentialCatchUp(fastify, fastify.config.CREDENTIAL_CATCH_UP_MS);
+    const apiKeys = cachedApiKeyResolver(
+      apiKeyResolver(fastify, (error) => fastify.log.warn({ err: error }, 'recording API key use failed'), catchUp),
+      fastify.readModels,
+      () => fastify.clock.now().getTime(),
+    );
+    fastify.credentialResolvers.push({
+      accepts: (token) => apiKeys.accepts(token),
+      resolve: async (token) => {
+        await catchUp();
+        return apiKeys.resolve(token);
+      },
+    });
+    fastify.credentialResolvers.push(oauthAccessTokenResolver(fastify, catchUp));
     // The write rate tier (60/min/team by default) on every /api/v1 write route; runs after authentication.
     await fastify.register(writeRateLimit, { limit: fastify.config.WRITE_RATE_LIMIT_PER_MINUTE });
 
+    await fastify.register(metricsPlugin);
     await fastify.register(healthRoutes);
     // OAuth 2.1 authorization server and the dashboard: each its own scope, body parsers and error formats.
     await fastify.register(oauth);

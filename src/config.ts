@@ -38,6 +38,12 @@ export const configSchema = z.object({
   RUN_PROJECTIONS: bool.default(true),
   // With the embedded SQLite stores, run the projections in their own thread of the process (src/projections/projectionThread.ts).
   PROJECTIONS_IN_THREAD: bool.default(true),
+  // Credentials in force at once: before a bearer credential is trusted the read models reach the store's head, bounded (then 503).
+  CREDENTIAL_CATCH_UP_MS: z.coerce.number().int().min(0).max(60_000).default(2_000),
+  // Operations (the README's operations section).
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  READY_MAX_LAG_EVENTS: z.coerce.number().int().min(0).default(10_000),
   TRUST_PROXY: bool.default(false),
   // Slow and numerous clients (the README's table): every connection is bounded in time, and the process in connections.
   HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),

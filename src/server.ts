@@ -9,6 +9,7 @@ import { startForwardingMailbox } from './processors/forwardingMailbox.ts';
 import { startAgentWorker } from './processors/agent/startAgentWorker.ts';
 import { startProjections } from './projections/startProjections.ts';
 import { startAgentRunner } from './processors/agentRuns/startAgentRunner.ts';
+import { exitGracefullyOnSignals } from './lifecycle/shutdown.ts';
 
 /** Starts the API and, in the embedded default, every background role in the same process. */
 async function main() {
@@ -32,7 +33,9 @@ async function main() {
   });
   const projections = config.RUN_PROJECTIONS ? startProjections(services, (err) => fastify.log.error({ err }, 'projection failed')) : null;
   await fastify.register(app, { services });
-  const webhooks = config.RUN_WEBHOOKS ? await startWebhookWorker(services, fastify.log) : null;
+  const webhooks = config.RUN_WEBHOOKS
+    ? await startWebhookWorker(services, fastify.log, { onAttempt: (status) => fastify.metrics.deliveryAttempted(status) })
+    : null;
   const agent = config.RUN_AGENT ? await startAgentWorker(services, fastify.log) : null;
   // The agents' work comes from services.agentWork (src/agentWorkWiring.ts).
   const agentRunner = config.RUN_AGENT_RUNNER ? await startAgentRunner(services, fastify.log) : null;
@@ -48,19 +51,21 @@ async function main() {
     : null;
   if (mailbox) fastify.log.info({ port: mailbox.port }, 'forwarding mailbox listening');
 
-  const shutdown = async (signal: string) => {
-    fastify.log.info({ signal }, 'shutting down');
-    await fastify.close();
-    await mailbox?.close();
-    await webhooks?.stop();
-    await agent?.stop();
-    await projections?.stop();
-    await agentRunner?.stop();
-    await services.close();
-    process.exit(0);
-  };
-  process.once('SIGINT', () => void shutdown('SIGINT'));
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  fastify.metrics.sources.webhooks = webhooks ?? undefined;
+  fastify.metrics.sources.agent = agent?.worker;
+  exitGracefullyOnSignals({
+    fastify,
+    roles: [
+      ...(mailbox ? [{ name: 'forwarding mailbox', stop: () => mailbox.close() }] : []),
+      ...(webhooks ? [{ name: 'webhook delivery', stop: (drainMs: number) => webhooks.stop(drainMs) }] : []),
+      ...(agent ? [{ name: 'agent', stop: () => agent.stop() }] : []),
+      ...(agentRunner ? [{ name: 'agent runner', stop: () => agentRunner.stop() }] : []),
+      ...(projections ? [{ name: 'projections', stop: () => projections.stop() }] : []),
+    ],
+    closeServices: () => services.close(),
+    timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    log: fastify.log,
+  });
 
   await fastify.listen({ port: config.PORT, host: config.HOST });
 }

@@ -1,4 +1,4 @@
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
 import { ConfigError, loadConfig } from '../config.ts';
 import { createServices, type Services } from '../services.ts';
@@ -6,6 +6,7 @@ import {
   TenancyError,
   addUser,
   changeSiteSettings,
+  switchSiteWebhooks,
   createApiKey,
   createSite,
   createTeam,
@@ -134,6 +135,18 @@ site
       print(json(), { siteId: opts.site, ...changes }, `site ${opts.site} updated`);
     }),
   );
+
+site
+  .command('webhooks')
+  .description("turn the site's outbound webhooks on or off (events that happen while off are never delivered)")
+  .addArgument(new Argument('<onOrOff>', 'on or off').choices(['on', 'off']))
+  .requiredOption('--site <siteId>')
+  .action(async (onOrOff: 'on' | 'off', opts) => {
+    await withServices(async (s) => {
+      await switchSiteWebhooks(s, { siteId: opts.site, enabled: onOrOff === 'on' });
+      print(json(), { siteId: opts.site, webhooksEnabled: onOrOff === 'on' }, `outbound webhooks of site ${opts.site}: ${onOrOff}`);
+    });
+  });
 
 const apikey = program.command('apikey').description('API keys');
 apikey

@@ -69,6 +69,16 @@ export async function changeSiteSettings(ctx: CommandContext, input: { siteId: s
   return { position: result.position };
 }
 
+/** Turns the site's outbound webhooks on or off; events that happen while off are never delivered. */
+export async function switchSiteWebhooks(ctx: CommandContext, input: { siteId: string; enabled: boolean }) {
+  await requireSite(ctx, input.siteId);
+  const result = await handleCommand(ctx.events, siteStream(input.siteId), siteDecider, {
+    type: 'SwitchSiteWebhooks',
+    data: { siteId: input.siteId, enabled: input.enabled, now: ctx.clock.now().toISOString() },
+  });
+  return { position: result.position };
+}
+
 /** Creates an API key; the key itself is returned once and only its SHA-256 hash is stored. */
 export async function createApiKey(ctx: CommandContext, input: { teamId: string; name: string; scopes: Scope[]; siteId: string | null }) {
   await requireTeam(ctx, input.teamId);

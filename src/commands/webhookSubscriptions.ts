@@ -1,6 +1,7 @@
 import type { WebhookEventType } from '../domain/eventCatalog.ts';
-import { notFound } from '../domain/errors.ts';
+import { notFound, validationError } from '../domain/errors.ts';
 import {
+  type SubscriptionChanges,
   SubscriptionRuleError,
   type WebhookSubscriptionEvent,
   subscriptionStream,
@@ -24,6 +25,13 @@ export interface CreateSubscriptionInput {
   createdByOauthClientId: string | null;
 }
 
+const secretPrefixOf = (secret: string) => `${secret.slice(0, SECRET_PREFIX_LENGTH)}…`;
+
+function asServiceError(error: unknown): unknown {
+  if (!(error instanceof SubscriptionRuleError)) return error;
+  return error.reason === 'invalid_grace' ? validationError(error.message) : notFound('Webhook subscription not found.');
+}
+
 /**
  * Registers a subscription. Returns the SubscriptionCreated facts (the read model maps them to the
  * subscription document) and the signing secret, which is never shown again.
@@ -32,7 +40,7 @@ export async function createSubscription(ctx: CommandContext, input: CreateSubsc
   const subscriptionId = ctx.newId();
   const secret = generateWebhookSecret();
   const now = ctx.clock.now().toISOString();
-  const secretPrefix = `${secret.slice(0, SECRET_PREFIX_LENGTH)}…`;
+  const secretPrefix = secretPrefixOf(secret);
   const { events, position } = await handleCommand(ctx.events, subscriptionStream(subscriptionId), webhookSubscriptionDecider, {
     type: 'CreateSubscription',
     data: {
@@ -56,7 +64,37 @@ export async function deleteSubscription(ctx: CommandContext, input: { siteId: s
     });
     return { position };
   } catch (error) {
-    if (error instanceof SubscriptionRuleError) throw notFound('Webhook subscription not found.');
-    throw error;
+    throw asServiceError(error);
+  }
+}
+
+/** Changes label, url or event types (the caller has checked the url as for a creation). Returns the write's position, null when nothing changed. */
+export async function updateSubscription(ctx: CommandContext, input: { siteId: string; subscriptionId: string; changes: SubscriptionChanges }) {
+  try {
+    const { position } = await handleCommand(ctx.events, subscriptionStream(input.subscriptionId), webhookSubscriptionDecider, {
+      type: 'UpdateSubscription',
+      data: { ...input, now: ctx.clock.now().toISOString() },
+    });
+    return { position };
+  } catch (error) {
+    throw asServiceError(error);
+  }
+}
+
+/**
+ * A new signing secret, returned once and stored sealed like the first one. For `graceSeconds`
+ * (0 to 86400) the previous secret keeps signing too: deliveries carry a `v1=` for each.
+ */
+export async function rotateSubscriptionSecret(ctx: CommandContext, input: { siteId: string; subscriptionId: string; graceSeconds: number }) {
+  const secret = generateWebhookSecret();
+  try {
+    const { events, position } = await handleCommand(ctx.events, subscriptionStream(input.subscriptionId), webhookSubscriptionDecider, {
+      type: 'RotateSubscriptionSecret',
+      data: { ...input, secretPrefix: secretPrefixOf(secret), sealedSecret: ctx.secrets.seal(secret), now: ctx.clock.now().toISOString() },
+    });
+    const rotated = events.find((e): e is Extract<WebhookSubscriptionEvent, { type: 'SubscriptionSecretRotated' }> => e.type === 'SubscriptionSecretRotated')!.data;
+    return { secret, previousSecretExpiresAt: rotated.previousSecretExpiresAt, position };
+  } catch (error) {
+    throw asServiceError(error);
   }
 }

@@ -14,6 +14,8 @@ export type ErrorCode =
   | 'RATE_LIMITED'
   | 'CONFLICT'
   | 'SUBSCRIPTION_LIMIT_REACHED'
+  /** An auto-disabled webhook subscription stays disabled: the owner creates a new one. */
+  | 'SUBSCRIPTION_DISABLED'
   | 'IDEMPOTENCY_KEY_REUSED'
   /** A conversation action its current state refuses (ConversationRuleError's codes). */
   | 'CONVERSATION_TRANSITION_NOT_ALLOWED'
@@ -59,6 +61,8 @@ export const conflict = (message: string) => new ServiceError('CONFLICT', messag
 export const serviceUnavailable = (message: string, retryAfterSeconds = 1) => new ServiceError('SERVICE_UNAVAILABLE', message, retryAfterSeconds);
 export const subscriptionLimitReached = (limit: number) =>
   new ServiceError('SUBSCRIPTION_LIMIT_REACHED', `A site may have at most ${limit} webhook subscriptions; delete one before creating another.`);
+export const subscriptionDisabled = () =>
+  new ServiceError('SUBSCRIPTION_DISABLED', 'This webhook subscription was disabled after repeated delivery failures and stays disabled; create a new subscription.');
 export const idempotencyKeyReused = () =>
   new ServiceError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different site or request body; use a new key for a new request.');
 export const planRequired = (message: string) => new ServiceError('PLAN_REQUIRED', message);

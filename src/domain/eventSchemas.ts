@@ -74,6 +74,7 @@ const siteSettings = z.object({
 export const siteEventSchemas = schemasOf<SiteEvent>()({
   SiteCreated: siteSettings.extend({ siteId: str, teamId: str, domain: str, forwardingToken: str, createdAt: str }),
   SiteSettingsChanged: z.object({ siteId: str, changes: siteSettings.partial(), changedAt: str }),
+  SiteWebhooksSwitched: z.object({ siteId: str, enabled: z.boolean(), switchedAt: str }),
 });
 
 export const apiKeyEventSchemas = schemasOf<ApiKeyEvent>()({
@@ -190,6 +191,16 @@ const subscriptionFields = {
 };
 export const webhookSubscriptionEventSchemas = schemasOf<WebhookSubscriptionEvent>()({
   SubscriptionCreated: z.object({ ...subscriptionFields, createdAt: str }),
+  SubscriptionUpdated: z.object({ subscriptionId: str, siteId: str, label: str, url: str, eventTypes: z.array(z.enum(WEBHOOK_EVENT_TYPES)), updatedAt: str }),
+  SubscriptionSecretRotated: z.object({
+    subscriptionId: str,
+    siteId: str,
+    secretPrefix: str,
+    sealedSecret: str,
+    previousSealedSecret: nullableStr,
+    previousSecretExpiresAt: nullableStr,
+    rotatedAt: str,
+  }),
   SubscriptionDeleted: z.object({ subscriptionId: str, siteId: str, deletedAt: str }),
 });
 

@@ -28,13 +28,19 @@ export type SiteEvent =
       type: 'SiteCreated';
       data: { siteId: string; teamId: string; domain: string; forwardingToken: string; createdAt: string } & SiteSettings;
     }
-  | { type: 'SiteSettingsChanged'; data: { siteId: string; changes: Partial<SiteSettings>; changedAt: string } };
+  | { type: 'SiteSettingsChanged'; data: { siteId: string; changes: Partial<SiteSettings>; changedAt: string } }
+  /** Outbound webhooks on or off for the site (on from creation until the first switch). */
+  | { type: 'SiteWebhooksSwitched'; data: { siteId: string; enabled: boolean; switchedAt: string } };
 
 export type SiteCommand =
   | { type: 'CreateSite'; data: { siteId: string; teamId: string; domain: string; plan: Plan; forwardingToken: string; now: string } }
-  | { type: 'ChangeSiteSettings'; data: { siteId: string; changes: Partial<SiteSettings>; now: string } };
+  | { type: 'ChangeSiteSettings'; data: { siteId: string; changes: Partial<SiteSettings>; now: string } }
+  | { type: 'SwitchSiteWebhooks'; data: { siteId: string; enabled: boolean; now: string } };
 
-export type SiteState = { status: 'none' } | { status: 'exists'; settings: SiteSettings };
+/** A new site delivers webhooks to its subscriptions. */
+export const WEBHOOKS_ENABLED_BY_DEFAULT = true;
+
+export type SiteState = { status: 'none' } | { status: 'exists'; settings: SiteSettings; webhooksEnabled?: boolean };
 
 export class SiteRuleError extends Error {}
 
@@ -47,7 +53,9 @@ export const siteDecider: Decider<SiteState, SiteCommand, SiteEvent> = {
         return { status: 'exists', settings: { plan, licensed, sendingDomainVerified, aiCredits, dailyIngestionCap, dailyExtractionCap } };
       }
       case 'SiteSettingsChanged':
-        return state.status === 'exists' ? { status: 'exists', settings: { ...state.settings, ...event.data.changes } } : state;
+        return state.status === 'exists' ? { ...state, settings: { ...state.settings, ...event.data.changes } } : state;
+      case 'SiteWebhooksSwitched':
+        return state.status === 'exists' ? { ...state, webhooksEnabled: event.data.enabled } : state;
       default:
         return assertNever(event);
     }
@@ -67,6 +75,11 @@ export const siteDecider: Decider<SiteState, SiteCommand, SiteEvent> = {
         }
         if (Object.keys(changes).length === 0) return [];
         return [{ type: 'SiteSettingsChanged', data: { siteId: command.data.siteId, changes, changedAt: command.data.now } }];
+      }
+      case 'SwitchSiteWebhooks': {
+        if (state.status !== 'exists') throw new SiteRuleError('site not found');
+        if ((state.webhooksEnabled ?? WEBHOOKS_ENABLED_BY_DEFAULT) === command.data.enabled) return [];
+        return [{ type: 'SiteWebhooksSwitched', data: { siteId: command.data.siteId, enabled: command.data.enabled, switchedAt: command.data.now } }];
       }
       default:
         return assertNever(command);

@@ -32,7 +32,7 @@ const API_KEY_SHAPE = /^svc_[0-9a-f]{64}$/;
 export function apiKeyResolver(
   services: CommandContext & { readModels: ReadModelStore },
   onError: (error: unknown) => void,
-  /** Brings the read models up to the store's head (bounded); called once on a miss. */
+  /** Brings the read models up to the store's head (see credentialsInForce.ts); called before every lookup. */
   catchUp: () => Promise<void> = async () => {},
 ): CredentialResolver {
   const lastRecorded = new Map<string, number>();
@@ -40,12 +40,9 @@ export function apiKeyResolver(
     accepts: (token) => API_KEY_SHAPE.test(token),
     async resolve(token) {
       const hash = sha256Hex(token);
-      let key = await findApiKeyByHash(services.readModels, hash);
-      // A key created a moment ago (by the CLI, another process) may not be projected yet: catch up once before refusing it.
-      if (!key) {
-        await catchUp();
-        key = await findApiKeyByHash(services.readModels, hash);
-      }
+      // A key created or revoked a moment ago (by the CLI, another process) counts from then on.
+      await catchUp();
+      const key = await findApiKeyByHash(services.readModels, hash);
       if (!key || key.revoked || !timingSafeEqual(Buffer.from(key.keyHash), Buffer.from(hash))) return null;
       noteUse(key);
       return { kind: 'api_key', id: key.id, teamId: key.teamId, scopes: new Set(key.scopes), siteIds: key.siteId ? [key.siteId] : null, oauthClientId: null, resource: null };

@@ -15,6 +15,7 @@ const HTTP_ERRORS: Record<ErrorCode, { status: number; code: string }> = {
   NOT_FOUND: { status: 404, code: 'NOT_FOUND' },
   CONFLICT: { status: 409, code: 'CONFLICT' },
   SUBSCRIPTION_LIMIT_REACHED: { status: 409, code: 'SUBSCRIPTION_LIMIT_REACHED' },
+  SUBSCRIPTION_DISABLED: { status: 409, code: 'SUBSCRIPTION_DISABLED' },
   IDEMPOTENCY_KEY_REUSED: { status: 409, code: 'IDEMPOTENCY_KEY_REUSED' },
   CONVERSATION_TRANSITION_NOT_ALLOWED: { status: 409, code: 'CONVERSATION_TRANSITION_NOT_ALLOWED' },
   REPLY_IN_FLIGHT: { status: 409, code: 'REPLY_IN_FLIGHT' },

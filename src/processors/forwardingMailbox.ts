@@ -1,4 +1,5 @@
-import { simpleParser } from 'mailparser';
+import { type ParsedMail, simpleParser } from 'mailparser';
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
@@ -37,6 +38,20 @@ class SmtpReply extends Error {
  * the same IngestMessage command as the REST endpoint, with extraction on; its Message-Id is the
  * idempotency key (scoped to the site), so a sending server's retry never ingests twice.
  */
+/**
+ * The idempotency key of a message without a Message-Id: a digest of what a sending server's retry
+ * sends again unchanged (the envelope sender, the Date, From and Subject headers, the bodies), and
+ * not of trace headers a relay may add. Two different messages with all of these equal are one.
+ */
+function contentKey(mail: ParsedMail, session: SMTPServerSession): string {
+  const header = (name: string) => mail.headerLines.find((h) => h.key === name)?.line ?? '';
+  const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+  const digest = createHash('sha256')
+    .update(JSON.stringify([envelopeFrom, header('date'), header('from'), header('subject'), mail.text ?? '', typeof mail.html === 'string' ? mail.html : '']))
+    .digest('hex');
+  return `content:${digest}`;
+}
+
 export async function startForwardingMailbox(ctx: IngestionContext, options: ForwardingMailboxOptions): Promise<ForwardingMailbox> {
   const siteOf = async (address: string): Promise<SiteDoc | null> => {
     const token = forwardingToken(address, options.mailDomain);
@@ -87,13 +102,14 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     if (!z.email().max(320).safeParse(from).success) throw new SmtpReply(550, '5.1.7 the sender address is not a valid email address');
     const references = Array.isArray(mail.references) ? mail.references.join(' ') : (mail.references ?? null);
     const messageId = mail.messageId ?? null;
+    const idempotencyKey = messageId ?? contentKey(mail, session);
     for (const rcpt of session.envelope.rcptTo) {
       const site = await siteOf(rcpt.address);
       if (!site) continue;
       try {
         await ingestMessage(ctx, {
           site,
-          idempotency: messageId ? { scope: `smtp:${site.id}`, key: messageId } : null,
+          idempotency: { scope: `smtp:${site.id}`, key: idempotencyKey },
           channel: 'smtp',
           runExtraction: true,
           message: {

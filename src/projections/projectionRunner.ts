@@ -39,11 +39,15 @@ export class ProjectionRunner {
   private readonly stale = new Set<string>();
   /** For each event type, the projections that handle it, in registration order. */
   private readonly routes = new Map<string, Projection[]>();
-  private waiters: Array<{ position: bigint; resolve: () => void }> = [];
+  private waiters: Array<{ position: bigint; names?: readonly string[]; resolve: () => void }> = [];
   private controller: AbortController | null = null;
   private loop: Promise<void> | null = null;
   /** Another thread of this process applies the projections and reports their checkpoints (`advance`). */
   private followed = false;
+  /** Asks the thread that applies the projections to read the log now (a reader waits for another process's write). */
+  private wakeFollowed: (() => void) | null = null;
+  /** Cuts the loop's idle wait short when a reader needs a position the loop has not applied yet. */
+  private wake = new AbortController();
 
   constructor(
     private readonly events: EventStore,
@@ -128,8 +132,13 @@ export class ProjectionRunner {
 
   /** Lowest checkpoint among the projections: everything at or before it is visible in every read model. */
   get position(): bigint {
+    return this.positionOf();
+  }
+
+  /** Lowest checkpoint among the named projections (every one when `names` is omitted). */
+  positionOf(names?: readonly string[]): bigint {
     let min: bigint | null = null;
-    for (const p of this.positions.values()) if (min === null || p < min) min = p;
+    for (const [name, p] of this.positions) if ((!names || names.includes(name)) && (min === null || p < min)) min = p;
     return min ?? -1n;
   }
 
@@ -143,7 +152,7 @@ export class ProjectionRunner {
         try {
           const advanced = await this.step();
           backoff = 50;
-          if (!advanced) await this.events.waitForNew(this.position, 1_000, signal);
+          if (!advanced) await this.events.waitForNew(this.position, 1_000, AbortSignal.any([signal, this.wake.signal]));
         } catch (error) {
           this.options.onError?.(error);
           await sleep(backoff, signal);
@@ -237,8 +246,9 @@ export class ProjectionRunner {
    * reports each projection's checkpoint through `advance`: `waitFor` waits for those reports
    * instead of polling the stored checkpoints.
    */
-  follow(): void {
+  follow(wake?: () => void): void {
     this.followed = true;
+    this.wakeFollowed = wake ?? null;
   }
 
   /** A followed projection's checkpoint moved to `position` (its read models already include it here). */
@@ -247,16 +257,26 @@ export class ProjectionRunner {
     this.release();
   }
 
-  /** Read your writes: resolves once every read model includes `position`, or false after `timeoutMs`. */
-  waitFor(position: bigint, timeoutMs: number): Promise<boolean> {
-    if (this.position >= position) return Promise.resolve(true);
-    if (!this.loop && !this.followed) return this.pollFor(position, timeoutMs);
+  /**
+   * Read your writes: resolves once every read model (or only the `names` projections) includes
+   * `position`, or false after `timeoutMs`.
+   */
+  waitFor(position: bigint, timeoutMs: number, names?: readonly string[]): Promise<boolean> {
+    if (this.positionOf(names) >= position) return Promise.resolve(true);
+    if (!this.loop && !this.followed) return this.pollFor(position, timeoutMs, names);
+    // Another process may have written it: look now instead of at the store's next poll.
+    if (this.followed) this.wakeFollowed?.();
+    else {
+      this.wake.abort();
+      this.wake = new AbortController();
+    }
     return new Promise((resolve) => {
       const waiter = {
         position,
+        names,
         resolve: () => {
           clearTimeout(timer);
-          resolve(this.position >= position);
+          resolve(this.positionOf(names) >= position);
         },
       };
       const timer = setTimeout(() => {
@@ -268,11 +288,11 @@ export class ProjectionRunner {
   }
 
   /** When another process runs the projections (RUN_PROJECTIONS=false here), follow their checkpoints. */
-  private async pollFor(position: bigint, timeoutMs: number): Promise<boolean> {
+  private async pollFor(position: bigint, timeoutMs: number, names?: readonly string[]): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       await this.refreshCheckpoints();
-      if (this.position >= position) return true;
+      if (this.positionOf(names) >= position) return true;
       if (Date.now() >= deadline) return false;
       await sleep(20);
     }
@@ -284,10 +304,9 @@ export class ProjectionRunner {
   }
 
   private release(): void {
-    const now = this.position;
-    const ready = this.waiters.filter((w) => w.position <= now);
+    const ready = this.waiters.filter((w) => w.position <= this.positionOf(w.names));
     if (ready.length === 0) return;
-    this.waiters = this.waiters.filter((w) => w.position > now);
+    this.waiters = this.waiters.filter((w) => !ready.includes(w));
     for (const w of ready) w.resolve();
   }
 

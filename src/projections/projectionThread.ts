@@ -45,8 +45,8 @@ export function startProjectionThread(services: ThreadServices, onError: (error:
   const events = services.events as SqliteEventStore;
   const readModels = services.readModels as SqliteReadModelStore;
   const runner = services.projections;
-  runner.follow();
   let worker: Worker | null = null;
+  runner.follow(() => worker?.postMessage({ kind: 'wake' } satisfies ToThread));
   let stopping = false;
   // The documents and checkpoints as the file holds them (after a restart, or the thread's own reload).
   const resync = async () => {

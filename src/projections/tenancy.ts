@@ -39,7 +39,7 @@ export const sitesProjection: Projection = {
   name: 'sites',
   version: 1,
   collections: [SITES],
-  canHandle: handles(['SiteCreated', 'SiteSettingsChanged']),
+  canHandle: handles(['SiteCreated', 'SiteSettingsChanged', 'SiteWebhooksSwitched']),
   async handle(recorded, w) {
     const event = toDomainEvent(recorded);
     if (!event) return;
@@ -52,6 +52,11 @@ export const sitesProjection: Projection = {
       case 'SiteSettingsChanged': {
         const site = await w.get<SiteDoc>(SITES, event.data.siteId);
         if (site) await w.put(SITES, { ...site, ...event.data.changes });
+        return;
+      }
+      case 'SiteWebhooksSwitched': {
+        const site = await w.get<SiteDoc>(SITES, event.data.siteId);
+        if (site) await w.put(SITES, { ...site, webhooksEnabled: event.data.enabled });
         return;
       }
     }

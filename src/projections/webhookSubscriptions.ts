@@ -11,6 +11,8 @@ export const webhookSubscriptionsProjection: Projection = {
   collections: [WEBHOOK_SUBSCRIPTIONS],
   canHandle: handles([
     'SubscriptionCreated',
+    'SubscriptionUpdated',
+    'SubscriptionSecretRotated',
     'SubscriptionDeleted',
     'DeliveryAttempted',
     'DeliverySucceeded',
@@ -25,6 +27,16 @@ export const webhookSubscriptionsProjection: Projection = {
         return w.put(WEBHOOK_SUBSCRIPTIONS, subscriptionDocOf(event.data));
       case 'SubscriptionDeleted':
         return w.remove(WEBHOOK_SUBSCRIPTIONS, event.data.subscriptionId);
+      case 'SubscriptionUpdated': {
+        const doc = await w.get<WebhookSubscriptionDoc>(WEBHOOK_SUBSCRIPTIONS, event.data.subscriptionId);
+        if (!doc) return;
+        return w.put(WEBHOOK_SUBSCRIPTIONS, { ...doc, label: event.data.label, url: event.data.url, event_types: event.data.eventTypes, updated_at: event.data.updatedAt });
+      }
+      case 'SubscriptionSecretRotated': {
+        const doc = await w.get<WebhookSubscriptionDoc>(WEBHOOK_SUBSCRIPTIONS, event.data.subscriptionId);
+        if (!doc) return;
+        return w.put(WEBHOOK_SUBSCRIPTIONS, { ...doc, secret_prefix: event.data.secretPrefix, updated_at: event.data.rotatedAt });
+      }
       case 'DeliveryAttempted':
       case 'DeliverySucceeded':
       case 'DeliveryFailed':

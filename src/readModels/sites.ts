@@ -17,6 +17,8 @@ export interface SiteDoc {
   dailyExtractionCap: number;
   forwardingToken: string;
   createdAt: string;
+  /** Outbound webhooks on for the site; absent (on) until the first switch. */
+  webhooksEnabled?: boolean;
 }
 
 export const getSite = (store: ReadModelStore, siteId: string) => store.get<SiteDoc>(SITES, siteId);

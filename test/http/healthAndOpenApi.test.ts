@@ -3,7 +3,8 @@ import { fetch } from 'undici';
 import { bearer, createTenant, startTestApp } from '../helpers/testApp.ts';
 import { expectError, validBody, webhooksPath } from '../helpers/http.ts';
 
-const app = await startTestApp({ listen: true });
+// READY_MAX_LAG_EVENTS=0: one event behind is already not ready (test/operations/readiness.test.ts covers the threshold).
+const app = await startTestApp({ listen: true, env: { READY_MAX_LAG_EVENTS: '0' } });
 t.teardown(() => app.close());
 const tenant = await createTenant(app.services);
 

@@ -114,8 +114,8 @@ t.test('dashboard: register apps, API keys, webhook subscriptions', async (t) =>
   const hooks = await browser.request('/dashboard/webhooks');
   t.equal(hooks.status, 200);
   t.match(hooks.text, /ops-hook/);
-  t.match(hooks.text, /<th>is_active<\/th><th>consecutive_failures<\/th>/);
-  t.match(hooks.text, /<td>true<\/td><td>0<\/td>\s*<td>none yet<\/td>/);
+  t.match(hooks.text, /<th>State<\/th><th>consecutive_failures<\/th>/);
+  t.match(hooks.text, /<td>active<\/td><td>0<\/td>\s*<td><p>No deliveries yet.<\/p><\/td>/);
 
   // Members see but cannot manage.
   const memberEmail = await addTeamUser(app, tenant.teamId, 'member');

@@ -44,7 +44,7 @@ t.test('CreateSubscription', async (t) => {
   });
   t.test('given a subscription, when CreateSubscription with its id, then it is refused (exists)', async (t) => {
     given(webhookSubscriptionDecider, [SubscriptionCreated]).when(create).thenThrows(SubscriptionRuleError, /already exists/);
-    t.equal(reasonOf(() => webhookSubscriptionDecider.decide(create, { status: 'active', siteId: 'S1' })), 'exists');
+    t.equal(reasonOf(() => webhookSubscriptionDecider.decide(create, { status: 'active', siteId: 'S1', label: 'crm', url: fields.url, eventTypes: fields.eventTypes, sealedSecret: fields.sealedSecret })), 'exists');
   });
   t.test('given a deleted subscription, when CreateSubscription with its id, then it is refused (ids are not reused)', async () => {
     given(webhookSubscriptionDecider, [SubscriptionCreated, SubscriptionDeleted]).when(create).thenThrows(SubscriptionRuleError);
@@ -64,5 +64,63 @@ t.test('DeleteSubscription', async (t) => {
   });
   t.test('given a deleted subscription, when DeleteSubscription again, then not_found', async () => {
     given(webhookSubscriptionDecider, [SubscriptionCreated, SubscriptionDeleted]).when(remove()).thenThrows(SubscriptionRuleError, /not found/);
+  });
+});
+
+const update = (changes: Record<string, unknown>, siteId = 'S1'): WebhookSubscriptionCommand => ({ type: 'UpdateSubscription', data: { subscriptionId: 'W1', siteId, changes, now: later } });
+
+t.test('UpdateSubscription', async (t) => {
+  t.test('given a subscription, when UpdateSubscription, then SubscriptionUpdated with the whole result', async () => {
+    given(webhookSubscriptionDecider, [SubscriptionCreated])
+      .when(update({ url: 'https://example.org/v2' }))
+      .then([{ type: 'SubscriptionUpdated', data: { subscriptionId: 'W1', siteId: 'S1', label: 'crm', url: 'https://example.org/v2', eventTypes: fields.eventTypes, updatedAt: later } }]);
+  });
+  t.test('the same values (event types in another order) change nothing: no event', async () => {
+    given(webhookSubscriptionDecider, [SubscriptionCreated]).when(update({ label: 'crm', eventTypes: [...fields.eventTypes].reverse() })).then([]);
+  });
+  t.test('another site, a deleted or a missing subscription: not_found', async () => {
+    given(webhookSubscriptionDecider, [SubscriptionCreated]).when(update({ label: 'x' }, 'S2')).thenThrows(SubscriptionRuleError, /not found/);
+    given(webhookSubscriptionDecider, [SubscriptionCreated, SubscriptionDeleted]).when(update({ label: 'x' })).thenThrows(SubscriptionRuleError, /not found/);
+    given(webhookSubscriptionDecider, []).when(update({ label: 'x' })).thenThrows(SubscriptionRuleError, /not found/);
+  });
+});
+
+const rotate = (graceSeconds: number): WebhookSubscriptionCommand => ({
+  type: 'RotateSubscriptionSecret',
+  data: { subscriptionId: 'W1', siteId: 'S1', secretPrefix: 'svc_wh_wxyz…', sealedSecret: 'v1.new', graceSeconds, now: later },
+});
+
+t.test('RotateSubscriptionSecret', async (t) => {
+  t.test('with a grace: the previous sealed secret and when it stops signing', async () => {
+    given(webhookSubscriptionDecider, [SubscriptionCreated])
+      .when(rotate(3600))
+      .then([
+        {
+          type: 'SubscriptionSecretRotated',
+          data: { subscriptionId: 'W1', siteId: 'S1', secretPrefix: 'svc_wh_wxyz…', sealedSecret: 'v1.new', previousSealedSecret: fields.sealedSecret, previousSecretExpiresAt: '2026-01-15T13:05:00.000Z', rotatedAt: later },
+        },
+      ]);
+  });
+  t.test('a second rotation retires the secret the first one installed', async () => {
+    const first: WebhookSubscriptionEvent = {
+      type: 'SubscriptionSecretRotated',
+      data: { subscriptionId: 'W1', siteId: 'S1', secretPrefix: 'svc_wh_1…', sealedSecret: 'v1.first', previousSealedSecret: null, previousSecretExpiresAt: null, rotatedAt: now },
+    };
+    given(webhookSubscriptionDecider, [SubscriptionCreated, first])
+      .when(rotate(60))
+      .then([
+        {
+          type: 'SubscriptionSecretRotated',
+          data: { subscriptionId: 'W1', siteId: 'S1', secretPrefix: 'svc_wh_wxyz…', sealedSecret: 'v1.new', previousSealedSecret: 'v1.first', previousSecretExpiresAt: '2026-01-15T12:06:00.000Z', rotatedAt: later },
+        },
+      ]);
+  });
+  t.test('grace 0: no previous secret', async () => {
+    given(webhookSubscriptionDecider, [SubscriptionCreated])
+      .when(rotate(0))
+      .then([{ type: 'SubscriptionSecretRotated', data: { subscriptionId: 'W1', siteId: 'S1', secretPrefix: 'svc_wh_wxyz…', sealedSecret: 'v1.new', previousSealedSecret: null, previousSecretExpiresAt: null, rotatedAt: later } }]);
+  });
+  t.test('a grace over 24 hours is refused', async () => {
+    given(webhookSubscriptionDecider, [SubscriptionCreated]).when(rotate(86_401)).thenThrows(SubscriptionRuleError, /graceSeconds/);
   });
 });

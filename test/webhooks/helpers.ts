@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import { WebhookDeliveryWorker, type WorkerOptions, workerOptionsFrom } from '../../src/processors/webhookDelivery/worker.ts';
 import type { OutreachEvent } from '../../src/domain/outreachEvents.ts';
+import type { Clock } from '../../src/ports/clock.ts';
 import { bearer, createTenant, startTestApp, type Tenant, type TestApp } from '../helpers/testApp.ts';
 
 export interface Received {
@@ -113,6 +114,22 @@ export function independentlyVerify(r: Received, secret: string): boolean {
   return timingSafeEqual(expected, Buffer.from(m[2]!, 'hex'));
 }
 
+/** The `v1` signatures of a Service-Signature header with its `t`, parsed from the spec's format (several `v1` during a rotation). */
+export function signaturesOf(r: Received): { t: string; v1: string[] } | null {
+  const header = String(r.headers['service-signature'] ?? '');
+  const m = /^t=(\d+)((?:,v1=[0-9a-f]{64})+)$/.exec(header);
+  if (!m) return null;
+  return { t: m[1]!, v1: m[2]!.slice(1).split(',').map((p) => p.slice(3)) };
+}
+
+/** Whether one of the header's `v1` entries is the HMAC of `<t>.<raw body>` with `secret`. */
+export function signedWith(r: Received, secret: string): boolean {
+  const sig = signaturesOf(r);
+  if (!sig) return false;
+  const expected = createHmac('sha256', Buffer.from(secret, 'utf8')).update(Buffer.concat([Buffer.from(`${sig.t}.`, 'utf8'), r.rawBody])).digest();
+  return sig.v1.some((v) => timingSafeEqual(expected, Buffer.from(v, 'hex')));
+}
+
 export interface Harness {
   app: TestApp;
   tenant: Tenant;
@@ -123,9 +140,10 @@ export interface Harness {
 }
 
 /** The service (SQLite, projections) plus a webhook worker trusting the test CA and allowing loopback. */
-export async function startHarness(options: { worker?: Partial<WorkerOptions>; env?: Record<string, string> } = {}): Promise<Harness> {
+export async function startHarness(options: { worker?: Partial<WorkerOptions>; env?: Record<string, string>; clock?: Clock } = {}): Promise<Harness> {
   const { caFile } = await testCertificate();
   const app = await startTestApp({
+    clock: options.clock,
     env: { WEBHOOK_ALLOWED_RANGES: '127.0.0.0/8', WEBHOOK_EXTRA_CA_FILE: caFile, WEBHOOK_RETRY_BASE_MS: '30', WEBHOOK_RETRY_FACTOR: '2', WEBHOOK_TIMEOUT_MS: '2000', ...options.env },
   });
   const tenant = await createTenant(app.services);

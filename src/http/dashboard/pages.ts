@@ -7,7 +7,6 @@ import { SCOPES } from '../../domain/scopes.ts';
 import { getApiKey, listApiKeysOfTeam } from '../../readModels/apiKeys.ts';
 import { listOAuthClientsOfTeam } from '../../readModels/oauthClients.ts';
 import { listSitesOfTeam } from '../../readModels/sites.ts';
-import { listSubscriptionsForSite } from '../../readModels/webhookSubscriptions.ts';
 import { csrfForm, firstProblem, formList, formText, parseForm, readForm } from '../web/forms.ts';
 import { type SafeHtml, html, page, sendPage } from '../web/html.ts';
 import { SCOPE_DESCRIPTIONS } from '../web/scopeDescriptions.ts';
@@ -16,6 +15,7 @@ import { inboxPages } from './inbox.ts';
 import { deleteOAuthClientAndSweep } from './oauthClientDeletion.ts';
 import { showSignedIn } from './show.ts';
 import { agentPages } from './agents.ts';
+import { webhookPages } from './webhooks.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -257,24 +257,7 @@ export async function dashboardPages(app: FastifyInstance) {
   });
 
   // ---- Webhook subscriptions per site ----
-  app.get('/dashboard/webhooks', async function listWebhookSubscriptions(request, reply) {
-    const s = request.dashboard!;
-    const sections: SafeHtml[] = [];
-    for (const site of await sites(s)) {
-      const subs = await listSubscriptionsForSite(app.readModels, site.id, { sortBy: 'created_at' });
-      sections.push(html`<h2>${site.domain} <small>(${site.id})</small></h2>
-        ${
-          subs.length
-            ? html`<table><thead><tr><th>Label</th><th>URL</th><th>Events</th><th>is_active</th><th>consecutive_failures</th><th>Last delivery</th><th>Created by OAuth client</th></tr></thead><tbody>
-              ${subs.map(
-                (w) => html`<tr><td>${w.label}</td><td>${w.url}</td><td>${w.event_types.join(', ')}</td><td>${String(w.is_active)}</td><td>${w.consecutive_failures}</td>
-                  <td>${w.last_delivery_at ? `${w.last_delivery_status ?? ''} at ${w.last_delivery_at}` : 'none yet'}</td><td>${w.created_by_oauth_client_id ?? '—'}</td></tr>`,
-              )}</tbody></table>`
-            : html`<p>No subscriptions.</p>`
-        }`);
-    }
-    return show(reply, s, 'Webhook subscriptions', sections.length ? html`${sections}` : html`<p>The team has no sites.</p>`);
-  });
+  await webhookPages(app, { show, forbidden, canManage, sites });
 
   await app.register(inboxPages);
 

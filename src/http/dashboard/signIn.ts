@@ -9,7 +9,6 @@ import { csrfForm, formText, readForm } from '../web/forms.ts';
 import { html, page, sendPage } from '../web/html.ts';
 import {
   type SessionPorts,
-  SignInThrottle,
   cookieOptions,
   csrfOk,
   issueSignInCsrf,
@@ -18,6 +17,7 @@ import {
   sessionCookieName,
   signInCsrfCookieName,
 } from '../web/session.ts';
+import { SignInThrottle } from '../web/signInThrottle.ts';
 
 /** Compared against when the email is unknown, so a miss costs the same scrypt work as a hit. */
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
@@ -49,7 +49,7 @@ function signInForm(reply: FastifyReply, services: Pick<SessionPorts, 'config'>,
 }
 
 export async function signInRoutes(app: FastifyInstance) {
-  const throttle = new SignInThrottle(app.clock);
+  const throttle = new SignInThrottle(app.counters, app.clock);
 
   app.get('/dashboard/sign-in', async function signInPage(request: FastifyRequest<{ Querystring: { return_to?: string } }>, reply) {
     const returnTo = safeReturnTo(request.query.return_to);
@@ -64,7 +64,7 @@ export async function signInRoutes(app: FastifyInstance) {
       return signInForm(reply, app, 403, returnTo, 'Your sign-in form expired. Please try again.', email);
     }
     const key = `${email}|${request.ip}`;
-    const wait = throttle.retryAfter(key);
+    const wait = await throttle.retryAfter(key);
     if (wait > 0) {
       reply.header('retry-after', String(wait));
       return signInForm(reply, app, 429, returnTo, `Too many failed sign-ins. Try again in ${Math.ceil(wait / 60)} minutes.`, email);
@@ -72,10 +72,10 @@ export async function signInRoutes(app: FastifyInstance) {
     const user = email ? await findUserByEmail(app.readModels, email) : null;
     const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH).catch(() => false);
     if (!user || !user.passwordHash || !ok) {
-      throttle.fail(key);
+      await throttle.fail(key);
       return signInForm(reply, app, 401, returnTo, 'The email or password is incorrect.', email);
     }
-    throttle.succeed(key);
+    await throttle.succeed(key);
     const session = await startDashboardSession(app, { userId: user.id, teamId: user.teamId });
     await app.waitForWrite(session.position);
     reply.setCookie(sessionCookieName(app), session.token, cookieOptions(app, DASHBOARD_SESSION_TTL_MS / 1000));

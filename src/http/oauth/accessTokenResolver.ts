@@ -9,10 +9,15 @@ import type { ReadModelStore } from '../../ports/readModelStore.ts';
 import type { CredentialResolver } from '../credentials.ts';
 
 /** Bearer `svc_oauth_…` tokens: looked up by SHA-256; expired, revoked or orphaned tokens resolve to nothing (401). */
-export function oauthAccessTokenResolver(services: { readModels: ReadModelStore; clock: Clock }): CredentialResolver {
+export function oauthAccessTokenResolver(
+  services: { readModels: ReadModelStore; clock: Clock },
+  /** Brings the read models up to the store's head: a revocation or client deletion elsewhere counts at once. */
+  catchUp: () => Promise<void> = async () => {},
+): CredentialResolver {
   return {
     accepts: (token) => ACCESS_TOKEN_SHAPE.test(token),
     async resolve(token) {
+      await catchUp();
       const token_ = await getOAuthTokenByHash(services.readModels, sha256Hex(token));
       if (!token_ || token_.kind !== 'access_token' || token_.revoked) return null;
       if (Date.parse(token_.expiresAt) <= services.clock.now().getTime()) return null;

@@ -10,7 +10,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/readyz',
     { schema: { hide: true, response: { 200: z.object({ status: z.literal('ready') }), 503: z.object({ status: z.literal('not_ready'), reason: z.string() }) } } },
-    /** Ready when both stores answer and every projection has applied the whole log. */
+    /** Ready when both stores answer and no projection is more than READY_MAX_LAG_EVENTS events behind the log. */
     async function readyz(_request, reply) {
       try {
         await app.events.ping();
@@ -21,7 +21,12 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
       await app.projections.refresh();
       const head = await app.events.headPosition();
       const at = app.projections.position;
-      if (at < head) return reply.status(503).send({ status: 'not_ready' as const, reason: `projections at ${at}, log at ${head}` });
+      if (at < head) {
+        // Counted, not subtracted: positions need not be contiguous (EventStoreDB's are byte offsets).
+        const max = app.config.READY_MAX_LAG_EVENTS;
+        const behind = (await app.events.readAll({ after: at, limit: max + 1 })).length;
+        if (behind > max) return reply.status(503).send({ status: 'not_ready' as const, reason: `projections more than ${max} events behind (at ${at}, log at ${head})` });
+      }
       return { status: 'ready' as const };
     },
   );

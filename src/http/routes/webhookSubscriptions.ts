@@ -2,12 +2,13 @@ import type { BlockList } from 'node:net';
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { createSubscription, deleteSubscription } from '../../commands/webhookSubscriptions.ts';
+import { createSubscription, deleteSubscription, rotateSubscriptionSecret, updateSubscription } from '../../commands/webhookSubscriptions.ts';
+import { MAX_ROTATION_GRACE_SECONDS } from '../../domain/webhookSubscription.ts';
 import { webhookUrlProblem } from '../../domain/destination.ts';
-import { notFound, subscriptionLimitReached, unauthorized, validationError } from '../../domain/errors.ts';
+import { notFound, subscriptionDisabled, subscriptionLimitReached, unauthorized, validationError } from '../../domain/errors.ts';
 import { undoIfClientDeleted } from '../../commands/oauth.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../domain/eventCatalog.ts';
-import { listSubscriptionsForSite, subscriptionDocOf } from '../../readModels/webhookSubscriptions.ts';
+import { type WebhookSubscriptionDoc, getSubscription, listSubscriptionsForSite, subscriptionDocOf } from '../../readModels/webhookSubscriptions.ts';
 import { errors, siteParams } from '../schemas.ts';
 
 const isoTimestamp = z.string().meta({ format: 'date-time' });
@@ -28,15 +29,34 @@ const listedSubscription = z.object({
 
 const createdSubscription = listedSubscription.extend({ team_id: z.string(), site_id: z.string(), updated_at: isoTimestamp });
 
-const createBody = z.object({
-  label: z
-    .string()
-    .min(1)
-    .refine((s) => s.trim().length > 0, 'must not be blank')
-    .refine((s) => [...s].length <= 120, 'must be at most 120 characters'),
-  url: z.string().min(1).max(2000).meta({ description: 'HTTPS URL, at most 2000 characters' }),
-  eventTypes: z.array(z.enum(WEBHOOK_EVENT_TYPES)).min(1),
+const label = z
+  .string()
+  .min(1)
+  .refine((s) => s.trim().length > 0, 'must not be blank')
+  .refine((s) => [...s].length <= 120, 'must be at most 120 characters');
+const url = z.string().min(1).max(2000).meta({ description: 'HTTPS URL, at most 2000 characters' });
+const eventTypes = z.array(z.enum(WEBHOOK_EVENT_TYPES)).min(1);
+
+const createBody = z.object({ label, url, eventTypes });
+
+/** PATCH: any of the three, with the create rules; anything else is refused rather than ignored. */
+const updateBody = z
+  .strictObject({ label: label.optional(), url: url.optional(), eventTypes: eventTypes.optional() })
+  .refine((b) => b.label !== undefined || b.url !== undefined || b.eventTypes !== undefined, 'give at least one of label, url, eventTypes');
+
+const rotateBody = z.strictObject({
+  graceSeconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_ROTATION_GRACE_SECONDS)
+    .meta({ description: 'How long the previous secret keeps signing too (a second v1= in Service-Signature), 0 to 86400 seconds' }),
 });
+
+const subscriptionParams = siteParams.extend({ id: z.string().min(1).max(100) });
+
+/** The response shape of create and update (the list leaves out team, site and updated_at). */
+const responseOf = (doc: WebhookSubscriptionDoc) => doc as z.infer<typeof createdSubscription>;
 
 const ID_SHAPE = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
@@ -96,6 +116,66 @@ const plugin: FastifyPluginAsyncZod<{ allowedRanges: BlockList }> = async (app, 
     },
   );
 
+  /** The site's subscription, as the read model has it; 404 when missing or another site's. */
+  async function subscriptionOfSite(siteId: string, id: string): Promise<WebhookSubscriptionDoc> {
+    const doc = ID_SHAPE.test(id) ? await getSubscription(app.readModels, id) : null;
+    if (!doc || doc.site_id !== siteId) throw notFound('Webhook subscription not found.');
+    return doc;
+  }
+
+  app.patch(
+    `${path}/:id`,
+    {
+      config: { access: { scope: 'webhooks:write', site: true } },
+      schema: {
+        summary: 'Update a webhook subscription (label, url, eventTypes)',
+        tags: ['webhooks'],
+        params: subscriptionParams,
+        body: updateBody,
+        response: { 200: z.object({ subscription: createdSubscription }), ...errors(400, 401, 403, 404, 409, 429) },
+      },
+    },
+    async function updateSubscriptionRoute(request) {
+      const siteId = request.site!.id;
+      const { id } = request.params;
+      const before = await subscriptionOfSite(siteId, id);
+      if (!before.is_active) throw subscriptionDisabled();
+      if (request.body.url !== undefined) {
+        const problem = webhookUrlProblem(request.body.url, allowedRanges);
+        if (problem) throw validationError(problem);
+      }
+      const { position } = await updateSubscription(app, { siteId, subscriptionId: id, changes: request.body });
+      await app.waitForWrite(position);
+      return { subscription: responseOf(await subscriptionOfSite(siteId, id)) };
+    },
+  );
+
+  app.post(
+    `${path}/:id/rotate-secret`,
+    {
+      config: { access: { scope: 'webhooks:write', site: true } },
+      schema: {
+        summary: 'Rotate the signing secret (the new one is returned once)',
+        tags: ['webhooks'],
+        params: subscriptionParams,
+        body: rotateBody,
+        response: {
+          200: z.object({ subscription: createdSubscription, secret: z.string(), previous_secret_expires_at: isoTimestamp.nullable() }),
+          ...errors(400, 401, 403, 404, 409, 429),
+        },
+      },
+    },
+    async function rotateSubscriptionSecretRoute(request) {
+      const siteId = request.site!.id;
+      const { id } = request.params;
+      const before = await subscriptionOfSite(siteId, id);
+      if (!before.is_active) throw subscriptionDisabled();
+      const rotated = await rotateSubscriptionSecret(app, { siteId, subscriptionId: id, graceSeconds: request.body.graceSeconds });
+      await app.waitForWrite(rotated.position);
+      return { subscription: responseOf(await subscriptionOfSite(siteId, id)), secret: rotated.secret, previous_secret_expires_at: rotated.previousSecretExpiresAt };
+    },
+  );
+
   app.delete(
     `${path}/:id`,
     {
@@ -103,7 +183,7 @@ const plugin: FastifyPluginAsyncZod<{ allowedRanges: BlockList }> = async (app, 
       schema: {
         summary: 'Delete a webhook subscription and its delivery history',
         tags: ['webhooks'],
-        params: siteParams.extend({ id: z.string().min(1).max(100) }),
+        params: subscriptionParams,
         response: { 200: z.object({ success: z.literal(true) }), ...errors(401, 403, 404) },
       },
     },

@@ -61,38 +61,3 @@ export function safeReturnTo(value: unknown): string {
   return value;
 }
 
-/** Failed sign-ins per email and IP address: 5 in 15 minutes locks that pair out for the rest of the window. */
-export class SignInThrottle {
-  private failures = new Map<string, number[]>();
-  constructor(
-    private readonly clock: Clock,
-    readonly limit = 5,
-    readonly windowMs = 15 * 60_000,
-  ) {}
-
-  private recent(key: string): number[] {
-    const now = this.clock.now().getTime();
-    const list = (this.failures.get(key) ?? []).filter((t) => now - t < this.windowMs);
-    if (list.length === 0) this.failures.delete(key);
-    else this.failures.set(key, list);
-    return list;
-  }
-
-  /** Seconds until the pair may try again, or 0. */
-  retryAfter(key: string): number {
-    const list = this.recent(key);
-    if (list.length < this.limit) return 0;
-    return Math.ceil((list[0]! + this.windowMs - this.clock.now().getTime()) / 1000);
-  }
-
-  fail(key: string) {
-    const list = this.recent(key);
-    list.push(this.clock.now().getTime());
-    this.failures.set(key, list);
-    if (this.failures.size > 100_000) this.failures.delete(this.failures.keys().next().value!);
-  }
-
-  succeed(key: string) {
-    this.failures.delete(key);
-  }
-}

@@ -1,9 +1,9 @@
-import type { RetryPolicy } from '../../domain/webhookDelivery.ts';
+import type { DeliveryStatus, RetryPolicy } from '../../domain/webhookDelivery.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { DeliveryLedgers } from './deliveryLedger.ts';
 import type { AfterAttempt, Job } from './scheduler.ts';
 import type { WebhookSender } from './sender.ts';
-import { signatureHeader } from './signature.ts';
+import { signatureHeaderFor } from './signature.ts';
 import type { Targets } from './targets.ts';
 
 export interface AttemptDeps {
@@ -16,6 +16,7 @@ export interface AttemptDeps {
   random: () => number;
   /** False once the worker is stopping: an answer that arrives then is not recorded. */
   running(): boolean;
+  onAttempt?: (status: DeliveryStatus) => void;
   log?: { error(obj: unknown, msg?: string): void };
 }
 
@@ -40,11 +41,12 @@ export async function attemptDelivery(deps: AttemptDeps, job: Job, release: () =
     const startedAt = deps.clock.now();
     const headers = {
       'content-type': 'application/json',
-      'service-signature': signatureHeader(deps.targets.secretOf(target), body, Math.floor(startedAt.getTime() / 1000)),
+      'service-signature': signatureHeaderFor(deps.targets.signingSecretsOf(target, startedAt.getTime()), body, Math.floor(startedAt.getTime() / 1000)),
       'service-event': job.eventType,
       'user-agent': 'outreach-integration-service-webhooks/1',
     };
     const outcome = await deps.sender.send(target.url, body, headers);
+    deps.onAttempt?.(outcome.status);
     if (!deps.running()) return { kind: 'done' };
     release();
     const attempt = job.attempts + 1;

@@ -2,7 +2,9 @@ import type { WebhookEventType } from '../../domain/eventCatalog.ts';
 import type { OutreachEvent } from '../../domain/outreachEvents.ts';
 import { WEBHOOK_TYPE_OF } from '../../domain/outreachEvents.ts';
 import { type DeliveryScheduledData, type WebhookDeliveryEvent, buildEnvelope, deliveriesStream, pendingFrom } from '../../domain/webhookDelivery.ts';
-import { type EventSchemas, outreachEventSchemas, webhookDeliveryEventSchemas, webhookSubscriptionEventSchemas } from '../../domain/eventSchemas.ts';
+import { type EventSchemas, outreachEventSchemas, siteEventSchemas, webhookDeliveryEventSchemas, webhookSubscriptionEventSchemas } from '../../domain/eventSchemas.ts';
+import type { SiteEvent } from '../../domain/site.ts';
+import type { Document } from '../../ports/readModelStore.ts';
 import type { WebhookSubscriptionEvent } from '../../domain/webhookSubscription.ts';
 import { parseEvent } from '../../lib/parseEvent.ts';
 import { sleep } from '../../lib/sleep.ts';
@@ -14,16 +16,23 @@ import type { Job, Scheduler } from './scheduler.ts';
 import { TARGETS, type TargetDoc, type Targets, fromDoc, targetOf, toDoc } from './targets.ts';
 
 /** What the dispatcher follows: the subscriptions' lifecycle and the outreach facts it turns into deliveries. */
-type DispatchedEvent = WebhookSubscriptionEvent | Extract<WebhookDeliveryEvent, { type: 'SubscriptionAutoDisabled' }> | OutreachEvent;
+type DispatchedEvent =
+  | WebhookSubscriptionEvent
+  | Extract<WebhookDeliveryEvent, { type: 'SubscriptionAutoDisabled' }>
+  | Extract<SiteEvent, { type: 'SiteWebhooksSwitched' }>
+  | OutreachEvent;
 const dispatchedEventSchemas: EventSchemas<DispatchedEvent> = {
   ...webhookSubscriptionEventSchemas,
   SubscriptionAutoDisabled: webhookDeliveryEventSchemas.SubscriptionAutoDisabled,
+  SiteWebhooksSwitched: siteEventSchemas.SiteWebhooksSwitched,
   ...outreachEventSchemas,
 };
 
 /** The worker's own checkpoint and its view of the subscriptions as of that checkpoint. */
 export const DISPATCHER = 'webhookDispatcher';
 const DISPATCHER_VERSION = 1;
+/** Sites whose outbound webhooks are switched off, as of the dispatcher's checkpoint (absent: on). */
+export const SITES_WEBHOOKS_OFF = 'webhookDispatchSitesOff';
 const PAGE = 500;
 
 export interface DispatcherDeps {
@@ -46,6 +55,8 @@ export interface DispatcherDeps {
  */
 export class Dispatcher {
   private position = -1n;
+  /** Sites switched off, followed in log order: an event is delivered only if its site was on when it happened. */
+  private sitesOff = new Set<string>();
 
   constructor(private readonly deps: DispatcherDeps) {}
 
@@ -57,11 +68,13 @@ export class Dispatcher {
   async loadState(): Promise<void> {
     const stored = await this.deps.readModels.getCheckpoint(DISPATCHER);
     if (!stored || stored.version !== DISPATCHER_VERSION) {
-      await this.deps.readModels.reset(DISPATCHER, [TARGETS]);
+      await this.deps.readModels.reset(DISPATCHER, [TARGETS, SITES_WEBHOOKS_OFF]);
       this.position = -1n;
     } else this.position = stored.position;
     this.deps.targets.clear();
     for (const doc of await this.deps.readModels.find<TargetDoc>(TARGETS, {})) this.deps.targets.set(fromDoc(doc));
+    this.sitesOff.clear();
+    for (const doc of await this.deps.readModels.find<Document>(SITES_WEBHOOKS_OFF, {})) this.sitesOff.add(doc.id);
   }
 
   async loop(signal: AbortSignal): Promise<void> {
@@ -87,6 +100,9 @@ export class Dispatcher {
     if (page.length === 0) return false;
     const to = page[page.length - 1]!.position;
     const writes: Array<{ position: bigint; id: string; doc: TargetDoc | null }> = [];
+    const switches: Array<{ position: bigint; siteId: string; enabled: boolean }> = [];
+    // This page's view of the switches; kept only once the checkpoint has moved past them (a failed page is read again).
+    const sitesOff = new Set(this.sitesOff);
     const claims = new Map<string, DeliveryScheduledData[]>();
     const deleted: string[] = [];
     const now = this.deps.clock.now();
@@ -103,13 +119,24 @@ export class Dispatcher {
         deleted.push(id);
         claims.delete(id);
         writes.push({ position: recorded.position, id, doc: null });
+      } else if (event.type === 'SubscriptionUpdated') {
+        const target = targets.update(event.data.subscriptionId, event.data.url, event.data.eventTypes);
+        if (target) writes.push({ position: recorded.position, id: target.id, doc: toDoc(target) });
+      } else if (event.type === 'SubscriptionSecretRotated') {
+        const { subscriptionId, sealedSecret, previousSealedSecret, previousSecretExpiresAt } = event.data;
+        const target = targets.rotate(subscriptionId, sealedSecret, previousSealedSecret, previousSecretExpiresAt ? Date.parse(previousSecretExpiresAt) : null);
+        if (target) writes.push({ position: recorded.position, id: target.id, doc: toDoc(target) });
+      } else if (event.type === 'SiteWebhooksSwitched') {
+        if (event.data.enabled) sitesOff.delete(event.data.siteId);
+        else sitesOff.add(event.data.siteId);
+        switches.push({ position: recorded.position, siteId: event.data.siteId, enabled: event.data.enabled });
       } else if (event.type === 'SubscriptionAutoDisabled') {
         const id = event.data.subscriptionId;
         const target = targets.deactivate(id);
         if (target) writes.push({ position: recorded.position, id, doc: toDoc(target) });
       } else {
         const subscribers = targets.idsOfSite(event.data.siteId);
-        if (!subscribers) continue;
+        if (!subscribers || sitesOff.has(event.data.siteId)) continue;
         const eventType: WebhookEventType = WEBHOOK_TYPE_OF[event.type];
         let envelope: ReturnType<typeof buildEnvelope> | null = null;
         for (const id of subscribers) {
@@ -152,9 +179,14 @@ export class Dispatcher {
         if (w.doc) await writerAt(w.position).put(TARGETS, w.doc);
         else await writerAt(w.position).remove(TARGETS, w.id);
       }
+      for (const w of switches) {
+        if (w.enabled) await writerAt(w.position).remove(SITES_WEBHOOKS_OFF, w.siteId);
+        else await writerAt(w.position).put(SITES_WEBHOOKS_OFF, { id: w.siteId });
+      }
     });
     if (moved) {
       this.position = to;
+      this.sitesOff = sitesOff;
       ledgers.pruneAll();
     } else {
       // Another copy moved the checkpoint first: take its view and go on from there.

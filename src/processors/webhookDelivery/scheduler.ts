@@ -74,6 +74,16 @@ export class Scheduler {
     return this.running;
   }
 
+  /** Deliveries this worker holds: waiting to be due (retries), queued, or in flight. */
+  get heldCount(): number {
+    return this.held.size;
+  }
+
+  /** Deliveries waiting for a later due time: the retry queue. */
+  get waitingForRetry(): number {
+    return this.timers.size;
+  }
+
   isHeld(key: string): boolean {
     return this.held.has(key);
   }

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Config } from '../../config.ts';
 import { parseAllowedRanges } from '../../domain/destination.ts';
-import type { RetryPolicy } from '../../domain/webhookDelivery.ts';
+import type { DeliveryStatus, RetryPolicy } from '../../domain/webhookDelivery.ts';
 import { sleep } from '../../lib/sleep.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { EventStore } from '../../ports/eventStore.ts';
@@ -31,6 +31,8 @@ export interface WorkerOptions {
   allowedRanges?: string;
   extraCa?: string;
   random?: () => number;
+  /** Told each attempt's outcome (metrics). */
+  onAttempt?: (status: DeliveryStatus) => void;
   log?: { error(obj: unknown, msg?: string): void; warn?(obj: unknown, msg?: string): void };
 }
 
@@ -80,9 +82,14 @@ export class WebhookDeliveryWorker {
   private readonly dispatcher: Dispatcher;
   private readonly recovery: Recovery;
   private controller: AbortController | null = null;
+  /** Answers are recorded from start until the end of stop's drain. */
+  private recording = false;
   private loops: Promise<void>[] = [];
 
-  constructor(deps: WorkerDeps, options: WorkerOptions) {
+  constructor(
+    private readonly deps: WorkerDeps,
+    options: WorkerOptions,
+  ) {
     const { workerId, log } = options;
     const now = () => deps.clock.now().getTime();
     this.sender = new WebhookSender({
@@ -101,7 +108,8 @@ export class WebhookDeliveryWorker {
       workerId,
       retry: options.retry,
       random: options.random ?? Math.random,
-      running: () => this.controller !== null && !this.controller.signal.aborted,
+      running: () => this.recording,
+      onAttempt: options.onAttempt,
       log,
     };
     const placeOf = (subscriptionId: string): Place => {
@@ -130,27 +138,39 @@ export class WebhookDeliveryWorker {
   }
 
   async start(): Promise<void> {
+    const deps = this.deps;
     if (this.controller) return;
     this.controller = new AbortController();
+    this.recording = true;
     this.scheduler.start();
     await this.dispatcher.loadState();
+    // Deletions (and auto-disables) made while this worker was down are read before any pending retry resumes.
+    const head = await deps.events.headPosition();
+    while (this.dispatcher.checkpoint < head && (await this.dispatcher.dispatchPage())) {}
     await this.recovery.resumeAtStart();
     const { signal } = this.controller;
     this.loops.push(this.dispatcher.loop(signal), this.recovery.orphanLoop(signal));
   }
 
-  async stop(): Promise<void> {
+  /** Stops claiming and starting deliveries; attempts in flight get `drainMs` to finish and be recorded. */
+  async stop(drainMs = 500): Promise<void> {
     this.controller?.abort();
     this.scheduler.stop();
     await Promise.all(this.loops);
     this.loops = [];
     // Attempts cut short here are not recorded: they stay pending in the stream and resume at the next start.
-    const deadline = Date.now() + 500;
+    const deadline = Date.now() + drainMs;
     while (this.scheduler.inFlight > 0 && Date.now() < deadline) await sleep(10);
+    this.recording = false;
     await this.sender.destroy().catch(() => {});
     while (this.scheduler.inFlight > 0) await sleep(10);
     await this.ledgers.destroyAll();
     this.controller = null;
+  }
+
+  /** Deliveries waiting for a retry's due time, and all this worker holds (due, queued or in flight). */
+  get queue(): { waitingForRetry: number; held: number; inFlight: number } {
+    return { waitingForRetry: this.scheduler.waitingForRetry, held: this.scheduler.heldCount, inFlight: this.scheduler.inFlight };
   }
 
   /** Resolves when the dispatcher has passed `position` (for tests and the benchmark). */

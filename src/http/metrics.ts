@@ -1,0 +1,145 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { DeliveryStatus } from '../domain/webhookDelivery.ts';
+import { errorBody } from './errorHandler.ts';
+
+/** What a background role in this process reports to /metrics (set by server.ts once it has started them). */
+export interface MetricsSources {
+  webhooks?: { readonly position: bigint; readonly queue: { waitingForRetry: number; held: number; inFlight: number } };
+  agent?: { readonly position: bigint };
+}
+
+const INGESTION_ROUTES = new Set(['/api/v1/sites/:siteId/outreach/inbox/messages']);
+
+/** `http_2xx`-style classes keep the label's values few; the other statuses are fixed words. */
+const outcomeOf = (status: DeliveryStatus): string => (status.startsWith('http_') ? `http_${status.slice(5, 6)}xx` : status);
+
+export class ServiceMetrics {
+  readonly registry = new Registry();
+  readonly sources: MetricsSources = {};
+  readonly httpRequests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by method, route template and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly httpDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time to answer an HTTP request, by method, route template and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+  readonly ingestions = new Counter({
+    name: 'outreach_ingestions_total',
+    help: 'Inbox ingestion requests answered, by status (201 created, 200 idempotent replay, 4xx refused).',
+    labelNames: ['status'] as const,
+    registers: [this.registry],
+  });
+  readonly deliveries = new Counter({
+    name: 'outreach_webhook_delivery_attempts_total',
+    help: 'Webhook delivery attempts made by this process, by outcome (ok, http_4xx, http_5xx, timeout, network_error, tls_error, blocked_destination).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(deps: { headPosition(): Promise<bigint>; projectionPositions(): Array<[string, bigint]> }) {
+    collectDefaultMetrics({ register: this.registry });
+    const sources = this.sources;
+    const lag = (head: bigint, at: bigint) => Number(head > at ? head - at : 0n);
+    new Gauge({
+      name: 'outreach_projection_lag',
+      help: 'How far each projection is behind the head of the event log (log positions; events on SQLite).',
+      labelNames: ['projection'] as const,
+      registers: [this.registry],
+      async collect() {
+        const head = await deps.headPosition();
+        for (const [name, at] of deps.projectionPositions()) this.set({ projection: name }, lag(head, at));
+      },
+    });
+    new Gauge({
+      name: 'outreach_agent_dispatch_lag',
+      help: "How far the Outreach Agent's checkpoint is behind the head of the event log (absent when the agent runs elsewhere).",
+      registers: [this.registry],
+      async collect() {
+        if (sources.agent) this.set(lag(await deps.headPosition(), sources.agent.position));
+      },
+    });
+    new Gauge({
+      name: 'outreach_webhook_dispatch_lag',
+      help: "How far the webhook dispatcher's checkpoint is behind the head of the event log.",
+      registers: [this.registry],
+      async collect() {
+        if (sources.webhooks) this.set(lag(await deps.headPosition(), sources.webhooks.position));
+      },
+    });
+    new Gauge({
+      name: 'outreach_webhook_retry_queue_depth',
+      help: 'Webhook deliveries this process holds waiting for a retry (or a first attempt) due later.',
+      registers: [this.registry],
+      collect() {
+        if (sources.webhooks) this.set(sources.webhooks.queue.waitingForRetry);
+      },
+    });
+    new Gauge({
+      name: 'outreach_webhook_deliveries_held',
+      help: 'Webhook deliveries this process holds: waiting, queued or in flight.',
+      registers: [this.registry],
+      collect() {
+        if (sources.webhooks) this.set(sources.webhooks.queue.held);
+      },
+    });
+  }
+
+  deliveryAttempted(status: DeliveryStatus): void {
+    this.deliveries.inc({ outcome: outcomeOf(status) });
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    metrics: ServiceMetrics;
+  }
+}
+
+const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;
+
+/**
+ * `GET /metrics` (Prometheus text format) and the request counters behind it. With METRICS_TOKEN
+ * set it needs `Authorization: Bearer <METRICS_TOKEN>`; without, it answers only loopback callers.
+ */
+export const metricsPlugin = fp(
+  async (app: FastifyInstance) => {
+    const metrics = new ServiceMetrics({
+      headPosition: () => app.events.headPosition(),
+      projectionPositions: () => app.projections.projections.map((p) => [p.name, app.projections.positionOf([p.name])]),
+    });
+    app.decorate('metrics', metrics);
+
+    app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+      const route = request.routeOptions.url ?? 'unmatched';
+      const labels = { method: request.method, route, status: String(reply.statusCode) };
+      metrics.httpRequests.inc(labels);
+      metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+      if (INGESTION_ROUTES.has(route)) metrics.ingestions.inc({ status: labels.status });
+    });
+
+    const token = app.config.METRICS_TOKEN;
+    app.get('/metrics', { schema: { hide: true } }, async function metricsEndpoint(request, reply) {
+      if (token ? !bearerMatches(request.headers.authorization, token) : !LOOPBACK.test(request.socket.remoteAddress ?? '')) {
+        return reply.status(401).header('www-authenticate', 'Bearer').send(errorBody('UNAUTHORIZED', 'Metrics need the METRICS_TOKEN bearer token.'));
+      }
+      await app.projections.refresh();
+      return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+    });
+  },
+  { name: 'metrics', dependencies: ['services'] },
+);
+
+function bearerMatches(header: string | undefined, token: string): boolean {
+  const presented = Buffer.from(header ?? '');
+  const expected = Buffer.from(`Bearer ${token}`);
+  return presented.length === expected.length && timingSafeEqual(presented, expected);
+}

@@ -1,0 +1,73 @@
+import t from 'tap';
+import { getSite } from '../../src/readModels/sites.ts';
+import { bearer } from '../helpers/testApp.ts';
+import { Browser, addTeamUser, formFields, startOAuthApp } from './helpers.ts';
+
+t.test('dashboard webhooks page: create (secret once), edit, rotate, switch, delete; escaped; members only look', async (t) => {
+  const { app, tenant, ownerEmail, issuer } = await startOAuthApp();
+  t.teardown(() => app.close());
+  const browser = new Browser(issuer);
+  await browser.signIn(ownerEmail);
+  const api = async () =>
+    (await (await fetch(`${issuer}/api/v1/sites/${tenant.siteId}/outreach/webhooks`, { headers: bearer(tenant.key) })).json()) as { subscriptions: Array<Record<string, any>> };
+
+  let pageText = (await browser.request('/dashboard/webhooks')).text;
+  const createAction = `/dashboard/sites/${tenant.siteId}/webhooks`;
+  const created = await browser.request(createAction, {
+    form: { ...formFields(pageText, createAction), label: '<script>alert(1)</script>', url: 'https://hooks.example.com/in', event_types: ['outreach.reply_sent', 'outreach.message_received'] },
+  });
+  t.equal(created.status, 201, created.text.slice(0, 500));
+  const secret = /id="webhook_secret">(svc_wh_[A-Za-z0-9_-]+)</.exec(created.text)?.[1];
+  t.ok(secret, 'the secret is shown once');
+  const [sub] = (await api()).subscriptions;
+  t.equal(sub?.label, '<script>alert(1)</script>');
+  t.same(sub?.event_types, ['outreach.reply_sent', 'outreach.message_received']);
+
+  pageText = (await browser.request('/dashboard/webhooks')).text;
+  t.notMatch(pageText, /<script>alert/, 'the label is escaped');
+  t.match(pageText, /&lt;script&gt;alert\(1\)&lt;\/script&gt;/);
+  t.notOk(pageText.includes(secret!), 'the page never shows the secret again');
+
+  const bad = await browser.request(createAction, { form: { ...formFields(pageText, createAction), label: 'x', url: 'https://127.0.0.1/hook', event_types: 'outreach.reply_sent' } });
+  t.equal(bad.status, 400, 'a loopback URL is refused as in the API');
+  const noTypes = await browser.request(createAction, { form: { ...formFields(pageText, createAction), label: 'x', url: 'https://hooks.example.com/a' } });
+  t.equal(noTypes.status, 400);
+  t.match(noTypes.text, /Choose one or more event types/);
+
+  const editAction = `/dashboard/webhooks/${sub!.id}/edit`;
+  const edited = await browser.request(editAction, { form: { ...formFields(pageText, editAction), label: 'crm', url: 'https://hooks.example.com/v2', event_types: 'outreach.contact_suppressed' } });
+  t.equal(edited.status, 303);
+  const after = (await api()).subscriptions[0]!;
+  t.same([after.label, after.url, after.event_types], ['crm', 'https://hooks.example.com/v2', ['outreach.contact_suppressed']], 'edited');
+  const ssrf = await browser.request(editAction, { form: { ...formFields(pageText, editAction), label: 'crm', url: 'https://169.254.169.254/x', event_types: 'outreach.reply_sent' } });
+  t.equal(ssrf.status, 400, 'an edit to a metadata address is refused');
+
+  pageText = (await browser.request('/dashboard/webhooks')).text;
+  const rotateAction = `/dashboard/webhooks/${sub!.id}/rotate`;
+  const rotated = await browser.request(rotateAction, { form: { ...formFields(pageText, rotateAction), grace_seconds: '600' } });
+  t.equal(rotated.status, 200);
+  const newSecret = /id="webhook_secret">(svc_wh_[A-Za-z0-9_-]+)</.exec(rotated.text)?.[1];
+  t.ok(newSecret && newSecret !== secret, 'a new secret, shown once');
+  t.match(rotated.text, /keeps signing too until/);
+  t.equal((await browser.request(rotateAction, { form: { ...formFields(pageText, rotateAction), grace_seconds: '90000' } })).status, 400, 'grace over 24 h refused');
+
+  const switchAction = `/dashboard/sites/${tenant.siteId}/webhooks-switch`;
+  t.match(pageText, /Outbound webhooks: <strong>on<\/strong>/);
+  t.equal((await browser.request(switchAction, { form: formFields(pageText, switchAction) })).status, 303);
+  t.equal((await getSite(app.services.readModels, tenant.siteId))?.webhooksEnabled, false, 'switched off');
+  t.match((await browser.request('/dashboard/webhooks')).text, /Outbound webhooks: <strong>off<\/strong>/);
+
+  const memberEmail = await addTeamUser(app, tenant.teamId, 'member');
+  const member = new Browser(issuer);
+  await member.signIn(memberEmail);
+  const memberPage = (await member.request('/dashboard/webhooks')).text;
+  t.match(memberPage, /crm/, 'members see the subscriptions');
+  t.notMatch(memberPage, /Delete crm/, 'without the forms');
+  const csrf = formFields(memberPage, '/dashboard/sign-out').csrf!;
+  t.equal((await member.request(`/dashboard/webhooks/${sub!.id}/delete`, { form: { csrf } })).status, 403, 'and cannot delete');
+
+  const deleteAction = `/dashboard/webhooks/${sub!.id}/delete`;
+  t.equal((await browser.request(deleteAction, { form: formFields(pageText, deleteAction) })).status, 303);
+  t.same((await api()).subscriptions, [], 'deleted');
+  t.equal((await browser.request(deleteAction, { form: formFields(pageText, deleteAction) })).status, 404, 'a second delete: not found');
+});
