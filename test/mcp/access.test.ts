@@ -13,7 +13,7 @@ const clock = new TestClock(new Date());
 const ctx = await startMcpApp({ clock });
 t.teardown(() => ctx.app.close());
 const { base, mcpUrl, tenant } = ctx;
-const MCP_SCOPES = 'inbox:read inbox:write opportunities:read';
+const MCP_SCOPES = 'inbox:read inbox:write opportunities:read agents:read agents:write articles:write';
 const pitched = (await ingest(ctx.app.fastify, tenant, PITCH)).json() as { conversationIds: string[]; opportunityIds: string[] };
 const conversationId = pitched.conversationIds[0]!;
 
@@ -32,6 +32,12 @@ const argsFor = (name: string, siteId: string): Record<string, unknown> => {
       return { siteId, conversationId, status: 'resolved' };
     case 'get_opportunity':
       return { siteId, opportunityId: pitched.opportunityIds[0] };
+    case 'update_agent':
+      return { siteId, agentKey: 'ai_prompt', isActive: true };
+    case 'run_agent':
+      return { siteId, agentKey: 'ai_prompt' };
+    case 'sync_article':
+      return { siteId, url: 'https://example.test/blog/access', title: 'Access', text: 'A paragraph.' };
     default:
       return { siteId };
   }

@@ -6,6 +6,7 @@ import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { AgentWorkWiring } from '../../src/agentWorkWiring.ts';
 import type { Clock } from '../../src/ports/clock.ts';
 import { type TestApp, type Tenant, createTenant, startTestApp } from '../helpers/testApp.ts';
 import { Browser, PASSWORD, authorizeUrl, pkce, registerClient, tokenRequest } from '../oauth/helpers.ts';
@@ -14,11 +15,12 @@ import { testCertificate } from '../webhooks/helpers.ts';
 export const REDIRECT_URI = 'http://127.0.0.1:53682/callback';
 
 /** The service on a loopback port (issuer = its URL), trusting the test CA for metadata documents on 127.0.0.1. */
-export async function startMcpApp(options: { env?: Record<string, string>; clock?: Clock } = {}) {
+export async function startMcpApp(options: { env?: Record<string, string>; clock?: Clock; agentWork?: AgentWorkWiring } = {}) {
   const { caFile } = await testCertificate();
   const app = await startTestApp({
     listen: true,
     clock: options.clock,
+    agentWork: options.agentWork,
     env: { OAUTH_CLIENT_METADATA_ALLOWED_RANGES: '127.0.0.1/32', OAUTH_CLIENT_METADATA_EXTRA_CA_FILE: caFile, ...options.env },
   });
   (app.services.config as { PUBLIC_BASE_URL: string }).PUBLIC_BASE_URL = app.url;

@@ -5,7 +5,7 @@ import { ingest, PITCH } from '../ingestion/helpers.ts';
 import { Browser, addTeamUser, tokenRequest } from '../oauth/helpers.ts';
 import { HeadlessProvider, INITIALIZE, obtainToken, clientDocument, connectWithOAuth, rawMcp, startDocumentServer, startMcpApp, toolAnswer } from './helpers.ts';
 
-const MCP_SCOPES = 'inbox:read inbox:write opportunities:read';
+const MCP_SCOPES = 'inbox:read inbox:write opportunities:read agents:read agents:write articles:write';
 
 t.test('a stock SDK client knowing only the URL: 401 → protected-resource metadata → client metadata document → consent → token → tools', async (t) => {
   const ctx = await startMcpApp();
@@ -44,12 +44,17 @@ t.test('a stock SDK client knowing only the URL: 401 → protected-resource meta
       'get_conversation',
       'get_opportunity',
       'hand_back_conversation',
+      'list_agent_runs',
+      'list_agents',
       'list_conversations',
       'list_opportunities',
       'mark_conversation_read',
       'mark_conversation_unread',
       'reply_to_conversation',
+      'run_agent',
+      'sync_article',
       'take_over_conversation',
+      'update_agent',
     ],
   );
   const listOpportunities = tools.find((tool) => tool.name === 'list_opportunities')!;

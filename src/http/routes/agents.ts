@@ -2,21 +2,18 @@ import type { FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { onDemandRunsLeft, assertPlanAllows, requestAgentRun } from '../../commands/agentRuns.ts';
-import { updateAgent } from '../../commands/agents.ts';
-import { creditsOf } from '../../commands/credits.ts';
+import { assertPlanAllows } from '../../commands/agentRuns.ts';
 import { AGENT_KEYS, type AgentKey, CADENCE_HOURS_MAX, isAgentKey } from '../../domain/agents.ts';
 import { RUN_STATUSES } from '../../domain/agentRun.ts';
 import { agentNotFound } from '../../domain/errors.ts';
-import { listAgentRuns } from '../../readModels/agentRuns.ts';
-import { agentViewOf, listAgents } from '../../readModels/agentViews.ts';
 import { isoParam, pageQuery } from '../pagination.ts';
 import { errors, siteParams } from '../schemas.ts';
-import { agentObject, agentOf, runObject, runOf } from './agentSchemas.ts';
+import { agentsOverview, agentRunsPage, runAgentNow, updateAgentNow } from '../views/agents.ts';
+import { agentObject, runObject } from './agentSchemas.ts';
 
 const agentParams = siteParams.extend({ agentKey: z.string().min(1).max(100).meta({ description: AGENT_KEYS.join(', ') }) });
 
-const updateBody = z
+export const updateBody = z
   .object({
     isActive: z.boolean().optional(),
     cadenceHours: z.number().int().min(1).max(CADENCE_HOURS_MAX).nullable().optional(),
@@ -25,7 +22,7 @@ const updateBody = z
   // Unknown keys reach the handler, which names them (UNKNOWN_SETTING) instead of a generic validation error.
   .catchall(z.unknown());
 
-const runsQuery = pageQuery.extend({
+export const runsQuery = pageQuery.extend({
   agentKey: z.enum(AGENT_KEYS).optional(),
   status: z.enum(RUN_STATUSES).optional(),
   queuedAfter: isoParam.optional(),
@@ -67,17 +64,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async function listAgentsRoute(request) {
-      const site = request.site!;
-      const [agents, left, credits] = await Promise.all([
-        listAgents(app.readModels, site, app.agentWork.workSettingsSchemas),
-        onDemandRunsLeft(app, site.id),
-        creditsOf(app, site.teamId),
-      ]);
-      return {
-        agents: agents.map(agentOf),
-        onDemandRuns: { perHour: app.config.AGENT_RUNS_PER_HOUR, leftThisHour: left },
-        credits: { enforced: app.config.AI_CREDITS_ENFORCED, balance: credits.balance },
-      };
+      return agentsOverview(app, request.site!);
     },
   );
 
@@ -95,9 +82,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async function listAgentRunsRoute(request) {
-      const { limit, cursor, ...filters } = request.query;
-      const page = await listAgentRuns(app.readModels, request.site!.id, filters, cursor, limit);
-      return { runs: page.runs.map(runOf), hasMore: page.hasMore, nextCursor: page.nextCursor };
+      return agentRunsPage(app, request.site!.id, request.query);
     },
   );
 
@@ -115,11 +100,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async function updateAgentRoute(request) {
-      const site = request.site!;
-      const agentKey = agentKeyOf(request);
-      const result = await updateAgent(app, { siteId: site.id, plan: site.plan, agentKey, body: request.body, workSettingsSchemas: app.agentWork.workSettingsSchemas });
-      await app.waitForWrite(result.position);
-      return { agent: agentOf(await agentViewOf(app.readModels, site, agentKey, app.agentWork.workSettingsSchemas)) };
+      return updateAgentNow(app, request.site!, agentKeyOf(request), request.body);
     },
   );
 
@@ -136,17 +117,8 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async function runAgentRoute(request, reply) {
-      const site = request.site!;
       const credential = request.credential!;
-      const result = await requestAgentRun(app, {
-        teamId: site.teamId,
-        siteId: site.id,
-        agentKey: agentKeyOf(request),
-        trigger: 'on_demand',
-        requestedBy: credential.oauthClientId ?? credential.id,
-      });
-      await app.waitForWrite(result.position);
-      return reply.status(202).send({ run: runOf(result.run) });
+      return reply.status(202).send(await runAgentNow(app, request.site!, agentKeyOf(request), credential.oauthClientId ?? credential.id));
     },
   );
 };

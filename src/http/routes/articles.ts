@@ -1,9 +1,11 @@
+import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { deleteArticle, upsertArticle } from '../../commands/articles.ts';
 import { notFound } from '../../domain/errors.ts';
 import { type ArticleDoc, getArticle, listArticlesPage } from '../../readModels/articles.ts';
+import type { SiteDoc } from '../../readModels/sites.ts';
 import { decodeCursor, isoParam, pageOf, pageQuery } from '../pagination.ts';
 import { errors, siteParams } from '../schemas.ts';
 
@@ -11,7 +13,7 @@ const isoTimestamp = z.string().meta({ format: 'date-time' });
 const isoDate = z.iso.datetime({ offset: true }).transform((v) => new Date(v).toISOString());
 export const ARTICLE_BODY_MAX_CHARS = 500_000;
 
-const upsertBody = z
+export const upsertBody = z
   .object({
     url: z.url({ protocol: /^https?$/ }).max(2000).meta({ description: "the article's address on the site's domain; the upsert key" }),
     title: z.string().trim().min(1).max(500),
@@ -56,6 +58,22 @@ const summaryOf = (a: ArticleDoc): z.infer<typeof articleSummary> => ({
 });
 const articleOf = (a: ArticleDoc): z.infer<typeof articleObject> => ({ ...summaryOf(a), text: a.text, html: a.format === 'html' ? a.body : null });
 
+/** PUT .../articles and the MCP tool `sync_article`: the upsert, then the article as it now reads. */
+export async function syncArticle(app: FastifyInstance, site: SiteDoc, body: z.output<typeof upsertBody>) {
+  const { url, title, html, text, publishedAt, updatedAt } = body;
+  const format = html !== undefined ? 'html' : 'text';
+  const result = await upsertArticle(app, {
+    teamId: site.teamId,
+    siteId: site.id,
+    siteDomain: site.domain,
+    content: { url, title, format, body: html ?? text ?? '', publishedAt, updatedAt },
+  });
+  await app.waitForWrite(result.position);
+  const doc = await getArticle(app.readModels, result.articleId);
+  if (!doc || doc.siteId !== site.id) throw notFound('Article not found.');
+  return { created: result.created, article: articleOf(doc) };
+}
+
 const articleParams = siteParams.extend({ articleId: z.string().min(1).max(100) });
 
 /** A site's articles: what the content agents work on (and what the MCP tool `sync_article` writes). */
@@ -75,19 +93,8 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async function upsertArticleRoute(request, reply) {
-      const site = request.site!;
-      const { url, title, html, text, publishedAt, updatedAt } = request.body;
-      const format = html !== undefined ? 'html' : 'text';
-      const result = await upsertArticle(app, {
-        teamId: site.teamId,
-        siteId: site.id,
-        siteDomain: site.domain,
-        content: { url, title, format, body: html ?? text ?? '', publishedAt, updatedAt },
-      });
-      await app.waitForWrite(result.position);
-      const doc = await getArticle(app.readModels, result.articleId);
-      if (!doc || doc.siteId !== site.id) throw notFound('Article not found.');
-      return reply.status(result.created ? 201 : 200).send({ article: articleOf(doc) });
+      const { created, article } = await syncArticle(app, request.site!, request.body);
+      return reply.status(created ? 201 : 200).send({ article });
     },
   );
 
