@@ -1,16 +1,14 @@
 /**
- * MCP `tools/call` of `list_opportunities` per second, against the REST `GET .../opportunities`
- * answering the same page with the same OAuth access token, on the same service in the same run.
- * (`list_agents` replaces it once the agents API is merged.)
+ * MCP `tools/call` of `list_agents` per second, against the REST `GET /api/v1/sites/{siteId}/agents`
+ * answering the same body with the same OAuth access token, on the same service in the same run.
  *
  * 20 concurrent sessions each: an MCP session is the SDK's own Client over StreamableHTTPClientTransport
  * (stateless server: every call is one POST that builds a server and a transport, checks the token,
- * the scope and the site, and answers JSON); a REST session is a loop of fetch calls. The site has
- * 25 opportunities, so both answer one full default page.
+ * the scope, the site and the plan, and answers JSON); a REST session is a loop of fetch calls. Both
+ * answer the six agents with their settings, the on-demand run allowance and the credit balance.
  */
 import { performance } from 'node:perf_hooks';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ingest, PITCH } from '../test/ingestion/helpers.ts';
 import { connectWithToken, obtainToken, startMcpApp, toolAnswer } from '../test/mcp/helpers.ts';
 import type { BenchResult } from './types.ts';
 
@@ -38,32 +36,28 @@ export default async function run(): Promise<BenchResult> {
   const ctx = await startMcpApp();
   const clients: Client[] = [];
   try {
-    for (let i = 0; i < 25; i++) {
-      const res = await ingest(ctx.app.fastify, ctx.tenant, { ...PITCH, from: `prospect${i}@prospect.io` });
-      if (res.statusCode !== 201) throw new Error(`ingestion failed: ${res.body}`);
-    }
-    const token = await obtainToken(ctx, { scope: 'inbox:read inbox:write opportunities:read' });
+    const token = await obtainToken(ctx, { scope: 'agents:read' });
     for (let i = 0; i < SESSIONS; i++) clients.push(await connectWithToken(ctx.mcpUrl, token));
     const siteId = ctx.tenant.siteId;
-    const restUrl = `${ctx.base}/api/v1/sites/${siteId}/outreach/opportunities`;
+    const restUrl = `${ctx.base}/api/v1/sites/${siteId}/agents`;
     let failures = 0;
 
     // Warm both paths (JIT, connection pools) before measuring.
-    for (const client of clients) await client.callTool({ name: 'list_opportunities', arguments: { siteId } });
+    for (const client of clients) await client.callTool({ name: 'list_agents', arguments: { siteId } });
     await Promise.all(clients.map(() => fetch(restUrl, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.arrayBuffer())));
 
     const rest = await forDuration(ROUND_MS, SESSIONS, async () => {
       const res = await fetch(restUrl, { headers: { authorization: `Bearer ${token}` } });
-      const body = (await res.json()) as { opportunities: unknown[] };
-      if (res.status !== 200 || body.opportunities.length !== 25) failures++;
+      const body = (await res.json()) as { agents: unknown[] };
+      if (res.status !== 200 || body.agents.length !== 6) failures++;
     });
     const mcp = await forDuration(ROUND_MS, SESSIONS, async (session) => {
-      const answer = toolAnswer(await clients[session]!.callTool({ name: 'list_opportunities', arguments: { siteId } }));
-      if (answer.isError || answer.body.opportunities.length !== 25) failures++;
+      const answer = toolAnswer(await clients[session]!.callTool({ name: 'list_agents', arguments: { siteId } }));
+      if (answer.isError || answer.body.agents.length !== 6) failures++;
     });
     const ratio = mcp.rate / rest.rate;
     return {
-      name: 'MCP tools/call vs REST GET (list_opportunities)',
+      name: 'MCP tools/call vs REST GET (list_agents)',
       figures: {
         'MCP tools/call/s': Math.round(mcp.rate),
         'MCP p50 ms': Number(mcp.p50.toFixed(2)),
@@ -75,7 +69,7 @@ export default async function run(): Promise<BenchResult> {
         'concurrent sessions': SESSIONS,
       },
       ratio,
-      ratioLabel: 'MCP tools/call/s ÷ REST GET/s, same token, same page',
+      ratioLabel: 'MCP tools/call/s ÷ REST GET/s, same token, same answer',
       target: '≥ 50%',
       pass: ratio >= 0.5 && failures === 0,
     };
