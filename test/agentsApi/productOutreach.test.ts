@@ -42,6 +42,8 @@ t.test('a run pitches the prospect whose contact it finds, skips the suppressed 
   t.match(imported.json(), { imported: 2 });
 
   await product.activate('outreach', { senderName: 'Mia from Brew at Home', signature: 'Mia\nbrewathome.example', dailySendCap: 10 });
+  const listed = (await inject('GET', `${site}/agents`)).json().agents as { agentKey: string; settings: Record<string, unknown> }[];
+  t.match(listed.find((a) => a.agentKey === 'outreach')?.settings, { senderName: 'Mia from Brew at Home', signature: 'Mia\nbrewathome.example', dailySendCap: 10 }, 'GET agents shows what PUT set');
   const run = await product.runToEnd('outreach');
   t.match(run, { status: 'succeeded', counts: { pitchesSent: 1, suppressed: 1 } });
 
