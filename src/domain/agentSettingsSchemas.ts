@@ -47,12 +47,16 @@ export function workSettingsOf(key: AgentKey, stored: AgentSettings, schemas: Wo
   return result;
 }
 
-/** Everything shown as an agent's `settings`: for outreach the reply settings too. */
+/**
+ * Everything shown as an agent's `settings` and given to its runs: for outreach the reply settings
+ * too. A PUT stores `senderName` and `signature` as reply settings (the inbox agent reads them
+ * there), so they win over the outbound work's fields of the same name, whose values stay defaults.
+ */
 export function visibleSettingsOf(key: AgentKey, stored: AgentSettings, schemas: WorkSettingsSchemas): Record<string, unknown> {
   const work = workSettingsOf(key, stored, schemas);
   if (key !== 'outreach') return work;
   const reply = Object.fromEntries(REPLY_KEYS.map((k) => [k, stored[k]]));
-  return { ...reply, ...work };
+  return { ...work, ...reply };
 }
 
 export const cadenceHours = z.number().int().min(1).max(CADENCE_HOURS_MAX).nullable();

@@ -81,11 +81,11 @@ export interface Tenant {
 /** A team with one site and an all-scopes key, visible in the read models when it returns. */
 export async function createTenant(
   services: Services,
-  options: { plan?: Plan; scopes?: Scope[]; email?: string; password?: string; sendingDomainVerified?: boolean } = {},
+  options: { plan?: Plan; scopes?: Scope[]; email?: string; password?: string; sendingDomainVerified?: boolean; domain?: string } = {},
 ): Promise<Tenant> {
   const email = options.email ?? `owner-${services.newId().toLowerCase()}@example.test`;
   const team = await createTeam(services, { name: 'Team', ownerEmail: email, ownerPassword: options.password });
-  const site = await createSite(services, { teamId: team.teamId, domain: 'example.test', plan: options.plan ?? 'advanced' }, services.config.MAIL_DOMAIN);
+  const site = await createSite(services, { teamId: team.teamId, domain: options.domain ?? 'example.test', plan: options.plan ?? 'advanced' }, services.config.MAIL_DOMAIN);
   if (options.sendingDomainVerified) await changeSiteSettings(services, { siteId: site.siteId, changes: { sendingDomainVerified: true } });
   const scopes = options.scopes ?? ([
     'analytics:read', 'opportunities:read', 'articles:read', 'articles:write', 'agents:read',
