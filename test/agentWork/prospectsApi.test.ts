@@ -53,6 +53,6 @@ t.test('access: credentials, scope, tenant, plan', async (t) => {
   const restricted = await keyWith(app.services, a.teamId, ['agents:write'], pro);
   expectError(t, await post(a.siteId, restricted.key, list), 404, 'SITE_NOT_FOUND', 'a key restricted to another site (as the inbox routes answer)');
   const onPro = await post(pro, a.key, list);
-  expectError(t, onPro, 403, 'SITE_NOT_LICENSED', 'outreach needs Advanced');
+  expectError(t, onPro, 403, 'PLAN_REQUIRED', 'outreach needs Advanced');
   t.match(onPro.json().error.message, /Advanced plan/);
 });

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { importProspects } from '../../commands/prospects.ts';
 import { OUTREACH_AGENT_PLANS } from '../../domain/agents.ts';
-import { ServiceError, validationError } from '../../domain/errors.ts';
+import { planRequired, validationError } from '../../domain/errors.ts';
 import { MAX_PROSPECTS_PER_IMPORT, prospectsFromCsv, prospectsFromEntries } from '../../domain/prospectList.ts';
 import { errors, siteParams } from '../schemas.ts';
 
@@ -47,7 +47,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
     },
     async function importProspectsRoute(request, reply) {
       const site = request.site!;
-      if (!OUTREACH_AGENT_PLANS.includes(site.plan)) throw new ServiceError('SITE_NOT_LICENSED', 'The Outreach Agent needs the Advanced plan.');
+      if (!OUTREACH_AGENT_PLANS.includes(site.plan)) throw planRequired('The Outreach Agent needs the Advanced plan.');
       const input = request.body;
       const list = typeof input === 'string' ? prospectsFromCsv(input) : prospectsFromEntries(Array.isArray(input) ? input : input.prospects);
       if (!list.ok) throw validationError(`Invalid prospect list: ${list.errors.join('; ')}`);
