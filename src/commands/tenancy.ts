@@ -17,10 +17,12 @@ export async function createTeam(ctx: CommandContext, input: { name: string; own
   const teamId = ctx.newId();
   const ownerUserId = ctx.newId();
   await claimEmail(ctx, { email, userId: ownerUserId, teamId });
-  const passwordHash = input.ownerPassword ? await hashPassword(input.ownerPassword) : null;
-  const result = await handleCommand(ctx.events, teamStream(teamId), teamDecider, {
-    type: 'CreateTeam',
-    data: { teamId, name: input.name, owner: { userId: ownerUserId, email, passwordHash }, now: ctx.clock.now().toISOString() },
+  const result = await releasingOnFailure(ctx, { email, userId: ownerUserId }, async () => {
+    const passwordHash = input.ownerPassword ? await hashPassword(input.ownerPassword) : null;
+    return handleCommand(ctx.events, teamStream(teamId), teamDecider, {
+      type: 'CreateTeam',
+      data: { teamId, name: input.name, owner: { userId: ownerUserId, email, passwordHash }, now: ctx.clock.now().toISOString() },
+    });
   });
   return { teamId, ownerUserId, position: result.position };
 }
@@ -30,10 +32,12 @@ export async function addUser(ctx: CommandContext, input: { teamId: string; emai
   const email = normaliseEmail(input.email);
   const userId = ctx.newId();
   await claimEmail(ctx, { email, userId, teamId: input.teamId });
-  const passwordHash = input.password ? await hashPassword(input.password) : null;
-  const result = await handleCommand(ctx.events, teamStream(input.teamId), teamDecider, {
-    type: 'AddUser',
-    data: { teamId: input.teamId, userId, email, role: input.role, passwordHash, now: ctx.clock.now().toISOString() },
+  const result = await releasingOnFailure(ctx, { email, userId }, async () => {
+    const passwordHash = input.password ? await hashPassword(input.password) : null;
+    return handleCommand(ctx.events, teamStream(input.teamId), teamDecider, {
+      type: 'AddUser',
+      data: { teamId: input.teamId, userId, email, role: input.role, passwordHash, now: ctx.clock.now().toISOString() },
+    });
   });
   return { userId, position: result.position };
 }
@@ -112,8 +116,9 @@ export async function recordApiKeyUse(ctx: CommandContext, apiKeyId: string) {
 }
 
 /**
- * Claims the address before the user is added. If adding then fails, the claim stays with a user
- * that never existed and the address needs an operator; that is the price of never having two.
+ * Claims the address before the user is added. If adding then fails, releasingOnFailure gives the
+ * address back. Only a process that dies between the two steps leaves a claim with a user that
+ * never existed; that address needs an operator, the price of never having two.
  */
 async function claimEmail(ctx: CommandContext, claim: { email: string; userId: string; teamId: string }) {
   try {
@@ -123,6 +128,19 @@ async function claimEmail(ctx: CommandContext, claim: { email: string; userId: s
     });
   } catch (error) {
     if (error instanceof EmailTakenError) throw new TenancyError(error.message);
+    throw error;
+  }
+}
+
+/** Runs the step after the claim; if it throws, the claim is released (a compensating event) and the error rethrown. */
+async function releasingOnFailure<T>(ctx: CommandContext, claim: { email: string; userId: string }, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    await handleCommand(ctx.events, userEmailStream(sha256Hex(claim.email)), userEmailDecider, {
+      type: 'ReleaseUserEmail',
+      data: { ...claim, reason: error instanceof Error ? error.message.slice(0, 200) : 'sign-up failed', now: ctx.clock.now().toISOString() },
+    });
     throw error;
   }
 }

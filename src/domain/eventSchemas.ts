@@ -85,6 +85,7 @@ export const apiKeyEventSchemas = schemasOf<ApiKeyEvent>()({
 
 export const userEmailEventSchemas = schemasOf<UserEmailEvent>()({
   UserEmailClaimed: z.object({ email: str, userId: str, teamId: str, claimedAt: str }),
+  UserEmailReleased: z.object({ email: str, userId: str, reason: str, releasedAt: str }),
 });
 
 export const dashboardSessionEventSchemas = schemasOf<DashboardSessionEvent>()({

@@ -3,12 +3,18 @@ import { type Decider, assertNever } from './decider.ts';
 /**
  * An email address signs in one user across the whole service. Each address has its own stream,
  * claimed once: the append with 'no_stream' is what makes two concurrent sign-ups of the same
- * address impossible, whichever process they come from.
+ * address impossible, whichever process they come from. A sign-up whose next step fails releases
+ * its claim (a compensating event), and the address can be claimed again.
  */
 export const userEmailStream = (emailHash: string) => `user_email-${emailHash}`;
 
-export type UserEmailEvent = { type: 'UserEmailClaimed'; data: { email: string; userId: string; teamId: string; claimedAt: string } };
-export type UserEmailCommand = { type: 'ClaimUserEmail'; data: { email: string; userId: string; teamId: string; now: string } };
+export type UserEmailEvent =
+  | { type: 'UserEmailClaimed'; data: { email: string; userId: string; teamId: string; claimedAt: string } }
+  | { type: 'UserEmailReleased'; data: { email: string; userId: string; reason: string; releasedAt: string } };
+export type UserEmailCommand =
+  | { type: 'ClaimUserEmail'; data: { email: string; userId: string; teamId: string; now: string } }
+  /** Only the claim's own user releases it; releasing someone else's claim, or none, changes nothing. */
+  | { type: 'ReleaseUserEmail'; data: { email: string; userId: string; reason: string; now: string } };
 export type UserEmailState = { claimedBy: string | null };
 
 export class EmailTakenError extends Error {
@@ -23,8 +29,10 @@ export const userEmailDecider: Decider<UserEmailState, UserEmailCommand, UserEma
     switch (event.type) {
       case 'UserEmailClaimed':
         return { claimedBy: event.data.userId };
+      case 'UserEmailReleased':
+        return { claimedBy: null };
       default:
-        return assertNever(event.type);
+        return assertNever(event);
     }
   },
   decide(command, state) {
@@ -34,8 +42,13 @@ export const userEmailDecider: Decider<UserEmailState, UserEmailCommand, UserEma
         const { now, ...claim } = command.data;
         return [{ type: 'UserEmailClaimed', data: { ...claim, claimedAt: now } }];
       }
+      case 'ReleaseUserEmail': {
+        if (state.claimedBy !== command.data.userId) return [];
+        const { now, ...release } = command.data;
+        return [{ type: 'UserEmailReleased', data: { ...release, releasedAt: now } }];
+      }
       default:
-        return assertNever(command.type);
+        return assertNever(command);
     }
   },
 };

@@ -1,0 +1,89 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { webhooksPath } from '../helpers/http.ts';
+import { type ServerProcess, startServerProcess } from '../helpers/serverProcess.ts';
+import { createTenant, startTestApp } from '../helpers/testApp.ts';
+import { Browser, PASSWORD, formFields, obtainCode, registerClient, tokenRequest } from './helpers.ts';
+
+/**
+ * Zero tolerance across processes: an OAuth access token revoked at /oauth/revoke, or an OAuth
+ * client deleted from the dashboard, on server A is refused by server B on the very next request
+ * (no sleep, no retry); both servers share one DATA_DIR.
+ */
+t.setTimeout(300_000);
+
+const dataDir = mkdtempSync(join(tmpdir(), 'outreach-oauth-in-force-'));
+// Generous: the first check on B may wait for B's projections to read A's sign-in, grant and token on a loaded machine.
+const env = { DATA_DIR: dataDir, CREDENTIAL_CATCH_UP_MS: '10000' };
+const ownerEmail = 'owner@oauth-in-force.test';
+const setup = await startTestApp({ dataDir });
+const tenant = await createTenant(setup.services, { email: ownerEmail, password: PASSWORD });
+const clients = [await registerClient(setup, tenant, 'none'), await registerClient(setup, tenant, 'none')];
+await setup.close();
+
+const servers: ServerProcess[] = [];
+t.teardown(async () => {
+  await Promise.all(servers.map((s) => s.kill()));
+  rmSync(dataDir, { recursive: true, force: true });
+});
+servers.push(await startServerProcess(env), await startServerProcess(env));
+const [a, b] = servers as [ServerProcess, ServerProcess];
+
+const status = async (server: ServerProcess, token: string) =>
+  (await fetch(`${server.url}${webhooksPath(tenant.siteId)}`, { headers: { authorization: `Bearer ${token}` } })).status;
+
+/** An access token for `clientId`, through the whole code flow on `server`. */
+async function accessToken(server: ServerProcess, browser: Browser, clientId: string): Promise<string> {
+  const { code, verifier, redirectUri } = await obtainCode(browser, server.url, { clientId }, [tenant.siteId]);
+  const r = await tokenRequest(server.url, { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri, client_id: clientId });
+  if (r.status !== 200) throw new Error(`token: ${r.status} ${JSON.stringify(r.json)}`);
+  return r.json.access_token as string;
+}
+
+const onA = new Browser(a.url);
+t.equal((await onA.signIn(ownerEmail)).status, 303, 'signed in on server A');
+
+// Found by this test and not fixed yet: after A issues a token, B's credential check waits the whole
+// CREDENTIAL_CATCH_UP_MS and answers 503, again and again (a minute of retries), until some later
+// append (the next token) lets B catch up. A 401 from B after a revocation therefore proves B reached
+// the revocation (a B stuck behind the head answers 503, not 401).
+t.test('a token issued on A is accepted by B on its first use', { todo: 'B does not catch up to the head A left (503) until a later append' }, async (t) => {
+  const token = await accessToken(a, onA, clients[0]!.clientId);
+  const started = Date.now();
+  const first = await status(b, token);
+  t.equal(first, 200, `accepted by B (got ${first} after ${Date.now() - started} ms)`);
+});
+
+t.test('an access token revoked on server A is refused by server B at once', async (t) => {
+  for (let i = 0; i < 3; i++) {
+    const token = await accessToken(a, onA, clients[0]!.clientId);
+    // Used on both before the revocation (B's answer is not asserted: see the todo above).
+    t.equal(await status(a, token), 200, `token ${i} accepted by A`);
+    await status(b, token);
+    const revoked = await fetch(`${a.url}/oauth/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token, client_id: clients[0]!.clientId }).toString(),
+    });
+    t.equal(revoked.status, 200, 'revoked on A');
+    const [fromB, fromA] = await Promise.all([status(b, token), status(a, token)]);
+    t.equal(fromB, 401, `token ${i} refused by B right after the revocation returned`);
+    t.equal(fromA, 401, `token ${i} refused by A too`);
+  }
+});
+
+t.test('an OAuth client deleted on server A: its tokens are refused by server B at once', async (t) => {
+  const clientId = clients[1]!.clientId;
+  const tokens = [await accessToken(a, onA, clientId), await accessToken(a, onA, clientId)];
+  for (const token of tokens) {
+    t.equal(await status(a, token), 200);
+    await status(b, token);
+  }
+  const page = (await onA.request('/dashboard/oauth-apps')).text;
+  const action = `/dashboard/oauth-apps/${clientId}/delete`;
+  t.equal((await onA.request(action, { form: formFields(page, action) })).status, 303, 'deleted from the dashboard of A');
+  for (const token of tokens) t.equal(await status(b, token), 401, 'refused by B right after the deletion returned');
+  for (const token of tokens) t.equal(await status(a, token), 401, 'and by A');
+});
