@@ -35,6 +35,7 @@ import { buildEnvelope } from '../src/domain/webhookDelivery.ts';
 import type { OutreachEvent } from '../src/domain/outreachEvents.ts';
 import { createServices } from '../src/services.ts';
 import { WebhookDeliveryWorker, workerOptionsFrom } from '../src/processors/webhookDelivery/worker.ts';
+import { webhookWorkerDeps } from '../src/processors/webhookDelivery/startWorker.ts';
 import { profileWindow } from './profileWindow.ts';
 import type { BenchResult } from './types.ts';
 
@@ -170,14 +171,17 @@ export default async function run(): Promise<BenchResult> {
   await rawRound();
   const rawBefore = await rawRound();
 
-  // ── engine throughput: N events waiting in the log, then the worker runs
+  // ── engine throughput: N events waiting in the log, then the worker runs, with the ports `npm start`
+  // gives it (appends committed on the writer thread). BENCH_DELIVERY_APPENDS=calling-thread measures the
+  // earlier wiring (a lone append commits on the event loop), for a comparison at the same load.
+  const workerDeps = process.env.BENCH_DELIVERY_APPENDS === 'calling-thread' ? services : webhookWorkerDeps(services);
   received = 0;
   arrivals.clear();
   for (let i = 0; i < N; i += 100) {
     await Promise.all(Array.from({ length: Math.min(100, N - i) }, (_, j) => services.events.append(`bench-${i + j}`, [event()].map((e) => ({ type: e.type, data: e.data })), 'any')));
   }
   await services.projections.waitFor(await services.events.headPosition(), 30_000);
-  const worker = new WebhookDeliveryWorker(services, workerOptionsFrom(config));
+  const worker = new WebhookDeliveryWorker(workerDeps, workerOptionsFrom(config));
   const stopProfile = await profileWindow('webhookDelivery-engine');
   handshakes = 0;
   const engineStart = performance.now();
@@ -206,7 +210,7 @@ export default async function run(): Promise<BenchResult> {
   }
   await services.projections.waitFor(await services.events.headPosition(), 30_000);
   received = 0;
-  const wideWorker = new WebhookDeliveryWorker(services, workerOptionsFrom(config));
+  const wideWorker = new WebhookDeliveryWorker(workerDeps, workerOptionsFrom(config));
   const wideStart = performance.now();
   await wideWorker.start();
   const wideComplete = await waitReceived(perSub * FAN_OUT, 120_000);

@@ -14,6 +14,7 @@ import type { ReadModelStore } from './ports/readModelStore.ts';
 import type { SecretBox } from './ports/secretBox.ts';
 import type { ThreadIndex } from './ports/threadIndex.ts';
 import { allProjections } from './projections/index.ts';
+import { CREDENTIAL_MARK, credentialEventTypes } from './projections/credentialProjections.ts';
 import { ProjectionRunner } from './projections/projectionRunner.ts';
 import type { CounterStore } from './ports/counterStore.ts';
 import type { Extractor } from './ports/extractor.ts';
@@ -58,7 +59,11 @@ export async function openEventStore(config: Config): Promise<EventStore> {
     return new EsdbEventStore(config.EVENTSTORE_URL);
   }
   mkdirSync(config.DATA_DIR, { recursive: true, mode: 0o700 });
-  return new SqliteEventStore(join(config.DATA_DIR, 'events.sqlite'));
+  // The credential mark: requests wait only for the credential projections to pass the last credential event.
+  const credentialTypes = credentialEventTypes(allProjections);
+  return new SqliteEventStore(join(config.DATA_DIR, 'events.sqlite'), {
+    marks: credentialTypes ? { [CREDENTIAL_MARK]: credentialTypes } : undefined,
+  });
 }
 
 export async function openReadModels(config: Config): Promise<ReadModelStore> {

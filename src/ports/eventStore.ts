@@ -87,6 +87,19 @@ export interface EventStore {
    * read earlier is unchanged (positions are never reused). Optional: callers read the stream instead.
    */
   streamLastPosition?(streamId: string): Promise<bigint | null>;
+  /**
+   * Position of the last event whose type belongs to the named mark (a set of types given when the
+   * store was opened), -1n when there is none, or null when the store keeps no such mark. Every
+   * append that resolved before the call is counted, whichever process made it. Optional: callers use
+   * `headPosition` instead, which is never before the mark.
+   */
+  markPosition?(mark: string): Promise<bigint | null>;
+  /**
+   * The same store for a background role (webhook delivery, agents): its appends never commit on the
+   * calling thread, so their durable commits do not block the event loop it shares with the API.
+   * Optional: where absent (or where appends are network calls anyway) the store itself is used.
+   */
+  offThreadAppends?(): EventStore;
   /** Cheap reachability probe for /readyz. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -11,7 +11,10 @@ export interface Projection {
   handle(event: RecordedEvent, writer: ProjectionWriter): Promise<void>;
 }
 
-export function handles(types: readonly string[]): (type: string) => boolean {
+/** A `canHandle` that also lists its types (so the event store can mark them: see credentialProjections.ts). */
+export type TypeFilter = ((type: string) => boolean) & { readonly types: readonly string[] };
+
+export function handles(types: readonly string[]): TypeFilter {
   const set = new Set(types);
-  return (type) => set.has(type);
+  return Object.assign((type: string) => set.has(type), { types: [...types] });
 }

@@ -29,6 +29,8 @@ interface Row {
 
 interface PendingOp {
   op: WriteOp;
+  /** Never committed on the calling thread (a background role's append: its fsync must not block the loop). */
+  offThread?: boolean;
   resolve: (result: AppendResult | null) => void;
   reject: (error: unknown) => void;
 }
@@ -55,6 +57,19 @@ CREATE TABLE IF NOT EXISTS streams (
 `;
 
 /**
+ * Marks: for each name, the position of the last event of the listed types. Kept by a trigger in the
+ * database file, so every connection that appends (another process, one opened without `marks`, the
+ * writer thread) keeps it, in the append's own transaction.
+ */
+const MARKS_SCHEMA = `
+CREATE TABLE IF NOT EXISTS event_marks (
+  name     TEXT    PRIMARY KEY,
+  position INTEGER NOT NULL,
+  types    TEXT    NOT NULL
+) WITHOUT ROWID;
+`;
+
+/**
  * Embedded event store on one SQLite file (WAL, synchronous=FULL: a resolved append is on disk).
  * Reads run on this thread. A lone append while nothing else is being written commits right here
  * (no hand-off cost); appends that arrive together, or while a commit is under way, go to the
@@ -75,27 +90,81 @@ export class SqliteEventStore implements EventStore {
 
   constructor(
     private readonly file: string,
-    options: { pollIntervalMs?: number } = {},
+    options: { pollIntervalMs?: number; marks?: Readonly<Record<string, readonly string[]>> } = {},
   ) {
     this.pollIntervalMs = options.pollIntervalMs ?? 200;
     this.db = openDatabase(file, 'FULL');
     this.db.exec(EVENTS_SCHEMA);
+    this.db.exec(MARKS_SCHEMA);
     this.db.defaultSafeIntegers(true);
+    if (options.marks) this.installMarks(options.marks);
     this.appended.setMaxListeners(0);
     this.stmts = {
       readStream: this.db.prepare<[string], Row>('SELECT * FROM events WHERE stream_id = ? ORDER BY revision'),
       readAll: this.db.prepare<[bigint, number], Row>('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
       head: this.db.prepare<[], { p: bigint | null }>('SELECT MAX(position) AS p FROM events'),
+      mark: this.db.prepare<[string], { position: bigint }>('SELECT position FROM event_marks WHERE name = ?'),
       streamLast: this.db.prepare<[string], { position: bigint }>('SELECT position FROM events WHERE stream_id = ? ORDER BY revision DESC LIMIT 1'),
     };
     this.commitHere = createCommitter(this.db);
   }
 
+  /**
+   * Installs (or, when its list of types changed, replaces) each mark's trigger. A new mark starts at
+   * the head: the events already written may include its types, and the head is not before any of them.
+   */
+  private installMarks(marks: Readonly<Record<string, readonly string[]>>): void {
+    const install = this.db.transaction(() => {
+      for (const [name, types] of Object.entries(marks)) {
+        if (!/^[a-z][A-Za-z0-9_]*$/.test(name)) throw new Error(`invalid event mark name: ${name}`);
+        const listed = JSON.stringify([...types].sort());
+        const trigger = `event_mark_${name}`;
+        const row = this.db.prepare<[string], { types: string }>('SELECT types FROM event_marks WHERE name = ?').get(name);
+        const installed = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = ?").get(trigger);
+        if (row?.types === listed && installed) continue;
+        this.db.exec(`DROP TRIGGER IF EXISTS ${trigger}`);
+        const quoted = types.map((t) => `'${t.replaceAll("'", "''")}'`).join(', ');
+        if (types.length > 0) {
+          this.db.exec(
+            `CREATE TRIGGER ${trigger} AFTER INSERT ON events WHEN NEW.type IN (${quoted}) BEGIN UPDATE event_marks SET position = NEW.position WHERE name = '${name}'; END`,
+          );
+        }
+        this.db
+          .prepare(
+            `INSERT INTO event_marks (name, position, types) VALUES (?, (SELECT COALESCE(MAX(position), -1) FROM events), ?)
+             ON CONFLICT (name) DO UPDATE SET position = MAX(event_marks.position, excluded.position), types = excluded.types`,
+          )
+          .run(name, listed);
+      }
+    });
+    install.immediate();
+  }
+
+  /** Position of the last event of the mark's types (-1n when none), or null when no such mark is kept in this file. */
+  async markPosition(mark: string): Promise<bigint | null> {
+    return this.stmts.mark.get(mark)?.position ?? null;
+  }
+
   append(streamId: string, events: NewEvent[], expectedRevision: ExpectedRevision): Promise<AppendResult> {
+    return this.appendVia(streamId, events, expectedRevision, false);
+  }
+
+  /**
+   * This store with every append committed on the writer thread, for background roles (the webhook
+   * worker, the agents): their appends come one at a time, and committing each here would put its
+   * fsync on their event loop, which the API's requests share. Same guarantees: an append resolves
+   * once durable, and its expected revision is checked in the writer's transaction.
+   */
+  offThreadAppends(): EventStore {
+    return new OffThreadAppends(this, (streamId, events, expected) => this.appendVia(streamId, events, expected, true));
+  }
+
+  private appendVia(streamId: string, events: NewEvent[], expectedRevision: ExpectedRevision, offThread: boolean): Promise<AppendResult> {
     return new Promise((resolve, reject) => {
       const now = BigInt(Date.now());
       const rows = events.map((e): [string, string, string] => [e.type, JSON.stringify(e.data), JSON.stringify(e.metadata ?? {})]);
       this.enqueue({
+        offThread,
         op: { kind: 'append', streamId, expected: expectedRevision, events: rows, now },
         resolve: (result) => resolve(result as AppendResult),
         reject,
@@ -125,7 +194,7 @@ export class SqliteEventStore implements EventStore {
     const batch = this.queue;
     this.queue = [];
     if (batch.length === 0) return;
-    if (batch.length === 1 && this.inFlight.size === 0) {
+    if (batch.length === 1 && this.inFlight.size === 0 && !batch[0]!.offThread) {
       // The writer thread is idle (it holds no lock), and handing one append over would only add
       // two thread hops to its latency.
       this.settle(batch, this.commitHere([batch[0]!.op]));
@@ -243,6 +312,46 @@ export class SqliteEventStore implements EventStore {
     this.db.close();
   }
 
+}
+
+/** A view of a SqliteEventStore whose appends go to the writer thread; everything else is the store's own. */
+class OffThreadAppends implements EventStore {
+  constructor(
+    private readonly store: SqliteEventStore,
+    readonly append: EventStore['append'],
+  ) {}
+  readStream(streamId: string) {
+    return this.store.readStream(streamId);
+  }
+  readAll(options?: ReadAllOptions) {
+    return this.store.readAll(options);
+  }
+  subscribeToAll(options?: SubscribeOptions) {
+    return this.store.subscribeToAll(options);
+  }
+  waitForNew(after: bigint, timeoutMs: number, signal?: AbortSignal) {
+    return this.store.waitForNew(after, timeoutMs, signal);
+  }
+  headPosition() {
+    return this.store.headPosition();
+  }
+  deleteStream(streamId: string) {
+    return this.store.deleteStream(streamId);
+  }
+  streamLastPosition(streamId: string) {
+    return this.store.streamLastPosition(streamId);
+  }
+  markPosition(mark: string) {
+    return this.store.markPosition(mark);
+  }
+  offThreadAppends(): EventStore {
+    return this;
+  }
+  ping() {
+    return this.store.ping();
+  }
+  /** The store belongs to whoever opened it. */
+  async close(): Promise<void> {}
 }
 
 function toRecorded(row: Row): RecordedEvent {

@@ -4,6 +4,7 @@ import { createDrafter } from '../../adapters/drafting/createDrafter.ts';
 import { createTriage } from '../../adapters/triage/createTriage.ts';
 import type { Mailer } from '../../ports/mailer.ts';
 import type { Services } from '../../services.ts';
+import { backgroundEventStore } from '../backgroundEventStore.ts';
 import { type OutreachAgentOptions, OutreachAgentWorker } from './outreachAgentWorker.ts';
 
 type Log = { error(obj: unknown, msg?: string): void; warn(obj: unknown, msg?: string): void };
@@ -34,6 +35,7 @@ export async function startAgentWorker(services: Services, log?: Log, overrides:
   const worker = new OutreachAgentWorker(
     {
       ...services,
+      events: backgroundEventStore(services.events),
       fromLocalPart: config.AGENT_FROM_LOCAL_PART,
       mailDomain: config.MAIL_DOMAIN,
       triage: createTriage(config, (err) => log?.warn({ err }, 'language-model triage failed; used the offline classifier')),

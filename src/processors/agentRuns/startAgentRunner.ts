@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import type { AgentWorkWiring } from '../../agentWorkWiring.ts';
 import type { Services } from '../../services.ts';
+import { backgroundEventStore } from '../backgroundEventStore.ts';
 import { AgentRunner } from './agentRunner.ts';
 
 type Log = { error(obj: unknown, msg?: string): void; warn(obj: unknown, msg?: string): void };
@@ -20,7 +21,7 @@ export async function startAgentRunner(services: Services, log?: Log, options: {
   const agentWork = options.agentWork ?? services.agentWork;
   const runner = new AgentRunner(
     {
-      events: services.events,
+      events: backgroundEventStore(services.events),
       clock: services.clock,
       secrets: services.secrets,
       newId: () => services.newId(),

@@ -1,0 +1,26 @@
+import type { Projection, TypeFilter } from './projection.ts';
+
+/**
+ * The projections authentication reads (keys, OAuth tokens and clients, teams and sites): only these
+ * must be caught up before a credential is trusted, so a slow or failing projection elsewhere (the
+ * inbox) never holds requests up.
+ */
+export const CREDENTIAL_PROJECTIONS = ['apiKeys', 'oauth', 'teams', 'sites'] as const;
+
+/** The event store's mark (see `EventStore.markPosition`) for the last event a credential projection reads. */
+export const CREDENTIAL_MARK = 'credentials';
+
+/**
+ * Every event type the credential projections handle, or null when one of them does not list its
+ * types (its `canHandle` is not built with `handles`): then no mark is kept and the head is used.
+ */
+export function credentialEventTypes(projections: readonly Projection[]): string[] | null {
+  const types = new Set<string>();
+  for (const name of CREDENTIAL_PROJECTIONS) {
+    const projection = projections.find((p) => p.name === name);
+    const listed = (projection?.canHandle as Partial<TypeFilter> | undefined)?.types;
+    if (!listed) return null;
+    for (const type of listed) types.add(type);
+  }
+  return [...types].sort();
+}
