@@ -16,7 +16,7 @@ import { robotsAllows } from '../domain/agentWork/robots.ts';
 import { conversationDecider, conversationStream } from '../domain/conversation.ts';
 import { normaliseEmail } from '../domain/email.ts';
 import { replyRfcMessageId, senderAddress, withDraftHash } from '../domain/outreachAgent.ts';
-import { type Prospect, ProspectRuleError, type ProspectSkipReason, pitchesOn } from '../domain/prospects.ts';
+import { type Prospect, ProspectRuleError, type ProspectSkipReason, criteriaOf, fitsCriteria, pitchesOn } from '../domain/prospects.ts';
 import { PageFetchError, type PageFetcher } from '../ports/pageFetcher.ts';
 import { getSite } from '../readModels/sites.ts';
 import { getSuppression } from '../readModels/suppressions.ts';
@@ -39,7 +39,11 @@ export const outreachWork: AgentWork = async (run, deps) => {
   if (!site.sendingDomainVerified) throw new OutreachRunError(`the sending domain ${site.domain} is not verified; no pitch was sent`);
 
   const state = await loadProspects(ctx, run.siteId);
-  const todo = [...state.prospects.values()].filter((p) => p.status === 'new').slice(0, settings.maxProspectsPerRun);
+  // Prospect criteria: only the prospects matching a keyword, and the lower of the two per-run limits.
+  const criteria = criteriaOf(run.settings);
+  const todo = [...state.prospects.values()]
+    .filter((p) => p.status === 'new' && fitsCriteria(p, criteria))
+    .slice(0, Math.min(settings.maxProspectsPerRun, criteria.maxProspectsPerRun));
   const counts = { prospectsLooked: 0, pagesFetched: 0, pitchesSent: 0, sendFailures: 0, suppressed: 0, noContact: 0, robotsDisallowed: 0, unreachable: 0, notOnDomain: 0, capReached: 0 };
   const proposals: ProposalOf<'outreach'>[] = [];
   let sentToday = pitchesOn(state, ctx.clock.now().getTime());
