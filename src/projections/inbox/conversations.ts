@@ -11,57 +11,11 @@ export async function applyToConversations(event: InboxEvent, w: ProjectionWrite
   switch (event.type) {
     case 'ConversationOpened': {
       const d = event.data;
-      const conversation: ConversationDoc = {
-        id: d.conversationId,
-        siteId: d.siteId,
-        teamId: d.teamId,
-        opportunityId: d.opportunityId,
-        entrySource: d.entrySource,
-        status: d.status,
-        contactEmail: d.contactEmail,
-        contactEmailKey: normaliseEmail(d.contactEmail),
-        contactName: d.contactName,
-        subject: d.subject,
-        aiPaused: d.aiPaused,
-        skipReason: d.skipReason,
-        messageCount: 0,
-        lastMessageAt: iso(d.occurredAt),
-        updatedAt: iso(d.occurredAt),
-        createdAt: iso(d.occurredAt),
-        handledBy: 'agent',
-        lastTriage: null,
-        statusHistory: [],
-        unread: false,
-        lastInboundMessageId: null,
-      };
-      return w.put(CONVERSATIONS, conversation);
+      return w.put(CONVERSATIONS, newConversation(d, { entrySource: d.entrySource, status: d.status, aiPaused: d.aiPaused, skipReason: d.skipReason }));
     }
     case 'OutboundConversationStarted': {
       const d = event.data;
-      const conversation: ConversationDoc = {
-        id: d.conversationId,
-        siteId: d.siteId,
-        teamId: d.teamId,
-        opportunityId: d.opportunityId,
-        entrySource: 'outbound_pitch',
-        status: 'open',
-        contactEmail: d.contactEmail,
-        contactEmailKey: normaliseEmail(d.contactEmail),
-        contactName: d.contactName,
-        subject: d.subject,
-        aiPaused: false,
-        skipReason: null,
-        messageCount: 0,
-        lastMessageAt: iso(d.occurredAt),
-        updatedAt: iso(d.occurredAt),
-        createdAt: iso(d.occurredAt),
-        handledBy: 'agent',
-        lastTriage: null,
-        statusHistory: [],
-        unread: false,
-        lastInboundMessageId: null,
-      };
-      return w.put(CONVERSATIONS, conversation);
+      return w.put(CONVERSATIONS, newConversation(d, { entrySource: 'outbound_pitch', status: 'open', aiPaused: false, skipReason: null }));
     }
     case 'MessageIngested': {
       const d = event.data;
@@ -123,4 +77,35 @@ async function update(w: ProjectionWriter, id: string, at: number, change: (c: C
   if (!conversation) return;
   const changes = change(conversation);
   if (changes) await w.put(CONVERSATIONS, { ...conversation, ...changes, updatedAt: iso(at) });
+}
+
+/** A conversation as it opens (a pitch ingested, or one the agent sent): no messages, no marks yet. */
+function newConversation(
+  d: { conversationId: string; siteId: string; teamId: string; opportunityId: string; contactEmail: string; contactName: ConversationDoc['contactName']; subject: string; occurredAt: number },
+  how: Pick<ConversationDoc, 'entrySource' | 'status' | 'aiPaused' | 'skipReason'>,
+): ConversationDoc {
+  const at = iso(d.occurredAt);
+  return {
+    id: d.conversationId,
+    siteId: d.siteId,
+    teamId: d.teamId,
+    opportunityId: d.opportunityId,
+    entrySource: how.entrySource,
+    status: how.status,
+    contactEmail: d.contactEmail,
+    contactEmailKey: normaliseEmail(d.contactEmail),
+    contactName: d.contactName,
+    subject: d.subject,
+    aiPaused: how.aiPaused,
+    skipReason: how.skipReason,
+    messageCount: 0,
+    lastMessageAt: at,
+    updatedAt: at,
+    createdAt: at,
+    handledBy: 'agent',
+    lastTriage: null,
+    statusHistory: [],
+    unread: false,
+    lastInboundMessageId: null,
+  };
 }
