@@ -21,6 +21,7 @@ type ToThread = { kind: 'wake' } | { kind: 'stop' };
 type FromThread =
   | { kind: 'batches'; batches: CommittedBatch[] }
   | { kind: 'reload' }
+  | { kind: 'started'; positions: Array<[projection: string, position: string]> }
   | { kind: 'error'; message: string; stack?: string }
   | { kind: 'stopped' };
 
@@ -75,6 +76,11 @@ export function startProjectionThread(services: ThreadServices, onError: (error:
           return;
         case 'reload':
           resync().catch(onError);
+          return;
+        case 'started':
+          // Another process may have moved the read models on between this thread's load and the
+          // thread's own start (both read the shared file): begin from what the thread begins from.
+          if (message.positions.some(([name, position]) => runner.positionOf([name]) !== BigInt(position))) resync().catch(onError);
           return;
         case 'error':
           onError(Object.assign(new Error(message.message), { stack: message.stack }));
@@ -147,6 +153,7 @@ async function runThread(dataDir: string): Promise<void> {
     onProgress: flush,
   });
   await runner.init();
+  post({ kind: 'started', positions: runner.projections.map((p) => [p.name, String(runner.positionOf([p.name]))]) });
   port.on('message', (message: ToThread) => {
     if (message.kind === 'wake') store.noticeAppend();
     else if (message.kind === 'stop') {
