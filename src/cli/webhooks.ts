@@ -3,26 +3,31 @@ import type { Services } from '../services.ts';
 import { listDeliveriesOfSubscription } from '../readModels/webhookDeliveries.ts';
 import { startWebhookWorker } from '../processors/webhookDelivery/startWorker.ts';
 import { print } from './output.ts';
+import { type WorkerMetricsOptions, metricsOptions, startWorkerMetrics } from './workerMetrics.ts';
 
 type WithServices = <T>(fn: (services: Services) => Promise<T>) => Promise<T>;
 
 /** `outreach worker webhooks` and `outreach webhooks deliveries <subscriptionId>`. */
 export function registerWebhookCommands(program: Command, json: () => boolean, withServices: WithServices): void {
   const worker = program.commands.find((c) => c.name() === 'worker') ?? program.command('worker').description('run one background role as its own process');
-  worker
-    .command('webhooks')
+  metricsOptions(worker.command('webhooks'))
     .description('run the webhook delivery worker until interrupted (several copies may run at once)')
-    .action(async () =>
+    .action(async (options: WorkerMetricsOptions) =>
       withServices(async (s) => {
         if (s.config.RUN_PROJECTIONS) s.projections.start();
-        const w = await startWebhookWorker(s, {
-          error: (obj, msg) => process.stderr.write(`${msg ?? 'error'}: ${String((obj as { err?: Error }).err?.message ?? '')}\n`),
-        });
+        const metrics = await startWorkerMetrics(s, options);
+        const w = await startWebhookWorker(
+          s,
+          { error: (obj, msg) => process.stderr.write(`${msg ?? 'error'}: ${String((obj as { err?: Error }).err?.message ?? '')}\n`) },
+          { onAttempt: (status) => metrics?.metrics.deliveryAttempted(status) },
+        );
+        if (metrics) metrics.metrics.sources.webhooks = w;
         print(json(), { worker: 'webhooks', started: true }, 'webhook worker running; Ctrl-C stops it');
         await new Promise<void>((resolve) => {
           process.once('SIGINT', () => resolve());
           process.once('SIGTERM', () => resolve());
         });
+        await metrics?.close();
         await w.stop();
       }),
     );

@@ -3,6 +3,7 @@ import { startAgentWorker } from '../processors/agent/startAgentWorker.ts';
 import { startAgentRunner } from '../processors/agentRuns/startAgentRunner.ts';
 import type { Services } from '../services.ts';
 import { print } from './output.ts';
+import { type WorkerMetricsOptions, metricsOptions, startWorkerMetrics } from './workerMetrics.ts';
 
 type WithServices = <T>(fn: (services: Services) => Promise<T>) => Promise<T>;
 
@@ -17,33 +18,36 @@ const stderrLog = {
  */
 export function registerAgentWorkerCommand(program: Command, json: () => boolean, withServices: WithServices): void {
   const worker = program.commands.find((c) => c.name() === 'worker') ?? program.command('worker').description('run one background role as its own process');
-  worker
-    .command('agent')
+  metricsOptions(worker.command('agent'))
     .description('run the Outreach Agent until interrupted (several copies may run at once)')
-    .action(async () =>
+    .action(async (options: WorkerMetricsOptions) =>
       withServices(async (s) => {
         if (s.config.RUN_PROJECTIONS) s.projections.start();
         const agent = await startAgentWorker(s, stderrLog);
+        const metrics = await startWorkerMetrics(s, options);
+        if (metrics) metrics.metrics.sources.agent = agent.worker;
         print(json(), { worker: 'agent', started: true }, 'outreach agent running; Ctrl-C stops it');
         await new Promise<void>((resolve) => {
           process.once('SIGINT', () => resolve());
           process.once('SIGTERM', () => resolve());
         });
+        await metrics?.close();
         await agent.stop();
       }),
     );
-  worker
-    .command('agent-runs')
+  metricsOptions(worker.command('agent-runs'))
     .description('run the agent runner (queued and scheduled agent runs) until interrupted (several copies may run at once)')
-    .action(async () =>
+    .action(async (options: WorkerMetricsOptions) =>
       withServices(async (s) => {
         if (s.config.RUN_PROJECTIONS) s.projections.start();
         const runner = await startAgentRunner(s, stderrLog);
+        const metrics = await startWorkerMetrics(s, options);
         print(json(), { worker: 'agent-runs', started: true, workerId: runner.runner.holder }, 'agent runner running; Ctrl-C stops it');
         await new Promise<void>((resolve) => {
           process.once('SIGINT', () => resolve());
           process.once('SIGTERM', () => resolve());
         });
+        await metrics?.close();
         await runner.stop();
       }),
     );

@@ -4,6 +4,8 @@ import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { DeliveryStatus } from '../domain/webhookDelivery.ts';
 import { errorBody } from './errorHandler.ts';
+import type { EventStore } from '../ports/eventStore.ts';
+import type { ProjectionRunner } from '../projections/projectionRunner.ts';
 
 /** What a background role in this process reports to /metrics (set by server.ts once it has started them). */
 export interface MetricsSources {
@@ -98,6 +100,14 @@ export class ServiceMetrics {
   }
 }
 
+/** The metrics of one process's services (the API's, or an `outreach worker` process's). */
+export function serviceMetricsOf(services: { events: Pick<EventStore, 'headPosition'>; projections: ProjectionRunner }): ServiceMetrics {
+  return new ServiceMetrics({
+    headPosition: () => services.events.headPosition(),
+    projectionPositions: () => services.projections.projections.map((p) => [p.name, services.projections.positionOf([p.name])]),
+  });
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
     metrics: ServiceMetrics;
@@ -112,10 +122,7 @@ const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;
  */
 export const metricsPlugin = fp(
   async (app: FastifyInstance) => {
-    const metrics = new ServiceMetrics({
-      headPosition: () => app.events.headPosition(),
-      projectionPositions: () => app.projections.projections.map((p) => [p.name, app.projections.positionOf([p.name])]),
-    });
+    const metrics = serviceMetricsOf(app);
     app.decorate('metrics', metrics);
 
     app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
@@ -128,7 +135,7 @@ export const metricsPlugin = fp(
 
     const token = app.config.METRICS_TOKEN;
     app.get('/metrics', { schema: { hide: true } }, async function metricsEndpoint(request, reply) {
-      if (token ? !bearerMatches(request.headers.authorization, token) : !LOOPBACK.test(request.socket.remoteAddress ?? '')) {
+      if (!metricsAllowed(token, request.headers.authorization, request.socket.remoteAddress)) {
         return reply.status(401).header('www-authenticate', 'Bearer').send(errorBody('UNAUTHORIZED', 'Metrics need the METRICS_TOKEN bearer token.'));
       }
       await app.projections.refresh();
@@ -137,6 +144,11 @@ export const metricsPlugin = fp(
   },
   { name: 'metrics', dependencies: ['services'] },
 );
+
+/** With a METRICS_TOKEN, its bearer header; without, loopback callers only. */
+export function metricsAllowed(token: string | undefined, authorization: string | undefined, remoteAddress: string | undefined): boolean {
+  return token ? bearerMatches(authorization, token) : LOOPBACK.test(remoteAddress ?? '');
+}
 
 function bearerMatches(header: string | undefined, token: string): boolean {
   const presented = Buffer.from(header ?? '');

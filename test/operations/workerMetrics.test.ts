@@ -1,0 +1,86 @@
+import { spawn } from 'node:child_process';
+import t from 'tap';
+import { bearer, createTenant, startTestApp } from '../helpers/testApp.ts';
+import { messageReceived, startReceiver, testCertificate } from '../webhooks/helpers.ts';
+import { type Family, parsePrometheusText } from './promText.ts';
+
+/**
+ * `outreach worker webhooks --metrics-port 0`: a worker process, which serves no API, still answers
+ * GET /metrics with its own deliveries, queue and lags, behind the same METRICS_TOKEN rule.
+ */
+t.setTimeout(180_000);
+
+const root = new URL('../../', import.meta.url).pathname;
+const total = (f: Family | undefined, labels: Record<string, string>) =>
+  f?.samples.filter((s) => s.name === f.name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((sum, s) => sum + s.value, 0) ?? 0;
+
+t.test('a webhook worker process serves /metrics with the deliveries it made', async (t) => {
+  const { caFile } = await testCertificate();
+  const token = 'worker-metrics-token-0123456789';
+  const env = {
+    LOG_LEVEL: 'silent',
+    METRICS_TOKEN: token,
+    WEBHOOK_ALLOWED_RANGES: '127.0.0.0/8',
+    WEBHOOK_EXTRA_CA_FILE: caFile,
+    WEBHOOK_RETRY_BASE_MS: '30',
+    WEBHOOK_TIMEOUT_MS: '2000',
+  };
+  const app = await startTestApp({ env });
+  t.teardown(() => app.close());
+  const tenant = await createTenant(app.services);
+  const receiver = await startReceiver((_r, n) => (n === 1 ? 500 : 200));
+  t.teardown(() => receiver.close());
+  const created = await app.fastify.inject({
+    method: 'POST',
+    url: `/api/v1/sites/${tenant.siteId}/outreach/webhooks`,
+    headers: bearer(tenant.key),
+    payload: { label: 'metrics', url: receiver.url, eventTypes: ['outreach.message_received'] },
+  });
+  t.equal(created.statusCode, 201);
+
+  const child = spawn(process.execPath, ['bin/outreach.js', 'worker', 'webhooks', '--metrics-port', '0'], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATA_DIR: app.dataDir, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  t.teardown(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
+  let stderr = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no metrics address in 60 s:\n${stderr}`)), 60_000);
+    child.stderr!.on('data', (chunk: Buffer) => {
+      stderr += chunk;
+      const m = /metrics at (http:\/\/\S+)\/metrics/.exec(stderr);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+  });
+
+  await app.services.events.append('test-worker-metrics', [messageReceived(tenant, 1)], 'any');
+  await receiver.waitFor((r) => r.length >= 2, 30_000);
+
+  t.equal((await fetch(`${url}/metrics`)).status, 401, 'no bearer token: 401');
+  t.equal((await fetch(`${url}/metrics`, { headers: { authorization: 'Bearer not-the-token-at-all-000' } })).status, 401, 'wrong token: 401');
+  const other = await fetch(`${url}/api/v1/sites`, { headers: { authorization: `Bearer ${token}` } });
+  t.equal(other.status, 404, 'a worker serves nothing else');
+  t.equal(((await other.json()) as { error: { code: string } }).error.code, 'NOT_FOUND');
+
+  const res = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+  t.equal(res.status, 200);
+  t.match(res.headers.get('content-type'), /^text\/plain; version=0\.0\.4/);
+  const families = parsePrometheusText(await res.text());
+  const attempts = families.get('outreach_webhook_delivery_attempts_total');
+  t.equal(total(attempts, { outcome: 'http_5xx' }), 1, 'the failed first attempt, made by the worker process');
+  t.equal(total(attempts, { outcome: 'ok' }), 1, 'and the successful retry');
+  t.equal(families.get('outreach_webhook_dispatch_lag')?.type, 'gauge', 'dispatcher lag reported');
+  t.ok(families.get('outreach_webhook_retry_queue_depth'), 'retry queue depth reported');
+  t.ok(families.get('outreach_projection_lag')?.samples.some((s) => s.labels.projection === 'webhookSubscriptions'), 'projection lag per projection');
+  t.notOk(families.has('http_requests_total') && total(families.get('http_requests_total'), {}) > 0, 'no API requests counted: it serves none');
+
+  child.kill('SIGTERM');
+  t.equal(await exited, 0, 'SIGTERM: the worker and its metrics listener stop, exit 0');
+});
