@@ -9,7 +9,7 @@ import { Browser, PASSWORD, formFields, obtainCode, registerClient, tokenRequest
 
 /**
  * Zero tolerance across processes: an OAuth access token revoked at /oauth/revoke, or an OAuth
- * client deleted from the dashboard, on server A is refused by server B on the very next request
+ * client deleted (or its secret rotated) from the dashboard, on server A is refused by server B on the very next request
  * (no sleep, no retry); both servers share one DATA_DIR.
  */
 t.setTimeout(300_000);
@@ -21,6 +21,7 @@ const ownerEmail = 'owner@oauth-in-force.test';
 const setup = await startTestApp({ dataDir });
 const tenant = await createTenant(setup.services, { email: ownerEmail, password: PASSWORD });
 const clients = [await registerClient(setup, tenant, 'none'), await registerClient(setup, tenant, 'none')];
+const confidential = await registerClient(setup, tenant, 'client_secret_post');
 await setup.close();
 
 const servers: ServerProcess[] = [];
@@ -83,4 +84,25 @@ t.test('an OAuth client deleted on server A: its tokens are refused by server B 
   t.equal((await onA.request(action, { form: formFields(page, action) })).status, 303, 'deleted from the dashboard of A');
   for (const token of tokens) t.equal(await status(b, token), 401, 'refused by B right after the deletion returned');
   for (const token of tokens) t.equal(await status(a, token), 401, 'and by A');
+});
+
+t.test('an OAuth client secret rotated on server A: B refuses the old secret and takes the new one at once', async (t) => {
+  const { clientId, clientSecret } = confidential;
+  const { code, verifier, redirectUri } = await obtainCode(onA, a.url, { clientId }, [tenant.siteId]);
+  const issued = await tokenRequest(b.url, { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri, client_id: clientId, client_secret: clientSecret! });
+  t.equal(issued.status, 200, 'code from A redeemed on B with the secret');
+  const refreshToken = issued.json.refresh_token as string;
+
+  const page = (await onA.request('/dashboard/oauth-apps')).text;
+  const action = `/dashboard/oauth-apps/${clientId}/rotate-secret`;
+  const rotated = await onA.request(action, { form: formFields(page, action) });
+  t.equal(rotated.status, 200, 'rotated from the dashboard of A');
+  const newSecret = /id="client_secret">(svc_ocsec_[A-Za-z0-9_-]+)</.exec(rotated.text)?.[1];
+  t.ok(newSecret, 'new secret shown once');
+
+  const old = await tokenRequest(b.url, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId, client_secret: clientSecret! });
+  t.equal(old.status, 401, 'the old secret refused by B right after the rotation returned');
+  t.equal(old.json.error, 'invalid_client');
+  const fresh = await tokenRequest(b.url, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId, client_secret: newSecret! });
+  t.equal(fresh.status, 200, 'the new secret accepted by B at once');
 });
