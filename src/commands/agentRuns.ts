@@ -5,6 +5,7 @@ import {
   type RunTrigger,
   type StoredProposal,
   HOUR_MS,
+  RunLedgerClosedError,
   RunRateLimitedError,
   agentRunDecider,
   agentRunLedgerDecider,
@@ -73,30 +74,38 @@ export async function requestAgentRun(ctx: AgentRunContext, input: RequestAgentR
     requestedBy: input.requestedBy,
     queuedAt: now.toISOString(),
   };
-  const hour = runLedgerHour(now.getTime());
-  const earlier = await ledgerOf(ctx, input.siteId, hour - 1);
-  try {
-    const result = await handleCommand(ctx.events, agentRunLedgerStream(input.siteId, hour), agentRunLedgerDecider, {
-      type: 'QueueAgentRun',
-      data: { run, earlier, limitPerHour: ctx.config.AGENT_RUNS_PER_HOUR },
-    });
-    return { run: queuedRunDoc(run), queued: result.events.length > 0, position: result.position };
-  } catch (error) {
-    if (error instanceof RunRateLimitedError) {
-      throw rateLimited(error.retryAfterMs / 1000, `At most ${error.limit} on-demand agent runs per hour per site (REST and MCP together).`);
+  let hour = runLedgerHour(now.getTime());
+  // One more hour at most: this instance's clock may trail the one that closed this hour's ledger.
+  for (let attempt = 0; ; attempt++) {
+    const earlier = await closedLedgerOf(ctx, input.siteId, hour - 1, run.queuedAt);
+    try {
+      const result = await handleCommand(ctx.events, agentRunLedgerStream(input.siteId, hour), agentRunLedgerDecider, {
+        type: 'QueueAgentRun',
+        data: { run, earlier, limitPerHour: ctx.config.AGENT_RUNS_PER_HOUR },
+      });
+      return { run: queuedRunDoc(run), queued: result.events.length > 0, position: result.position };
+    } catch (error) {
+      if (error instanceof RunLedgerClosedError && attempt === 0) {
+        hour += 1;
+        continue;
+      }
+      if (error instanceof RunRateLimitedError) {
+        throw rateLimited(error.retryAfterMs / 1000, `At most ${error.limit} on-demand agent runs per hour per site (REST and MCP together).`);
+      }
+      throw error;
     }
-    throw error;
   }
 }
 
-async function ledgerOf(ctx: CommandContext, siteId: string, hour: number): Promise<AgentRunLedgerEvent['data'][]> {
-  const schemas = eventSchemasOf<AgentRunLedgerEvent>();
-  const runs: AgentRunLedgerEvent['data'][] = [];
-  for (const recorded of await ctx.events.readStream(agentRunLedgerStream(siteId, hour))) {
-    const event = parseEvent(recorded, schemas);
-    if (event) runs.push(event.data);
-  }
-  return runs;
+/** Closes the hour's ledger (once; a no-op after) and returns the runs it holds for good. */
+async function closedLedgerOf(ctx: CommandContext, siteId: string, hour: number, now: string): Promise<QueuedRun[]> {
+  await handleCommand(ctx.events, agentRunLedgerStream(siteId, hour), agentRunLedgerDecider, { type: 'CloseAgentRunLedger', data: { siteId, hour, now } });
+  return ledgerOf(ctx, siteId, hour);
+}
+
+async function ledgerOf(ctx: CommandContext, siteId: string, hour: number): Promise<QueuedRun[]> {
+  const { state } = await aggregateStream(ctx.events, agentRunLedgerStream(siteId, hour), agentRunLedgerDecider);
+  return [...state.runs];
 }
 
 /** On-demand runs the site may still start in the sliding hour (for views; the ledger decides). */

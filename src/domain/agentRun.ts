@@ -6,8 +6,12 @@ import { type Decider, assertNever } from './decider.ts';
  * Agent runs. A request is an `AgentRunQueued` fact in the site's hourly run ledger
  * (`agentRunRequests-<siteId>-<hour>`): the ledger decides the on-demand limit (N per sliding hour,
  * from this hour's and the previous hour's ledgers) with the append's expected revision, so it holds
- * across instances. The run then lives on its own stream (`agentRun-<runId>`): started under a lease
- * by one worker, renewed while it works, and ended once, succeeded with its opportunities or failed.
+ * across instances. The first request of an hour first closes the previous hour's ledger
+ * (`AgentRunLedgerClosed`, appended with the revision it read): from then on nothing more is queued
+ * there, so the runs this hour counts from it are all it will ever hold, even with an instance whose
+ * clock is still in the previous hour (its request then goes to this hour's ledger). The run then
+ * lives on its own stream (`agentRun-<runId>`): started under a lease by one worker, renewed while it
+ * works, and ended once, succeeded with its opportunities or failed.
  */
 export const RUN_TRIGGERS = ['on_demand', 'scheduled'] as const;
 export type RunTrigger = (typeof RUN_TRIGGERS)[number];
@@ -36,17 +40,31 @@ export interface QueuedRun {
 
 // ---- the site's hourly run ledger ----
 
-export type AgentRunLedgerEvent = { type: 'AgentRunQueued'; data: QueuedRun };
-export type AgentRunLedgerCommand = {
-  type: 'QueueAgentRun';
-  data: {
-    run: QueuedRun;
-    /** The previous hour's ledger: with this one it makes the sliding hour. */
-    earlier: readonly AgentRunLedgerEvent['data'][];
-    limitPerHour: number;
-  };
-};
-export type AgentRunLedgerState = readonly QueuedRun[];
+export type AgentRunLedgerEvent =
+  | { type: 'AgentRunQueued'; data: QueuedRun }
+  | { type: 'AgentRunLedgerClosed'; data: { siteId: string; hour: number; closedAt: string } };
+export type AgentRunLedgerCommand =
+  | {
+      type: 'QueueAgentRun';
+      data: {
+        run: QueuedRun;
+        /** The previous hour's ledger, closed: with this one it makes the sliding hour. */
+        earlier: readonly QueuedRun[];
+        limitPerHour: number;
+      };
+    }
+  | { type: 'CloseAgentRunLedger'; data: { siteId: string; hour: number; now: string } };
+export interface AgentRunLedgerState {
+  runs: readonly QueuedRun[];
+  closed: boolean;
+}
+
+/** The ledger was closed by a request of the next hour: queue in that hour's ledger instead. */
+export class RunLedgerClosedError extends Error {
+  constructor() {
+    super('this hour of the run ledger is closed');
+  }
+}
 
 export class RunRateLimitedError extends Error {
   constructor(
@@ -58,13 +76,27 @@ export class RunRateLimitedError extends Error {
 }
 
 export const agentRunLedgerDecider: Decider<AgentRunLedgerState, AgentRunLedgerCommand, AgentRunLedgerEvent> = {
-  initialState: () => [],
-  evolve: (state, event) => [...state, event.data],
+  initialState: () => ({ runs: [], closed: false }),
+  evolve(state, event) {
+    switch (event.type) {
+      case 'AgentRunQueued':
+        return { ...state, runs: [...state.runs, event.data] };
+      case 'AgentRunLedgerClosed':
+        return { ...state, closed: true };
+      default:
+        return assertNever(event);
+    }
+  },
   decide(command, state) {
+    if (command.type === 'CloseAgentRunLedger') {
+      if (state.closed) return [];
+      return [{ type: 'AgentRunLedgerClosed', data: { siteId: command.data.siteId, hour: command.data.hour, closedAt: command.data.now } }];
+    }
     const { run, earlier, limitPerHour } = command.data;
-    const all = [...earlier, ...state];
+    const all = [...earlier, ...state.runs];
     // A scheduled run's id names its slot: a second scheduler asking for the same slot gets nothing.
     if (all.some((r) => r.runId === run.runId)) return [];
+    if (state.closed) throw new RunLedgerClosedError();
     if (run.trigger === 'on_demand') {
       const now = Date.parse(run.queuedAt);
       const inHour = all

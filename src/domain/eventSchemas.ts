@@ -152,6 +152,7 @@ export const opportunityProposalSchema: z.ZodType<OpportunityProposal> = z.discr
 const runRef = { runId: str, siteId: str, teamId: str, agentKey: z.enum(AGENT_KEYS) };
 export const agentRunLedgerEventSchemas = schemasOf<AgentRunLedgerEvent>()({
   AgentRunQueued: z.object({ ...runRef, trigger: z.enum(RUN_TRIGGERS), requestedBy: nullableStr, queuedAt: str }),
+  AgentRunLedgerClosed: z.object({ siteId: str, hour: z.number(), closedAt: str }),
 });
 export const agentRunEventSchemas = schemasOf<AgentRunEvent>()({
   AgentRunStarted: z.object({ ...runRef, attempt: z.number(), workerId: str, leaseExpiresAt: str, startedAt: str }),

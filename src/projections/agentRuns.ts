@@ -4,7 +4,10 @@ import { parseEvent } from '../lib/parseEvent.ts';
 import { AGENT_RUNS, type AgentRunDoc, queuedRunDoc } from '../readModels/agentRuns.ts';
 import { type Projection, handles } from './projection.ts';
 
-const schemas: EventSchemas<AgentRunLedgerEvent | AgentRunEvent> = { ...agentRunLedgerEventSchemas, ...agentRunEventSchemas };
+const schemas: EventSchemas<Extract<AgentRunLedgerEvent, { type: 'AgentRunQueued' }> | AgentRunEvent> = {
+  AgentRunQueued: agentRunLedgerEventSchemas.AgentRunQueued,
+  ...agentRunEventSchemas,
+};
 
 /** Each agent run's state: queued, running (with its lease), succeeded (counts, opportunities) or failed (reason). */
 export const agentRunsProjection: Projection = {

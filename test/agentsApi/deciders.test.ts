@@ -4,6 +4,7 @@ import {
   type QueuedRun,
   RunHeldElsewhereError,
   RunLeaseLostError,
+  RunLedgerClosedError,
   RunRateLimitedError,
   agentRunDecider,
   agentRunLedgerDecider,
@@ -25,7 +26,7 @@ t.test('run ledger: five on-demand runs per sliding hour, earlier hour included;
   given(agentRunLedgerDecider, history).when(at('12:29:00')).thenThrows(RunRateLimitedError, /at most 5/);
   let thrown: RunRateLimitedError | null = null;
   try {
-    agentRunLedgerDecider.decide(at('12:29:00'), history.map((e) => e.data));
+    agentRunLedgerDecider.decide(at('12:29:00'), { runs: history.map((e) => e.data), closed: false });
   } catch (error) {
     thrown = error as RunRateLimitedError;
   }
@@ -72,4 +73,15 @@ t.test('agent settings: work settings change key by key; an unchanged value reco
     .then([{ type: 'AgentConfigured', data: { siteId: 's1', agentKey: 'interlinking', changes: { cadenceHours: 6, workSettings: { b: [1, 2] } }, configuredAt: 'y' } }]);
   t.same(state.interlinking, { ...DEFAULT_AGENT_SETTINGS, active: true, cadenceHours: 6, workSettings: { a: 1, b: [1, 2] } });
   given(agentsDecider, [configured]).when({ type: 'ConfigureAgent', data: { siteId: 's1', agentKey: 'interlinking', changes: { workSettings: { b: [1] } }, now: 'z' } }).then([]);
+});
+
+t.test('run ledger: closed once by the next hour; nothing more is queued in it, a known slot still answers nothing', async (t) => {
+  const close = { type: 'CloseAgentRunLedger' as const, data: { siteId: 's1', hour: 491_234, now: '2026-01-01T13:00:00.100Z' } };
+  const closed = { type: 'AgentRunLedgerClosed' as const, data: { siteId: 's1', hour: 491_234, closedAt: '2026-01-01T13:00:00.100Z' } };
+  const one = { type: 'AgentRunQueued' as const, data: queued('r0', '2026-01-01T12:10:00.000Z', 'scheduled') };
+  given(agentRunLedgerDecider, [one]).when(close).then([closed]);
+  given(agentRunLedgerDecider, [one, closed]).when(close).then([]);
+  const queue = (runId: string) => ({ type: 'QueueAgentRun' as const, data: { run: queued(runId, '2026-01-01T12:59:59.000Z', 'scheduled'), earlier: [], limitPerHour: 5 } });
+  given(agentRunLedgerDecider, [one, closed]).when(queue('late')).thenThrows(RunLedgerClosedError);
+  given(agentRunLedgerDecider, [one, closed]).when(queue('r0')).then([]);
 });

@@ -76,3 +76,20 @@ t.test('scheduled runs take the same path but not the on-demand allowance, and a
   t.equal(second.queued, false, 'the same slot is not queued twice');
   await t.rejects(requestAgentRun(app.services, { ...input, agentKey: 'interlinking', runId: 'sched-x' }), { code: 'AGENT_INACTIVE' }, 'gates still apply');
 });
+
+t.test('at the clock-hour boundary, an instance whose clock trails cannot add a 6th run to the hour another instance already counted', async (t) => {
+  const who = await createTenant(app.services, { plan: 'pro' });
+  await grantCredits(app.services, { teamId: who.teamId, amount: 50 });
+  t.equal((await activate('interlinking', who)).statusCode, 200);
+  const at = (iso: string) => ({ ...app.services, clock: new TestClock(new Date(iso)) });
+  const input = { teamId: who.teamId, siteId: who.siteId, agentKey: 'interlinking' as const, trigger: 'on_demand' as const, requestedBy: null };
+  for (const minute of ['10', '20', '30', '40']) await requestAgentRun(at(`2026-03-03T09:${minute}:00.000Z`), input);
+  // Instance A is already at 10:00:00.500: the 5th run, counted against the 09:00 ledger as A read it.
+  const fifth = await requestAgentRun(at('2026-03-03T10:00:00.500Z'), input);
+  t.equal(fifth.run.status, 'queued');
+  // Instance B's clock trails by a second: it would queue into the 09:00 ledger, which then held
+  // only four runs. The 09:00 ledger is closed, so B's request is decided with the 10:00 one.
+  await t.rejects(requestAgentRun(at('2026-03-03T09:59:59.500Z'), input), { code: 'RATE_LIMITED' }, 'the 6th in the sliding hour is refused');
+  const runs = (await app.fastify.inject({ url: `${agentsPath(who.siteId)}/runs`, headers: bearer(who.key) })).json().runs;
+  t.equal(runs.length, 5, 'five runs, not six');
+});

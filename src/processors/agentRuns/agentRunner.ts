@@ -51,7 +51,7 @@ type RunRef = { runId: string; siteId: string; teamId: string; agentKey: AgentKe
 type Outcome =
   | { ok: true; result: { proposals: StoredProposal[]; counts: Record<string, number>; creditsUsed: number } }
   | { ok: false; reason: Exclude<RunFailureReason, 'worker_lost'>; detail: string };
-type FollowedEvent = AgentRunLedgerEvent | Extract<AgentRunEvent, { type: 'AgentRunSucceeded' }>;
+type FollowedEvent = Extract<AgentRunLedgerEvent, { type: 'AgentRunQueued' }> | Extract<AgentRunEvent, { type: 'AgentRunSucceeded' }>;
 const followed: EventSchemas<FollowedEvent> = {
   AgentRunQueued: agentRunLedgerEventSchemas.AgentRunQueued,
   AgentRunSucceeded: agentRunEventSchemas.AgentRunSucceeded,
