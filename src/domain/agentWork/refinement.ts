@@ -87,7 +87,9 @@ export const refinementOutputSchemas = {
 export type RefinementOutput<K extends RefinableAgentKey> = z.output<(typeof refinementOutputSchemas)[K]>;
 
 /** The model's answer named nothing usable: the heuristic's proposals stand. */
-export class RefinementRejectedError extends Error {}
+export class RefinementRejectedError extends Error {
+  override name = 'RefinementRejectedError';
+}
 
 const URL_LIKE = /\bhttps?:\/\/|\bwww\.|\b[a-z0-9-]+\.(?:com|net|org|io|co|example)\b/i;
 /** Model wording is used only when it names no URL or domain: links come from the articles alone. */
