@@ -202,7 +202,8 @@ t.test('the OpenAI refiner against a local OpenAI-compatible server, through the
   }
 
   t.test("the run's signal stops the wait for the model", async (t) => {
-    const slow = createRefiner({ ...config, OPENAI_TIMEOUT_MS: 30_000 });
+    const reported: unknown[] = [];
+    const slow = createRefiner({ ...config, OPENAI_TIMEOUT_MS: 30_000 }, (e) => reported.push(e));
     server.set(() => ({ status: 200, json: completion(JSON.stringify({ items: [] })), delayMs: 5_000 }));
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error('stopping')), 100);
@@ -210,6 +211,7 @@ t.test('the OpenAI refiner against a local OpenAI-compatible server, through the
     const result = await interlinkingWork(runOf('interlinking', 's1', LINK_SETTINGS), workDeps(services, ARTICLES, { refiner: slow, signal: controller.signal }));
     t.ok(Date.now() - started < 4_000, `returned ${Date.now() - started} ms after the start, before the model answered`);
     t.same(result.proposals, heuristicLinks.proposals);
+    t.same(reported, [], 'a stopped run is not a model failure');
   });
 
   t.test('no proposals: the model is not asked', async (t) => {

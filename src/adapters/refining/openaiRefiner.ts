@@ -129,7 +129,8 @@ export class FallbackRefiner implements AgentRefiner {
     try {
       return await this.primary.refine(input);
     } catch (error) {
-      this.onError(error, input.agentKey);
+      // An aborted run is being stopped, not failed by the model: nothing to report.
+      if (!input.signal.aborted) this.onError(error, input.agentKey);
       return { proposals: input.proposals, outcome: 'skipped', refiner: this.primary.name, dropped: 0, creditsUsed: 0 };
     }
   }
