@@ -39,11 +39,9 @@ export const outreachWork: AgentWork = async (run, deps) => {
   if (!site.sendingDomainVerified) throw new OutreachRunError(`the sending domain ${site.domain} is not verified; no pitch was sent`);
 
   const state = await loadProspects(ctx, run.siteId);
-  // Prospect criteria: only the prospects matching a keyword, and the lower of the two per-run limits.
+  // Prospect criteria: only the prospects matching a keyword, at most maxProspectsPerRun of them.
   const criteria = criteriaOf(run.settings);
-  const todo = [...state.prospects.values()]
-    .filter((p) => p.status === 'new' && fitsCriteria(p, criteria))
-    .slice(0, Math.min(settings.maxProspectsPerRun, criteria.maxProspectsPerRun));
+  const todo = [...state.prospects.values()].filter((p) => p.status === 'new' && fitsCriteria(p, criteria)).slice(0, settings.maxProspectsPerRun);
   const counts = { prospectsLooked: 0, pagesFetched: 0, pitchesSent: 0, sendFailures: 0, suppressed: 0, noContact: 0, robotsDisallowed: 0, unreachable: 0, notOnDomain: 0, capReached: 0 };
   const proposals: ProposalOf<'outreach'>[] = [];
   let sentToday = pitchesOn(state, ctx.clock.now().getTime());

@@ -8,6 +8,7 @@ import type { AgentKey } from '../domain/agents.ts';
 import type { AgentWorkResult, ArticleInput } from '../domain/agentWork.ts';
 import type { CommandContext } from '../commands/context.ts';
 import type { Config } from '../config.ts';
+import type { AgentRefiner } from '../ports/agentRefiner.ts';
 import type { Mailer } from '../ports/mailer.ts';
 import type { PageFetcher } from '../ports/pageFetcher.ts';
 import type { ReadModelStore } from '../ports/readModelStore.ts';
@@ -35,6 +36,8 @@ export interface AgentWorkDeps {
   fetcher: PageFetcher;
   /** The site's articles (from the `articles` read model), text extracted, internal links listed. */
   articles(siteId: string): Promise<ArticleInput[]>;
+  /** Refines the content agents' proposals: the identity offline, the language model when OPENAI_API_KEY is set (`createRefiner`). */
+  refiner: AgentRefiner;
   /** Aborted when the run must stop (shutdown); long work checks it between steps. */
   signal: AbortSignal;
 }

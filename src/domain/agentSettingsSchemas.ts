@@ -15,17 +15,50 @@ const outreachReplyFields = {
 };
 const REPLY_KEYS = Object.keys(outreachReplyFields) as (keyof typeof outreachReplyFields)[];
 
+export const DEFAULT_MAX_PROSPECTS_PER_RUN = 25;
+/** Prospects looked at per run (each costs a few page fetches): the one definition, used by the API's schema and the outreach work's. */
+export const maxProspectsPerRunSetting = z
+  .number()
+  .int()
+  .min(1)
+  .max(200)
+  .default(DEFAULT_MAX_PROSPECTS_PER_RUN)
+  .meta({ description: 'prospects looked at per outreach run at most' });
+
 /** Outbound discovery's limits, part of the outreach agent's work settings (the work's own schema may refine them). */
 const outreachWorkBase = z.object({
   dailySendCap: z.number().int().min(0).max(1_000).default(20).meta({ description: 'cold pitches sent per site per day at most' }),
+  maxProspectsPerRun: maxProspectsPerRunSetting,
   prospectCriteria: z
-    .object({
-      keywords: z.array(z.string().trim().min(1).max(100)).max(50).default([]),
-      maxProspectsPerRun: z.number().int().min(1).max(500).default(25),
-    })
+    .object({ keywords: z.array(z.string().trim().min(1).max(100)).max(50).default([]) })
     .strict()
-    .default({ keywords: [], maxProspectsPerRun: 25 }),
+    .default({ keywords: [] }),
 });
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * `prospectCriteria.maxProspectsPerRun`, the outreach agent's second per-run limit until the two
+ * were made one (the lower of the two applied), folded into `maxProspectsPerRun`: the lower of it
+ * and the top-level value (`fallbackMax` when that is not set) becomes the top-level value, and
+ * the criteria lose it. Stored `AgentConfigured` events and PUT bodies may still carry it. The
+ * same object comes back when there is nothing to fold.
+ */
+export function foldLegacyProspectLimit(work: Record<string, unknown>, fallbackMax: number): Record<string, unknown> {
+  const criteria = work.prospectCriteria;
+  if (!isRecord(criteria) || !Object.hasOwn(criteria, 'maxProspectsPerRun')) return work;
+  const { maxProspectsPerRun: legacy, ...rest } = criteria;
+  const folded: Record<string, unknown> = { ...work, prospectCriteria: rest };
+  if (typeof legacy === 'number' && Number.isInteger(legacy) && legacy >= 1) {
+    const top = typeof work.maxProspectsPerRun === 'number' ? work.maxProspectsPerRun : fallbackMax;
+    folded.maxProspectsPerRun = Math.min(top, legacy);
+  }
+  return folded;
+}
+
+/** An agent's stored work settings as they are read today (for outreach, the legacy per-run limit folded in). */
+const storedWorkOf = (key: AgentKey, stored: AgentSettings) =>
+  key === 'outreach' ? foldLegacyProspectLimit(stored.workSettings, DEFAULT_MAX_PROSPECTS_PER_RUN) : stored.workSettings;
 
 /** The work settings schema of one agent: for outreach the discovery limits, with the work's own fields winning a name clash. */
 export function workSchemaOf(key: AgentKey, schemas: WorkSettingsSchemas): z.ZodObject {
@@ -40,7 +73,7 @@ export function workSettingsOf(key: AgentKey, stored: AgentSettings, schemas: Wo
   const schema = workSchemaOf(key, schemas);
   const defaults = schema.parse({}) as Record<string, unknown>;
   const result: Record<string, unknown> = { ...defaults };
-  for (const [k, v] of Object.entries(onlyKnown(stored.workSettings, schema))) {
+  for (const [k, v] of Object.entries(onlyKnown(storedWorkOf(key, stored), schema))) {
     const one = schema.safeParse({ ...defaults, [k]: v });
     if (one.success) result[k] = (one.data as Record<string, unknown>)[k];
   }
@@ -86,7 +119,14 @@ export function parseAgentUpdate(key: AgentKey, body: Record<string, unknown>, s
   const changes: Partial<AgentSettings> = {};
   if (top.data.isActive !== undefined) changes.active = top.data.isActive;
   if (top.data.cadenceHours !== undefined) changes.cadenceHours = top.data.cadenceHours;
-  const settings = top.data.settings ?? {};
+  const storedWork = storedWorkOf(key, stored);
+  const given = top.data.settings ?? {};
+  const current = typeof storedWork.maxProspectsPerRun === 'number' ? storedWork.maxProspectsPerRun : DEFAULT_MAX_PROSPECTS_PER_RUN;
+  if (key === 'outreach' && isRecord(given.prospectCriteria) && Object.hasOwn(given.prospectCriteria, 'maxProspectsPerRun')) {
+    const legacy = z.number().int().min(1).safeParse(given.prospectCriteria.maxProspectsPerRun);
+    if (!legacy.success) throw validationError(describe(legacy.error, 'settings.prospectCriteria.maxProspectsPerRun'));
+  }
+  const settings = key === 'outreach' ? foldLegacyProspectLimit(given, current) : given;
 
   const workSchema = workSchemaOf(key, schemas);
   const replyKeys: readonly string[] = key === 'outreach' ? REPLY_KEYS : [];
@@ -99,8 +139,12 @@ export function parseAgentUpdate(key: AgentKey, body: Record<string, unknown>, s
   Object.assign(changes, reply.data);
 
   const workGiven = Object.keys(settings).filter((k) => !replyKeys.includes(k));
+  // A change to the work settings also rewrites a stored legacy limit, so no later event carries it.
+  if (workGiven.length > 0 && storedWork !== stored.workSettings) {
+    for (const k of ['maxProspectsPerRun', 'prospectCriteria']) if (!workGiven.includes(k)) workGiven.push(k);
+  }
   if (workGiven.length > 0) {
-    const merged = { ...onlyKnown(stored.workSettings, workSchema), ...Object.fromEntries(workGiven.map((k) => [k, settings[k]])) };
+    const merged = { ...onlyKnown(storedWork, workSchema), ...Object.fromEntries(Object.entries(settings).filter(([k]) => !replyKeys.includes(k))) };
     const work = workSchema.safeParse(merged);
     if (!work.success) throw validationError(describe(work.error, 'settings'));
     const parsed = work.data as Record<string, unknown>;

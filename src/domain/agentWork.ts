@@ -59,4 +59,11 @@ export interface AgentWorkResult {
   creditsUsed: number;
 }
 
+/**
+ * The content agents whose proposals a language model may refine (src/ports/agentRefiner.ts).
+ * `site_performance` measures pages (nothing to word better) and `outreach` mails real people: neither is refined.
+ */
+export type RefinableAgentKey = 'interlinking' | 'article_boost' | 'article_creation' | 'ai_prompt';
+export const REFINABLE_AGENT_KEYS = ['interlinking', 'article_boost', 'article_creation', 'ai_prompt'] as const satisfies readonly RefinableAgentKey[];
+
 export type ProposalOf<K extends AgentKey> = Extract<OpportunityProposal, { kind: K }>;

@@ -136,23 +136,21 @@ export function normaliseProspectUrl(raw: string): string | null {
   return url.toString().replace(/\/$/, '');
 }
 
-/** The outreach agent's prospect criteria (`prospectCriteria` in its settings). */
+/** The outreach agent's prospect criteria (`prospectCriteria` in its settings); the per-run limit is `maxProspectsPerRun`, beside them. */
 export interface ProspectCriteria {
   keywords: readonly string[];
-  maxProspectsPerRun: number;
 }
 
 /** Whether a prospect fits the criteria: with keywords, one of them appears in its URL, name or notes (any case). */
-export function fitsCriteria(prospect: Prospect, criteria: Pick<ProspectCriteria, 'keywords'>): boolean {
+export function fitsCriteria(prospect: Prospect, criteria: ProspectCriteria): boolean {
   if (criteria.keywords.length === 0) return true;
   const haystack = `${prospect.url} ${prospect.name ?? ''} ${prospect.notes ?? ''}`.toLowerCase();
   return criteria.keywords.some((k) => haystack.includes(k.toLowerCase()));
 }
 
-/** The criteria as stored in the run's settings (absent or malformed: no keywords, no extra limit). */
+/** The criteria as stored in the run's settings (absent or malformed: no keywords). */
 export function criteriaOf(settings: Record<string, unknown>): ProspectCriteria {
   const c = settings.prospectCriteria as Partial<ProspectCriteria> | undefined;
   const keywords = Array.isArray(c?.keywords) ? c.keywords.filter((k): k is string => typeof k === 'string' && k.trim() !== '') : [];
-  const max = typeof c?.maxProspectsPerRun === 'number' && c.maxProspectsPerRun > 0 ? c.maxProspectsPerRun : Number.POSITIVE_INFINITY;
-  return { keywords, maxProspectsPerRun: max };
+  return { keywords };
 }

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { OfflineRefiner } from '../../src/adapters/refining/offlineRefiner.ts';
 import { pageFetcherFromConfig } from '../../src/adapters/http/safePageFetcher.ts';
 import type { AgentWorkDeps, AgentRunInput } from '../../src/agentWork/types.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -32,6 +33,7 @@ export function workDeps(services: Services, articles: ArticleInput[], extra: Pa
     mailer: services.mailer,
     fetcher: pageFetcherFromConfig(services.config),
     articles: async () => articles,
+    refiner: new OfflineRefiner(),
     signal: new AbortController().signal,
     ...extra,
   };

@@ -31,7 +31,7 @@ t.test('GET lists the six agents with templates, defaults, plan and no run yet',
   const outreach = body.agents[5];
   t.same(outreach.settings, {
     autoReply: true, senderName: null, signature: null, tone: 'friendly', declineReplies: true,
-    dailySendCap: 20, prospectCriteria: { keywords: [], maxProspectsPerRun: 25 }, pitchTemplate: 'Hello',
+    dailySendCap: 20, maxProspectsPerRun: 25, prospectCriteria: { keywords: [] }, pitchTemplate: 'Hello',
   });
   t.same(body.onDemandRuns, { perHour: 5, leftThisHour: 5 });
   t.same(body.credits, { enforced: false, balance: 0 });
@@ -55,12 +55,43 @@ t.test('PUT toggles and tunes one agent; every change is one AgentConfigured, an
 t.test("outreach: the reply settings stay where the Outreach Agent reads them; discovery limits are work settings", async (t) => {
   const res = await put('outreach', {
     isActive: true,
-    settings: { tone: 'formal', senderName: '  Ada  ', signature: '', dailySendCap: 5, prospectCriteria: { keywords: ['compost'], maxProspectsPerRun: 10 } },
+    settings: { tone: 'formal', senderName: '  Ada  ', signature: '', dailySendCap: 5, maxProspectsPerRun: 10, prospectCriteria: { keywords: ['compost'] } },
   });
   t.equal(res.statusCode, 200);
-  t.match(res.json().agent.settings, { tone: 'formal', senderName: 'Ada', signature: null, dailySendCap: 5, prospectCriteria: { keywords: ['compost'], maxProspectsPerRun: 10 }, pitchTemplate: 'Hello' });
+  t.same(res.json().agent.settings, {
+    autoReply: true, tone: 'formal', senderName: 'Ada', signature: null, declineReplies: true,
+    dailySendCap: 5, maxProspectsPerRun: 10, prospectCriteria: { keywords: ['compost'] }, pitchTemplate: 'Hello',
+  });
   const doc = await getAgentSettings(app.services.readModels, advanced.siteId, 'outreach');
-  t.match(doc, { active: true, tone: 'formal', senderName: 'Ada', workSettings: { dailySendCap: 5 } });
+  t.match(doc, { active: true, tone: 'formal', senderName: 'Ada', workSettings: { dailySendCap: 5, maxProspectsPerRun: 10 } });
+});
+
+t.test('outreach: the per-run limit that was also in prospectCriteria is one setting; old events and bodies carrying it still work', async (t) => {
+  const tenant = await createTenant(app.services, { plan: 'advanced' });
+  const outreachOf = async () => (await list(tenant)).json().agents[5].settings;
+  // An AgentConfigured as the service wrote it before: the limit inside the criteria, and a lower one beside them.
+  await app.services.events.append(
+    agentsStream(tenant.siteId),
+    [{ type: 'AgentConfigured', data: { siteId: tenant.siteId, agentKey: 'outreach', changes: { active: true, workSettings: { prospectCriteria: { keywords: ['compost'], maxProspectsPerRun: 8 } } }, configuredAt: '2026-01-15T11:00:00.000Z' } }],
+    'any',
+  );
+  await app.services.projections.waitFor(await app.services.events.headPosition(), 5_000);
+  t.match(await outreachOf(), { maxProspectsPerRun: 8, prospectCriteria: { keywords: ['compost'] } }, 'the old event loads, its limit folded in');
+  t.notOk('maxProspectsPerRun' in (await outreachOf()).prospectCriteria);
+
+  const raised = await put('outreach', { settings: { maxProspectsPerRun: 40 } }, tenant);
+  t.equal(raised.statusCode, 200);
+  t.match(raised.json().agent.settings, { maxProspectsPerRun: 40, prospectCriteria: { keywords: ['compost'] } }, 'the one setting decides from now on');
+  const last = (await app.services.events.readStream(agentsStream(tenant.siteId))).at(-1)!.data as { changes: { workSettings: Record<string, unknown> } };
+  t.same(last.changes.workSettings, { maxProspectsPerRun: 40, prospectCriteria: { keywords: ['compost'] } }, 'the new event rewrites the legacy criteria');
+
+  const legacyBody = await put('outreach', { settings: { prospectCriteria: { keywords: ['mulch'], maxProspectsPerRun: 12 } } }, tenant);
+  t.equal(legacyBody.statusCode, 200, 'a body with the old field is accepted');
+  t.match(legacyBody.json().agent.settings, { maxProspectsPerRun: 12, prospectCriteria: { keywords: ['mulch'] } }, 'folded: the lower of it and the current limit');
+  const again = await put('outreach', { settings: { prospectCriteria: { keywords: ['mulch'], maxProspectsPerRun: 300 } } }, tenant);
+  t.match(again.json().agent.settings, { maxProspectsPerRun: 12 }, 'the old field only ever lowered the limit, and still does');
+  expectError(t, await put('outreach', { settings: { prospectCriteria: { keywords: [], maxProspectsPerRun: 0 } } }, tenant), 400, 'VALIDATION_ERROR', 'a bad old field');
+  expectError(t, await put('outreach', { settings: { maxProspectsPerRun: 201 } }, tenant), 400, 'VALIDATION_ERROR', 'above the bound');
 });
 
 t.test('bad bodies: UNKNOWN_SETTING names the key, VALIDATION_ERROR the value, AGENT_NOT_FOUND the agent', async (t) => {

@@ -12,6 +12,7 @@ import { type EventSchemas, agentRunEventSchemas, agentRunLedgerEventSchemas } f
 import type { Config } from '../../config.ts';
 import { parseEvent } from '../../lib/parseEvent.ts';
 import { sleep } from '../../lib/sleep.ts';
+import type { AgentRefiner } from '../../ports/agentRefiner.ts';
 import type { Mailer } from '../../ports/mailer.ts';
 import type { ReadModelStore } from '../../ports/readModelStore.ts';
 import { agentRunsInStatus } from '../../readModels/agentRuns.ts';
@@ -30,6 +31,8 @@ export interface AgentRunnerDeps extends AgentRunContext {
   config: Config;
   readModels: ReadModelStore;
   mailer: Mailer;
+  /** The content agents' refiner (`createRefiner(config)`): offline identity, or the language model with fallback. */
+  refiner: AgentRefiner;
   /** Each agent's work; null when none is installed (runs fail with `work_unavailable`). */
   registry: AgentWorkRegistry | null;
   workSettingsSchemas: WorkSettingsSchemas;
@@ -244,6 +247,7 @@ export class AgentRunner {
       mailer: this.deps.mailer,
       articles: (siteId) => articleInputsOf(this.deps.readModels, siteId),
       fetcher: this.fetcher(),
+      refiner: this.deps.refiner,
       signal,
     };
     try {

@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { createRefiner } from '../../adapters/refining/createRefiner.ts';
 import type { AgentWorkWiring } from '../../agentWorkWiring.ts';
 import type { Services } from '../../services.ts';
 import { backgroundEventStore } from '../backgroundEventStore.ts';
@@ -31,6 +32,7 @@ export async function startAgentRunner(services: Services, log?: Log, options: {
       get mailer() {
         return services.mailer;
       },
+      refiner: createRefiner(config, (err, agentKey) => log?.warn({ err, agentKey }, 'language-model refinement failed; the heuristic proposals were kept')),
       registry: agentWork.registry,
       workSettingsSchemas: agentWork.workSettingsSchemas,
     },
