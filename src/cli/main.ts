@@ -37,6 +37,12 @@ function textSetting(flag: string, value: string, max: number): string | null {
   return v === '' ? null : v;
 }
 
+// A reader that stops early (`outreach events tail | head`) closes the pipe: end quietly, as other command-line tools do.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
+
 const program = new Command('outreach')
   .description('Admin CLI of the Outreach Integration Service. Uses the same configuration (environment) as the server.')
   .option('--json', 'print one JSON object per command')
