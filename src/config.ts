@@ -38,6 +38,8 @@ export const configSchema = z.object({
   RUN_PROJECTIONS: bool.default(true),
   // With the embedded SQLite stores, run the projections in their own thread of the process (src/projections/projectionThread.ts).
   PROJECTIONS_IN_THREAD: bool.default(true),
+  // With the projection thread, run the webhook delivery worker and the Outreach Agent in one thread of their own (src/processors/backgroundThread.ts).
+  WORKERS_IN_THREAD: bool.default(true),
   // Credentials in force at once: before a bearer credential is trusted the read models reach the store's head, bounded (then 503).
   CREDENTIAL_CATCH_UP_MS: z.coerce.number().int().min(0).max(60_000).default(2_000),
   // Operations (the README's operations section).

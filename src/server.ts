@@ -4,9 +4,8 @@ import { ConfigError, loadConfig } from './config.ts';
 import { serverOptions } from './http/serverOptions.ts';
 import { requestLogSerializer } from './http/logRedaction.ts';
 import { createServices } from './services.ts';
-import { startWebhookWorker } from './processors/webhookDelivery/startWorker.ts';
 import { startForwardingMailbox } from './processors/forwardingMailbox.ts';
-import { startAgentWorker } from './processors/agent/startAgentWorker.ts';
+import { startBackgroundRoles } from './processors/startBackgroundRoles.ts';
 import { startProjections } from './projections/startProjections.ts';
 import { startAgentRunner } from './processors/agentRuns/startAgentRunner.ts';
 import { exitGracefullyOnSignals } from './lifecycle/shutdown.ts';
@@ -33,10 +32,12 @@ async function main() {
   });
   const projections = config.RUN_PROJECTIONS ? startProjections(services, (err) => fastify.log.error({ err }, 'projection failed')) : null;
   await fastify.register(app, { services });
-  const webhooks = config.RUN_WEBHOOKS
-    ? await startWebhookWorker(services, fastify.log, { onAttempt: (status) => fastify.metrics.deliveryAttempted(status) })
-    : null;
-  const agent = config.RUN_AGENT ? await startAgentWorker(services, fastify.log) : null;
+  // The webhook delivery worker and the Outreach Agent: their own thread by default (WORKERS_IN_THREAD).
+  const background = await startBackgroundRoles(services, projections, {
+    log: fastify.log,
+    onAttempt: (status) => fastify.metrics.deliveryAttempted(status),
+  });
+  fastify.log.info({ projections: projections?.mode ?? 'off', workers: background.mode }, 'background roles started');
   // The agents' work comes from services.agentWork (src/agentWorkWiring.ts).
   const agentRunner = config.RUN_AGENT_RUNNER ? await startAgentRunner(services, fastify.log) : null;
   // The forwarding mailbox (SMTP), off unless SMTP_ENABLED=true.
@@ -51,14 +52,13 @@ async function main() {
     : null;
   if (mailbox) fastify.log.info({ port: mailbox.port }, 'forwarding mailbox listening');
 
-  fastify.metrics.sources.webhooks = webhooks ?? undefined;
-  fastify.metrics.sources.agent = agent?.worker;
+  fastify.metrics.sources.webhooks = background.sources.webhooks;
+  fastify.metrics.sources.agent = background.sources.agent;
   exitGracefullyOnSignals({
     fastify,
     roles: [
       ...(mailbox ? [{ name: 'forwarding mailbox', stop: () => mailbox.close() }] : []),
-      ...(webhooks ? [{ name: 'webhook delivery', stop: (drainMs: number) => webhooks.stop(drainMs) }] : []),
-      ...(agent ? [{ name: 'agent', stop: () => agent.stop() }] : []),
+      ...background.roles,
       ...(agentRunner ? [{ name: 'agent runner', stop: () => agentRunner.stop() }] : []),
       ...(projections ? [{ name: 'projections', stop: () => projections.stop() }] : []),
     ],

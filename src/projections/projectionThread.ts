@@ -27,6 +27,19 @@ type FromThread =
 
 export interface ProjectionThread {
   stop(): Promise<void>;
+  /**
+   * Passes on to `follower` (another thread that keeps its own in-memory read models: the background
+   * roles' thread) every batch this thread applies, after it applied it, and every reload.
+   * Returns how to stop passing them on.
+   */
+  relayTo(follower: ProjectionFollower): () => void;
+}
+
+/** Another thread following the projection thread through this one. */
+export interface ProjectionFollower {
+  batches(batches: CommittedBatch[]): void;
+  /** The read-model file holds documents the follower may have missed: reload it. */
+  reload(): void;
 }
 
 interface ThreadServices {
@@ -47,10 +60,24 @@ export function startProjectionThread(services: ThreadServices, onError: (error:
   const readModels = services.readModels as SqliteReadModelStore;
   const runner = services.projections;
   let worker: Worker | null = null;
-  runner.follow(() => worker?.postMessage({ kind: 'wake' } satisfies ToThread));
+  // One wake per turn of the event loop, posted after its callbacks: every append settled in the turn
+  // (and every read-your-writes wait that asks for a look) is committed by then, and under load a
+  // wake per append and another per wait were a postMessage each on the request path.
+  let wakeScheduled = false;
+  const wake = () => {
+    if (wakeScheduled) return;
+    wakeScheduled = true;
+    setImmediate(() => {
+      wakeScheduled = false;
+      worker?.postMessage({ kind: 'wake' } satisfies ToThread);
+    });
+  };
+  runner.follow(wake);
   let stopping = false;
+  const followers = new Set<ProjectionFollower>();
   // The documents and checkpoints as the file holds them (after a restart, or the thread's own reload).
   const resync = async () => {
+    for (const follower of followers) follower.reload();
     readModels.reload();
     for (const projection of runner.projections) {
       const checkpoint = await readModels.getCheckpoint(projection.name);
@@ -69,9 +96,9 @@ export function startProjectionThread(services: ThreadServices, onError: (error:
       switch (message.kind) {
         case 'batches':
           for (const batch of message.batches) {
-            readModels.applyCommitted(batch);
-            runner.advance(batch.projection, batch.to);
+            if (readModels.applyCommitted(batch)) runner.advance(batch.projection, batch.to);
           }
+          for (const follower of followers) follower.batches(message.batches);
           restartDelay = 100;
           return;
         case 'reload':
@@ -108,11 +135,16 @@ export function startProjectionThread(services: ThreadServices, onError: (error:
     return w;
   };
   worker = spawn();
-  const unsubscribe = events.onAppend(() => worker?.postMessage({ kind: 'wake' } satisfies ToThread));
+  const unsubscribe = events.onAppend(wake);
 
   return {
+    relayTo(follower) {
+      followers.add(follower);
+      return () => followers.delete(follower);
+    },
     async stop() {
       stopping = true;
+      followers.clear();
       unsubscribe();
       const w = worker;
       worker = null;

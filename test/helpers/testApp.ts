@@ -10,7 +10,7 @@ import type { Scope } from '../../src/domain/scopes.ts';
 import type { Plan } from '../../src/domain/site.ts';
 import type { Clock } from '../../src/ports/clock.ts';
 import { createServices, type Services } from '../../src/services.ts';
-import { startProjections } from '../../src/projections/startProjections.ts';
+import { type RunningProjections, startProjections } from '../../src/projections/startProjections.ts';
 import type { AgentWorkWiring } from '../../src/agentWorkWiring.ts';
 
 export interface TestApp {
@@ -20,6 +20,8 @@ export interface TestApp {
   dataDir: string;
   /** Base URL when started with `listen: true`. */
   url: string;
+  /** The projection thread and how to stop it (`projectionsInThread`), else null (in-process runner). */
+  projections: RunningProjections | null;
   close(): Promise<void>;
 }
 
@@ -59,6 +61,7 @@ export async function startTestApp(
     config,
     dataDir,
     url,
+    projections,
     async close() {
       await fastify.close();
       await projections?.stop();

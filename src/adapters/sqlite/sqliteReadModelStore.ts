@@ -119,8 +119,14 @@ export class SqliteReadModelStore implements ReadModelStore {
     this.load();
   }
 
-  /** Applies to the in-memory documents what another connection committed (`onCommit`'s batch); writes nothing. */
-  applyCommitted(batch: CommittedBatch): void {
+  /**
+   * Applies to the in-memory documents what another connection committed (`onCommit`'s batch); writes
+   * nothing. A batch these documents already include (the file was loaded after it was committed) is
+   * skipped: false.
+   */
+  applyCommitted(batch: CommittedBatch): boolean {
+    const held = this.checkpoints.get(batch.projection);
+    if (held && held.version === batch.version && held.position >= batch.to) return false;
     for (const [collection, id, json, position] of batch.changes) {
       let coll = this.collections.get(collection);
       if (!coll) this.collections.set(collection, (coll = new Map()));
@@ -129,6 +135,7 @@ export class SqliteReadModelStore implements ReadModelStore {
       this.changedAt.set(collection, ++this.stamp);
     }
     this.checkpoints.set(batch.projection, { version: batch.version, position: batch.to });
+    return true;
   }
 
   collectionVersion(collection: string): number {

@@ -89,6 +89,15 @@ export class DeliveryLedger {
     });
   }
 
+  /**
+   * A graceful stop: writes the records already queued (an attempt is answered before its record is
+   * durable; dropping the record would re-send the delivery at the next start), then stops writing.
+   */
+  async close(): Promise<void> {
+    while (this.running) await this.flushing;
+    this.deleted = true;
+  }
+
   /** Stops all writing and waits for a batch in progress; the caller then deletes the stream. */
   async destroy(): Promise<void> {
     this.deleted = true;
@@ -176,7 +185,8 @@ export class DeliveryLedgers {
     for (const ledger of this.bySubscription.values()) ledger.prune();
   }
 
-  async destroyAll(): Promise<void> {
-    for (const ledger of this.bySubscription.values()) await ledger.destroy().catch(() => {});
+  /** Writes every ledger's queued records, then stops writing (the worker stops). */
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.bySubscription.values()].map((ledger) => ledger.close().catch(() => {})));
   }
 }

@@ -164,7 +164,7 @@ export class WebhookDeliveryWorker {
     this.recording = false;
     await this.sender.destroy().catch(() => {});
     while (this.scheduler.inFlight > 0) await sleep(10);
-    await this.ledgers.destroyAll();
+    await this.ledgers.closeAll();
     this.controller = null;
   }
 
