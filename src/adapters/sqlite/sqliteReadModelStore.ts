@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { openDatabase } from './openDatabase.ts';
+import { OrderedIndex } from './orderedIndex.ts';
 import type { Checkpoint, Document, Filter, IndexDeclarations, PageQuery, ProjectionBatch, ProjectionWriter, ReadModelRebuild, ReadModelStore, RebuiltDocument } from '../../ports/readModelStore.ts';
 import { matches, sortDocuments } from '../shared/filter.ts';
 import { assertDeclarations, assertPageNames, chooseIndex } from '../shared/pageShape.ts';
@@ -69,6 +70,10 @@ export class SqliteReadModelStore implements ReadModelStore {
   private stamp = 0;
   private loadedAt = 0;
   private readonly changedAt = new Map<string, number>();
+  /** The declared indexes kept in memory over the cache, per collection and index name; built by the first page that walks one. */
+  private readonly memoryIndexes = new Map<string, Map<string, OrderedIndex>>();
+  /** `PRAGMA data_version` when the cache was last seen to hold the file's checkpoints (another connection's commit changes it). */
+  private currentAt: bigint | null = null;
 
   /** `indexes`: what each collection's pages walk (see IndexDeclarations); created here, once. */
   constructor(
@@ -93,6 +98,7 @@ export class SqliteReadModelStore implements ReadModelStore {
         'INSERT INTO checkpoints (name, version, position) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET version = excluded.version, position = excluded.position',
       ),
       deleteCheckpoint: this.db.prepare('DELETE FROM checkpoints WHERE name = ?'),
+      dataVersion: this.db.prepare<[], bigint>('PRAGMA data_version').pluck(),
     };
     this.load();
   }
@@ -111,6 +117,8 @@ export class SqliteReadModelStore implements ReadModelStore {
     }
     this.collections = collections;
     this.checkpoints = checkpoints;
+    this.memoryIndexes.clear();
+    this.currentAt = null;
     this.loadedAt = ++this.stamp;
   }
 
@@ -128,10 +136,7 @@ export class SqliteReadModelStore implements ReadModelStore {
     const held = this.checkpoints.get(batch.projection);
     if (held && held.version === batch.version && held.position >= batch.to) return false;
     for (const [collection, id, json, position] of batch.changes) {
-      let coll = this.collections.get(collection);
-      if (!coll) this.collections.set(collection, (coll = new Map()));
-      if (json === null) coll.delete(id);
-      else coll.set(id, { doc: deepFreeze(JSON.parse(json)), position });
+      this.setEntry(collection, id, json === null ? null : { doc: deepFreeze(JSON.parse(json)), position });
       this.changedAt.set(collection, ++this.stamp);
     }
     this.checkpoints.set(batch.projection, { version: batch.version, position: batch.to });
@@ -156,15 +161,25 @@ export class SqliteReadModelStore implements ReadModelStore {
   }
 
   /**
-   * Pages are found with SQL in the file (committed state), walking the declared partial expression
-   * index `chooseIndex` picks (INDEXED BY: the plan does not depend on statistics), so a deep page
-   * seeks the index like the first one instead of sorting the collection. The documents come from the
-   * cache when it holds the same version (position) of each: a shallow copy, nested values frozen, as
-   * the projection writer sees them; parsing them from the file is the fallback when another process
-   * wrote them since this one last loaded.
+   * A page walks the declared index `chooseIndex` picks, kept in memory over the cached documents
+   * (see OrderedIndex), while the cache holds what the file holds: no other connection committed
+   * since it was last seen to (`PRAGMA data_version`), or the file's checkpoints are the cache's.
+   * Otherwise (another process or thread wrote and this cache has not caught up), or without a
+   * declared index, the page is found with SQL in the file (committed state), walking the declared
+   * partial expression index (INDEXED BY: the plan does not depend on statistics); its documents
+   * come from the cache when it holds the same version (position) of each, parsed from the file
+   * otherwise. Either way a deep page seeks its cursor like the first one instead of sorting the
+   * collection. Documents come back as shallow copies, nested values frozen, as the projection
+   * writer sees them.
    */
   async page<T extends Document>(collection: string, query: PageQuery): Promise<T[]> {
     if (query.limit <= 0) return [];
+    assertPageNames(collection, query);
+    const index = chooseIndex(this.indexes, collection, query);
+    if (index && this.cacheIsCurrent()) {
+      const entries = this.memoryIndex(collection, index).walk(query);
+      if (entries) return entries.map((entry) => ({ ...entry.doc }) as T);
+    }
     const { keys, docs, params } = this.pageStatement(collection, query);
     const cached = this.collections.get(collection);
     const out: Document[] = [];
@@ -174,6 +189,40 @@ export class SqliteReadModelStore implements ReadModelStore {
       out.push({ ...entry.doc });
     }
     return out as T[];
+  }
+
+  /** Whether the cache holds the file's committed documents; see `page`. */
+  private cacheIsCurrent(): boolean {
+    const version = this.stmts.dataVersion.get()!;
+    if (version === this.currentAt) return true;
+    const stored = this.stmts.allCheckpoints.all();
+    const same =
+      stored.length === this.checkpoints.size &&
+      stored.every((row) => {
+        const cached = this.checkpoints.get(row.name);
+        return cached !== undefined && cached.position === row.position && cached.version === Number(row.version);
+      });
+    this.currentAt = same ? version : null;
+    return same;
+  }
+
+  private memoryIndex(collection: string, fields: readonly string[]): OrderedIndex {
+    let indexes = this.memoryIndexes.get(collection);
+    if (!indexes) this.memoryIndexes.set(collection, (indexes = new Map()));
+    const name = indexName(collection, fields);
+    let index = indexes.get(name);
+    if (!index) indexes.set(name, (index = new OrderedIndex(fields, this.collections.get(collection)?.values() ?? [])));
+    return index;
+  }
+
+  /** Sets or removes one cached document, keeping the collection's in-memory indexes in step. */
+  private setEntry(collection: string, id: string, entry: Entry | null): void {
+    let coll = this.collections.get(collection);
+    if (!coll) this.collections.set(collection, (coll = new Map()));
+    const before = coll.get(id);
+    if (entry) coll.set(id, entry);
+    else coll.delete(id);
+    for (const index of this.memoryIndexes.get(collection)?.values() ?? []) index.update(before, entry ?? undefined);
   }
 
   /** SQLite's plan of a page (EXPLAIN QUERY PLAN details), for tests of the declared indexes. */
@@ -310,12 +359,9 @@ export class SqliteReadModelStore implements ReadModelStore {
       if (!applied[i]) return;
       for (const [collection, entries] of overlays[i]!) {
         this.changedAt.set(collection, ++this.stamp);
-        let coll = this.collections.get(collection);
-        if (!coll) this.collections.set(collection, (coll = new Map()));
-        for (const [id, entry] of entries) {
-          if (entry) coll.set(id, entry);
-          else coll.delete(id);
-        }
+        // Many changes at once (a bulk load): the collection's in-memory indexes are built again when next walked.
+        if (entries.size > REINDEX_AFTER) this.memoryIndexes.delete(collection);
+        for (const [id, entry] of entries) this.setEntry(collection, id, entry);
       }
       this.checkpoints.set(batch.projection, { version: batch.version, position: batch.to });
       const written = changes[i];
@@ -422,6 +468,7 @@ export class SqliteReadModelStore implements ReadModelStore {
         for (const [collection, entries] of staged) {
           if (entries.size > 0) this.collections.set(collection, entries);
           else this.collections.delete(collection);
+          this.memoryIndexes.delete(collection);
           this.changedAt.set(collection, ++this.stamp);
         }
         this.checkpoints.set(projection, { version, position });
@@ -443,6 +490,7 @@ export class SqliteReadModelStore implements ReadModelStore {
     })();
     for (const collection of collections) {
       this.collections.delete(collection);
+      this.memoryIndexes.delete(collection);
       this.changedAt.set(collection, ++this.stamp);
     }
     this.checkpoints.delete(projection);
@@ -461,6 +509,9 @@ export class SqliteReadModelStore implements ReadModelStore {
 const jsonField = (field: string) => `json_extract(doc, '$.${field}')`;
 
 const indexName = (collection: string, fields: readonly string[]) => `rm_${collection}__${fields.join('__')}`;
+
+/** A batch changing more documents of a collection than this drops its in-memory indexes instead of updating them one by one. */
+const REINDEX_AFTER = 1_000;
 
 /** JSON booleans read back as 1 / 0 through json_extract. */
 const sqlValue = (value: string | number | boolean) => (typeof value === 'boolean' ? (value ? 1 : 0) : value);

@@ -7,6 +7,9 @@ import { errors, siteParams } from '../schemas.ts';
 import { conversationDetail as conversationDetailView, conversationsPage } from '../views/inbox.ts';
 import { conversationDetail, conversationObject } from './inboxSchemas.ts';
 
+/** The list's answer; the OpenAPI document shows it, and test/inbox/listResponses.test.ts parses real answers with it. */
+export const conversationsPageResponse = z.object({ conversations: z.array(conversationObject), hasMore: z.boolean(), nextCursor: z.string().nullable() });
+
 const listQuery = pageQuery.extend({
   status: z.enum(CONVERSATION_STATUSES).optional(),
   unread: booleanParam.optional(),
@@ -26,13 +29,17 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
     path,
     {
       config: { access: { scope: 'inbox:read', site: true } },
+      // The page is built by `conversationOf`, typed as the schema's output, and errors by the error
+      // handler in the envelope's shape; zod's serializer parsed every page into a copy before
+      // `JSON.stringify` (a tenth of the route's CPU). The schema still documents the answer.
+      serializerCompiler: () => (data) => JSON.stringify(data),
       schema: {
         summary: 'List conversations, newest first, with a cursor',
         tags: ['inbox'],
         params: siteParams,
         querystring: listQuery,
         response: {
-          200: z.object({ conversations: z.array(conversationObject), hasMore: z.boolean(), nextCursor: z.string().nullable() }),
+          200: conversationsPageResponse,
           ...errors(400, 401, 403, 404),
         },
       },
