@@ -294,6 +294,11 @@ export default async function run(): Promise<BenchResult> {
     const stopIngestion = new AbortController();
     const ingestion = ingestRate > 0 ? ingestionLoop(setup, ingestRate, stopIngestion.signal) : null;
     if (ingestion) await new Promise((r) => setTimeout(r, 500)); // ingestions under way before the first measured event
+    // For the stages: when each append resolved, and its position (the claim names it as its source).
+    const committedAt = new Map<string, number>();
+    const messageAt = new Map<string, string>();
+    const fromPosition = await setup.services.events.headPosition();
+    const epochOffset = Date.now() - performance.now();
     const started = performance.now();
     const appends: Promise<unknown>[] = [];
     for (let i = 0; i < total; i++) {
@@ -301,8 +306,14 @@ export default async function run(): Promise<BenchResult> {
       const wait = due - performance.now();
       if (wait > 1) await new Promise((r) => setTimeout(r, wait));
       const e = event(setup.siteId, setup.teamId);
-      issuedAt.set(`msg_${seq - 1}`, performance.now());
-      appends.push(setup.services.events.append(`lat-${seq}`, [{ type: e.type, data: e.data }], 'any'));
+      const messageId = `msg_${seq - 1}`;
+      issuedAt.set(messageId, performance.now());
+      appends.push(
+        setup.services.events.append(`lat-${seq}`, [{ type: e.type, data: e.data }], 'any').then((r) => {
+          committedAt.set(messageId, performance.now());
+          messageAt.set(String(r.position), messageId);
+        }),
+      );
     }
     await Promise.all(appends);
     const issueRate = total / ((performance.now() - started) / 1000);
@@ -316,7 +327,36 @@ export default async function run(): Promise<BenchResult> {
       if (arrived !== undefined) latencies.push(arrived - issued);
     }
     latencies.sort((a, b) => a - b);
+    // Stages, from the log after the fact: the claim's `scheduledAt` is the dispatcher's clock when it
+    // read the page holding the event (epoch ms, whole milliseconds).
+    const claimedAt = new Map<string, number>();
+    for (let after = fromPosition; ; ) {
+      const page = await setup.services.events.readAll({ after, limit: 1_000 });
+      if (page.length === 0) break;
+      after = page[page.length - 1]!.position;
+      for (const recorded of page) {
+        if (recorded.type !== 'DeliveryScheduled') continue;
+        const data = recorded.data as { sourcePosition: string; scheduledAt: string };
+        const messageId = messageAt.get(data.sourcePosition);
+        if (messageId !== undefined && !claimedAt.has(messageId)) claimedAt.set(messageId, Date.parse(data.scheduledAt) - epochOffset);
+      }
+    }
+    const stage = (from: Map<string, number>, to: Map<string, number>) => {
+      const spans: number[] = [];
+      for (const [messageId, t0] of from) {
+        const t1 = to.get(messageId);
+        if (t1 !== undefined) spans.push(t1 - t0);
+      }
+      spans.sort((a, b) => a - b);
+      return `p50 ${pctOf(spans, 50)}, p99 ${pctOf(spans, 99)}`;
+    };
+    const stages = {
+      appended: stage(issuedAt, committedAt),
+      claimed: stage(committedAt, claimedAt),
+      received: stage(claimedAt, messageArrivals),
+    };
     return {
+      stages,
       total,
       all: latencies.length === total,
       issueRate: Math.round(issueRate),
@@ -340,7 +380,8 @@ export default async function run(): Promise<BenchResult> {
   let roleErrors = 0;
   const roleLog = {
     error: (obj: unknown, msg?: string) => {
-      if (roleErrors++ === 0) process.stdout.write(`  npm start wiring, first role error: ${msg} ${String((obj as { err?: unknown } | null)?.err ?? '')}\n`);
+      const err = (obj as { err?: unknown } | null)?.err;
+      if (roleErrors++ === 0) process.stdout.write(`  npm start wiring, first role error: ${msg} ${err instanceof Error ? err.stack : String(err ?? '')}\n`);
     },
     warn: () => {},
   };
@@ -354,8 +395,10 @@ export default async function run(): Promise<BenchResult> {
   const background = await startBackgroundRoles(threadedServices, projections, { log: roleLog });
   // The threads start cold (the main thread's code is warm from the phases above): one uncounted second.
   await measureLatency(threaded, RATE, 1, INGEST_RATE);
+  const stopThreadedProfile = await profileWindow('webhookDelivery-npm-start-main-thread');
   const threadedAlone = await measureLatency(threaded, RATE, LATENCY_SECONDS);
   const threadedTarget = await measureLatency(threaded, RATE, LATENCY_SECONDS, INGEST_RATE);
+  await stopThreadedProfile();
   await threadedApp.close();
   for (const role of background.roles) await role.stop(5_000);
   await projections.stop();
@@ -421,6 +464,12 @@ export default async function run(): Promise<BenchResult> {
       'npm start wiring, with ingestions: ingestion p50 ms': threadedTarget.ingestionP50,
       'npm start wiring, with ingestions: ingestion p99 ms': threadedTarget.ingestionP99,
       'npm start wiring: role errors logged': roleErrors,
+      'npm start wiring, stages ms (alone): issue → append resolved': threadedAlone.stages.appended,
+      'npm start wiring, stages ms (alone): append resolved → dispatcher read it': threadedAlone.stages.claimed,
+      'npm start wiring, stages ms (alone): dispatcher read it → receipt': threadedAlone.stages.received,
+      'npm start wiring, stages ms (with ingestions): issue → append resolved': threadedTarget.stages.appended,
+      'npm start wiring, stages ms (with ingestions): append resolved → dispatcher read it': threadedTarget.stages.claimed,
+      'npm start wiring, stages ms (with ingestions): dispatcher read it → receipt': threadedTarget.stages.received,
     },
     ratio,
     ratioLabel: 'engine signed deliveries/s ÷ raw undici POST/s',
