@@ -1,9 +1,10 @@
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../config.ts';
 import type { DeliveryStatus } from '../domain/webhookDelivery.ts';
-import { SqliteEventStore } from '../adapters/sqlite/sqliteEventStore.ts';
-import { type CommittedBatch, SqliteReadModelStore } from '../adapters/sqlite/sqliteReadModelStore.ts';
-import type { ProjectionThread } from '../projections/projectionThread.ts';
+import type { SqliteEventStore } from '../adapters/sqlite/sqliteEventStore.ts';
+import type { CommittedBatch, SqliteReadModelStore } from '../adapters/sqlite/sqliteReadModelStore.ts';
+import { oncePerTurn } from '../lib/oncePerTurn.ts';
+import { type ProjectionThread, reloadFromFile } from '../projections/projectionThread.ts';
 import type { Services } from '../services.ts';
 
 /**
@@ -46,11 +47,6 @@ export interface BackgroundThread {
   stop(drainMs: number): Promise<void>;
 }
 
-/** Whether these services' background roles can run in their own thread (both stores embedded SQLite). */
-export function canRunRolesInThread(services: Pick<Services, 'events' | 'readModels'>): boolean {
-  return services.events instanceof SqliteEventStore && services.readModels instanceof SqliteReadModelStore;
-}
-
 const STATS_INTERVAL_MS = 500;
 
 /** Starts the thread and resolves once its roles are running (or the first start failed; it is retried). */
@@ -76,15 +72,9 @@ export async function startBackgroundThread(
 
   const post = (message: ToThread) => worker?.postMessage(message);
   const stopRelay = projections.relayTo({ batches: (batches) => post({ kind: 'batches', batches }), reload: () => post({ kind: 'reload' }) });
-  // One wake per turn of the event loop (the projection thread's is coalesced the same way).
-  let wakeScheduled = false;
+  const wake = oncePerTurn(() => post({ kind: 'wake' }));
   const unsubscribe = events.onAppend(() => {
-    if (fromThread || wakeScheduled) return;
-    wakeScheduled = true;
-    setImmediate(() => {
-      wakeScheduled = false;
-      post({ kind: 'wake' });
-    });
+    if (!fromThread) wake();
   });
 
   const spawn = (): Worker => {
@@ -189,13 +179,7 @@ async function runThread(config: Config, roles: BackgroundThreadRoles): Promise<
   events.onAppend(() => {
     if (!fromMain) post({ kind: 'appended' });
   });
-  const resync = async () => {
-    readModels.reload();
-    for (const projection of runner.projections) {
-      const checkpoint = await readModels.getCheckpoint(projection.name);
-      if (checkpoint && checkpoint.version === projection.version) runner.advance(projection.name, checkpoint.position);
-    }
-  };
+  const resync = () => reloadFromFile(readModels, runner);
 
   let pendingAttempts: DeliveryStatus[] = [];
   const onAttempt = (status: DeliveryStatus) => {

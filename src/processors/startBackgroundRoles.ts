@@ -4,7 +4,7 @@ import type { MetricsSources } from '../http/metrics.ts';
 import type { RunningProjections } from '../projections/startProjections.ts';
 import type { Services } from '../services.ts';
 import { startAgentWorker } from './agent/startAgentWorker.ts';
-import { canRunRolesInThread, startBackgroundThread } from './backgroundThread.ts';
+import { startBackgroundThread } from './backgroundThread.ts';
 import { startWebhookWorker } from './webhookDelivery/startWorker.ts';
 
 type Log = { error(obj: unknown, msg?: string): void; warn(obj: unknown, msg?: string): void };
@@ -30,7 +30,8 @@ export async function startBackgroundRoles(
   const { config } = services;
   const roles = { webhooks: config.RUN_WEBHOOKS, agent: config.RUN_AGENT };
   if (!roles.webhooks && !roles.agent) return { mode: 'none', sources: {}, roles: [] };
-  if (config.WORKERS_IN_THREAD && projections?.thread && canRunRolesInThread(services)) {
+  // A projection thread runs only on the embedded SQLite stores (`canRunInThread`), which this thread needs too.
+  if (config.WORKERS_IN_THREAD && projections?.thread) {
     const thread = await startBackgroundThread(services, projections.thread, roles, hooks);
     return {
       mode: 'thread',

@@ -5,6 +5,7 @@ import { READ_MODEL_INDEXES } from '../readModels/indexes.ts';
 import { SqliteEventStore } from '../adapters/sqlite/sqliteEventStore.ts';
 import type { EventStore } from '../ports/eventStore.ts';
 import { allProjections } from './index.ts';
+import { oncePerTurn } from '../lib/oncePerTurn.ts';
 import { ProjectionRunner } from './projectionRunner.ts';
 
 /**
@@ -54,35 +55,30 @@ export function canRunInThread(services: ThreadServices): boolean {
   return services.events instanceof SqliteEventStore && services.readModels instanceof SqliteReadModelStore;
 }
 
+/** A thread that follows the projections: its documents and checkpoints as the read-model file holds them now. */
+export async function reloadFromFile(readModels: SqliteReadModelStore, runner: ProjectionRunner): Promise<void> {
+  readModels.reload();
+  for (const projection of runner.projections) {
+    const checkpoint = await readModels.getCheckpoint(projection.name);
+    if (checkpoint && checkpoint.version === projection.version) runner.advance(projection.name, checkpoint.position);
+  }
+}
+
 /** Starts the projection thread; the services' runner then follows it. A thread that dies is restarted after the main thread's read models are reloaded from the file. */
 export function startProjectionThread(services: ThreadServices, onError: (error: unknown) => void = () => {}): ProjectionThread {
   const events = services.events as SqliteEventStore;
   const readModels = services.readModels as SqliteReadModelStore;
   const runner = services.projections;
   let worker: Worker | null = null;
-  // One wake per turn of the event loop, posted after its callbacks: every append settled in the turn
-  // (and every read-your-writes wait that asks for a look) is committed by then, and under load a
-  // wake per append and another per wait were a postMessage each on the request path.
-  let wakeScheduled = false;
-  const wake = () => {
-    if (wakeScheduled) return;
-    wakeScheduled = true;
-    setImmediate(() => {
-      wakeScheduled = false;
-      worker?.postMessage({ kind: 'wake' } satisfies ToThread);
-    });
-  };
+  // Every append settled in the turn (and every read-your-writes wait that asks for a look) is committed by then.
+  const wake = oncePerTurn(() => worker?.postMessage({ kind: 'wake' } satisfies ToThread));
   runner.follow(wake);
   let stopping = false;
   const followers = new Set<ProjectionFollower>();
   // The documents and checkpoints as the file holds them (after a restart, or the thread's own reload).
   const resync = async () => {
     for (const follower of followers) follower.reload();
-    readModels.reload();
-    for (const projection of runner.projections) {
-      const checkpoint = await readModels.getCheckpoint(projection.name);
-      if (checkpoint && checkpoint.version === projection.version) runner.advance(projection.name, checkpoint.position);
-    }
+    await reloadFromFile(readModels, runner);
   };
   let restartDelay = 100;
 
