@@ -216,7 +216,11 @@ async function runThread(config: Config, roles: BackgroundThreadRoles): Promise<
         for (const batch of message.batches) if (readModels.applyCommitted(batch)) runner.advance(batch.projection, batch.to);
         return;
       case 'reload':
-        resync().catch((err) => log.error({ err }, 'background roles thread could not reload the read models'));
+        try {
+          resync();
+        } catch (err) {
+          log.error({ err }, 'background roles thread could not reload the read models');
+        }
         return;
       case 'stop':
         if (stopRoles) void stop(message.drainMs);

@@ -56,10 +56,10 @@ export function canRunInThread(services: ThreadServices): boolean {
 }
 
 /** A thread that follows the projections: its documents and checkpoints as the read-model file holds them now. */
-export async function reloadFromFile(readModels: SqliteReadModelStore, runner: ProjectionRunner): Promise<void> {
+export function reloadFromFile(readModels: SqliteReadModelStore, runner: ProjectionRunner): void {
   readModels.reload();
   for (const projection of runner.projections) {
-    const checkpoint = await readModels.getCheckpoint(projection.name);
+    const checkpoint = readModels.heldCheckpoint(projection.name);
     if (checkpoint && checkpoint.version === projection.version) runner.advance(projection.name, checkpoint.position);
   }
 }
@@ -76,9 +76,13 @@ export function startProjectionThread(services: ThreadServices, onError: (error:
   let stopping = false;
   const followers = new Set<ProjectionFollower>();
   // The documents and checkpoints as the file holds them (after a restart, or the thread's own reload).
-  const resync = async () => {
-    for (const follower of followers) follower.reload();
-    await reloadFromFile(readModels, runner);
+  const resync = () => {
+    try {
+      for (const follower of followers) follower.reload();
+      reloadFromFile(readModels, runner);
+    } catch (error) {
+      onError(error);
+    }
   };
   let restartDelay = 100;
 
@@ -98,12 +102,12 @@ export function startProjectionThread(services: ThreadServices, onError: (error:
           restartDelay = 100;
           return;
         case 'reload':
-          resync().catch(onError);
+          resync();
           return;
         case 'started':
           // Another process may have moved the read models on between this thread's load and the
           // thread's own start (both read the shared file): begin from what the thread begins from.
-          if (message.positions.some(([name, position]) => runner.positionOf([name]) !== BigInt(position))) resync().catch(onError);
+          if (message.positions.some(([name, position]) => runner.positionOf([name]) !== BigInt(position))) resync();
           return;
         case 'error':
           onError(Object.assign(new Error(message.message), { stack: message.stack }));
@@ -120,11 +124,8 @@ export function startProjectionThread(services: ThreadServices, onError: (error:
       worker = null;
       setTimeout(() => {
         if (stopping) return;
-        resync()
-          .catch(onError)
-          .finally(() => {
-            if (!stopping) worker = spawn();
-          });
+        resync();
+        if (!stopping) worker = spawn();
       }, restartDelay).unref();
       restartDelay = Math.min(restartDelay * 2, 5_000);
     });

@@ -106,15 +106,19 @@ export class SqliteReadModelStore implements ReadModelStore {
   /** (Re)loads the cache from the file: at start, and when another process moved a checkpoint. */
   private load(): void {
     const collections = new Map<string, Map<string, Entry>>();
-    for (const row of this.stmts.allDocs.iterate()) {
-      let coll = collections.get(row.collection);
-      if (!coll) collections.set(row.collection, (coll = new Map()));
-      coll.set(row.id, { doc: deepFreeze(JSON.parse(row.doc)), position: row.position });
-    }
     const checkpoints = new Map<string, Checkpoint>();
-    for (const row of this.stmts.allCheckpoints.iterate()) {
-      checkpoints.set(row.name, { version: Number(row.version), position: row.position });
-    }
+    // One read transaction: documents and checkpoints from the same commit. Read apart, another
+    // connection's commit in between would leave a checkpoint ahead of the documents it covers.
+    this.db.transaction(() => {
+      for (const row of this.stmts.allDocs.iterate()) {
+        let coll = collections.get(row.collection);
+        if (!coll) collections.set(row.collection, (coll = new Map()));
+        coll.set(row.id, { doc: deepFreeze(JSON.parse(row.doc)), position: row.position });
+      }
+      for (const row of this.stmts.allCheckpoints.iterate()) {
+        checkpoints.set(row.name, { version: Number(row.version), position: row.position });
+      }
+    })();
     this.collections = collections;
     this.checkpoints = checkpoints;
     this.memoryIndexes.clear();
@@ -125,6 +129,11 @@ export class SqliteReadModelStore implements ReadModelStore {
   /** Reloads every document and checkpoint from the file (the thread that writes them reloaded too). */
   reload(): void {
     this.load();
+  }
+
+  /** The checkpoint the in-memory documents are at (not the file's, which another connection may have moved since). */
+  heldCheckpoint(projection: string): Checkpoint | null {
+    return this.checkpoints.get(projection) ?? null;
   }
 
   /**
@@ -291,6 +300,8 @@ export class SqliteReadModelStore implements ReadModelStore {
     if (stored?.position !== cached?.position || stored?.version !== cached?.version) {
       this.load();
       this.options.onReload?.();
+      // What was loaded: the file may have moved again since `stored` was read.
+      return this.checkpoints.get(projection) ?? null;
     }
     return stored;
   }
