@@ -88,8 +88,11 @@ export interface ReadModelStore {
   get<T extends Document>(collection: string, id: string): Promise<T | null>;
   find<T extends Document>(collection: string, filter: Filter, options?: { sortBy?: string; limit?: number }): Promise<T[]>;
 
-  /** A keyset page; see PageQuery. */
-  page<T extends Document>(collection: string, query: PageQuery): Promise<T[]>;
+  /**
+   * A keyset page; see PageQuery. Its documents are read-only (an adapter may hand out the very
+   * objects it caches, frozen): copy one to change it.
+   */
+  page<T extends Document>(collection: string, query: PageQuery): Promise<Array<Readonly<T>>>;
 
   getCheckpoint(projection: string): Promise<Checkpoint | null>;
   /**

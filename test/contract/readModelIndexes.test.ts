@@ -101,8 +101,10 @@ t.test('SQLite pages: cached documents while they are the committed version; par
   const query: PageQuery = { filter: { siteId: 's' }, orderBy: 'createdAt', direction: 'desc', limit: 10 };
   const first = await here.page<{ id: string; subject: string }>('conversations', query);
   t.same(first.map((d) => d.subject), ['first 3', 'first 2', 'first 1']);
-  first[0]!.subject = 'changed by the caller';
-  t.equal((await here.page<{ id: string; subject: string }>('conversations', query))[0]!.subject, 'first 3', 'a caller changing a page changes nothing stored');
+  t.throws(() => {
+    (first[0] as { subject: string }).subject = 'changed by the caller';
+  }, TypeError, 'a page\'s documents are read-only (the cached objects, frozen)');
+  t.equal((await here.page<{ id: string; subject: string }>('conversations', query))[0]!.subject, 'first 3', 'a caller trying to change a page changes nothing stored');
 
   // Another process rewrites one document and adds one; this store has not reloaded.
   await other.getCheckpoint('p');

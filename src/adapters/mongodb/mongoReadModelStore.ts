@@ -90,7 +90,7 @@ export class MongoReadModelStore implements ReadModelStore {
     return (await cursor.toArray()).map((stored) => toDocument(stored) as T);
   }
 
-  async page<T extends Document>(collection: string, query: PageQuery): Promise<T[]> {
+  async page<T extends Document>(collection: string, query: PageQuery): Promise<Array<Readonly<T>>> {
     if (query.limit <= 0) return [];
     assertPageNames(collection, query);
     const coll = this.collection(collection);

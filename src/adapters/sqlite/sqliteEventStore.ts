@@ -103,7 +103,8 @@ export class SqliteEventStore implements EventStore {
       readStream: this.db.prepare<[string], Row>('SELECT * FROM events WHERE stream_id = ? ORDER BY revision'),
       readAll: this.db.prepare<[bigint, number], Row>('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
       head: this.db.prepare<[], { p: bigint | null }>('SELECT MAX(position) AS p FROM events'),
-      mark: this.db.prepare<[string], { position: bigint }>('SELECT position FROM event_marks WHERE name = ?'),
+      // Plucked: a bare value, no row object (read before every authenticated request).
+      mark: this.db.prepare<[string], bigint>('SELECT position FROM event_marks WHERE name = ?').pluck(),
       streamLast: this.db.prepare<[string], { position: bigint }>('SELECT position FROM events WHERE stream_id = ? ORDER BY revision DESC LIMIT 1'),
     };
     this.commitHere = createCommitter(this.db);
@@ -142,7 +143,7 @@ export class SqliteEventStore implements EventStore {
 
   /** Position of the last event of the mark's types (-1n when none), or null when no such mark is kept in this file. */
   async markPosition(mark: string): Promise<bigint | null> {
-    return this.stmts.mark.get(mark)?.position ?? null;
+    return this.stmts.mark.get(mark) ?? null;
   }
 
   append(streamId: string, events: NewEvent[], expectedRevision: ExpectedRevision): Promise<AppendResult> {

@@ -178,16 +178,15 @@ export class SqliteReadModelStore implements ReadModelStore {
    * partial expression index (INDEXED BY: the plan does not depend on statistics); its documents
    * come from the cache when it holds the same version (position) of each, parsed from the file
    * otherwise. Either way a deep page seeks its cursor like the first one instead of sorting the
-   * collection. Documents come back as shallow copies, nested values frozen, as the projection
-   * writer sees them.
+   * collection. Documents come back as the cache holds them: frozen (read-only; see the port).
    */
-  async page<T extends Document>(collection: string, query: PageQuery): Promise<T[]> {
+  async page<T extends Document>(collection: string, query: PageQuery): Promise<Array<Readonly<T>>> {
     if (query.limit <= 0) return [];
     assertPageNames(collection, query);
     const index = chooseIndex(this.indexes, collection, query);
     if (index && this.cacheIsCurrent()) {
       const entries = this.memoryIndex(collection, index).walk(query);
-      if (entries) return entries.map((entry) => ({ ...entry.doc }) as T);
+      if (entries) return entries.map((entry) => entry.doc as T);
     }
     const { keys, docs, params } = this.pageStatement(collection, query);
     const cached = this.collections.get(collection);
@@ -195,7 +194,7 @@ export class SqliteReadModelStore implements ReadModelStore {
     for (const row of keys.all(...params)) {
       const entry = cached?.get(row.id);
       if (!entry || entry.position !== row.position) return docs.all(...params).map((r) => JSON.parse(r.doc) as T);
-      out.push({ ...entry.doc });
+      out.push(entry.doc);
     }
     return out as T[];
   }
