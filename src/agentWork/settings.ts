@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import type { AgentKey } from '../domain/agents.ts';
-import { maxProspectsPerRunSetting } from '../domain/agentSettingsSchemas.ts';
+import { dailySendCapSetting, maxProspectsPerRunSetting } from '../domain/agentSettingsSchemas.ts';
 import { DEFAULT_AI_PROMPT } from '../domain/agentWork/aiPrompt.ts';
 import { DEFAULT_ARTICLE_BOOST } from '../domain/agentWork/articleBoost.ts';
 import { DEFAULT_ARTICLE_CREATION } from '../domain/agentWork/articleCreation.ts';
@@ -53,7 +53,7 @@ export const outreachSettingsSchema = z.strictObject({
   senderName: z.string().trim().min(1).max(120).nullable().default(null),
   signature: z.string().trim().min(1).max(2000).nullable().default(null),
   /** Pitches this site may send per UTC day, all runs together. */
-  dailySendCap: z.number().int().min(0).max(500).default(20),
+  dailySendCap: dailySendCapSetting,
   /** Prospects looked at per run: the API's one definition (src/domain/agentSettingsSchemas.ts). */
   maxProspectsPerRun: maxProspectsPerRunSetting,
   /** Prospect criteria: pitch only addresses on the prospect's own domain (no gmail.com contact). */

@@ -25,9 +25,12 @@ export const maxProspectsPerRunSetting = z
   .default(DEFAULT_MAX_PROSPECTS_PER_RUN)
   .meta({ description: 'prospects looked at per outreach run at most' });
 
+/** Cold pitches a site may send per UTC day, all runs together: the one definition, used by the API's schema and the outreach work's. */
+export const dailySendCapSetting = z.number().int().min(0).max(500).default(20).meta({ description: 'cold pitches sent per site per UTC day at most' });
+
 /** Outbound discovery's limits, part of the outreach agent's work settings (the work's own schema may refine them). */
 const outreachWorkBase = z.object({
-  dailySendCap: z.number().int().min(0).max(1_000).default(20).meta({ description: 'cold pitches sent per site per day at most' }),
+  dailySendCap: dailySendCapSetting,
   maxProspectsPerRun: maxProspectsPerRunSetting,
   prospectCriteria: z
     .object({ keywords: z.array(z.string().trim().min(1).max(100)).max(50).default([]) })

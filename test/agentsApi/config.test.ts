@@ -91,7 +91,8 @@ t.test('outreach: the per-run limit that was also in prospectCriteria is one set
   const again = await put('outreach', { settings: { prospectCriteria: { keywords: ['mulch'], maxProspectsPerRun: 300 } } }, tenant);
   t.match(again.json().agent.settings, { maxProspectsPerRun: 12 }, 'the old field only ever lowered the limit, and still does');
   expectError(t, await put('outreach', { settings: { prospectCriteria: { keywords: [], maxProspectsPerRun: 0 } } }, tenant), 400, 'VALIDATION_ERROR', 'a bad old field');
-  expectError(t, await put('outreach', { settings: { maxProspectsPerRun: 201 } }, tenant), 400, 'VALIDATION_ERROR', 'above the bound');
+  expectError(t, await put('outreach', { settings: { maxProspectsPerRun: 201 } }, tenant), 400, 'VALIDATION_ERROR', 'above the bound');  t.equal((await put('outreach', { settings: { dailySendCap: 500 } }, tenant)).statusCode, 200, 'the daily cap at its bound');
+  expectError(t, await put('outreach', { settings: { dailySendCap: 501 } }, tenant), 400, 'VALIDATION_ERROR', 'the daily cap above its bound (the one the work applies)');
 });
 
 t.test('bad bodies: UNKNOWN_SETTING names the key, VALIDATION_ERROR the value, AGENT_NOT_FOUND the agent', async (t) => {
