@@ -48,9 +48,10 @@ CREATE TABLE IF NOT EXISTS checkpoints (
 `;
 
 /**
- * Stored documents are deep-frozen and never handed out as they are: routes get deep copies, and a
- * projection gets a shallow copy whose nested values are frozen (changing one throws), so nothing
- * changes stored state except a guarded `put`, which freezes the document it is given.
+ * Stored documents are deep-frozen: `get` and `find` hand out deep copies, a page hands out the
+ * frozen documents themselves (read-only by the port's type; changing one throws), and a projection
+ * gets a shallow copy whose nested values are frozen, so nothing changes stored state except a
+ * guarded `put`, which freezes the document it is given.
  *
  * Embedded read models: every document lives in memory for fast queries and is persisted to a
  * SQLite file together with its projection's checkpoint in one transaction, so a restart resumes
