@@ -8,6 +8,7 @@ import { FallbackExtractor, OpenAiExtractor } from './adapters/extractor/openaiE
 import { SqliteCounterStore } from './adapters/sqlite/sqliteCounterStore.ts';
 import type { CounterStore } from './ports/counterStore.ts';
 import type { Extractor } from './ports/extractor.ts';
+import { openAiModelOf } from './adapters/shared/openAiModel.ts';
 
 /** Limit counters: MongoDB when MONGODB_URL is set (shared by every API node), else a SQLite file under DATA_DIR. */
 export async function openCounterStore(config: Config, clock: Clock): Promise<CounterStore> {
@@ -25,14 +26,9 @@ export async function openCounterStore(config: Config, clock: Clock): Promise<Co
  */
 export function createExtractor(config: Config, onModelError: (error: unknown) => void = () => {}): Extractor {
   const offline = new OfflineExtractor();
-  if (!config.OPENAI_API_KEY) return offline;
-  const openai = new OpenAiExtractor({
-    apiKey: config.OPENAI_API_KEY,
-    baseURL: config.OPENAI_BASE_URL,
-    model: config.OPENAI_MODEL,
-    timeoutMs: config.OPENAI_TIMEOUT_MS,
-  });
-  return new FallbackExtractor(openai, offline, onModelError);
+  const model = openAiModelOf(config);
+  if (!model) return offline;
+  return new FallbackExtractor(new OpenAiExtractor(model), offline, onModelError);
 }
 
 declare module 'fastify' {

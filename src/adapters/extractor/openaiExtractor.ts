@@ -1,4 +1,5 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
+import { type OpenAiModelOptions, openAiClientOf } from '../shared/openAiModel.ts';
 import { z } from 'zod';
 import type { ExtractionInput, ExtractionOutcome, Extractor } from '../../ports/extractor.ts';
 
@@ -42,21 +43,14 @@ const JSON_SCHEMA = {
 
 const SYSTEM_PROMPT = `You read emails sent to a website owner. Extract every link-building ask: the URL the sender wants linked (targetUrl), the proposed anchor text, the proposed sentence, and the page of the recipient's site where the link should go (sourceUrl). Set actionable to false and asks to [] when the email asks for no specific link. Never invent URLs that are not in the email.`;
 
-export interface OpenAiExtractorOptions {
-  apiKey: string;
-  baseURL?: string;
-  model: string;
-  timeoutMs: number;
-}
-
 /** The language-model extractor: the `openai` SDK against OpenAI or any compatible server. */
 export class OpenAiExtractor implements Extractor {
   readonly name: string;
   private readonly client: OpenAI;
 
-  constructor(private readonly options: OpenAiExtractorOptions) {
+  constructor(private readonly options: OpenAiModelOptions) {
     this.name = `openai:${options.model}`;
-    this.client = new OpenAI({ apiKey: options.apiKey, baseURL: options.baseURL, timeout: options.timeoutMs, maxRetries: 0 });
+    this.client = openAiClientOf(options);
   }
 
   async extract(input: ExtractionInput): Promise<ExtractionOutcome> {

@@ -1,4 +1,5 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
+import { type OpenAiModelOptions, openAiClientOf } from '../shared/openAiModel.ts';
 import { assertNever } from '../../domain/decider.ts';
 import type { ProposalOf } from '../../domain/agentWork.ts';
 import { applyRefinement, refinementContext, refinementOutputSchemas, type RefinementOutput } from '../../domain/agentWork/refinement.ts';
@@ -43,13 +44,6 @@ const TASKS: { [K in RefinableAgentKey]: string } = {
     'Each proposal is a question people ask AI assistants, with the article that should answer it (articleId null: none does yet). Drop questions nobody would ask. For each kept return ref, question: the question as a person would type it, articleId: the id of the listed article that best answers it or null when none does, and rationale: one sentence on why that article answers it, or what an answer would need.',
 };
 
-export interface OpenAiRefinerOptions {
-  apiKey: string;
-  baseURL?: string;
-  model: string;
-  timeoutMs: number;
-}
-
 /** The model's view of a proposal: its ref and wording; URLs are in the article list. */
 function shownOf(proposal: ProposalOf<RefinableAgentKey>, ref: number): Record<string, unknown> {
   switch (proposal.kind) {
@@ -76,9 +70,9 @@ export class OpenAiRefiner implements AgentRefiner {
   readonly name: string;
   private readonly client: OpenAI;
 
-  constructor(private readonly options: OpenAiRefinerOptions) {
+  constructor(private readonly options: OpenAiModelOptions) {
     this.name = `openai:${options.model}`;
-    this.client = new OpenAI({ apiKey: options.apiKey, baseURL: options.baseURL, timeout: options.timeoutMs, maxRetries: 0 });
+    this.client = openAiClientOf(options);
   }
 
   async refine<K extends RefinableAgentKey>(input: RefineInput<K>): Promise<Refinement<K>> {
