@@ -4,7 +4,7 @@ import type { DeliveryStatus } from '../domain/webhookDelivery.ts';
 import type { SqliteEventStore } from '../adapters/sqlite/sqliteEventStore.ts';
 import type { CommittedBatch, SqliteReadModelStore } from '../adapters/sqlite/sqliteReadModelStore.ts';
 import { oncePerTurn } from '../lib/oncePerTurn.ts';
-import { type ProjectionThread, reloadFromFile } from '../projections/projectionThread.ts';
+import { type ProjectionThread, applyFollowedBatches, reloadFromFile } from '../projections/projectionThread.ts';
 import type { Services } from '../services.ts';
 
 /**
@@ -181,15 +181,15 @@ async function runThread(config: Config, roles: BackgroundThreadRoles): Promise<
   });
   const resync = () => reloadFromFile(readModels, runner);
 
+  // The turn's attempts in one message to the main thread's metrics.
   let pendingAttempts: DeliveryStatus[] = [];
+  const postAttempts = oncePerTurn(() => {
+    post({ kind: 'attempts', statuses: pendingAttempts });
+    pendingAttempts = [];
+  });
   const onAttempt = (status: DeliveryStatus) => {
-    if (pendingAttempts.length === 0) {
-      setImmediate(() => {
-        post({ kind: 'attempts', statuses: pendingAttempts });
-        pendingAttempts = [];
-      });
-    }
     pendingAttempts.push(status);
+    postAttempts();
   };
 
   // Messages wait in the port's queue until this listener is attached: batches committed before
@@ -213,7 +213,7 @@ async function runThread(config: Config, roles: BackgroundThreadRoles): Promise<
         }
         return;
       case 'batches':
-        for (const batch of message.batches) if (readModels.applyCommitted(batch)) runner.advance(batch.projection, batch.to);
+        applyFollowedBatches(readModels, runner, message.batches);
         return;
       case 'reload':
         try {
@@ -228,7 +228,7 @@ async function runThread(config: Config, roles: BackgroundThreadRoles): Promise<
         return;
     }
   });
-  await resync();
+  resync();
 
   const webhooks = roles.webhooks ? await startWebhookWorker(services, log, { onAttempt }) : null;
   const agent = roles.agent ? await startAgentWorker(services, log) : null;

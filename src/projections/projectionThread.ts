@@ -64,6 +64,11 @@ export function reloadFromFile(readModels: SqliteReadModelStore, runner: Project
   }
 }
 
+/** A thread that follows the projections: what the projection thread committed, applied to its documents and checkpoints (batches they already include are skipped). */
+export function applyFollowedBatches(readModels: SqliteReadModelStore, runner: ProjectionRunner, batches: readonly CommittedBatch[]): void {
+  for (const batch of batches) if (readModels.applyCommitted(batch)) runner.advance(batch.projection, batch.to);
+}
+
 /** Starts the projection thread; the services' runner then follows it. A thread that dies is restarted after the main thread's read models are reloaded from the file. */
 export function startProjectionThread(services: ThreadServices, onError: (error: unknown) => void = () => {}): ProjectionThread {
   const events = services.events as SqliteEventStore;
@@ -95,9 +100,7 @@ export function startProjectionThread(services: ThreadServices, onError: (error:
     w.on('message', (message: FromThread) => {
       switch (message.kind) {
         case 'batches':
-          for (const batch of message.batches) {
-            if (readModels.applyCommitted(batch)) runner.advance(batch.projection, batch.to);
-          }
+          applyFollowedBatches(readModels, runner, message.batches);
           for (const follower of followers) follower.batches(message.batches);
           restartDelay = 100;
           return;
