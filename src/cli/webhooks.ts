@@ -3,6 +3,7 @@ import type { Services } from '../services.ts';
 import { listDeliveriesOfSubscription } from '../readModels/webhookDeliveries.ts';
 import { startWebhookWorker } from '../processors/webhookDelivery/startWorker.ts';
 import { print } from './output.ts';
+import { untilInterrupted } from './untilInterrupted.ts';
 import { type WorkerMetricsOptions, metricsOptions, startWorkerMetrics } from './workerMetrics.ts';
 
 type WithServices = <T>(fn: (services: Services) => Promise<T>) => Promise<T>;
@@ -23,10 +24,7 @@ export function registerWebhookCommands(program: Command, json: () => boolean, w
         );
         if (metrics) metrics.metrics.sources.webhooks = w;
         print(json(), { worker: 'webhooks', started: true }, 'webhook worker running; Ctrl-C stops it');
-        await new Promise<void>((resolve) => {
-          process.once('SIGINT', () => resolve());
-          process.once('SIGTERM', () => resolve());
-        });
+        await untilInterrupted();
         await metrics?.close();
         await w.stop();
       }),

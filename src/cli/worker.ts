@@ -3,6 +3,7 @@ import { startAgentWorker } from '../processors/agent/startAgentWorker.ts';
 import { startAgentRunner } from '../processors/agentRuns/startAgentRunner.ts';
 import type { Services } from '../services.ts';
 import { print } from './output.ts';
+import { untilInterrupted } from './untilInterrupted.ts';
 import { type WorkerMetricsOptions, metricsOptions, startWorkerMetrics } from './workerMetrics.ts';
 
 type WithServices = <T>(fn: (services: Services) => Promise<T>) => Promise<T>;
@@ -27,10 +28,7 @@ export function registerAgentWorkerCommand(program: Command, json: () => boolean
         const metrics = await startWorkerMetrics(s, options);
         if (metrics) metrics.metrics.sources.agent = agent.worker;
         print(json(), { worker: 'agent', started: true }, 'outreach agent running; Ctrl-C stops it');
-        await new Promise<void>((resolve) => {
-          process.once('SIGINT', () => resolve());
-          process.once('SIGTERM', () => resolve());
-        });
+        await untilInterrupted();
         await metrics?.close();
         await agent.stop();
       }),
@@ -43,10 +41,7 @@ export function registerAgentWorkerCommand(program: Command, json: () => boolean
         const runner = await startAgentRunner(s, stderrLog);
         const metrics = await startWorkerMetrics(s, options);
         print(json(), { worker: 'agent-runs', started: true, workerId: runner.runner.holder }, 'agent runner running; Ctrl-C stops it');
-        await new Promise<void>((resolve) => {
-          process.once('SIGINT', () => resolve());
-          process.once('SIGTERM', () => resolve());
-        });
+        await untilInterrupted();
         await metrics?.close();
         await runner.stop();
       }),
