@@ -23,7 +23,7 @@ export function registerWebhookCommands(program: Command, json: () => boolean, w
           { onAttempt: (status) => metrics?.metrics.deliveryAttempted(status) },
         );
         if (metrics) metrics.metrics.sources.webhooks = w;
-        print(json(), { worker: 'webhooks', started: true }, 'webhook worker running; Ctrl-C stops it');
+        print(json(), { worker: 'webhooks', started: true, workerId: w.workerId }, `webhook worker ${w.workerId} running; Ctrl-C stops it`);
         await untilInterrupted();
         await metrics?.close();
         await w.stop();

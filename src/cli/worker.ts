@@ -27,7 +27,7 @@ export function registerAgentWorkerCommand(program: Command, json: () => boolean
         const agent = await startAgentWorker(s, stderrLog);
         const metrics = await startWorkerMetrics(s, options);
         if (metrics) metrics.metrics.sources.agent = agent.worker;
-        print(json(), { worker: 'agent', started: true }, 'outreach agent running; Ctrl-C stops it');
+        print(json(), { worker: 'agent', started: true, workerId: agent.worker.workerId }, `outreach agent ${agent.worker.workerId} running; Ctrl-C stops it`);
         await untilInterrupted();
         await metrics?.close();
         await agent.stop();

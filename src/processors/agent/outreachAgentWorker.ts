@@ -56,6 +56,11 @@ export class OutreachAgentWorker {
     this.sender = new ReplySender(deps, options, { workerId: options.workerId, instanceId: this.instanceId }, options.log);
   }
 
+  /** This worker's name in the reply claims it writes. */
+  get workerId(): string {
+    return this.options.workerId;
+  }
+
   get position(): bigint {
     return this.checkpoint;
   }

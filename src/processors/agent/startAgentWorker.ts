@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import type { Config } from '../../config.ts';
+import { claimWorkerIdentity } from '../../adapters/sqlite/workerIdentity.ts';
 import { createDrafter } from '../../adapters/drafting/createDrafter.ts';
 import { createTriage } from '../../adapters/triage/createTriage.ts';
 import type { Mailer } from '../../ports/mailer.ts';
@@ -27,9 +28,14 @@ export interface RunningAgent {
   stop(): Promise<void>;
 }
 
-/** Starts the Outreach Agent inside the given services (npm start, `outreach worker agent`). */
+/**
+ * Starts the Outreach Agent inside the given services (npm start, `outreach worker agent`). Without
+ * AGENT_WORKER_ID it takes a name no other running agent worker on this host holds (see
+ * claimWorkerIdentity), freed when it stops.
+ */
 export async function startAgentWorker(services: Services, log?: Log, overrides: { mailer?: Mailer } = {}): Promise<RunningAgent> {
   const { config } = services;
+  const identity = config.AGENT_WORKER_ID ? null : claimWorkerIdentity(config.DATA_DIR, 'agent');
   // The process's one mailer (the API's replies share it), unless a test gives its own.
   const mailer = overrides.mailer ?? services.mailer;
   const worker = new OutreachAgentWorker(
@@ -42,14 +48,20 @@ export async function startAgentWorker(services: Services, log?: Log, overrides:
       drafter: createDrafter(config, (err) => log?.warn({ err }, 'language-model drafter failed; used the template')),
       mailer,
     },
-    agentOptionsFrom(config, log),
+    { ...agentOptionsFrom(config, log), ...(identity ? { workerId: identity.workerId } : {}) },
   );
-  await worker.start();
+  try {
+    await worker.start();
+  } catch (error) {
+    identity?.release();
+    throw error;
+  }
   return {
     worker,
     mailer,
     async stop() {
       await worker.stop();
+      identity?.release();
     },
   };
 }

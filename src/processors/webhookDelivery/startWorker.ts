@@ -1,15 +1,32 @@
+import { claimWorkerIdentity } from '../../adapters/sqlite/workerIdentity.ts';
 import type { Services } from '../../services.ts';
 import { backgroundEventStore } from '../backgroundEventStore.ts';
 import { type WorkerDeps, WebhookDeliveryWorker, type WorkerOptions, workerOptionsFrom } from './worker.ts';
 
-/** Starts the webhook subscriber process inside the given services (npm start, `outreach worker webhooks`). */
+/**
+ * Starts the webhook subscriber process inside the given services (npm start, `outreach worker webhooks`).
+ * Without WEBHOOK_WORKER_ID it takes a name no other running delivery worker on this host holds
+ * (see claimWorkerIdentity), freed when it stops.
+ */
 export async function startWebhookWorker(
   services: Services,
   log?: { error(obj: unknown, msg?: string): void },
   overrides: Partial<WorkerOptions> = {},
 ): Promise<WebhookDeliveryWorker> {
-  const worker = new WebhookDeliveryWorker(webhookWorkerDeps(services), { ...workerOptionsFrom(services.config), log, ...overrides });
-  await worker.start();
+  const { config } = services;
+  const identity = config.WEBHOOK_WORKER_ID || overrides.workerId ? null : claimWorkerIdentity(config.DATA_DIR, 'webhooks');
+  const worker = new WebhookDeliveryWorker(webhookWorkerDeps(services), {
+    ...workerOptionsFrom(config),
+    log,
+    ...overrides,
+    ...(identity ? { workerId: identity.workerId, onStopped: () => identity.release() } : {}),
+  });
+  try {
+    await worker.start();
+  } catch (error) {
+    identity?.release();
+    throw error;
+  }
   return worker;
 }
 

@@ -34,6 +34,8 @@ export interface WorkerOptions {
   /** Told each attempt's outcome (metrics). */
   onAttempt?: (status: DeliveryStatus) => void;
   log?: { error(obj: unknown, msg?: string): void; warn?(obj: unknown, msg?: string): void };
+  /** Called once `stop` has drained and written everything (the worker's name is then free: see claimWorkerIdentity). */
+  onStopped?: () => void;
 }
 
 export interface WorkerDeps {
@@ -85,12 +87,17 @@ export class WebhookDeliveryWorker {
   /** Answers are recorded from start until the end of stop's drain. */
   private recording = false;
   private loops: Promise<void>[] = [];
+  private readonly onStopped: (() => void) | undefined;
+  /** This worker's name in the delivery records it writes. */
+  readonly workerId: string;
 
   constructor(
     private readonly deps: WorkerDeps,
     options: WorkerOptions,
   ) {
     const { workerId, log } = options;
+    this.workerId = workerId;
+    this.onStopped = options.onStopped;
     const now = () => deps.clock.now().getTime();
     this.sender = new WebhookSender({
       allowed: parseAllowedRanges(options.allowedRanges),
@@ -166,6 +173,7 @@ export class WebhookDeliveryWorker {
     while (this.scheduler.inFlight > 0) await sleep(10);
     await this.ledgers.closeAll();
     this.controller = null;
+    this.onStopped?.();
   }
 
   /** Deliveries waiting for a retry's due time, and all this worker holds (due, queued or in flight). */
