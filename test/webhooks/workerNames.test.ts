@@ -2,9 +2,11 @@ import { spawn } from 'node:child_process';
 import { hostname } from 'node:os';
 import t, { type Test } from 'tap';
 import { claimWorkerIdentity } from '../../src/adapters/sqlite/workerIdentity.ts';
+import { conversationStream } from '../../src/domain/conversation.ts';
 import { startAgentWorker } from '../../src/processors/agent/startAgentWorker.ts';
 import { startWebhookWorker } from '../../src/processors/webhookDelivery/startWorker.ts';
 import { bearer, createTenant, startTestApp } from '../helpers/testApp.ts';
+import { PITCH, ingest, makeAgentReady } from '../ingestion/helpers.ts';
 import { messageReceived, sleep, startReceiver, testCertificate } from './helpers.ts';
 
 /**
@@ -133,6 +135,35 @@ t.test('agent workers on one host get names of their own; a configured AGENT_WOR
   t.equal(d.worker.workerId, 'agent-7');
   t.equal(e.worker.workerId, 'agent-7', 'an operator-given id is not changed (each copy must be given its own)');
   await Promise.all([d.stop(), e.stop()]);
+});
+
+t.test('an agent worker started beside a running one leaves that one’s reply in flight alone', async (t) => {
+  // Another worker's reply left in flight is settled only after an hour (AGENT_ORPHAN_AFTER_MS).
+  const app = await startTestApp({ env: { AGENT_ORPHAN_AFTER_MS: '3600000' } });
+  t.teardown(() => app.close());
+  const tenant = await createTenant(app.services);
+  await makeAgentReady(app.services, tenant.siteId);
+  const res = await ingest(app.fastify, tenant, { ...PITCH, messageId: '<names-1@prospect.io>' });
+  const conversationId: string = res.json().conversationIds[0];
+
+  // A relay that is still working on the reply (SMTP: not idempotent, so a reply whose send was cut
+  // short is recorded as outcome unknown, for a person, rather than sent again).
+  let sends = 0;
+  const slowRelay = { name: 'smtp', idempotent: false, close: async () => {}, send: async () => {
+    sends++;
+    return new Promise<never>(() => {});
+  } };
+  const first = await startAgentWorker(app.services, undefined, { mailer: slowRelay });
+  t.teardown(() => void first.worker.stop().catch(() => {}));
+  for (const deadline = Date.now() + 20_000; sends === 0; await sleep(25)) if (Date.now() > deadline) throw new Error('the reply was never sent');
+
+  const second = await startAgentWorker(app.services, undefined, { mailer: slowRelay });
+  t.teardown(() => second.stop());
+  t.equal(second.worker.workerId, `${host}#2`);
+  await sleep(1_500);
+  const history = JSON.stringify((await app.services.events.readStream(conversationStream(conversationId))).map((e) => e.data));
+  t.notMatch(history, /outcome_unknown/, 'the running worker’s send is not declared lost by the newcomer');
+  t.equal(sends, 1, 'nor sent again');
 });
 
 t.test('names are per role, and not shared with a worker of another data directory', async (t) => {
