@@ -51,15 +51,17 @@ t.test('a second delivery worker started beside a running one does not take over
   t.equal(first.workerId, host, 'the first worker is named after the host');
 
   await app.services.events.append('test-worker-names', [messageReceived(tenant, 1)], 'any');
-  await receiver.waitFor((r) => r.length >= 1);
-  await sleep(100); // the failed attempt's record (and so its pending retry) is written
+  await receiver.waitFor((r) => r.length >= 1, 30_000);
+  // The retry is queued once the failed attempt's record is written.
+  for (const deadline = Date.now() + 10_000; first.queue.waitingForRetry === 0 && Date.now() < deadline; ) await sleep(10);
   t.equal(first.queue.waitingForRetry, 1, 'the first worker holds the retry');
+  t.equal(receiver.received.length, 1, 'and has not sent it yet');
 
   second = await startWebhookWorker(app.services);
   t.equal(second.workerId, `${host}#2`, 'the second worker gets a name of its own');
   t.equal(second.queue.held, 0, 'and does not hold the first worker’s retry');
 
-  await receiver.waitFor((r) => r.length >= 2, 15_000);
+  await receiver.waitFor((r) => r.length >= 2, 30_000);
   await sleep(1_000);
   t.equal(receiver.received.length, 2, 'the failed attempt and one retry: the retry is not sent twice');
   t.equal(receiver.received[0]!.json.id, receiver.received[1]!.json.id, 'both POSTs are the same delivery');
@@ -164,6 +166,29 @@ t.test('an agent worker started beside a running one leaves that one’s reply i
   const history = JSON.stringify((await app.services.events.readStream(conversationStream(conversationId))).map((e) => e.data));
   t.notMatch(history, /outcome_unknown/, 'the running worker’s send is not declared lost by the newcomer');
   t.equal(sends, 1, 'nor sent again');
+});
+
+t.test('a name taken twice in one process stays locked for other processes', async (t) => {
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { spawnSync } = await import('node:child_process');
+  const dir = mkdtempSync(join(tmpdir(), 'worker-names-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const module = new URL('../../src/adapters/sqlite/workerIdentity.ts', import.meta.url).href;
+  const claimInChild = () => {
+    const code = `const { claimWorkerIdentity } = await import(${JSON.stringify(module)}); console.log(claimWorkerIdentity(${JSON.stringify(dir)}, 'webhooks', 'h').workerId);`;
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: root, encoding: 'utf8' });
+    if (child.status !== 0) throw new Error(child.stderr);
+    return child.stdout.trim();
+  };
+  const a = claimWorkerIdentity(dir, 'webhooks', 'h');
+  t.equal(claimInChild(), 'h#2', 'another process, while this one holds h');
+  const b = claimWorkerIdentity(dir, 'webhooks', 'h');
+  t.equal(b.workerId, 'h#2');
+  t.equal(claimInChild(), 'h#3', 'another process, after this one took a second name: h and h#2 are both still held');
+  a.release();
+  b.release();
 });
 
 t.test('names are per role, and not shared with a worker of another data directory', async (t) => {

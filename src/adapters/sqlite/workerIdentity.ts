@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 
@@ -27,9 +27,9 @@ export function claimWorkerIdentity(dataDir: string, role: WorkerRole, base: str
   const dir = join(dataDir, 'workers');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   for (let slot = 1; slot <= MAX_SLOTS; slot++) {
-    const file = join(dir, `${role}-${slot}.lock`);
-    closeSync(openSync(file, 'a', 0o600));
-    const db = new Database(file, { timeout: 0 });
+    // Opened by SQLite only: POSIX locks belong to the process, and closing any other descriptor of
+    // the file (as an open-and-close to set its mode would) drops the locks this process holds on it.
+    const db = new Database(join(dir, `${role}-${slot}.lock`), { timeout: 0 });
     try {
       db.pragma('locking_mode = EXCLUSIVE');
       // The first transaction takes the exclusive lock; in this locking mode it is kept until close.

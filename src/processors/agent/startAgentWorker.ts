@@ -35,24 +35,25 @@ export interface RunningAgent {
  */
 export async function startAgentWorker(services: Services, log?: Log, overrides: { mailer?: Mailer } = {}): Promise<RunningAgent> {
   const { config } = services;
-  const identity = config.AGENT_WORKER_ID ? null : claimWorkerIdentity(config.DATA_DIR, 'agent');
   // The process's one mailer (the API's replies share it), unless a test gives its own.
   const mailer = overrides.mailer ?? services.mailer;
-  const worker = new OutreachAgentWorker(
-    {
-      ...services,
-      events: backgroundEventStore(services.events),
-      fromLocalPart: config.AGENT_FROM_LOCAL_PART,
-      mailDomain: config.MAIL_DOMAIN,
-      triage: createTriage(config, (err) => log?.warn({ err }, 'language-model triage failed; used the offline classifier')),
-      drafter: createDrafter(config, (err) => log?.warn({ err }, 'language-model drafter failed; used the template')),
-      mailer,
-    },
-    { ...agentOptionsFrom(config, log), ...(identity ? { workerId: identity.workerId } : {}) },
-  );
+  const deps = {
+    ...services,
+    events: backgroundEventStore(services.events),
+    fromLocalPart: config.AGENT_FROM_LOCAL_PART,
+    mailDomain: config.MAIL_DOMAIN,
+    triage: createTriage(config, (err) => log?.warn({ err }, 'language-model triage failed; used the offline classifier')),
+    drafter: createDrafter(config, (err) => log?.warn({ err }, 'language-model drafter failed; used the template')),
+    mailer,
+  };
+  const options = agentOptionsFrom(config, log);
+  const identity = config.AGENT_WORKER_ID ? null : claimWorkerIdentity(config.DATA_DIR, 'agent');
+  const worker = new OutreachAgentWorker(deps, { ...options, ...(identity ? { workerId: identity.workerId } : {}) });
   try {
     await worker.start();
   } catch (error) {
+    // A half-started worker may hold replies already: stopped before its name is free again.
+    await worker.stop().catch(() => {});
     identity?.release();
     throw error;
   }
@@ -60,8 +61,11 @@ export async function startAgentWorker(services: Services, log?: Log, overrides:
     worker,
     mailer,
     async stop() {
-      await worker.stop();
-      identity?.release();
+      try {
+        await worker.stop();
+      } finally {
+        identity?.release();
+      }
     },
   };
 }

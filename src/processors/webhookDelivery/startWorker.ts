@@ -14,20 +14,20 @@ export async function startWebhookWorker(
   overrides: Partial<WorkerOptions> = {},
 ): Promise<WebhookDeliveryWorker> {
   const { config } = services;
+  const options: WorkerOptions = { ...workerOptionsFrom(config), log, ...overrides };
+  const deps = webhookWorkerDeps(services);
   const identity = config.WEBHOOK_WORKER_ID || overrides.workerId ? null : claimWorkerIdentity(config.DATA_DIR, 'webhooks');
-  const worker = new WebhookDeliveryWorker(webhookWorkerDeps(services), {
-    ...workerOptionsFrom(config),
-    log,
-    ...overrides,
-    ...(identity ? { workerId: identity.workerId, onStopped: () => identity.release() } : {}),
-  });
+  let worker: WebhookDeliveryWorker | null = null;
   try {
+    worker = new WebhookDeliveryWorker(deps, { ...options, ...(identity ? { workerId: identity.workerId, onStopped: () => identity.release() } : {}) });
     await worker.start();
+    return worker;
   } catch (error) {
+    // A half-started worker may hold retries already: stopped before its name is free again.
+    await worker?.stop().catch(() => {});
     identity?.release();
     throw error;
   }
-  return worker;
 }
 
 /** The worker's ports: its appends (claims and records) commit off the event loop it shares with the API. */

@@ -171,9 +171,13 @@ export class WebhookDeliveryWorker {
     this.recording = false;
     await this.sender.destroy().catch(() => {});
     while (this.scheduler.inFlight > 0) await sleep(10);
-    await this.ledgers.closeAll();
-    this.controller = null;
-    this.onStopped?.();
+    try {
+      await this.ledgers.closeAll();
+    } finally {
+      // Nothing of this worker is in flight any more: its name may go to the next worker.
+      this.controller = null;
+      this.onStopped?.();
+    }
   }
 
   /** Deliveries waiting for a retry's due time, and all this worker holds (due, queued or in flight). */
