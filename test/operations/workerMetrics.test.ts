@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import t from 'tap';
-import { bearer, createTenant, startTestApp } from '../helpers/testApp.ts';
-import { messageReceived, startReceiver, testCertificate } from '../webhooks/helpers.ts';
+import { messageReceived, startSubscribedApp, testCertificate } from '../webhooks/helpers.ts';
 import { type Family, parsePrometheusText } from './promText.ts';
 
 /**
@@ -25,18 +24,7 @@ t.test('a webhook worker process serves /metrics with the deliveries it made', a
     WEBHOOK_RETRY_BASE_MS: '30',
     WEBHOOK_TIMEOUT_MS: '2000',
   };
-  const app = await startTestApp({ env });
-  t.teardown(() => app.close());
-  const tenant = await createTenant(app.services);
-  const receiver = await startReceiver((_r, n) => (n === 1 ? 500 : 200));
-  t.teardown(() => receiver.close());
-  const created = await app.fastify.inject({
-    method: 'POST',
-    url: `/api/v1/sites/${tenant.siteId}/outreach/webhooks`,
-    headers: bearer(tenant.key),
-    payload: { label: 'metrics', url: receiver.url, eventTypes: ['outreach.message_received'] },
-  });
-  t.equal(created.statusCode, 201);
+  const { app, tenant, receiver } = await startSubscribedApp(t, env, (_r, n) => (n === 1 ? 500 : 200), 'metrics');
 
   const child = spawn(process.execPath, ['bin/outreach.js', 'worker', 'webhooks', '--metrics-port', '0'], {
     cwd: root,

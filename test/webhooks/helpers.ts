@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
+import type { Test } from 'tap';
 import { WebhookDeliveryWorker, type WorkerOptions, workerOptionsFrom } from '../../src/processors/webhookDelivery/worker.ts';
 import type { OutreachEvent } from '../../src/domain/outreachEvents.ts';
 import type { Clock } from '../../src/ports/clock.ts';
@@ -172,6 +173,27 @@ export async function startHarness(options: { worker?: Partial<WorkerOptions>; e
       return r.position;
     },
   };
+}
+
+/**
+ * The service with no webhook worker of its own (the test starts the workers it needs, in this
+ * process or as `outreach worker webhooks`), a tenant, and one `outreach.message_received`
+ * subscription to a local HTTPS receiver answering as `behaviour` says.
+ */
+export async function startSubscribedApp(t: Test, env: Record<string, string>, behaviour: Behaviour, label: string) {
+  const app = await startTestApp({ env });
+  t.teardown(() => app.close());
+  const tenant = await createTenant(app.services);
+  const receiver = await startReceiver(behaviour);
+  t.teardown(() => receiver.close());
+  const created = await app.fastify.inject({
+    method: 'POST',
+    url: `/api/v1/sites/${tenant.siteId}/outreach/webhooks`,
+    headers: bearer(tenant.key),
+    payload: { label, url: receiver.url, eventTypes: ['outreach.message_received'] },
+  });
+  t.equal(created.statusCode, 201);
+  return { app, tenant, receiver };
 }
 
 let seq = 0;

@@ -5,9 +5,9 @@ import { claimWorkerIdentity } from '../../src/adapters/sqlite/workerIdentity.ts
 import { conversationStream } from '../../src/domain/conversation.ts';
 import { startAgentWorker } from '../../src/processors/agent/startAgentWorker.ts';
 import { startWebhookWorker } from '../../src/processors/webhookDelivery/startWorker.ts';
-import { bearer, createTenant, startTestApp } from '../helpers/testApp.ts';
+import { createTenant, startTestApp } from '../helpers/testApp.ts';
 import { PITCH, ingest, makeAgentReady } from '../ingestion/helpers.ts';
-import { messageReceived, sleep, startReceiver, testCertificate } from './helpers.ts';
+import { messageReceived, sleep, startSubscribedApp, testCertificate } from './helpers.ts';
 
 /**
  * Several delivery (or agent) workers on one host, none given a worker id: each runs under its own
@@ -23,19 +23,7 @@ const host = hostname();
 async function webhookApp(t: Test, settings: Record<string, string>) {
   const { caFile } = await testCertificate();
   const env = { WEBHOOK_ALLOWED_RANGES: '127.0.0.0/8', WEBHOOK_EXTRA_CA_FILE: caFile, WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_RETRY_JITTER: '0', ...settings };
-  const app = await startTestApp({ env });
-  t.teardown(() => app.close());
-  const tenant = await createTenant(app.services);
-  const receiver = await startReceiver((_r, n) => (n === 1 ? 500 : 200));
-  t.teardown(() => receiver.close());
-  const created = await app.fastify.inject({
-    method: 'POST',
-    url: `/api/v1/sites/${tenant.siteId}/outreach/webhooks`,
-    headers: bearer(tenant.key),
-    payload: { label: 'names', url: receiver.url, eventTypes: ['outreach.message_received'] },
-  });
-  t.equal(created.statusCode, 201);
-  return { app, tenant, receiver, env };
+  return { ...(await startSubscribedApp(t, env, (_r, n) => (n === 1 ? 500 : 200), 'names')), env };
 }
 
 t.test('a second delivery worker started beside a running one does not take over its pending retry', async (t) => {
