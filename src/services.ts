@@ -6,6 +6,7 @@ import type { CommandContext } from './commands/context.ts';
 import type { Config } from './config.ts';
 import { AesSecretBox, loadOrCreateKey } from './adapters/crypto/aesSecretBox.ts';
 import { SqliteEventStore } from './adapters/sqlite/sqliteEventStore.ts';
+import type { MessagePort } from 'node:worker_threads';
 import { SqliteReadModelStore } from './adapters/sqlite/sqliteReadModelStore.ts';
 import type { Clock } from './ports/clock.ts';
 import { systemClock } from './adapters/clock/systemClock.ts';
@@ -51,9 +52,11 @@ export interface ServiceOverrides {
   onExtractorError?: (error: unknown) => void;
   /** The agents' work (tests give their own); the product's by default. */
   agentWork?: AgentWorkWiring;
+  /** The embedded event store's appends are committed by this writer thread of the process (`SqliteEventStore.shareWriter`). */
+  eventStoreWriter?: MessagePort;
 }
 
-export async function openEventStore(config: Config): Promise<EventStore> {
+export async function openEventStore(config: Config, writer?: MessagePort): Promise<EventStore> {
   if (config.EVENTSTORE_URL) {
     const { EsdbEventStore } = await import('./adapters/eventstoredb/esdbEventStore.ts');
     return new EsdbEventStore(config.EVENTSTORE_URL);
@@ -63,6 +66,7 @@ export async function openEventStore(config: Config): Promise<EventStore> {
   const credentialTypes = credentialEventTypes(allProjections);
   return new SqliteEventStore(join(config.DATA_DIR, 'events.sqlite'), {
     marks: credentialTypes ? { [CREDENTIAL_MARK]: credentialTypes } : undefined,
+    writer,
   });
 }
 
@@ -76,7 +80,7 @@ export async function openReadModels(config: Config): Promise<ReadModelStore> {
 }
 
 export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
-  const events = await openEventStore(config);
+  const events = await openEventStore(config, overrides.eventStoreWriter);
   const readModels = await openReadModels(config);
   const secrets = new AesSecretBox(loadOrCreateKey(config.SECRET_KEY, join(config.DATA_DIR, 'secret.key')));
   const projections = new ProjectionRunner(events, readModels, allProjections, { onError: overrides.onProjectionError });

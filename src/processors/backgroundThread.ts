@@ -1,4 +1,4 @@
-import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { type MessagePort, Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../config.ts';
 import type { DeliveryStatus } from '../domain/webhookDelivery.ts';
 import type { SqliteEventStore } from '../adapters/sqlite/sqliteEventStore.ts';
@@ -78,9 +78,12 @@ export async function startBackgroundThread(
   });
 
   const spawn = (): Worker => {
+    // The thread's appends join this store's group commits (one writing connection per process).
+    const writer = events.shareWriter();
     const w = new Worker(new URL('../lib/tsWorker.js', import.meta.url), {
       execArgv: [],
-      workerData: { entry: import.meta.url, role: 'background', config: services.config, roles },
+      workerData: { entry: import.meta.url, role: 'background', config: services.config, roles, writer },
+      transferList: [writer],
     });
     w.on('message', (message: FromThread) => {
       switch (message.kind) {
@@ -150,7 +153,7 @@ export async function startBackgroundThread(
 }
 
 /** The thread itself: its own services and connections, the roles, no projections of its own. */
-async function runThread(config: Config, roles: BackgroundThreadRoles): Promise<void> {
+async function runThread(config: Config, roles: BackgroundThreadRoles, writer: MessagePort): Promise<void> {
   const port = parentPort!;
   const post = (message: FromThread) => port.postMessage(message);
   const errOf = (obj: unknown) => {
@@ -167,6 +170,7 @@ async function runThread(config: Config, roles: BackgroundThreadRoles): Promise<
   const { startAgentWorker } = await import('./agent/startAgentWorker.ts');
 
   const services = await createServices(config, {
+    eventStoreWriter: writer,
     onProjectionError: (err) => log.error({ err }, 'projection failed'),
     onExtractorError: (err) => log.warn({ err }, 'language-model extractor failed; used the offline extractor'),
   });
@@ -250,4 +254,4 @@ async function runThread(config: Config, roles: BackgroundThreadRoles): Promise<
   if (stopRequested !== null) await stop(stopRequested);
 }
 
-if (!isMainThread && workerData?.role === 'background') await runThread(workerData.config as Config, workerData.roles as BackgroundThreadRoles);
+if (!isMainThread && workerData?.role === 'background') await runThread(workerData.config as Config, workerData.roles as BackgroundThreadRoles, workerData.writer as MessagePort);

@@ -22,6 +22,26 @@ await eventStoreContract(t, 'SqliteEventStore', async () => {
   };
 });
 
+// The same contract on a store whose appends go to another store's writer thread, as the
+// background roles' thread of `npm start` appends (SqliteEventStore.shareWriter).
+await eventStoreContract(t, 'SqliteEventStore through a shared writer', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'eventstore-contract-shared-'));
+  const file = join(dir, 'events.sqlite');
+  const stores = closer<EventStore>();
+  const owner = new SqliteEventStore(file);
+  const sharing = () => stores.track(new SqliteEventStore(file, { writer: owner.shareWriter() }));
+  return {
+    store: sharing(),
+    file,
+    reopen: async () => sharing(),
+    async cleanup() {
+      await stores.closeAll();
+      await owner.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+
 const url = process.env.EVENTSTORE_URL;
 if (url) {
   const { EsdbEventStore } = await import('../../src/adapters/eventstoredb/esdbEventStore.ts');

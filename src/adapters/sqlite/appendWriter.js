@@ -95,29 +95,51 @@ export function createCommitter(db) {
 }
 
 if (!isMainThread && workerData?.role === 'sqlite-append-writer') {
-  const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
+  /** @typedef {import('node:worker_threads').MessagePort} MessagePort */
+  const main = /** @type {MessagePort} */ (parentPort);
   const writer = openWriter(workerData.file);
-  port.on('message', (message) => {
-    // Drain what else is already waiting: everything that arrived during the last commit goes into
-    // the next one, without waiting another turn of the event loop.
+  // The store that started this thread talks on `main`; the other threads of the process get a port
+  // of their own (`{ kind: 'port' }`), so the process has one writing connection to the file and its
+  // threads never wait for each other's write lock (SQLite's busy wait sleeps up to 100 ms a try).
+  /** @type {Set<MessagePort>} */
+  const ports = new Set([main]);
+  let closing = false;
+
+  /** @param {MessagePort} port */
+  const attach = (port) => {
+    ports.add(port);
+    port.on('message', (message) => commitWaiting(port, message));
+    port.on('close', () => ports.delete(port));
+  };
+
+  /** @param {MessagePort} from @param {any} first */
+  const commitWaiting = (from, first) => {
+    // Drain what else is already waiting on every port: everything that arrived during the last
+    // commit goes into the next one, without waiting another turn of the event loop.
+    /** @type {Array<{ port: MessagePort, id: number, ops: any[] }>} */
     const batches = [];
-    let closing = false;
-    for (let m = message; m; ) {
+    /** @param {MessagePort} port @param {any} m */
+    const take = (port, m) => {
       if (m.kind === 'close') closing = true;
-      else batches.push(m);
-      m = receiveMessageOnPort(port)?.message;
+      else if (m.kind === 'port') attach(m.port);
+      else batches.push({ port, id: m.id, ops: m.ops });
+    };
+    take(from, first);
+    for (const port of ports) {
+      for (let m = receiveMessageOnPort(port); m; m = receiveMessageOnPort(port)) take(port, m.message);
     }
     if (batches.length > 0) {
       const results = writer.commitOps(batches.flatMap((b) => b.ops));
       let i = 0;
       for (const batch of batches) {
-        port.postMessage({ kind: 'committed', id: batch.id, results: results.slice(i, i + batch.ops.length) });
+        batch.port.postMessage({ kind: 'committed', id: batch.id, results: results.slice(i, i + batch.ops.length) });
         i += batch.ops.length;
       }
     }
     if (closing) {
       writer.close();
-      port.close();
+      for (const port of ports) port.close();
     }
-  });
+  };
+  main.on('message', (message) => commitWaiting(main, message));
 }

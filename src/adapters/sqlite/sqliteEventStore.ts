@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { openDatabase } from './openDatabase.ts';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import { EventEmitter } from 'node:events';
 import {
   type AppendResult,
@@ -75,6 +75,13 @@ CREATE TABLE IF NOT EXISTS event_marks (
  * (no hand-off cost); appends that arrive together, or while a commit is under way, go to the
  * writer thread (appendWriter.js), which commits each group in one transaction (group commit) so
  * the fsync of busy periods never blocks the event loop.
+ *
+ * One writer per process: the other threads of the process that append to the same file (the
+ * background roles' thread of `npm start`) are given a port to this store's writer thread
+ * (`shareWriter`, option `writer`). Their appends then join its group commits instead of taking
+ * the file's write lock from a connection of their own: SQLite makes a connection that finds the
+ * lock taken sleep and try again (1, 2, 5 … up to 100 ms a try), which under load held appends for
+ * tens of milliseconds and blocked the event loop of a thread committing on its own connection.
  */
 export class SqliteEventStore implements EventStore {
   private readonly db: Database.Database;
@@ -83,16 +90,26 @@ export class SqliteEventStore implements EventStore {
   private flushScheduled = false;
   private readonly stmts;
   private readonly pollIntervalMs: number;
-  private writer: Worker | null = null;
+  private writer: Worker | MessagePort | null = null;
+  /** A port to another store's writer thread (option `writer`), until that thread closes it. */
+  private sharedWriter: MessagePort | null;
+  /** This store's writer also commits for other threads (`shareWriter`): appends never commit on this thread. */
+  private sharing = false;
   private nextBatchId = 1;
   private readonly inFlight = new Map<number, PendingOp[]>();
   private readonly commitHere: (ops: WriteOp[]) => OpResult[];
 
   constructor(
     private readonly file: string,
-    options: { pollIntervalMs?: number; marks?: Readonly<Record<string, readonly string[]>> } = {},
+    options: {
+      pollIntervalMs?: number;
+      marks?: Readonly<Record<string, readonly string[]>>;
+      /** A port from `shareWriter` of the store of this process's main thread: appends are committed by its writer thread. */
+      writer?: MessagePort;
+    } = {},
   ) {
     this.pollIntervalMs = options.pollIntervalMs ?? 200;
+    this.sharedWriter = options.writer ?? null;
     this.db = openDatabase(file, 'FULL');
     this.db.exec(EVENTS_SCHEMA);
     this.db.exec(MARKS_SCHEMA);
@@ -195,7 +212,7 @@ export class SqliteEventStore implements EventStore {
     const batch = this.queue;
     this.queue = [];
     if (batch.length === 0) return;
-    if (batch.length === 1 && this.inFlight.size === 0 && !batch[0]!.offThread) {
+    if (batch.length === 1 && this.inFlight.size === 0 && !batch[0]!.offThread && !this.sharing && !this.sharedWriter) {
       // The writer thread is idle (it holds no lock), and handing one append over would only add
       // two thread hops to its latency.
       this.settle(batch, this.commitHere([batch[0]!.op]));
@@ -220,30 +237,61 @@ export class SqliteEventStore implements EventStore {
     this.appended.emit('append');
   }
 
-  private startWriter(): Worker {
+  /**
+   * A port to this store's writer thread for another thread of this process (pass it as that
+   * thread's store's `writer` option). From now on this store commits every append on the writer
+   * thread too: committing one here could wait for the lock the writer holds for another thread.
+   * If the writer thread ends, the port closes and the other store starts a writer of its own.
+   */
+  shareWriter(): MessagePort {
+    const writer = this.startWriter();
+    if (!(writer instanceof Worker)) throw new Error('this store appends through another store\'s writer');
+    const { port1, port2 } = new MessageChannel();
+    writer.postMessage({ kind: 'port', port: port2 }, [port2]);
+    this.sharing = true;
+    return port1;
+  }
+
+  private startWriter(): Worker | MessagePort {
     if (this.writer) return this.writer;
+    const shared = this.sharedWriter;
+    if (shared) {
+      shared.on('message', (message: WriterMessage) => this.committed(shared, message));
+      shared.once('close', () => {
+        // The writer thread ended: what it had not answered is not known to be committed.
+        this.sharedWriter = null;
+        if (this.writer === shared) this.failInFlight(new Error('the event store writer thread closed'));
+      });
+      shared.unref();
+      this.writer = shared;
+      return shared;
+    }
     const writer = new Worker(new URL('./appendWriter.js', import.meta.url), { workerData: { file: this.file, role: 'sqlite-append-writer' } });
-    writer.on('message', (message: WriterMessage) => {
-      if (message.kind !== 'committed') return;
-      const batch = this.inFlight.get(message.id);
-      this.inFlight.delete(message.id);
-      if (this.inFlight.size === 0) writer.unref();
-      if (batch) this.settle(batch, message.results);
-    });
+    writer.on('message', (message: WriterMessage) => this.committed(writer, message));
     const fail = (error: unknown) => {
       // The writer died: nothing in flight is known to be committed, so every pending write fails
       // (the caller sees an error, never a false success) and the next write starts a new writer.
-      this.writer = null;
-      for (const batch of this.inFlight.values()) for (const pending of batch) pending.reject(error);
-      this.inFlight.clear();
+      if (this.writer === writer) this.failInFlight(error);
     };
     writer.on('error', fail);
-    writer.on('exit', (code) => {
-      if (this.writer === writer) fail(new Error(`event store writer exited with code ${code}`));
-    });
+    writer.on('exit', (code) => fail(new Error(`event store writer exited with code ${code}`)));
     writer.unref();
     this.writer = writer;
     return writer;
+  }
+
+  private committed(writer: Worker | MessagePort, message: WriterMessage): void {
+    if (message.kind !== 'committed') return;
+    const batch = this.inFlight.get(message.id);
+    this.inFlight.delete(message.id);
+    if (this.inFlight.size === 0) writer.unref();
+    if (batch) this.settle(batch, message.results);
+  }
+
+  private failInFlight(error: unknown): void {
+    this.writer = null;
+    for (const batch of this.inFlight.values()) for (const pending of batch) pending.reject(error);
+    this.inFlight.clear();
   }
 
   async readStream(streamId: string): Promise<RecordedEvent[]> {
@@ -304,7 +352,11 @@ export class SqliteEventStore implements EventStore {
     while (this.queue.length > 0 || this.flushScheduled || this.inFlight.size > 0) await sleep(1);
     const writer = this.writer;
     this.writer = null;
-    if (writer) {
+    if (this.sharedWriter) {
+      // Another store's writer: this thread only lets go of its port.
+      this.sharedWriter.close();
+      this.sharedWriter = null;
+    } else if (writer instanceof Worker) {
       const closed = new Promise<void>((resolve) => writer.once('exit', () => resolve()));
       writer.ref();
       writer.postMessage({ kind: 'close' });

@@ -1,0 +1,143 @@
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import t, { type Test } from 'tap';
+import { SqliteEventStore } from '../../src/adapters/sqlite/sqliteEventStore.ts';
+
+/**
+ * One writer per process: a thread given a port to another store's writer thread
+ * (`shareWriter`) appends through it, so no thread of the process waits for the file's write lock
+ * that another of its threads holds (SQLite's busy wait sleeps 1…100 ms a try), and the store that
+ * shares its writer stops committing on its own thread. The adapter contract on this path runs in
+ * test/contract/eventStore.test.ts.
+ */
+const dir = mkdtempSync(join(tmpdir(), 'shared-writer-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+
+type Reply = { kind: string; [key: string]: unknown };
+
+async function setUp(t: Test) {
+  const file = join(dir, `events-${(n += 1)}.sqlite`);
+  const owner = new SqliteEventStore(file);
+  const writer = owner.shareWriter();
+  const thread = new Worker(new URL('../../src/lib/tsWorker.js', import.meta.url), {
+    workerData: { entry: new URL('../fixtures/sharedWriterThread.ts', import.meta.url).href, file, writer },
+    transferList: [writer],
+  });
+  const replies: Reply[] = [];
+  const waiting: Array<(reply: Reply) => void> = [];
+  thread.on('message', (reply: Reply) => {
+    const next = waiting.shift();
+    if (next) next(reply);
+    else replies.push(reply);
+  });
+  const nextReply = () => new Promise<Reply>((resolve) => (replies.length > 0 ? resolve(replies.shift()!) : waiting.push(resolve)));
+  const ask = (message: object) => {
+    thread.postMessage(message);
+    return nextReply();
+  };
+  t.equal((await nextReply()).kind, 'ready');
+  t.teardown(async () => {
+    await thread.terminate();
+    await owner.close();
+  });
+  return { file, owner, ask };
+}
+
+/** Holds the file's write lock from a connection of its own for `ms`, as another process would. */
+async function holdingWriteLock<T>(file: string, ms: number, during: () => Promise<T>): Promise<T> {
+  const other = new Database(file);
+  other.pragma('busy_timeout = 10000');
+  other.exec('BEGIN IMMEDIATE');
+  const release = setTimeout(() => {
+    other.exec('COMMIT');
+    other.close();
+  }, ms);
+  try {
+    return await during();
+  } finally {
+    clearTimeout(release);
+    if (other.open) {
+      other.exec('COMMIT');
+      other.close();
+    }
+  }
+}
+
+t.test("appends of both threads land in one log, each stream's revisions in order", async (t) => {
+  const { file, owner, ask } = await setUp(t);
+  const stream = 'shared-stream';
+  const [fromThread, fromOwner] = await Promise.all([
+    ask({ kind: 'append', streamId: stream, count: 200 }),
+    Promise.all(Array.from({ length: 200 }, (_, i) => owner.append(stream, [{ type: 'FromOwner', data: { i } }], 'any'))),
+  ]);
+  t.equal((fromThread.positions as string[]).length, 200);
+  t.equal(fromOwner.length, 200);
+  const events = await owner.readStream(stream);
+  t.equal(events.length, 400, 'every append of both threads is stored');
+  t.same(
+    events.map((e) => e.revision),
+    Array.from({ length: 400 }, (_, i) => BigInt(i)),
+    'one revision sequence, no gap or repeat',
+  );
+  t.same(events.filter((e) => e.type === 'FromThread').length, 200);
+  // Durable: a connection opened afterwards reads them.
+  const reader = new Database(file, { readonly: true });
+  t.equal((reader.prepare('SELECT COUNT(*) AS c FROM events WHERE stream_id = ?').get(stream) as { c: number }).c, 400);
+  reader.close();
+});
+
+t.test('the expected revision is checked across threads', async (t) => {
+  const { owner, ask } = await setUp(t);
+  await owner.append('cas', [{ type: 'First', data: {} }], 'no_stream');
+  t.same(await ask({ kind: 'appendExpecting', streamId: 'cas', expected: 'no_stream' }), { kind: 'appendedExpecting', result: 'conflict' });
+  t.same(await ask({ kind: 'appendExpecting', streamId: 'cas', expected: '0' }), { kind: 'appendedExpecting', result: 'ok' });
+  await t.rejects(owner.append('cas', [{ type: 'Stale', data: {} }], 0n), { name: 'WrongExpectedRevisionError' });
+  t.equal((await owner.readStream('cas')).length, 2);
+});
+
+t.test("neither thread's event loop waits for the write lock", async (t) => {
+  const { file, owner, ask } = await setUp(t);
+  // The thread's append goes to the writer thread, which waits for the lock; the thread's own loop runs on.
+  const inThread = (await holdingWriteLock(file, 400, () => ask({ kind: 'appendWatchingLoop', streamId: 'lock-thread' }))) as unknown as {
+    maxLagMs: number;
+    appendMs: number;
+  };
+  t.ok(inThread.appendMs >= 300, `the append waited for the lock (${inThread.appendMs.toFixed(0)} ms)`);
+  t.ok(inThread.maxLagMs < 150, `the thread's loop ran on meanwhile (largest timer lag ${inThread.maxLagMs.toFixed(0)} ms)`);
+
+  // A lone append of the store that shares its writer is not committed on its own thread either.
+  let maxLagMs = 0;
+  let due = performance.now() + 5;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    maxLagMs = Math.max(maxLagMs, now - due);
+    due = now + 5;
+  }, 5);
+  const started = performance.now();
+  await holdingWriteLock(file, 400, async () => {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await owner.append('lock-owner', [{ type: 'Lone', data: {} }], 'any');
+    maxLagMs = Math.max(maxLagMs, performance.now() - due);
+  });
+  clearInterval(timer);
+  t.ok(performance.now() - started >= 300, 'the append waited for the lock');
+  t.ok(maxLagMs < 150, `this thread's loop ran on meanwhile (largest timer lag ${maxLagMs.toFixed(0)} ms)`);
+  t.equal((await owner.readStream('lock-owner')).length, 1);
+});
+
+t.test('when the shared writer closes, the thread appends through a writer of its own', async (t) => {
+  const { owner, ask } = await setUp(t);
+  await ask({ kind: 'append', streamId: 'before', count: 3 });
+  await owner.close();
+  const after = await ask({ kind: 'append', streamId: 'after', count: 5 });
+  t.equal((after.positions as string[]).length, 5, 'appends still succeed');
+  const reader = new SqliteEventStore(join(dir, `events-${n}.sqlite`));
+  t.equal((await reader.readStream('before')).length, 3);
+  t.equal((await reader.readStream('after')).length, 5);
+  await reader.close();
+  t.same(await ask({ kind: 'close' }), { kind: 'closed' });
+});
