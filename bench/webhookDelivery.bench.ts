@@ -24,6 +24,9 @@
  * - growth: the delivery rate with 100 subscriptions on one site (N/100 events each) against the one
  *   subscription of the throughput figure.
  * - connection reuse: TLS handshakes the receiver saw during the engine's throughput phase.
+ *
+ * The worker runs with the service's defaults; WEBHOOK_RECORD_BATCH_MS in the environment measures
+ * another record pause.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:https';
@@ -126,6 +129,7 @@ export default async function run(): Promise<BenchResult> {
     WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: String(CONNECTIONS),
     WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE: String(Math.max(25, FAN_OUT)),
     WRITE_RATE_LIMIT_PER_MINUTE: '1000000000',
+    WEBHOOK_RECORD_BATCH_MS: process.env.WEBHOOK_RECORD_BATCH_MS,
   });
   const config = configIn(dir);
   const services = await createServices(config);

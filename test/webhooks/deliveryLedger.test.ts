@@ -68,3 +68,26 @@ t.test('the tenth failure in a row is followed by SubscriptionAutoDisabled in th
   const other = ledger();
   t.equal(await write(other, failed('d3')), false, 'a fresh copy, folding the stream, refuses it too');
 });
+
+t.test('the pause that lets records gather after an append does not hold up a claim', async (t) => {
+  const { store } = setup(t);
+  const l = new DeliveryLedger(store, 'sub', { checkpoint: () => -1n, lingerMs: 3_000 });
+  await l.handle(scheduled('first', 'w')); // an append: the ledger now pauses for three seconds
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const recordAsked = performance.now();
+  const record = l.handle(failed('first')).then(() => performance.now() - recordAsked);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const recordWaited = await Promise.race([record, new Promise<null>((resolve) => setTimeout(() => resolve(null), 300))]);
+  t.equal(recordWaited, null, 'a record waits in the pause');
+  const started = performance.now();
+  await l.handle(scheduled('second', 'w'));
+  const claimMs = performance.now() - started;
+  t.ok(claimMs < 1_000, `a claim ends the pause at once (${claimMs.toFixed(0)} ms)`);
+  t.ok((await record) < 2_500, 'and the waiting record goes with it, before the pause would have ended');
+  const stream = await store.readStream(deliveriesStream('sub'));
+  t.same(
+    stream.map((e) => e.type),
+    ['DeliveryScheduled', 'DeliveryAttempted', 'DeliveryFailed', 'DeliveryScheduled'],
+    'in the order they were asked for',
+  );
+});

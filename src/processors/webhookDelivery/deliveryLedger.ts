@@ -33,6 +33,8 @@ export class DeliveryLedger {
   /** Set and cleared synchronously with the queue check, so no write is left behind between flushes. */
   private running = false;
   private prunedAt = 0;
+  /** Ends the pause after an append at once (set while pausing). */
+  private endLinger: (() => void) | null = null;
 
   constructor(
     private readonly store: EventStore,
@@ -82,6 +84,8 @@ export class DeliveryLedger {
     if (this.deleted) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
       this.queue.push({ command, resolve, reject });
+      // A claim starts a delivery, so it does not wait out the pause that lets records gather.
+      if (command.type === 'ScheduleDelivery') this.endLinger?.();
       if (!this.running) {
         this.running = true;
         this.flushing = this.flush();
@@ -146,9 +150,19 @@ export class DeliveryLedger {
         }
         conflicts = 0;
         batch.forEach((item, i) => item.resolve(decided[i]!));
-        // Under continuous load, gather a little more before the next durable append (one fsync each).
+        // Under continuous load, gather a little more before the next durable append (one fsync
+        // each), unless a claim is waiting or comes meanwhile.
         const linger = this.options.lingerMs ?? 0;
-        if (linger > 0 && events.length > 0) await new Promise((r) => setTimeout(r, linger));
+        if (linger > 0 && events.length > 0 && !this.queue.some((q) => q.command.type === 'ScheduleDelivery')) {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(() => this.endLinger?.(), linger);
+            this.endLinger = () => {
+              clearTimeout(timer);
+              this.endLinger = null;
+              resolve();
+            };
+          });
+        }
       } catch (error) {
         if (error instanceof WrongExpectedRevisionError && conflicts < 50) {
           conflicts++;
