@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -140,4 +140,36 @@ t.test('when the shared writer closes, the thread appends through a writer of it
   t.equal((await reader.readStream('after')).length, 5);
   await reader.close();
   t.same(await ask({ kind: 'close' }), { kind: 'closed' });
+});
+
+t.test('the process holds one writing connection to the log: the thread has none of its own', { skip: !existsSync('/proc/self/fd') && 'needs /proc' }, async (t) => {
+  const { file, owner, ask } = await setUp(t);
+  await owner.append('own', [{ type: 'FromOwner', data: {} }], 'any');
+  await Promise.all([ask({ kind: 'append', streamId: 'theirs', count: 20 }), owner.append('own', [{ type: 'FromOwner', data: {} }], 'any')]);
+  const path = realpathSync(file);
+  const handles = readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`) === path;
+    } catch {
+      return false;
+    }
+  });
+  t.equal(handles.length, 3, 'open handles to the file: one reading connection per store and the one writer');
+});
+
+t.test('a shared writer that closes before the thread ever appended: the thread appends through a writer of its own', async (t) => {
+  const { file, owner, ask } = await setUp(t);
+  await owner.append('owner', [{ type: 'FromOwner', data: {} }], 'any');
+  await owner.close();
+  const answer = await Promise.race([
+    ask({ kind: 'append', streamId: 'after', count: 4 }),
+    new Promise<Reply>((resolve) => setTimeout(() => resolve({ kind: 'no answer within 5 s' }), 5_000)),
+  ]);
+  t.equal(answer.kind, 'appended');
+  t.equal((answer.positions as string[] | undefined)?.length, 4, 'every append succeeded');
+  const reader = new SqliteEventStore(file);
+  t.equal((await reader.readStream('after')).length, 4);
+  await reader.close();
+  const closed = await Promise.race([ask({ kind: 'close' }), new Promise<Reply>((resolve) => setTimeout(() => resolve({ kind: 'close hung' }), 5_000))]);
+  t.same(closed, { kind: 'closed' });
 });

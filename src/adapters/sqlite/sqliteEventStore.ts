@@ -110,6 +110,7 @@ export class SqliteEventStore implements EventStore {
   ) {
     this.pollIntervalMs = options.pollIntervalMs ?? 200;
     this.sharedWriter = options.writer ?? null;
+    if (options.writer) this.listenTo(options.writer);
     this.db = openDatabase(file, 'FULL');
     this.db.exec(EVENTS_SCHEMA);
     this.db.exec(MARKS_SCHEMA);
@@ -252,20 +253,24 @@ export class SqliteEventStore implements EventStore {
     return port1;
   }
 
+  /**
+   * Listens to a shared writer's port from the start: a port tells of its closing only the
+   * listeners it has when it closes, and a store that has not appended yet must learn of it too.
+   */
+  private listenTo(shared: MessagePort): void {
+    shared.on('message', (message: WriterMessage) => this.committed(shared, message));
+    shared.once('close', () => {
+      // The writer thread ended: what it had not answered is not known to be committed, and the
+      // next append starts a writer of this store's own.
+      this.sharedWriter = null;
+      if (this.writer === shared) this.failInFlight(new Error('the event store writer thread closed'));
+    });
+    shared.unref();
+  }
+
   private startWriter(): Worker | MessagePort {
     if (this.writer) return this.writer;
-    const shared = this.sharedWriter;
-    if (shared) {
-      shared.on('message', (message: WriterMessage) => this.committed(shared, message));
-      shared.once('close', () => {
-        // The writer thread ended: what it had not answered is not known to be committed.
-        this.sharedWriter = null;
-        if (this.writer === shared) this.failInFlight(new Error('the event store writer thread closed'));
-      });
-      shared.unref();
-      this.writer = shared;
-      return shared;
-    }
+    if (this.sharedWriter) return (this.writer = this.sharedWriter);
     const writer = new Worker(new URL('./appendWriter.js', import.meta.url), { workerData: { file: this.file, role: 'sqlite-append-writer' } });
     writer.on('message', (message: WriterMessage) => this.committed(writer, message));
     const fail = (error: unknown) => {
