@@ -170,6 +170,10 @@ t.test('a shared writer that closes before the thread ever appended: the thread 
   const reader = new SqliteEventStore(file);
   t.equal((await reader.readStream('after')).length, 4);
   await reader.close();
+  // Its own writer is a thread too: a lone append waiting for the lock does not hold this thread's loop.
+  const lone = (await holdingWriteLock(file, 400, () => ask({ kind: 'appendWatchingLoop', streamId: 'lone-after' }))) as unknown as { maxLagMs: number; appendMs: number };
+  t.ok(lone.appendMs >= 300, `the append waited for the lock (${lone.appendMs.toFixed(0)} ms)`);
+  t.ok(lone.maxLagMs < 150, `the thread's loop ran on meanwhile (largest timer lag ${lone.maxLagMs.toFixed(0)} ms)`);
   const closed = await Promise.race([ask({ kind: 'close' }), new Promise<Reply>((resolve) => setTimeout(() => resolve({ kind: 'close hung' }), 5_000))]);
   t.same(closed, { kind: 'closed' });
 });

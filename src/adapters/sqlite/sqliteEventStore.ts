@@ -95,6 +95,8 @@ export class SqliteEventStore implements EventStore {
   private sharedWriter: MessagePort | null;
   /** This store's writer also commits for other threads (`shareWriter`): appends never commit on this thread. */
   private sharing = false;
+  /** Given another store's writer: appends never commit on this thread, even through a writer of its own after that one closed. */
+  private readonly wasGivenWriter: boolean;
   private nextBatchId = 1;
   private readonly inFlight = new Map<number, PendingOp[]>();
   private readonly commitHere: (ops: WriteOp[]) => OpResult[];
@@ -110,6 +112,7 @@ export class SqliteEventStore implements EventStore {
   ) {
     this.pollIntervalMs = options.pollIntervalMs ?? 200;
     this.sharedWriter = options.writer ?? null;
+    this.wasGivenWriter = options.writer !== undefined;
     if (options.writer) this.listenTo(options.writer);
     this.db = openDatabase(file, 'FULL');
     this.db.exec(EVENTS_SCHEMA);
@@ -213,7 +216,7 @@ export class SqliteEventStore implements EventStore {
     const batch = this.queue;
     this.queue = [];
     if (batch.length === 0) return;
-    if (batch.length === 1 && this.inFlight.size === 0 && !batch[0]!.offThread && !this.sharing && !this.sharedWriter) {
+    if (batch.length === 1 && this.inFlight.size === 0 && !batch[0]!.offThread && !this.sharing && !this.wasGivenWriter) {
       // The writer thread is idle (it holds no lock), and handing one append over would only add
       // two thread hops to its latency.
       this.settle(batch, this.commitHere([batch[0]!.op]));
