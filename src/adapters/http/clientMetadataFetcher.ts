@@ -1,10 +1,8 @@
-import { type LookupAddress, type LookupOptions, lookup as dnsLookup } from 'node:dns';
-import { type BlockList, isIP } from 'node:net';
-import { createSecureContext, rootCertificates } from 'node:tls';
-import { Agent, buildConnector, request } from 'undici';
+import type { BlockList } from 'node:net';
+import { Agent, request } from 'undici';
 import { CLIENT_METADATA_MAX_BYTES, type MetadataDocumentClient, clientIdUrlProblem, parseClientMetadataDocument } from '../../domain/clientMetadataDocument.ts';
-import { refusalReason } from '../../domain/destination.ts';
 import { ClientMetadataError, type ClientMetadataSource } from '../../ports/clientMetadata.ts';
+import { BlockedDestinationError, safeConnector } from './safeConnector.ts';
 
 export interface ClientMetadataFetcherOptions {
   /** Operator-allowed ranges (OAUTH_CLIENT_METADATA_ALLOWED_RANGES); everything else private is refused. */
@@ -20,10 +18,8 @@ export interface ClientMetadataFetcherOptions {
   now?: () => number;
 }
 
-type Lookup = (hostname: string, options: LookupOptions, callback: (error: Error | null, address?: string | LookupAddress[], family?: number) => void) => void;
-
 /**
- * Client ID Metadata Documents over an SSRF-safe HTTPS client, the webhook sender's idea: every
+ * Client ID Metadata Documents over the webhooks' SSRF-safe connector (`safeConnector.ts`): every
  * address DNS returns and the connected socket's address are checked against the refused ranges
  * (loopback, private, link-local, …), redirects are not followed, the body is capped, and only
  * `200 application/json` is read. Good documents are cached for their Cache-Control max-age
@@ -37,39 +33,7 @@ export class ClientMetadataFetcher implements ClientMetadataSource {
 
   constructor(private readonly options: ClientMetadataFetcherOptions) {
     this.now = options.now ?? Date.now;
-    const allowed = options.allowed;
-    const safeLookup: Lookup = (hostname, opts, callback) => {
-      dnsLookup(hostname, { ...opts, all: true }, (err, addresses: LookupAddress[]) => {
-        if (err) return callback(err);
-        for (const a of addresses) {
-          const reason = refusalReason(a.address, allowed);
-          if (reason) return callback(new ClientMetadataError(`${hostname} resolves to a ${reason.replace('_', ' ')} address`));
-        }
-        if (addresses.length === 0) return callback(new ClientMetadataError(`no address for ${hostname}`));
-        if (opts.all) callback(null, addresses);
-        else callback(null, addresses[0]!.address, addresses[0]!.family);
-      });
-    };
-    const base = buildConnector({
-      ...(options.extraCa ? { secureContext: createSecureContext({ ca: [...rootCertificates, options.extraCa] }) } : {}),
-      lookup: safeLookup,
-      timeout: options.timeoutMs,
-    } as buildConnector.BuildOptions);
-    const connect: buildConnector.connector = (opts, callback) => {
-      if (opts.protocol !== 'https:') return callback(new ClientMetadataError('only https URLs are fetched'), null);
-      const literal = opts.hostname.replace(/^\[|\]$/g, '');
-      const reason = isIP(literal) !== 0 ? refusalReason(literal, allowed) : null;
-      if (reason) return callback(new ClientMetadataError(`the client_id URL points to a ${reason.replace('_', ' ')} address`), null);
-      base(opts, (err, socket) => {
-        if (err || !socket) return callback(err ?? new Error('no socket'), null);
-        const connected = socket.remoteAddress ? refusalReason(socket.remoteAddress, allowed) : 'unspecified';
-        if (connected) {
-          socket.destroy();
-          return callback(new ClientMetadataError(`the connected address is ${connected.replace('_', ' ')}`), null);
-        }
-        callback(null, socket);
-      });
-    };
+    const connect = safeConnector({ allowed: options.allowed, extraCa: options.extraCa, timeoutMs: options.timeoutMs });
     this.agent = new Agent({ connect, connections: 4, headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs });
   }
 
@@ -158,7 +122,7 @@ async function readCapped(body: AsyncIterable<Buffer>, maxBytes: number): Promis
 function describe(error: unknown, signal: AbortSignal): string {
   if (signal.aborted) return 'no answer within the timeout';
   for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    if (e instanceof ClientMetadataError) return e.message;
+    if (e instanceof ClientMetadataError || e instanceof BlockedDestinationError) return e.message;
   }
   const code = error instanceof Error ? ((error as Error & { code?: string }).code ?? error.message) : String(error);
   return code;
