@@ -23,7 +23,12 @@ type RoleStats = {
   agent: { position: bigint } | null;
 };
 
-type ToThread = { kind: 'wake' } | { kind: 'batches'; batches: CommittedBatch[] } | { kind: 'reload' } | { kind: 'stop'; drainMs: number };
+type ToThread =
+  | { kind: 'wake' }
+  | { kind: 'batches'; batches: CommittedBatch[] }
+  | { kind: 'reload' }
+  | { kind: 'writer'; port: MessagePort }
+  | { kind: 'stop'; drainMs: number };
 type FromThread =
   | { kind: 'ready' }
   | { kind: 'appended' }
@@ -75,6 +80,12 @@ export async function startBackgroundThread(
   const wake = oncePerTurn(() => post({ kind: 'wake' }));
   const unsubscribe = events.onAppend(() => {
     if (!fromThread) wake();
+  });
+  // This store's writer thread was replaced (the old one ended): the thread appends through the new one again.
+  const stopResharing = events.onWriterRestart(() => {
+    if (!worker) return;
+    const port = events.shareWriter();
+    worker.postMessage({ kind: 'writer', port } satisfies ToThread, [port]);
   });
 
   const spawn = (): Worker => {
@@ -138,6 +149,7 @@ export async function startBackgroundThread(
     async stop(drainMs: number) {
       stopping = true;
       unsubscribe();
+      stopResharing();
       stopRelay();
       const w = worker;
       worker = null;
@@ -218,6 +230,9 @@ async function runThread(config: Config, roles: BackgroundThreadRoles, writer: M
         return;
       case 'batches':
         applyFollowedBatches(readModels, runner, message.batches);
+        return;
+      case 'writer':
+        events.adoptWriter(message.port);
         return;
       case 'reload':
         try {

@@ -1,10 +1,11 @@
 import Database from 'better-sqlite3';
-import { existsSync, mkdtempSync, readdirSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { type MessagePort, Worker } from 'node:worker_threads';
 import t, { type Test } from 'tap';
 import { SqliteEventStore } from '../../src/adapters/sqlite/sqliteEventStore.ts';
+import { canCountHandles, handlesTo } from '../helpers/openHandles.ts';
 
 /**
  * One writer per process: a thread given a port to another store's writer thread
@@ -44,7 +45,11 @@ async function setUp(t: Test) {
     await thread.terminate();
     await owner.close();
   });
-  return { file, owner, ask };
+  const askTransferring = (message: object, transfer: MessagePort[]) => {
+    thread.postMessage(message, transfer);
+    return nextReply();
+  };
+  return { file, owner, ask, askTransferring };
 }
 
 /** Holds the file's write lock from a connection of its own for `ms`, as another process would. */
@@ -142,19 +147,11 @@ t.test('when the shared writer closes, the thread appends through a writer of it
   t.same(await ask({ kind: 'close' }), { kind: 'closed' });
 });
 
-t.test('the process holds one writing connection to the log: the thread has none of its own', { skip: !existsSync('/proc/self/fd') && 'needs /proc' }, async (t) => {
+t.test('the process holds one writing connection to the log: the thread has none of its own', { skip: !canCountHandles && 'needs /proc' }, async (t) => {
   const { file, owner, ask } = await setUp(t);
   await owner.append('own', [{ type: 'FromOwner', data: {} }], 'any');
   await Promise.all([ask({ kind: 'append', streamId: 'theirs', count: 20 }), owner.append('own', [{ type: 'FromOwner', data: {} }], 'any')]);
-  const path = realpathSync(file);
-  const handles = readdirSync('/proc/self/fd').filter((fd) => {
-    try {
-      return readlinkSync(`/proc/self/fd/${fd}`) === path;
-    } catch {
-      return false;
-    }
-  });
-  t.equal(handles.length, 3, 'open handles to the file: one reading connection per store and the one writer');
+  t.equal(handlesTo(file), 3, 'open handles to the file: one reading connection per store and the one writer');
 });
 
 t.test('a shared writer that closes before the thread ever appended: the thread appends through a writer of its own', async (t) => {
@@ -176,4 +173,32 @@ t.test('a shared writer that closes before the thread ever appended: the thread 
   t.ok(lone.maxLagMs < 150, `the thread's loop ran on meanwhile (largest timer lag ${lone.maxLagMs.toFixed(0)} ms)`);
   const closed = await Promise.race([ask({ kind: 'close' }), new Promise<Reply>((resolve) => setTimeout(() => resolve({ kind: 'close hung' }), 5_000))]);
   t.same(closed, { kind: 'closed' });
+});
+
+t.test("after the owner's writer thread ends and a new one starts, the thread is handed a port to it and drops its own writer", { skip: !canCountHandles && 'needs /proc' }, async (t) => {
+  const { file, owner, ask, askTransferring } = await setUp(t);
+  await ask({ kind: 'append', streamId: 'before', count: 3 });
+  const restarts: number[] = [];
+  // What the background roles' thread starter does (src/processors/backgroundThread.ts).
+  owner.onWriterRestart(() => {
+    restarts.push(Date.now());
+    const port = owner.shareWriter();
+    void askTransferring({ kind: 'writer', port }, [port]).then((reply) => t.equal(reply.kind, 'adopted'));
+  });
+  // The owner's writer thread dies (the store's own field: no public way to kill it).
+  await (owner as unknown as { writer: Worker }).writer.terminate();
+  const fallback = await ask({ kind: 'append', streamId: 'meanwhile', count: 3 });
+  t.equal((fallback.positions as string[]).length, 3, 'the thread appends through a writer of its own meanwhile');
+  t.equal(handlesTo(file), 3, 'two readers and the thread\'s own writer');
+
+  await owner.append('owner-again', [{ type: 'FromOwner', data: {} }], 'any'); // starts the owner's next writer thread
+  t.equal(restarts.length, 1, 'the new writer thread is announced once');
+  await new Promise((resolve) => setTimeout(resolve, 300)); // the port reaches the thread, its own writer ends
+  const after = await ask({ kind: 'append', streamId: 'after', count: 5 });
+  t.equal((after.positions as string[]).length, 5, 'appends succeed through the new port');
+  await owner.append('owner-again', [{ type: 'FromOwner', data: {} }], 'any');
+  t.equal(handlesTo(file), 3, 'one writer again: the owner\'s new writer thread, and the two readers');
+  const reader = new SqliteEventStore(file);
+  for (const [stream, count] of [['before', 3], ['meanwhile', 3], ['after', 5], ['owner-again', 2]] as const) t.equal((await reader.readStream(stream)).length, count, stream);
+  await reader.close();
 });

@@ -1,3 +1,5 @@
+import { join } from 'node:path';
+import type { Worker } from 'node:worker_threads';
 import t from 'tap';
 import { conversationStream } from '../../src/domain/conversation.ts';
 import { startBackgroundRoles } from '../../src/processors/startBackgroundRoles.ts';
@@ -5,6 +7,7 @@ import { bearer, createTenant, startTestApp } from '../helpers/testApp.ts';
 import { PITCH, ingest, makeAgentReady } from '../ingestion/helpers.ts';
 import { startSmtpSink } from '../agent/smtpSink.ts';
 import { independentlyVerify, sleep, startReceiver, testCertificate } from './helpers.ts';
+import { canCountHandles, handlesTo } from '../helpers/openHandles.ts';
 
 /**
  * `npm start`'s layout (WORKERS_IN_THREAD, default true): the webhook delivery worker and the
@@ -91,4 +94,43 @@ t.test('the webhook worker and the agent in their own thread: ingestion → agen
   t.equal(new Set(ids).size, ids.length, 'no event was delivered twice across the graceful restart (queued records are written at the stop)');
   for (const role of roles.roles) await role.stop(2_000);
   t.same(errors, [], 'no role reported an error');
+});
+
+t.test("the API thread's writer thread replaced: the roles' thread appends through the new one, one writer per process again", { skip: !canCountHandles && 'needs /proc' }, async (t) => {
+  const { caFile } = await testCertificate();
+  const app = await startTestApp({ projectionsInThread: true, env: { WEBHOOK_ALLOWED_RANGES: '127.0.0.0/8', WEBHOOK_EXTRA_CA_FILE: caFile } });
+  t.teardown(() => app.close());
+  const tenant = await createTenant(app.services);
+  const log = { error: () => {}, warn: () => {} };
+  const roles = await startBackgroundRoles(app.services, app.projections, { log });
+  t.teardown(async () => {
+    for (const role of roles.roles) await role.stop(2_000);
+  });
+  const receiver = await startReceiver();
+  t.teardown(() => receiver.close());
+  const sub = await app.fastify.inject({
+    method: 'POST',
+    url: `/api/v1/sites/${tenant.siteId}/outreach/webhooks`,
+    headers: bearer(tenant.key),
+    payload: { label: 'writer', url: receiver.url, eventTypes: ['outreach.message_received'] },
+  });
+  t.equal(sub.statusCode, 201);
+  const received = (n: number) => receiver.waitFor((r) => r.filter((x) => x.json.type === 'outreach.message_received').length >= n, 20_000);
+  const pitch = (n: number) => ingest(app.fastify, tenant, { ...PITCH, from: `writer${n}@prospect.io`, messageId: `<writer-${n}@prospect.io>` });
+
+  t.equal((await pitch(1)).statusCode, 201);
+  await received(1);
+  await sleep(200); // the delivery's record is written
+  const file = join(app.config.DATA_DIR, 'events.sqlite');
+  const before = handlesTo(file);
+
+  // The API thread's writer thread dies (the store's own field: no public way to kill it).
+  await (app.services.events as unknown as { writer: Worker }).writer.terminate();
+  await sleep(50);
+  t.equal((await pitch(2)).statusCode, 201, 'the API thread starts a new writer thread');
+  await received(2);
+  t.equal((await pitch(3)).statusCode, 201);
+  await received(3);
+  await sleep(300);
+  t.equal(handlesTo(file), before, "as many connections to the log as before: the roles' thread has no writer of its own");
 });

@@ -98,7 +98,11 @@ export class SqliteEventStore implements EventStore {
   /** Given another store's writer: appends never commit on this thread, even through a writer of its own after that one closed. */
   private readonly wasGivenWriter: boolean;
   private nextBatchId = 1;
-  private readonly inFlight = new Map<number, PendingOp[]>();
+  /** Batches handed to a writer and not yet answered, with the writer each went to. */
+  private readonly inFlight = new Map<number, { batch: PendingOp[]; via: Worker | MessagePort }>();
+  /** Set when this store's own writer thread ended while it was shared: the next one is announced (`onWriterRestart`). */
+  private writerEnded = false;
+  private readonly restartListeners = new Set<() => void>();
   private readonly commitHere: (ops: WriteOp[]) => OpResult[];
 
   constructor(
@@ -223,8 +227,8 @@ export class SqliteEventStore implements EventStore {
       return;
     }
     const id = this.nextBatchId++;
-    this.inFlight.set(id, batch);
     const writer = this.startWriter();
+    this.inFlight.set(id, { batch, via: writer });
     writer.ref();
     writer.postMessage({ kind: 'ops', id, ops: batch.map((p) => p.op) });
   }
@@ -245,7 +249,8 @@ export class SqliteEventStore implements EventStore {
    * A port to this store's writer thread for another thread of this process (pass it as that
    * thread's store's `writer` option). From now on this store commits every append on the writer
    * thread too: committing one here could wait for the lock the writer holds for another thread.
-   * If the writer thread ends, the port closes and the other store starts a writer of its own.
+   * If the writer thread ends, the port closes and the other store starts a writer of its own;
+   * when this store starts its next writer, `onWriterRestart` listeners can hand out new ports.
    */
   shareWriter(): MessagePort {
     const writer = this.startWriter();
@@ -254,6 +259,27 @@ export class SqliteEventStore implements EventStore {
     writer.postMessage({ kind: 'port', port: port2 }, [port2]);
     this.sharing = true;
     return port1;
+  }
+
+  /** Called when this store starts a new writer thread after the one it shared ended (give the other threads a port to it again). */
+  onWriterRestart(listener: () => void): () => void {
+    this.restartListeners.add(listener);
+    return () => this.restartListeners.delete(listener);
+  }
+
+  /**
+   * Appends through `port` (from the owner's `shareWriter`) from now on: the owner's writer thread
+   * was replaced. A writer of this store's own, started when the old port closed, answers what it
+   * has in flight and ends.
+   */
+  adoptWriter(port: MessagePort): void {
+    const previous = this.writer;
+    const previousShared = this.sharedWriter;
+    this.sharedWriter = port;
+    this.listenTo(port);
+    this.writer = port;
+    if (previousShared && previousShared !== port) previousShared.close();
+    if (previous instanceof Worker) previous.postMessage({ kind: 'close' });
   }
 
   /**
@@ -265,8 +291,8 @@ export class SqliteEventStore implements EventStore {
     shared.once('close', () => {
       // The writer thread ended: what it had not answered is not known to be committed, and the
       // next append starts a writer of this store's own.
-      this.sharedWriter = null;
-      if (this.writer === shared) this.failInFlight(new Error('the event store writer thread closed'));
+      if (this.sharedWriter === shared) this.sharedWriter = null;
+      this.failInFlight(shared, new Error('the event store writer thread closed'));
     });
     shared.unref();
   }
@@ -277,29 +303,45 @@ export class SqliteEventStore implements EventStore {
     const writer = new Worker(new URL('./appendWriter.js', import.meta.url), { workerData: { file: this.file, role: 'sqlite-append-writer' } });
     writer.on('message', (message: WriterMessage) => this.committed(writer, message));
     const fail = (error: unknown) => {
-      // The writer died: nothing in flight is known to be committed, so every pending write fails
+      // The writer died: nothing in flight with it is known to be committed, so those writes fail
       // (the caller sees an error, never a false success) and the next write starts a new writer.
-      if (this.writer === writer) this.failInFlight(error);
+      if (this.writer === writer && this.sharing) this.writerEnded = true;
+      this.failInFlight(writer, error);
     };
     writer.on('error', fail);
     writer.on('exit', (code) => fail(new Error(`event store writer exited with code ${code}`)));
     writer.unref();
     this.writer = writer;
+    if (this.writerEnded) {
+      this.writerEnded = false;
+      queueMicrotask(() => {
+        for (const listener of this.restartListeners) listener();
+      });
+    }
     return writer;
   }
 
   private committed(writer: Worker | MessagePort, message: WriterMessage): void {
     if (message.kind !== 'committed') return;
-    const batch = this.inFlight.get(message.id);
+    const entry = this.inFlight.get(message.id);
     this.inFlight.delete(message.id);
-    if (this.inFlight.size === 0) writer.unref();
-    if (batch) this.settle(batch, message.results);
+    if (!this.waitsFor(writer)) writer.unref();
+    if (entry) this.settle(entry.batch, message.results);
   }
 
-  private failInFlight(error: unknown): void {
-    this.writer = null;
-    for (const batch of this.inFlight.values()) for (const pending of batch) pending.reject(error);
-    this.inFlight.clear();
+  private waitsFor(writer: Worker | MessagePort): boolean {
+    for (const entry of this.inFlight.values()) if (entry.via === writer) return true;
+    return false;
+  }
+
+  /** `via` ended: what it had not answered fails, and the next write goes to another writer. */
+  private failInFlight(via: Worker | MessagePort, error: unknown): void {
+    if (this.writer === via) this.writer = null;
+    for (const [id, entry] of this.inFlight) {
+      if (entry.via !== via) continue;
+      this.inFlight.delete(id);
+      for (const pending of entry.batch) pending.reject(error);
+    }
   }
 
   async readStream(streamId: string): Promise<RecordedEvent[]> {
