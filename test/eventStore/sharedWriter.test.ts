@@ -202,3 +202,16 @@ t.test("after the owner's writer thread ends and a new one starts, the thread is
   for (const [stream, count] of [['before', 3], ['meanwhile', 3], ['after', 5], ['owner-again', 2]] as const) t.equal((await reader.readStream(stream)).length, count, stream);
   await reader.close();
 });
+
+t.test('a port handed over while an append is with the writer: the append is answered through the port it went to', async (t) => {
+  const { file, owner, ask, askTransferring } = await setUp(t);
+  await ask({ kind: 'append', streamId: 'first', count: 1 });
+  // The writer waits for the lock, so the thread's append is still unanswered when the new port arrives.
+  const port = owner.shareWriter();
+  const reply = await holdingWriteLock(file, 300, () => askTransferring({ kind: 'appendThenAdopt', streamId: 'across', port }, [port]));
+  t.same(reply, { kind: 'appendedAcrossAdopt', result: 'ok' }, 'the append succeeded (the earlier port closes only once it has answered)');
+  t.equal((await owner.readStream('across')).length, 1, 'stored once');
+  const after = await ask({ kind: 'append', streamId: 'after-adopt', count: 3 });
+  t.equal((after.positions as string[]).length, 3, 'later appends go through the new port');
+  t.same(await ask({ kind: 'close' }), { kind: 'closed' });
+});

@@ -101,7 +101,8 @@ t.test("the API thread's writer thread replaced: the roles' thread appends throu
   const app = await startTestApp({ projectionsInThread: true, env: { WEBHOOK_ALLOWED_RANGES: '127.0.0.0/8', WEBHOOK_EXTRA_CA_FILE: caFile } });
   t.teardown(() => app.close());
   const tenant = await createTenant(app.services);
-  const log = { error: () => {}, warn: () => {} };
+  const errors: unknown[] = [];
+  const log = { error: (obj: unknown, msg?: string) => errors.push([msg, obj]), warn: () => {} };
   const roles = await startBackgroundRoles(app.services, app.projections, { log });
   t.teardown(async () => {
     for (const role of roles.roles) await role.stop(2_000);
@@ -133,4 +134,5 @@ t.test("the API thread's writer thread replaced: the roles' thread appends throu
   await received(3);
   await sleep(300);
   t.equal(handlesTo(file), before, "as many connections to the log as before: the roles' thread has no writer of its own");
+  t.same(errors, [], 'no role reported an error');
 });

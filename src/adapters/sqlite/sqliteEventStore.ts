@@ -103,6 +103,10 @@ export class SqliteEventStore implements EventStore {
   /** Set when this store's own writer thread ended while it was shared: the next one is announced (`onWriterRestart`). */
   private writerEnded = false;
   private readonly restartListeners = new Set<() => void>();
+  /** Earlier shared ports still waiting for answers, closed once they have them. */
+  private readonly retiring = new Set<MessagePort>();
+  /** The exits of own writer threads told to end (`adoptWriter`); `close` waits for them. */
+  private readonly retired = new Set<Promise<void>>();
   private readonly commitHere: (ops: WriteOp[]) => OpResult[];
 
   constructor(
@@ -278,8 +282,18 @@ export class SqliteEventStore implements EventStore {
     this.sharedWriter = port;
     this.listenTo(port);
     this.writer = port;
-    if (previousShared && previousShared !== port) previousShared.close();
-    if (previous instanceof Worker) previous.postMessage({ kind: 'close' });
+    if (previousShared && previousShared !== port) this.retire(previousShared);
+    if (previous instanceof Worker) {
+      // It answers what it has in flight first (it handles messages in order), then ends.
+      this.retired.add(new Promise<void>((resolve) => previous.once('exit', () => resolve())));
+      previous.postMessage({ kind: 'close' });
+    }
+  }
+
+  /** Lets go of an earlier shared port once it has answered every batch sent through it (closing it sooner would lose their answers). */
+  private retire(port: MessagePort): void {
+    if (this.waitsFor(port)) this.retiring.add(port);
+    else port.close();
   }
 
   /**
@@ -325,7 +339,10 @@ export class SqliteEventStore implements EventStore {
     if (message.kind !== 'committed') return;
     const entry = this.inFlight.get(message.id);
     this.inFlight.delete(message.id);
-    if (!this.waitsFor(writer)) writer.unref();
+    if (!this.waitsFor(writer)) {
+      writer.unref();
+      if (this.retiring.delete(writer as MessagePort)) (writer as MessagePort).close();
+    }
     if (entry) this.settle(entry.batch, message.results);
   }
 
@@ -412,6 +429,9 @@ export class SqliteEventStore implements EventStore {
       writer.postMessage({ kind: 'close' });
       await closed;
     }
+    for (const port of this.retiring) port.close();
+    this.retiring.clear();
+    await Promise.all(this.retired);
     this.db.close();
   }
 
