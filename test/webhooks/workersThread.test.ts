@@ -3,7 +3,7 @@ import type { Worker } from 'node:worker_threads';
 import t from 'tap';
 import { conversationStream } from '../../src/domain/conversation.ts';
 import { startBackgroundRoles } from '../../src/processors/startBackgroundRoles.ts';
-import { bearer, createTenant, startTestApp } from '../helpers/testApp.ts';
+import { type TestApp, bearer, createTenant, startTestApp } from '../helpers/testApp.ts';
 import { PITCH, ingest, makeAgentReady } from '../ingestion/helpers.ts';
 import { startSmtpSink } from '../agent/smtpSink.ts';
 import { independentlyVerify, sleep, startReceiver, testCertificate } from './helpers.ts';
@@ -16,6 +16,11 @@ import { canCountHandles, handlesTo } from '../helpers/openHandles.ts';
  * answered by mail and announced by signed webhooks from the thread; a subscription created after
  * the thread started reaches it; stopped and started again, the roles resume from their checkpoints.
  */
+/** Creates a webhook subscription through the REST route, as a client would. */
+function subscribe(app: TestApp, tenant: { siteId: string; key: string }, payload: { label: string; url: string; eventTypes: string[] }) {
+  return app.fastify.inject({ method: 'POST', url: `/api/v1/sites/${tenant.siteId}/outreach/webhooks`, headers: bearer(tenant.key), payload });
+}
+
 t.test('the webhook worker and the agent in their own thread: ingestion → agent reply → signed webhooks, then resume after a restart', async (t) => {
   const { caFile } = await testCertificate();
   const sink = await startSmtpSink({});
@@ -46,12 +51,7 @@ t.test('the webhook worker and the agent in their own thread: ingestion → agen
   // Subscribed after the thread started: the subscription reaches the thread's read models by relay.
   const receiver = await startReceiver();
   t.teardown(() => receiver.close());
-  const sub = await app.fastify.inject({
-    method: 'POST',
-    url: `/api/v1/sites/${tenant.siteId}/outreach/webhooks`,
-    headers: bearer(tenant.key),
-    payload: { label: 'thread', url: receiver.url, eventTypes: ['outreach.message_received', 'outreach.reply_sent', 'outreach.conversation_status_changed'] },
-  });
+  const sub = await subscribe(app, tenant, { label: 'thread', url: receiver.url, eventTypes: ['outreach.message_received', 'outreach.reply_sent', 'outreach.conversation_status_changed'] });
   t.equal(sub.statusCode, 201);
   const secret = sub.json().secret as string;
 
@@ -109,12 +109,7 @@ t.test("the API thread's writer thread replaced: the roles' thread appends throu
   });
   const receiver = await startReceiver();
   t.teardown(() => receiver.close());
-  const sub = await app.fastify.inject({
-    method: 'POST',
-    url: `/api/v1/sites/${tenant.siteId}/outreach/webhooks`,
-    headers: bearer(tenant.key),
-    payload: { label: 'writer', url: receiver.url, eventTypes: ['outreach.message_received'] },
-  });
+  const sub = await subscribe(app, tenant, { label: 'writer', url: receiver.url, eventTypes: ['outreach.message_received'] });
   t.equal(sub.statusCode, 201);
   const received = (n: number) => receiver.waitFor((r) => r.filter((x) => x.json.type === 'outreach.message_received').length >= n, 20_000);
   const pitch = (n: number) => ingest(app.fastify, tenant, { ...PITCH, from: `writer${n}@prospect.io`, messageId: `<writer-${n}@prospect.io>` });

@@ -23,9 +23,10 @@ const inWords = (reason: RefusalReason) => reason.replace('_', ' ');
 
 /**
  * An undici connector for outbound HTTPS to addresses outside the service's own networks (webhook
- * deliveries, the agents' page fetches, OAuth client metadata documents). The destination check runs twice on every new connection:
- * in `lookup` on every address DNS returns, and on the socket's actual remote address once
- * connected, so neither DNS rebinding nor a literal address can slip through. Only https.
+ * deliveries, the agents' page fetches, OAuth client metadata documents). The destination check
+ * runs twice on every new connection: in `lookup` on every address DNS returns, and on the
+ * socket's actual remote address once connected, so neither DNS rebinding nor a literal address
+ * can slip through. Only https.
  */
 export function safeConnector(options: SafeConnectorOptions): buildConnector.connector {
   const allowed = options.allowed;
