@@ -4,8 +4,9 @@
  *
  * Each append writes one event to a new stream with expected revision `no_stream`. The raw loop runs,
  * per append, one transaction with the statements the adapter runs (read the stream's revision,
- * insert the event, upsert the stream row) on an identical table shape, so the ratio is the cost of
- * the port itself: promises, the group-commit queue, savepoints, expected-revision checks.
+ * insert the event with an id made as the adapter makes it, upsert the stream row) on an identical
+ * table shape, so the ratio is the cost of the port itself: promises, the group-commit queue,
+ * savepoints, expected-revision checks.
  *
  * - sequential: one append awaited at a time, so every append is its own transaction in both.
  * - concurrent: 64 appends in flight; the port group-commits appends issued in the same tick into one
@@ -14,10 +15,10 @@
  * The headline ratio is the sequential one (like for like); the concurrent one is reported beside it.
  */
 import Database from 'better-sqlite3';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { newEventId } from '../src/adapters/sqlite/eventId.js';
 import { EVENTS_SCHEMA as SCHEMA, SqliteEventStore } from '../src/adapters/sqlite/sqliteEventStore.ts';
 import type { BenchResult } from './types.ts';
 
@@ -58,7 +59,7 @@ function rawStore(file: string) {
   const append = db.transaction((streamId: string, data: unknown) => {
     const row = streamRevision.get(streamId);
     if (row) throw new Error('stream exists');
-    insert.run(randomUUID(), streamId, 0n, 'SubscriptionCreated', JSON.stringify(data), JSON.stringify({}), Date.now());
+    insert.run(newEventId(), streamId, 0n, 'SubscriptionCreated', JSON.stringify(data), JSON.stringify({}), Date.now());
     upsert.run(streamId, 0n);
   });
   return { append, close: () => db.close() };

@@ -5,6 +5,7 @@
  * bench/ingestionGrowth.bench.ts through bench/ingestionServer.ts (BENCH_PREFILL_EVENTS).
  */
 import Database from 'better-sqlite3';
+import { newEventId } from '../src/adapters/sqlite/eventId.js';
 import { EVENTS_SCHEMA } from '../src/adapters/sqlite/sqliteEventStore.ts';
 import { ingestionDecider } from '../src/domain/ingestion.ts';
 import { PITCH } from './ingestionBody.ts';
@@ -45,9 +46,9 @@ export function prefillEvents(file: string, count: number): void {
       let revision = 0;
       for (const [type, data] of rows) {
         if (written === count) break;
-        // Ordered ids keep the fill fast (inserts at the unique index's end). The service's own event
-        // ids are random UUIDs, so the measured appends insert at random places in the full index.
-        insert.run(`prefill-${String(written).padStart(12, '0')}`, streamId, revision++, type, data, '{}', now);
+        // Ids as the service makes them (version 7 UUIDs), dated one millisecond apart in the past, so
+        // the measured appends go on at the unique index's end as they would after a long history.
+        insert.run(newEventId(now - count + written), streamId, revision++, type, data, '{}', now);
         written++;
       }
       stream.run(streamId, revision - 1);

@@ -9,8 +9,8 @@
  * loader (the CLI registers it in-process only).
  */
 import Database from 'better-sqlite3';
-import { randomUUID } from 'node:crypto';
 import { isMainThread, parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
+import { newEventId } from './eventId.js';
 
 /** Opens the write connection (synchronous=FULL) and returns the group-commit function. */
 export function openWriter(file) {
@@ -59,7 +59,7 @@ export function createCommitter(db) {
     let position = -1n;
     for (const [type, data, metadata] of item.events) {
       revision += 1n;
-      const info = stmts.insert.run(randomUUID(), item.streamId, revision, type, data, metadata, item.now);
+      const info = stmts.insert.run(newEventId(), item.streamId, revision, type, data, metadata, item.now);
       position = BigInt(info.lastInsertRowid);
     }
     if (item.events.length > 0) stmts.upsertStream.run(item.streamId, revision);
