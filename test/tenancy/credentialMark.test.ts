@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,6 +63,56 @@ t.test('a mark installed on a store with history starts at the head', async (t) 
   const store = new SqliteEventStore(file, { marks });
   t.teardown(() => store.close());
   t.equal(await store.markPosition(CREDENTIAL_MARK), last.position);
+});
+
+t.test('the mark matches whole type names only', async (t) => {
+  const store = new SqliteEventStore(join(dir, 'names.sqlite'), { marks });
+  t.teardown(() => store.close());
+  const created = await store.append('apiKey-1', credential('ApiKeyCreated'), 'no_stream');
+  for (const type of ['ApiKey', 'KeyCreated', 'ApiKeyCreatedX', 'ApiKeyCreated,TeamCreated', ',ApiKeyCreated', 'apikeycreated', '']) {
+    await store.append(`other-${type}`, [{ type, data: {} }], 'any');
+  }
+  t.equal(await store.markPosition(CREDENTIAL_MARK), created.position, 'no part of a listed name, no list of them, moves it');
+  const team = await store.append('team-1', credential('TeamCreated'), 'no_stream');
+  t.equal(await store.markPosition(CREDENTIAL_MARK), team.position, 'the first listed name');
+  const user = await store.append('user-1', credential('UserAdded'), 'no_stream');
+  t.equal(await store.markPosition(CREDENTIAL_MARK), user.position, 'the last listed name');
+  t.throws(() => new SqliteEventStore(join(dir, 'bad-type.sqlite'), { marks: { m: ["It's"] } }), /invalid event type/);
+});
+
+t.test('a file whose mark trigger an older version wrote gets the current one, and its mark keeps its place', async (t) => {
+  const file = join(dir, 'older.sqlite');
+  const older = new SqliteEventStore(file, { marks });
+  const created = await older.append('apiKey-1', credential('ApiKeyCreated'), 'no_stream');
+  // The trigger as versions up to 2026-11-25 wrote it.
+  const quoted = [...types!].sort().map((type) => `'${type}'`).join(', ');
+  const db = new Database(file);
+  db.exec('DROP TRIGGER event_mark_credentials');
+  db.exec(`CREATE TRIGGER event_mark_credentials AFTER INSERT ON events WHEN NEW.type IN (${quoted}) BEGIN UPDATE event_marks SET position = NEW.position WHERE name = 'credentials'; END`);
+  db.close();
+  await older.close();
+
+  const store = new SqliteEventStore(file, { marks });
+  t.teardown(() => store.close());
+  const look = <T>(read: (db: Database.Database) => T): T => {
+    const db = new Database(file, { readonly: true });
+    try {
+      return read(db);
+    } finally {
+      db.close();
+    }
+  };
+  const sql = () => look((db) => db.prepare("SELECT sql FROM sqlite_master WHERE name = 'event_mark_credentials'").pluck().get() as string);
+  t.match(sql(), /WHEN instr\(/, 'replaced');
+  t.equal(await store.markPosition(CREDENTIAL_MARK), created.position, 'the mark kept its position');
+  await store.append('conversation-1', unrelated(2), 'no_stream');
+  const revoked = await store.append('apiKey-1', credential('ApiKeyRevoked'), 0n);
+  t.equal(await store.markPosition(CREDENTIAL_MARK), revoked.position, 'and follows credential events');
+  const schemaVersion = () => look((db) => db.pragma('schema_version', { simple: true }));
+  const before = schemaVersion();
+  const again = new SqliteEventStore(file, { marks });
+  await again.close();
+  t.equal(schemaVersion(), before, 'left as is by the next start (no schema change)');
 });
 
 t.test('a request waits for the credential projections only up to the last credential event', async (t) => {

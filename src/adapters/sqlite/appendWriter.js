@@ -18,6 +18,8 @@ export function openWriter(file) {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.pragma('busy_timeout = 10000');
+  // As openDatabase.ts (TEMP_STORE): statement journals in memory.
+  db.pragma('temp_store = MEMORY');
   db.defaultSafeIntegers(true);
   return { commitOps: createCommitter(db), close: () => db.close() };
 }
