@@ -7,6 +7,8 @@ import { RebuildFold } from './rebuildFold.ts';
 /** Events per step while following the log, and while catching up (larger pages: fewer commits, more writes folded together). */
 const PAGE = 1_000;
 export const CATCH_UP_PAGE = 5_000;
+/** Why a wake aborts: `abort()` without a reason builds a DOMException, stack and all, on each write request's wait. */
+const WAKE = Object.freeze({ reason: 'a reader is waiting' });
 /** Documents per transaction or bulk write when a rebuild writes its result. */
 const REBUILD_WRITE_BATCH = 5_000;
 
@@ -267,7 +269,7 @@ export class ProjectionRunner {
     // Another process may have written it: look now instead of at the store's next poll.
     if (this.followed) this.wakeFollowed?.();
     else {
-      this.wake.abort();
+      this.wake.abort(WAKE);
       this.wake = new AbortController();
     }
     return new Promise((resolve) => {
