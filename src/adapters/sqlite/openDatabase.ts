@@ -10,10 +10,13 @@ export function openDatabase(file: string, synchronous: 'FULL' | 'NORMAL'): Data
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${synchronous}`);
-  db.pragma('busy_timeout = 10000');
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   db.pragma(`temp_store = ${TEMP_STORE}`);
   return db;
 }
+
+/** How long a connection waits for another connection's lock before SQLITE_BUSY. */
+export const BUSY_TIMEOUT_MS = 10_000;
 
 /**
  * Statement journals in memory. An insert that may fire a trigger (every insert into the event log,

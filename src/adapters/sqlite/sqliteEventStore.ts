@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { openDatabase } from './openDatabase.ts';
+import { BUSY_TIMEOUT_MS, openDatabase } from './openDatabase.ts';
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import { EventEmitter } from 'node:events';
 import {
@@ -146,7 +146,20 @@ export class SqliteEventStore implements EventStore {
       mark: this.db.prepare<[string], bigint>('SELECT position FROM event_marks WHERE name = ?').pluck(),
       streamLast: this.db.prepare<[string], { position: bigint }>('SELECT position FROM events WHERE stream_id = ? ORDER BY revision DESC LIMIT 1'),
     };
-    this.commitHere = createCommitter(this.db);
+    const commit = createCommitter(this.db);
+    const busyTimeout = (ms: number) => this.db.prepare(`PRAGMA busy_timeout = ${ms}`);
+    const noWait = busyTimeout(0);
+    const wait = busyTimeout(BUSY_TIMEOUT_MS);
+    // Never waits for the lock: another connection (another process) holding it would put SQLite's
+    // busy wait, up to BUSY_TIMEOUT_MS of sleeps, on this thread's event loop.
+    this.commitHere = (ops) => {
+      noWait.get();
+      try {
+        return commit(ops);
+      } finally {
+        wait.get();
+      }
+    };
   }
 
   /**
@@ -234,9 +247,13 @@ export class SqliteEventStore implements EventStore {
     if (batch.length === 0) return;
     if (batch.length === 1 && this.inFlight.size === 0 && !batch[0]!.offThread && !this.sharing && !this.wasGivenWriter) {
       // The writer thread is idle (it holds no lock), and handing one append over would only add
-      // two thread hops to its latency.
-      this.settle(batch, this.commitHere([batch[0]!.op]));
-      return;
+      // two thread hops to its latency. If another process holds the lock, the writer thread waits for it.
+      const results = this.commitHere([batch[0]!.op]);
+      const [result] = results;
+      if (!(result && 'error' in result && result.error.code?.startsWith('SQLITE_BUSY'))) {
+        this.settle(batch, results);
+        return;
+      }
     }
     const id = this.nextBatchId++;
     const writer = this.startWriter();
