@@ -18,7 +18,7 @@ export function openWriter(file) {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.pragma('busy_timeout = 10000');
-  // As openDatabase.ts (TEMP_STORE): statement journals in memory.
+  // As sqliteEventStore.ts (EVENT_LOG_TEMP_STORE): statement journals in memory.
   db.pragma('temp_store = MEMORY');
   db.defaultSafeIntegers(true);
   return { commitOps: createCommitter(db), close: () => db.close() };
@@ -61,7 +61,7 @@ export function createCommitter(db) {
     let position = -1n;
     for (const [type, data, metadata] of item.events) {
       revision += 1n;
-      const info = stmts.insert.run(newEventId(), item.streamId, revision, type, data, metadata, item.now);
+      const info = stmts.insert.run(newEventId(Number(item.now)), item.streamId, revision, type, data, metadata, item.now);
       position = BigInt(info.lastInsertRowid);
     }
     if (item.events.length > 0) stmts.upsertStream.run(item.streamId, revision);

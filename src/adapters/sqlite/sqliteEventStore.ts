@@ -70,6 +70,17 @@ CREATE TABLE IF NOT EXISTS event_marks (
 `;
 
 /**
+ * `PRAGMA temp_store = MEMORY` on every connection that writes the event log (this store's and the
+ * writer thread's, appendWriter.js). The marks' triggers on `events` make every insert keep a
+ * statement journal, and by default one past 64 KiB (a group commit of a few ingestions) goes to a
+ * temporary file: every such commit created one, wrote it (about 140 `pwrite`s for four
+ * ingestions) and deleted it, about a third of the writer's CPU per ingestion. Only a rollback inside a live transaction reads it, so durability does not depend
+ * on where it is. Other files keep the default, so large sorts (an index built at start) may still
+ * spill to disk.
+ */
+export const EVENT_LOG_TEMP_STORE = 'MEMORY';
+
+/**
  * The trigger that keeps a mark. The types are matched as `,Type,` in one string: `NEW.type IN (…)`
  * cost about 3 µs per inserted event (SQLite builds the list's lookup table on every run of the
  * trigger), paid by every append, and almost no event is of a marked type.
@@ -133,6 +144,7 @@ export class SqliteEventStore implements EventStore {
     this.wasGivenWriter = options.writer !== undefined;
     if (options.writer) this.listenTo(options.writer);
     this.db = openDatabase(file, 'FULL');
+    this.db.pragma(`temp_store = ${EVENT_LOG_TEMP_STORE}`);
     this.db.exec(EVENTS_SCHEMA);
     this.db.exec(MARKS_SCHEMA);
     this.db.defaultSafeIntegers(true);
@@ -180,6 +192,9 @@ export class SqliteEventStore implements EventStore {
         if (row?.types === listed && (installed?.sql ?? null) === sql) continue;
         this.db.exec(`DROP TRIGGER IF EXISTS ${trigger}`);
         if (sql) this.db.exec(sql);
+        // Same types and a trigger of another form kept the mark: it is right as it is (no append
+        // can run inside this IMMEDIATE transaction). Without a trigger it may be behind: the head.
+        if (row?.types === listed && installed) continue;
         this.db
           .prepare(
             `INSERT INTO event_marks (name, position, types) VALUES (?, (SELECT COALESCE(MAX(position), -1) FROM events), ?)
