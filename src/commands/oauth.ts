@@ -320,7 +320,7 @@ export async function revokeToken(
   if (refresh) {
     const grantId = refresh[1]!;
     const { state } = await aggregateStream(ctx.events, oauthGrantStream(grantId), oauthGrantDecider);
-    if (state.status !== 'active' || state.clientId !== input.clientId || !state.refreshTokens[sha256Hex(input.token)]) return { position: null };
+    if (state.status !== 'active' || state.clientId !== input.clientId || !state.refreshTokens.has(sha256Hex(input.token))) return { position: null };
     return revokeGrant(ctx, grantId, 'revoked_by_client');
   }
   if (ACCESS_TOKEN_SHAPE.test(input.token)) {

@@ -1,4 +1,5 @@
 import { type Decider, assertNever } from './decider.ts';
+import { ImmutableMap } from './immutableMap.ts';
 
 /**
  * One grant per consent: the authorization code it issued and every token descended from it.
@@ -133,8 +134,17 @@ export type OAuthGrantState =
       scopes: string[];
       resource: string | null;
       code: { codeHash: string; redirectUri: string; codeChallenge: string; expiresAt: string; redeemed: boolean } | null;
-      refreshTokens: Record<string, RefreshTokenState>;
-      liveTokenIds: string[];
+      /**
+       * Every refresh token of the grant by the SHA-256 of its value, rotated ones included (one
+       * presented again revokes the grant). Persistent maps: a grant refreshed hourly for a year
+       * holds thousands, and copying a plain object per event made the fold quadratic (1,000
+       * rotations took 365 ms to fold, 4,000 took 6.6 s, on every refresh).
+       */
+      refreshTokens: ImmutableMap<RefreshTokenState>;
+      /** The hash of each refresh token by its id (`RefreshTokenRotated` names the id). */
+      refreshTokenHashes: ImmutableMap<string>;
+      /** Ids of the access and refresh tokens not revoked or rotated (a set: the values are `true`). */
+      liveTokenIds: ImmutableMap<true>;
     };
 
 /** A refusal in OAuth's vocabulary (RFC 6749 §5.2); nothing is appended. */
@@ -156,7 +166,19 @@ export const oauthGrantDecider: Decider<OAuthGrantState, OAuthGrantCommand, OAut
   evolve(state, event) {
     if (event.type === 'ConsentGiven') {
       const { grantId, clientId, teamId, siteIds, scopes, resource } = event.data;
-      return { status: 'active', grantId, clientId, teamId, siteIds, scopes, resource, code: null, refreshTokens: {}, liveTokenIds: [] };
+      return {
+        status: 'active',
+        grantId,
+        clientId,
+        teamId,
+        siteIds,
+        scopes,
+        resource,
+        code: null,
+        refreshTokens: ImmutableMap.empty(),
+        refreshTokenHashes: ImmutableMap.empty(),
+        liveTokenIds: ImmutableMap.empty(),
+      };
     }
     if (state.status === 'none') return state;
     switch (event.type) {
@@ -167,25 +189,27 @@ export const oauthGrantDecider: Decider<OAuthGrantState, OAuthGrantCommand, OAut
       case 'AuthorizationCodeRedeemed':
         return state.code ? { ...state, code: { ...state.code, redeemed: true } } : state;
       case 'AccessTokenIssued':
-        return { ...state, liveTokenIds: [...state.liveTokenIds, event.data.tokenId] };
+        return { ...state, liveTokenIds: state.liveTokenIds.set(event.data.tokenId, true) };
       case 'RefreshTokenIssued': {
         const { tokenHash, tokenId, scopes, expiresAt } = event.data;
         return {
           ...state,
-          liveTokenIds: [...state.liveTokenIds, tokenId],
-          refreshTokens: { ...state.refreshTokens, [tokenHash]: { tokenId, scopes, expiresAt, status: 'current' } },
+          liveTokenIds: state.liveTokenIds.set(tokenId, true),
+          refreshTokens: state.refreshTokens.set(tokenHash, { tokenId, scopes, expiresAt, status: 'current' }),
+          refreshTokenHashes: state.refreshTokenHashes.set(tokenId, tokenHash),
         };
       }
       case 'RefreshTokenRotated': {
-        const refreshTokens = Object.fromEntries(
-          Object.entries(state.refreshTokens).map(([hash, t]) => [hash, t.tokenId === event.data.tokenId ? { ...t, status: 'rotated' as const } : t]),
-        );
-        return { ...state, refreshTokens, liveTokenIds: state.liveTokenIds.filter((id) => id !== event.data.tokenId) };
+        const { tokenId } = event.data;
+        const hash = state.refreshTokenHashes.get(tokenId);
+        const token = hash === undefined ? undefined : state.refreshTokens.get(hash);
+        const refreshTokens = hash !== undefined && token ? state.refreshTokens.set(hash, { ...token, status: 'rotated' }) : state.refreshTokens;
+        return { ...state, refreshTokens, liveTokenIds: state.liveTokenIds.delete(tokenId) };
       }
       case 'TokenRevoked':
-        return { ...state, liveTokenIds: state.liveTokenIds.filter((id) => id !== event.data.tokenId) };
+        return { ...state, liveTokenIds: state.liveTokenIds.delete(event.data.tokenId) };
       case 'GrantRevoked':
-        return { ...state, status: 'revoked', liveTokenIds: [] };
+        return { ...state, status: 'revoked', liveTokenIds: ImmutableMap.empty() };
       default:
         return assertNever(event);
     }
@@ -227,7 +251,7 @@ export const oauthGrantDecider: Decider<OAuthGrantState, OAuthGrantCommand, OAut
       }
       case 'RefreshAccessToken': {
         const d = command.data;
-        const presented = state.status === 'none' ? undefined : state.refreshTokens[d.refreshTokenHash];
+        const presented = state.status === 'none' ? undefined : state.refreshTokens.get(d.refreshTokenHash);
         if (state.status === 'none' || !presented) throw invalidGrant('The refresh token is invalid.');
         if (state.status === 'revoked') throw invalidGrant('The refresh token has been revoked.');
         if (state.clientId !== d.clientId) throw invalidGrant('The refresh token was issued to another client.');
@@ -243,7 +267,7 @@ export const oauthGrantDecider: Decider<OAuthGrantState, OAuthGrantCommand, OAut
         ];
       }
       case 'RevokeAccessToken': {
-        if (state.status !== 'active' || !state.liveTokenIds.includes(command.data.tokenId)) return [];
+        if (state.status !== 'active' || !state.liveTokenIds.has(command.data.tokenId)) return [];
         return [
           {
             type: 'TokenRevoked',
@@ -272,7 +296,7 @@ function checkResource(state: ActiveGrant, requested: string | null) {
 function revokeGrant(state: ActiveGrant, reason: GrantRevocationReason, now: string): OAuthGrantEvent {
   return {
     type: 'GrantRevoked',
-    data: { grantId: state.grantId, clientId: state.clientId, teamId: state.teamId, reason, tokenIds: state.liveTokenIds, revokedAt: now },
+    data: { grantId: state.grantId, clientId: state.clientId, teamId: state.teamId, reason, tokenIds: [...state.liveTokenIds.keys()], revokedAt: now },
   };
 }
 
