@@ -1,7 +1,7 @@
 import type { Decider } from '../domain/decider.ts';
 import type { DomainEvent } from '../domain/eventSchemas.ts';
 import { eventSchemasOf, parseEvent } from '../lib/parseEvent.ts';
-import type { EventStore } from '../ports/eventStore.ts';
+import type { EventStore, RecordedEvent } from '../ports/eventStore.ts';
 
 export interface Aggregate<State> {
   /** The stream folded through the decider; its initial state for a stream that does not exist. */
@@ -18,15 +18,66 @@ export async function aggregateStream<State, Command, Event extends DomainEvent>
   streamId: string,
   decider: Decider<State, Command, Event>,
 ): Promise<Aggregate<State>> {
-  const history = await store.readStream(streamId);
+  const empty: Aggregate<State> = { state: decider.initialState(), expectedRevision: 'no_stream', lastPosition: null };
+  return foldOnto(empty, await store.readStream(streamId), decider);
+}
+
+/** What an aggregate becomes with `history` (the events after it) folded on. */
+function foldOnto<State, Command, Event extends DomainEvent>(
+  aggregate: Aggregate<State>,
+  history: readonly RecordedEvent[],
+  decider: Decider<State, Command, Event>,
+): Aggregate<State> {
   const schemas = eventSchemasOf<Event>();
-  let state = decider.initialState();
+  let state = aggregate.state;
   for (const recorded of history) {
     const event = parseEvent(recorded, schemas);
     if (event) state = decider.evolve(state, event);
   }
   const last = history[history.length - 1];
-  return { state, expectedRevision: last ? last.revision : 'no_stream', lastPosition: last ? last.position : null };
+  return last ? { state, expectedRevision: last.revision, lastPosition: last.position } : aggregate;
+}
+
+/** Reads a stream's aggregate: `aggregateStream` or one of the cached readers below. */
+export type AggregateReader = <State, Command, Event extends DomainEvent>(
+  store: EventStore,
+  streamId: string,
+  decider: Decider<State, Command, Event>,
+) => Promise<Aggregate<State>>;
+
+const folded = new WeakMap<EventStore, Map<string, { decider: unknown; aggregate: Aggregate<unknown> }>>();
+/** Folds remembered per store (they can be large: a grant's holds every token it issued); the oldest is forgotten first. */
+const FOLDED_STREAMS = 1_000;
+
+/**
+ * `aggregateStream` for streams that keep growing and are written on most reads (an OAuth grant
+ * gains three events per refresh, thousands in a year): the last fold of each stream is kept, and
+ * the next read takes only the events from its last revision on. The event at that revision must
+ * still be the one folded (same position; positions are never reused), so a stream erased and
+ * written again, or a store that reads no partial stream, is read in full. Deciders' states are
+ * immutable, so folding on from a shared one is safe.
+ */
+export async function aggregateStreamFolding<State, Command, Event extends DomainEvent>(
+  store: EventStore,
+  streamId: string,
+  decider: Decider<State, Command, Event>,
+): Promise<Aggregate<State>> {
+  let streams = folded.get(store);
+  if (!streams) folded.set(store, (streams = new Map()));
+  const hit = streams.get(streamId);
+  let aggregate: Aggregate<State> | null = null;
+  if (hit && hit.decider === decider && hit.aggregate.expectedRevision !== 'no_stream') {
+    const known = hit.aggregate as Aggregate<State>;
+    const from = known.expectedRevision as bigint;
+    const [first, ...after] = await store.readStream(streamId, { fromRevision: from });
+    const continues = after.every((e, i) => e.revision === from + BigInt(i + 1));
+    if (first && first.revision === from && first.position === known.lastPosition && continues) aggregate = foldOnto(known, after, decider);
+  }
+  aggregate ??= await aggregateStream(store, streamId, decider);
+  streams.delete(streamId);
+  if (streams.size >= FOLDED_STREAMS) streams.delete(streams.keys().next().value!);
+  streams.set(streamId, { decider, aggregate });
+  return aggregate;
 }
 
 const cached = new WeakMap<EventStore, Map<string, { decider: unknown; aggregate: Aggregate<unknown> }>>();

@@ -1,7 +1,7 @@
 import type { Decider } from '../domain/decider.ts';
 import type { DomainEvent } from '../domain/eventSchemas.ts';
 import { type EventStore, type NewEvent, WrongExpectedRevisionError } from '../ports/eventStore.ts';
-import { aggregateStream } from './aggregateStream.ts';
+import { type AggregateReader, aggregateStream } from './aggregateStream.ts';
 
 export interface CommandResult<Event> {
   events: Event[];
@@ -19,10 +19,11 @@ export async function handleCommand<State, Command, Event extends DomainEvent>(
   decider: Decider<State, Command, Event>,
   command: Command,
   metadata: Record<string, unknown> = {},
-  maxAttempts = 5,
+  options: { maxAttempts?: number; aggregate?: AggregateReader } = {},
 ): Promise<CommandResult<Event>> {
+  const { maxAttempts = 5, aggregate = aggregateStream } = options;
   for (let attempt = 1; ; attempt++) {
-    const { state, expectedRevision } = await aggregateStream(store, streamId, decider);
+    const { state, expectedRevision } = await aggregate(store, streamId, decider);
     const events = decider.decide(command, state);
     if (events.length === 0) return { events, position: null };
     try {

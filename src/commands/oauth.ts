@@ -10,16 +10,21 @@ import {
 import {
   ACCESS_TOKEN_TTL_SECONDS,
   type GrantRevocationReason,
+  type OAuthGrantCommand,
   type OAuthGrantEvent,
   OAuthGrantRuleError,
   oauthGrantDecider,
   oauthGrantStream,
 } from '../domain/oauthGrant.ts';
-import { aggregateStream } from './aggregateStream.ts';
+import { aggregateStream, aggregateStreamFolding } from './aggregateStream.ts';
 import type { CommandContext } from './context.ts';
 import { sha256Hex } from './credentials.ts';
 import { handleCommand } from './handleCommand.ts';
 import { deleteSubscription } from './webhookSubscriptions.ts';
+
+/** Decides on a grant's stream. It gains three events per refresh, so its fold is kept and carried on (aggregateStreamFolding). */
+const onGrant = (ctx: CommandContext, grantId: string, command: OAuthGrantCommand) =>
+  handleCommand(ctx.events, oauthGrantStream(grantId), oauthGrantDecider, command, {}, { aggregate: aggregateStreamFolding });
 
 /** `svc_` + 24 hex characters: never the shape of an API key (`svc_` + 64 hex). */
 export const generateClientId = () => `svc_${randomBytes(12).toString('hex')}`;
@@ -179,7 +184,7 @@ export async function undoIfClientDeleted(ctx: CommandContext, subscription: { i
 }
 
 export async function revokeGrant(ctx: CommandContext, grantId: string, reason: GrantRevocationReason) {
-  return handleCommand(ctx.events, oauthGrantStream(grantId), oauthGrantDecider, {
+  return onGrant(ctx, grantId, {
     type: 'RevokeGrant',
     data: { reason, now: ctx.clock.now().toISOString() },
   });
@@ -201,7 +206,7 @@ export async function giveConsent(
 ) {
   const grantId = ctx.newId();
   const code = generateAuthorizationCode(grantId);
-  const { position } = await handleCommand(ctx.events, oauthGrantStream(grantId), oauthGrantDecider, {
+  const { position } = await onGrant(ctx, grantId, {
     type: 'GiveConsent',
     data: {
       grantId,
@@ -252,7 +257,7 @@ export async function redeemAuthorizationCode(
   if (!match) throw new OAuthGrantRuleError('invalid_grant', 'The authorization code is invalid.');
   const grantId = match[1]!;
   const t = newTokens(ctx, grantId);
-  const { events, position } = await handleCommand(ctx.events, oauthGrantStream(grantId), oauthGrantDecider, {
+  const { events, position } = await onGrant(ctx, grantId, {
     type: 'RedeemAuthorizationCode',
     data: {
       codeHash: sha256Hex(input.code),
@@ -280,7 +285,7 @@ export async function refreshAccessToken(
   if (!match) throw new OAuthGrantRuleError('invalid_grant', 'The refresh token is invalid.');
   const grantId = match[1]!;
   const t = newTokens(ctx, grantId);
-  const { events, position } = await handleCommand(ctx.events, oauthGrantStream(grantId), oauthGrantDecider, {
+  const { events, position } = await onGrant(ctx, grantId, {
     type: 'RefreshAccessToken',
     data: {
       refreshTokenHash: sha256Hex(input.refreshToken),
@@ -319,7 +324,7 @@ export async function revokeToken(
   const refresh = REFRESH_TOKEN_SHAPE.exec(input.token);
   if (refresh) {
     const grantId = refresh[1]!;
-    const { state } = await aggregateStream(ctx.events, oauthGrantStream(grantId), oauthGrantDecider);
+    const { state } = await aggregateStreamFolding(ctx.events, oauthGrantStream(grantId), oauthGrantDecider);
     if (state.status !== 'active' || state.clientId !== input.clientId || !state.refreshTokens.has(sha256Hex(input.token))) return { position: null };
     return revokeGrant(ctx, grantId, 'revoked_by_client');
   }

@@ -34,6 +34,11 @@ export interface AppendResult {
   position: bigint;
 }
 
+export interface ReadStreamOptions {
+  /** The revision of the first event to read. */
+  fromRevision?: bigint;
+}
+
 export interface ReadAllOptions {
   /** Read events whose position is strictly greater than this. Omit for the start. */
   after?: bigint;
@@ -63,8 +68,11 @@ export class WrongExpectedRevisionError extends Error {
 
 export interface EventStore {
   append(streamId: string, events: NewEvent[], expectedRevision: ExpectedRevision): Promise<AppendResult>;
-  /** Every event of one stream in order; an empty list when the stream does not exist. */
-  readStream(streamId: string): Promise<RecordedEvent[]>;
+  /**
+   * Every event of one stream in order, or those from revision `fromRevision` on (inclusive); an
+   * empty list when the stream does not exist (or has nothing from there).
+   */
+  readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   /** A page of the global log in position order. */
   readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
   /**

@@ -72,6 +72,18 @@ export function eventStoreContract(t: Test, name: string, makeStore: MakeEventSt
       );
     });
 
+    await withStore('a stream read from a revision on', async (t, { store }) => {
+      const s = stream('from-revision');
+      await store.append(s, [event('A', 1), event('B', 2), event('C', 3)], 'no_stream');
+      const all = await store.readStream(s);
+      const tail = await store.readStream(s, { fromRevision: 1n });
+      t.same(tail.map((e) => [e.type, e.revision]), [['B', 1n], ['C', 2n]], 'from that revision, inclusive');
+      t.same(tail.map((e) => e.position), all.slice(1).map((e) => e.position), 'the same events');
+      t.same(await store.readStream(s, { fromRevision: 3n }), [], 'past the end: nothing');
+      t.same(await store.readStream(stream('from-revision-missing'), { fromRevision: 0n }), [], 'a missing stream: nothing');
+      t.same((await store.readStream(s, { fromRevision: 0n })).map((e) => e.type), ['A', 'B', 'C'], 'from 0: all');
+    });
+
     await withStore("'stream_exists' conflicts on a missing stream and appends to an existing one", async (t, { store }) => {
       const s = stream('exists');
       const error = await conflict(t, store.append(s, [event('A', 1)], 'stream_exists'));

@@ -24,6 +24,7 @@ import type {
   ExpectedRevision,
   NewEvent,
   ReadAllOptions,
+  ReadStreamOptions,
   RecordedEvent,
   SubscribeOptions,
 } from '../../ports/eventStore.ts';
@@ -74,10 +75,11 @@ export class EsdbEventStore implements EventStore {
     }
   }
 
-  async readStream(streamId: string): Promise<RecordedEvent[]> {
+  async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
     const out: RecordedEvent[] = [];
     try {
-      for await (const resolved of this.client.readStream(streamId)) {
+      const from = options.fromRevision === undefined ? {} : { fromRevision: options.fromRevision };
+      for await (const resolved of this.client.readStream(streamId, from)) {
         const event = resolved.event;
         if (!event) continue;
         out.push(toRecorded(event, event.position?.commit ?? resolved.commitPosition ?? -1n));

@@ -8,6 +8,7 @@ import {
   type ExpectedRevision,
   type NewEvent,
   type ReadAllOptions,
+  type ReadStreamOptions,
   type RecordedEvent,
   type SubscribeOptions,
   WrongExpectedRevisionError,
@@ -152,6 +153,7 @@ export class SqliteEventStore implements EventStore {
     this.appended.setMaxListeners(0);
     this.stmts = {
       readStream: this.db.prepare<[string], Row>('SELECT * FROM events WHERE stream_id = ? ORDER BY revision'),
+      readStreamFrom: this.db.prepare<[string, bigint], Row>('SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision'),
       readAll: this.db.prepare<[bigint, number], Row>('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
       head: this.db.prepare<[], { p: bigint | null }>('SELECT MAX(position) AS p FROM events'),
       // Plucked: a bare value, no row object (read before every authenticated request).
@@ -401,8 +403,9 @@ export class SqliteEventStore implements EventStore {
     }
   }
 
-  async readStream(streamId: string): Promise<RecordedEvent[]> {
-    return this.stmts.readStream.all(streamId).map(toRecorded);
+  async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+    const rows = options.fromRevision === undefined ? this.stmts.readStream.all(streamId) : this.stmts.readStreamFrom.all(streamId, options.fromRevision);
+    return rows.map(toRecorded);
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
@@ -483,8 +486,8 @@ class OffThreadAppends implements EventStore {
     private readonly store: SqliteEventStore,
     readonly append: EventStore['append'],
   ) {}
-  readStream(streamId: string) {
-    return this.store.readStream(streamId);
+  readStream(streamId: string, options?: ReadStreamOptions) {
+    return this.store.readStream(streamId, options);
   }
   readAll(options?: ReadAllOptions) {
     return this.store.readAll(options);
