@@ -1,4 +1,5 @@
 import { type Decider, assertNever } from './decider.ts';
+import { ImmutableMap } from './immutableMap.ts';
 
 /** A team's AI credit ledger: grants from the operator, debits by the agent runs that used credits. */
 export const creditsStream = (teamId: string) => `credits-${teamId}`;
@@ -14,8 +15,12 @@ export type CreditsCommand =
 export interface CreditsState {
   granted: number;
   debited: number;
-  /** Runs already debited: a run is debited once, however often its success is seen. */
-  debitedRuns: ReadonlySet<string>;
+  /**
+   * Runs already debited (a set: the values are `true`): a run is debited once, however often its
+   * success is seen. A persistent map: the team's ledger grows by a debit per run, and copying a
+   * `Set` per event made its fold quadratic.
+   */
+  debitedRuns: ImmutableMap<true>;
 }
 
 export const creditBalance = (state: CreditsState) => state.granted - state.debited;
@@ -23,13 +28,13 @@ export const creditBalance = (state: CreditsState) => state.granted - state.debi
 export class CreditsRuleError extends Error {}
 
 export const creditsDecider: Decider<CreditsState, CreditsCommand, CreditsEvent> = {
-  initialState: () => ({ granted: 0, debited: 0, debitedRuns: new Set() }),
+  initialState: () => ({ granted: 0, debited: 0, debitedRuns: ImmutableMap.empty() }),
   evolve(state, event) {
     switch (event.type) {
       case 'CreditsGranted':
         return { ...state, granted: state.granted + event.data.amount };
       case 'CreditsDebited':
-        return { ...state, debited: state.debited + event.data.amount, debitedRuns: new Set([...state.debitedRuns, event.data.runId]) };
+        return { ...state, debited: state.debited + event.data.amount, debitedRuns: state.debitedRuns.set(event.data.runId, true) };
       default:
         return assertNever(event);
     }

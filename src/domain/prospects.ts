@@ -1,4 +1,5 @@
 import { type Decider, assertNever } from './decider.ts';
+import { ImmutableMap } from './immutableMap.ts';
 
 /**
  * The Outreach Agent's prospects for one site: the lists the team imports, and what the agent did
@@ -34,11 +35,15 @@ export type ProspectCommand =
 
 export type ProspectStatus = 'new' | 'pitched' | 'skipped';
 
+/**
+ * Persistent maps: a site's stream grows by an event per prospect pitched or skipped, thousands of
+ * them, and copying a `Map` (or an array of pitch times) per event made its fold quadratic.
+ */
 export interface ProspectsState {
   /** By URL, in import order. */
-  prospects: ReadonlyMap<string, Prospect & { status: ProspectStatus; skipReason: ProspectSkipReason | null }>;
-  /** Epoch ms of every pitch, for the daily cap. */
-  pitchTimes: readonly number[];
+  prospects: ImmutableMap<Prospect & { status: ProspectStatus; skipReason: ProspectSkipReason | null }>;
+  /** Pitches per UTC day (`YYYY-MM-DD`), for the daily cap. */
+  pitchesByDay: ImmutableMap<number>;
 }
 
 export class ProspectRuleError extends Error {
@@ -53,23 +58,28 @@ export class ProspectRuleError extends Error {
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /** Pitches already sent on the UTC day of `now`. */
-export const pitchesOn = (state: ProspectsState, now: number) => state.pitchTimes.filter((t) => dayOf(t) === dayOf(now)).length;
+export const pitchesOn = (state: ProspectsState, now: number) => state.pitchesByDay.get(dayOf(now)) ?? 0;
 
 export const prospectsDecider: Decider<ProspectsState, ProspectCommand, ProspectEvent> = {
-  initialState: () => ({ prospects: new Map(), pitchTimes: [] }),
+  initialState: () => ({ prospects: ImmutableMap.empty(), pitchesByDay: ImmutableMap.empty() }),
   evolve(state, event) {
     switch (event.type) {
       case 'ProspectsImported': {
-        const prospects = new Map(state.prospects);
+        let prospects = state.prospects;
         for (const p of event.data.prospects) {
           const known = prospects.get(p.url);
           // Importing a known prospect again updates its name and notes, never what was done with it.
-          prospects.set(p.url, { ...p, status: known?.status ?? 'new', skipReason: known?.skipReason ?? null });
+          prospects = prospects.set(p.url, { ...p, status: known?.status ?? 'new', skipReason: known?.skipReason ?? null });
         }
         return { ...state, prospects };
       }
-      case 'ProspectPitched':
-        return { prospects: withStatus(state, event.data.prospectUrl, 'pitched', null), pitchTimes: [...state.pitchTimes, event.data.occurredAt] };
+      case 'ProspectPitched': {
+        const day = dayOf(event.data.occurredAt);
+        return {
+          prospects: withStatus(state, event.data.prospectUrl, 'pitched', null),
+          pitchesByDay: state.pitchesByDay.set(day, (state.pitchesByDay.get(day) ?? 0) + 1),
+        };
+      }
       case 'ProspectSkipped':
         return { ...state, prospects: withStatus(state, event.data.prospectUrl, 'skipped', event.data.reason) };
       default:
@@ -117,7 +127,7 @@ function requireNew(state: ProspectsState, url: string) {
 function withStatus(state: ProspectsState, url: string, status: ProspectStatus, skipReason: ProspectSkipReason | null) {
   const current = state.prospects.get(url);
   if (!current) return state.prospects;
-  return new Map(state.prospects).set(url, { ...current, status, skipReason });
+  return state.prospects.set(url, { ...current, status, skipReason });
 }
 
 /** A prospect URL as the stream keys it: https only, lower-case host, no fragment, no trailing slash on a bare host. */

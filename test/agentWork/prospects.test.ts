@@ -1,6 +1,7 @@
 import t from 'tap';
 import { prospectsFromCsv, prospectsFromEntries } from '../../src/domain/prospectList.ts';
 import { type ProspectEvent, ProspectRuleError, normaliseProspectUrl, prospectsDecider } from '../../src/domain/prospects.ts';
+import { foldCost } from '../helpers/foldCost.ts';
 import { given } from '../helpers/givenWhenThen.ts';
 
 const base = { siteId: 's1', teamId: 't1' };
@@ -61,4 +62,21 @@ t.test('the daily send cap: counted per UTC day, refused at the cap, free again 
   given(prospectsDecider, [imported])
     .when({ type: 'SkipProspect', data: { ...base, occurredAt: 5, prospectUrl: 'https://a.example', reason: 'contact_suppressed', detail: 'd', runId: 'r' } })
     .then([{ type: 'ProspectSkipped', data: { ...base, occurredAt: 5, prospectUrl: 'https://a.example', reason: 'contact_suppressed', detail: 'd', runId: 'r' } }]);
+});
+
+t.test('a site with thousands of prospects: pitches cost the same to fold late as early, the cap still counts the day', async (t) => {
+  const urls = Array.from({ length: 8_000 }, (_, i) => `https://p${i}.example`);
+  const many: ProspectEvent = { type: 'ProspectsImported', data: { ...base, occurredAt: 1, importId: 'i2', prospects: [...urls, 'https://new.example'].map((url) => ({ url, name: null, notes: null })) } };
+  // Twenty pitches a day, a minute apart.
+  const events: ProspectEvent[] = [many, ...urls.map((url, i) => pitched(url, DAY + Math.floor(i / 20) * 86_400_000 + (i % 20) * 60_000))];
+  const state = events.reduce(prospectsDecider.evolve, prospectsDecider.initialState());
+  t.equal([...state.prospects.values()].filter((p) => p.status === 'pitched').length, 8_000);
+  t.equal([...state.prospects.keys()][0], 'https://p0.example', 'in import order');
+  const lastDay = DAY + 399 * 86_400_000;
+  t.throws(() => prospectsDecider.decide({ type: 'RecordPitch', data: { ...base, occurredAt: lastDay + 3_600_000, prospectUrl: 'https://new.example', contactEmail: 'x', conversationId: 'c', runId: 'r', dailySendCap: 20 } }, state), /daily send cap \(20\)/);
+  t.equal(prospectsDecider.decide({ type: 'RecordPitch', data: { ...base, occurredAt: lastDay + 86_400_000, prospectUrl: 'https://new.example', contactEmail: 'x', conversationId: 'c', runId: 'r', dailySendCap: 20 } }, state).length, 1, 'the next day is free');
+  // Copying the prospects map (and the pitch times) per event made the fold quadratic (5,000 pitches: 3 s).
+  const early = foldCost(prospectsDecider, events, 1 + 500, 500);
+  const late = foldCost(prospectsDecider, events, 1 + 7_500, 500);
+  t.ok(late < early * 4, `500 pitches after 7,500 fold in ${late.toFixed(2)} ms, after 500 in ${early.toFixed(2)} ms`);
 });

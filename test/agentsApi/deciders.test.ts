@@ -11,6 +11,7 @@ import {
 } from '../../src/domain/agentRun.ts';
 import { DEFAULT_AGENT_SETTINGS, agentsDecider } from '../../src/domain/agents.ts';
 import { CreditsRuleError, creditsDecider } from '../../src/domain/credits.ts';
+import { foldCost } from '../helpers/foldCost.ts';
 import { given } from '../helpers/givenWhenThen.ts';
 
 const ref = { runId: 'r1', siteId: 's1', teamId: 't1', agentKey: 'interlinking' as const };
@@ -64,6 +65,18 @@ t.test('credits: grants positive, debits once per run, balance may go below zero
   const state = given(creditsDecider, [granted]).when({ type: 'DebitCredits', data: { teamId: 't1', siteId: 's1', runId: 'r1', amount: 5, now: 'y' } }).then([debited]);
   t.equal(state.granted - state.debited, -2);
   given(creditsDecider, [granted, debited]).when({ type: 'DebitCredits', data: { teamId: 't1', siteId: 's1', runId: 'r1', amount: 5, now: 'z' } }).then([]);
+});
+
+t.test('credits: a debit costs the same to fold after 20,000 runs as after 1,000', async (t) => {
+  const events = Array.from({ length: 21_000 }, (_, i) => ({ type: 'CreditsDebited' as const, data: { teamId: 't1', siteId: 's1', runId: `r${i}`, amount: 1, debitedAt: 'x' } }));
+  const state = events.reduce(creditsDecider.evolve, creditsDecider.initialState());
+  t.equal(state.debited, 21_000);
+  given(creditsDecider, events).when({ type: 'DebitCredits', data: { teamId: 't1', siteId: 's1', runId: 'r7', amount: 1, now: 'y' } }).then([]);
+  // Copying the set of debited runs per debit made the fold quadratic (5,000 debits: 494 ms).
+  const early = foldCost(creditsDecider, events, 1_000, 1_000);
+  const late = foldCost(creditsDecider, events, 20_000, 1_000);
+  // 20 times the history before: a quadratic fold would cost about 20 times as much.
+  t.ok(late < early * 8, `1,000 debits after 20,000 fold in ${late.toFixed(2)} ms, after 1,000 in ${early.toFixed(2)} ms`);
 });
 
 t.test('agent settings: work settings change key by key; an unchanged value records nothing', async (t) => {

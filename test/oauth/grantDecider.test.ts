@@ -6,6 +6,7 @@ import {
   oauthGrantDecider as decider,
 } from '../../src/domain/oauthGrant.ts';
 import { redirectUriProblem } from '../../src/domain/oauthClient.ts';
+import { foldCost } from '../helpers/foldCost.ts';
 
 const T0 = '2026-01-15T12:00:00.000Z';
 const at = (seconds: number) => new Date(Date.parse(T0) + seconds * 1000).toISOString();
@@ -126,17 +127,7 @@ t.test('a long-lived grant: thousands of rotations', async (t) => {
   // made the fold quadratic (1,000 rotations: 365 ms, 4,000: 6.6 s, on every refresh).
   const long = historyOf(8_000);
   const base = historyOf(0).length;
-  const costOf500From = (rotations: number) => {
-    const before = long.slice(0, base + 3 * rotations).reduce(decider.evolve, decider.initialState());
-    const next = long.slice(base + 3 * rotations, base + 3 * (rotations + 500));
-    let best = Infinity;
-    for (let round = 0; round < 5; round += 1) {
-      const started = performance.now();
-      next.reduce(decider.evolve, before);
-      best = Math.min(best, performance.now() - started);
-    }
-    return best;
-  };
+  const costOf500From = (rotations: number) => foldCost(decider, long, base + 3 * rotations, 3 * 500);
   const early = costOf500From(500);
   const late = costOf500From(7_500);
   t.ok(late < early * 4, `500 rotations after 7,500 fold in ${late.toFixed(2)} ms, after 500 in ${early.toFixed(2)} ms (quadratic: about 15×)`);
