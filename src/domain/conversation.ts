@@ -1,4 +1,5 @@
 import { type Decider, assertNever } from './decider.ts';
+import { ImmutableMap } from './immutableMap.ts';
 import type { OutreachEventBase } from './outreachEvents.ts';
 
 /**
@@ -192,14 +193,18 @@ export interface PendingReply {
 export interface ConversationState {
   status: ConversationStatus;
   handledBy: 'agent' | 'human';
-  /** Dispatches already decided (triaged or skipped): a dispatch handled twice decides nothing. */
-  dispatches: ReadonlySet<string>;
-  /** Outbound replies not yet sent or failed for good, by our message id. */
+  /**
+   * Dispatches already decided (triaged or skipped): a dispatch handled twice decides nothing. This
+   * and `sent` and `failed` are sets (values `true`) that grow with the conversation: persistent
+   * maps, since copying a `Set` per event made the fold quadratic in the conversation's length.
+   */
+  dispatches: ImmutableMap<true>;
+  /** Outbound replies not yet sent or failed for good, by our message id (a few at a time). */
   pending: ReadonlyMap<string, PendingReply>;
   /** Replies already sent, by our message id. */
-  sent: ReadonlySet<string>;
+  sent: ImmutableMap<true>;
   /** Replies given up on (failed for good), by our message id: never drafted again under the same id. */
-  failed: ReadonlySet<string>;
+  failed: ImmutableMap<true>;
   /**
    * The last read mark: `read` with the inbound message it was read up to. A new inbound message
    * (in the ingestion's stream, not here) makes the conversation unread in the read model; marking
@@ -225,10 +230,10 @@ export const conversationDecider: Decider<ConversationState, ConversationCommand
   initialState: () => ({
     status: 'open',
     handledBy: 'agent',
-    dispatches: new Set(),
+    dispatches: ImmutableMap.empty(),
     pending: new Map(),
-    sent: new Set(),
-    failed: new Set(),
+    sent: ImmutableMap.empty(),
+    failed: ImmutableMap.empty(),
     read: false,
     readUpTo: null,
   }),
@@ -417,7 +422,7 @@ export function evolve(state: ConversationState, event: ConversationEvent): Conv
       return { ...state, status: 'open' };
     case 'AgentTriaged':
     case 'AgentSkipped':
-      return { ...state, dispatches: new Set(state.dispatches).add(event.data.dispatchId) };
+      return { ...state, dispatches: state.dispatches.set(event.data.dispatchId, true) };
     case 'ReplyDrafted': {
       const { dispatchId: _d, direction: _dir, senderType, triage, siteId: _s, teamId: _t, occurredAt: _o, conversationId: _c, ...draft } = event.data;
       const pending = new Map(state.pending).set(draft.messageId, { draft, senderType, triage, attempts: 0, inFlight: false, retryAt: null });
@@ -430,14 +435,14 @@ export function evolve(state: ConversationState, event: ConversationEvent): Conv
       if (retryAt === null) {
         const pending = new Map(state.pending);
         pending.delete(messageId);
-        return { ...state, pending, failed: new Set(state.failed).add(messageId) };
+        return { ...state, pending, failed: state.failed.set(messageId, true) };
       }
       return updatePending(state, messageId, (p) => ({ ...p, inFlight: false, retryAt }));
     }
     case 'ReplySent': {
       const pending = new Map(state.pending);
       pending.delete(event.data.messageId);
-      return { ...state, pending, sent: new Set(state.sent).add(event.data.messageId) };
+      return { ...state, pending, sent: state.sent.set(event.data.messageId, true) };
     }
     case 'ConversationStatusChanged':
       return { ...state, status: event.data.newStatus };

@@ -5,6 +5,7 @@ import {
   ConversationRuleError,
   conversationDecider,
 } from '../../src/domain/conversation.ts';
+import { foldCost } from '../helpers/foldCost.ts';
 import { given } from '../helpers/givenWhenThen.ts';
 
 const ref = { conversationId: 'c1', siteId: 's1', teamId: 't1', now: 1_000 };
@@ -139,4 +140,18 @@ t.test('take over and hand back are idempotent', async () => {
   given(conversationDecider, []).when({ type: 'TakeOver', data: { ...ref, by: 'u1' } }).then([{ type: 'ConversationTakenOver', data: { ...base, by: 'u1' } }]);
   given(conversationDecider, [{ type: 'ConversationTakenOver', data: { ...base, by: 'u1' } }]).when({ type: 'TakeOver', data: { ...ref, by: 'u2' } }).then([]);
   given(conversationDecider, []).when({ type: 'HandBack', data: { ...ref, by: 'u1' } }).then([]);
+});
+
+t.test('a long conversation: a dispatch decided late folds as fast as one decided early', async (t) => {
+  const events: ConversationEvent[] = Array.from({ length: 16_000 }, (_, i) => ({
+    type: 'AgentSkipped',
+    data: { ...base, dispatchId: `d${i}`, inboundMessageId: `m${i}`, reason: 'agent_inactive' },
+  }));
+  const state = events.reduce(conversationDecider.evolve, conversationDecider.initialState());
+  t.equal(state.dispatches.size, 16_000);
+  t.ok(state.dispatches.has('d0') && state.dispatches.has('d15999'));
+  // Copying the set of decided dispatches per event made the fold quadratic in the conversation's length.
+  const early = foldCost(conversationDecider, events, 1_000, 1_000);
+  const late = foldCost(conversationDecider, events, 15_000, 1_000);
+  t.ok(late < early * 6, `1,000 dispatches after 15,000 fold in ${late.toFixed(2)} ms, after 1,000 in ${early.toFixed(2)} ms (quadratic: about 15×)`);
 });
