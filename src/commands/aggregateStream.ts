@@ -45,9 +45,28 @@ export type AggregateReader = <State, Command, Event extends DomainEvent>(
   decider: Decider<State, Command, Event>,
 ) => Promise<Aggregate<State>>;
 
-const folded = new WeakMap<EventStore, Map<string, { decider: unknown; aggregate: Aggregate<unknown> }>>();
-/** Folds remembered per store (they can be large: a grant's holds every token it issued); the oldest is forgotten first. */
-const FOLDED_STREAMS = 1_000;
+/** The last fold of up to `capacity` streams per store, the oldest forgotten first. */
+class RememberedFolds {
+  private readonly stores = new WeakMap<EventStore, Map<string, { decider: unknown; aggregate: Aggregate<unknown> }>>();
+  constructor(private readonly capacity: number) {}
+
+  /** The stream's last fold, if it was made with this decider. */
+  get<State>(store: EventStore, streamId: string, decider: unknown): Aggregate<State> | undefined {
+    const hit = this.stores.get(store)?.get(streamId);
+    return hit && hit.decider === decider ? (hit.aggregate as Aggregate<State>) : undefined;
+  }
+
+  set(store: EventStore, streamId: string, decider: unknown, aggregate: Aggregate<unknown>): void {
+    let streams = this.stores.get(store);
+    if (!streams) this.stores.set(store, (streams = new Map()));
+    streams.delete(streamId);
+    if (streams.size >= this.capacity) streams.delete(streams.keys().next().value!);
+    streams.set(streamId, { decider, aggregate });
+  }
+}
+
+/** Folds of growing streams (they can be large: a grant's holds every token it issued). */
+const folded = new RememberedFolds(1_000);
 
 /**
  * `aggregateStream` for streams that keep growing and are written on most reads (an OAuth grant
@@ -62,27 +81,21 @@ export async function aggregateStreamFolding<State, Command, Event extends Domai
   streamId: string,
   decider: Decider<State, Command, Event>,
 ): Promise<Aggregate<State>> {
-  let streams = folded.get(store);
-  if (!streams) folded.set(store, (streams = new Map()));
-  const hit = streams.get(streamId);
+  const known = folded.get<State>(store, streamId, decider);
   let aggregate: Aggregate<State> | null = null;
-  if (hit && hit.decider === decider && hit.aggregate.expectedRevision !== 'no_stream') {
-    const known = hit.aggregate as Aggregate<State>;
-    const from = known.expectedRevision as bigint;
+  if (known && known.expectedRevision !== 'no_stream') {
+    const from = known.expectedRevision;
     const [first, ...after] = await store.readStream(streamId, { fromRevision: from });
     const continues = after.every((e, i) => e.revision === from + BigInt(i + 1));
     if (first && first.revision === from && first.position === known.lastPosition && continues) aggregate = foldOnto(known, after, decider);
   }
   aggregate ??= await aggregateStream(store, streamId, decider);
-  streams.delete(streamId);
-  if (streams.size >= FOLDED_STREAMS) streams.delete(streams.keys().next().value!);
-  streams.set(streamId, { decider, aggregate });
+  folded.set(store, streamId, decider, aggregate);
   return aggregate;
 }
 
-const cached = new WeakMap<EventStore, Map<string, { decider: unknown; aggregate: Aggregate<unknown> }>>();
-/** Streams remembered per store; the oldest is forgotten first. */
-const CACHED_STREAMS = 10_000;
+/** Folds of streams read on every request. */
+const cached = new RememberedFolds(10_000);
 
 /**
  * `aggregateStream` for streams read on every request and rarely written (a site's agent
@@ -97,14 +110,10 @@ export async function aggregateStreamCached<State, Command, Event extends Domain
   decider: Decider<State, Command, Event>,
 ): Promise<Aggregate<State>> {
   if (!store.streamLastPosition) return aggregateStream(store, streamId, decider);
-  let streams = cached.get(store);
-  if (!streams) cached.set(store, (streams = new Map()));
   const last = await store.streamLastPosition(streamId);
-  const hit = streams.get(streamId);
-  if (hit && hit.decider === decider && hit.aggregate.lastPosition === last) return hit.aggregate as Aggregate<State>;
+  const hit = cached.get<State>(store, streamId, decider);
+  if (hit && hit.lastPosition === last) return hit;
   const aggregate = await aggregateStream(store, streamId, decider);
-  streams.delete(streamId);
-  if (streams.size >= CACHED_STREAMS) streams.delete(streams.keys().next().value!);
-  streams.set(streamId, { decider, aggregate });
+  cached.set(store, streamId, decider, aggregate);
   return aggregate;
 }
