@@ -75,9 +75,9 @@ CREATE TABLE IF NOT EXISTS event_marks (
  * writer thread's, appendWriter.js). The marks' triggers on `events` make every insert keep a
  * statement journal, and by default one past 64 KiB (a group commit of a few ingestions) goes to a
  * temporary file: every such commit created one, wrote it (about 140 `pwrite`s for four
- * ingestions) and deleted it, about a third of the writer's CPU per ingestion. Only a rollback inside a live transaction reads it, so durability does not depend
- * on where it is. Other files keep the default, so large sorts (an index built at start) may still
- * spill to disk.
+ * ingestions) and deleted it, about a third of the writer's CPU per ingestion. Only a rollback
+ * inside a live transaction reads it, so durability does not depend on where it is. Other files
+ * keep the default, so large sorts (an index built at start) may still spill to disk.
  */
 export const EVENT_LOG_TEMP_STORE = 'MEMORY';
 
@@ -188,15 +188,15 @@ export class SqliteEventStore implements EventStore {
         const listed = JSON.stringify([...types].sort());
         const trigger = `event_mark_${name}`;
         const sql = types.length > 0 ? markTrigger(trigger, name, types) : null;
-        const row = this.db.prepare<[string], { types: string }>('SELECT types FROM event_marks WHERE name = ?').get(name);
+        const sameTypes = this.db.prepare<[string], { types: string }>('SELECT types FROM event_marks WHERE name = ?').get(name)?.types === listed;
         const installed = this.db.prepare<[string], { sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?").get(trigger);
         // Replaced too when it was written in an earlier form (a file created by an older version).
-        if (row?.types === listed && (installed?.sql ?? null) === sql) continue;
+        if (sameTypes && (installed?.sql ?? null) === sql) continue;
         this.db.exec(`DROP TRIGGER IF EXISTS ${trigger}`);
         if (sql) this.db.exec(sql);
         // Same types and a trigger of another form kept the mark: it is right as it is (no append
         // can run inside this IMMEDIATE transaction). Without a trigger it may be behind: the head.
-        if (row?.types === listed && installed) continue;
+        if (sameTypes && installed) continue;
         this.db
           .prepare(
             `INSERT INTO event_marks (name, position, types) VALUES (?, (SELECT COALESCE(MAX(position), -1) FROM events), ?)
