@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -63,6 +64,57 @@ t.test('SQLite counter store: increments asked in one turn commit together, each
   t.same(values, [1, 0, 5, 3, 3], 'in the order asked, per key');
   t.equal(await other.increment('k', 0, expires), 3, 'the batch is committed for the other connection');
   t.equal(await other.increment('j', 0, expires), 5);
+});
+
+t.test('SQLite counter store: another connection holding the lock is waited for off the event loop', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'counters-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'c.sqlite');
+  const store = new SqliteCounterStore(file);
+  t.teardown(() => store.close());
+  const expires = new Date(Date.now() + 3_600_000);
+  t.equal(await store.increment('k', 1, expires), 1);
+
+  // Another instance on the same data directory, in the middle of its own write.
+  const other = new Database(file);
+  t.teardown(() => other.close());
+  other.exec('BEGIN IMMEDIATE');
+  other.prepare("UPDATE counters SET count = count + 10 WHERE key = 'k'").run();
+  const ticks: number[] = [];
+  const timer = setInterval(() => ticks.push(performance.now()), 10);
+  const started = performance.now();
+  const first = store.increment('k', 1, expires);
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  const second = store.increment('k', 2, expires); // asked while the first waits: commits after it
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  other.exec('COMMIT');
+  const values = await Promise.all([first, second]);
+  clearInterval(timer);
+
+  const gaps = ticks.map((at, i) => at - (i === 0 ? started : ticks[i - 1]!));
+  t.ok(ticks.length >= 15, `the loop kept running while the lock was held (${ticks.length} ticks)`);
+  t.ok(Math.max(...gaps) < 150, `no long stall (longest gap ${Math.round(Math.max(...gaps))} ms)`);
+  t.ok(performance.now() - started >= 300, 'the increments committed only after the lock was released');
+  t.same(values, [12, 14], "in the order asked, after the other connection's write");
+});
+
+t.test('SQLite counter store: an increment that cannot get the lock in time fails and counts nothing', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'counters-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'c.sqlite');
+  const store = new SqliteCounterStore(file, Date.now, { lockWaitMs: 200 });
+  t.teardown(() => store.close());
+  const expires = new Date(Date.now() + 3_600_000);
+  t.equal(await store.increment('k', 1, expires), 1);
+  const other = new Database(file);
+  t.teardown(() => other.close());
+  other.exec('BEGIN IMMEDIATE');
+  const started = performance.now();
+  await t.rejects(store.increment('k', 1, expires), { code: 'SQLITE_BUSY' }, 'fails with SQLITE_BUSY');
+  const waited = performance.now() - started;
+  t.ok(waited >= 200 && waited < 1_000, `after about lockWaitMs (${Math.round(waited)} ms)`);
+  other.exec('ROLLBACK');
+  t.equal(await store.increment('k', 1, expires), 2, 'the failed increment was not counted; later ones go on');
 });
 
 t.test('MongoDB counter store', { skip: process.env.MONGODB_URL ? false : 'MONGODB_URL not set' }, async (t) => {

@@ -1,11 +1,13 @@
 import type Database from 'better-sqlite3';
-import { openDatabase } from './openDatabase.ts';
+import { BUSY_TIMEOUT_MS, openDatabase } from './openDatabase.ts';
 import type { CounterStore } from '../../ports/counterStore.ts';
 
 interface PendingIncrement {
   key: string;
   by: number;
   expiresAt: number;
+  /** Until when it may wait for another connection's write lock. */
+  deadline: number;
   resolve: (count: number) => void;
   reject: (error: unknown) => void;
 }
@@ -16,9 +18,14 @@ interface PendingIncrement {
  * RETURNING` per distinct key adding the sum of that key's increments. Each caller gets the value
  * its own increment made, as if the increments had run one after another in the order they were
  * asked for, so concurrent callers still read distinct values and nothing is lost. The
- * transaction is atomic across connections and processes sharing the file; busy_timeout makes
- * concurrent writers queue instead of failing. Under load this is one commit per turn instead of
- * one per increment (the write tier and the daily caps take three or four per ingestion).
+ * transaction is atomic across connections and processes sharing the file. Under load this is one
+ * commit per turn instead of one per increment (the write tier and the daily caps take three or four
+ * per ingestion).
+ *
+ * Another connection holding the file's write lock (another instance on the same data directory)
+ * makes the commit wait on timers, not in SQLite's busy handler: that handler sleeps on the calling
+ * thread, which is the API's event loop. Increments asked meanwhile join the waiting batch; one
+ * still not committed `lockWaitMs` after it was asked fails with SQLITE_BUSY.
  */
 export class SqliteCounterStore implements CounterStore {
   private readonly db: Database.Database;
@@ -26,12 +33,21 @@ export class SqliteCounterStore implements CounterStore {
   private readonly sweep: Database.Statement<[number]>;
   private readonly commit: (batch: PendingIncrement[]) => number[];
   private pending: PendingIncrement[] = [];
+  /** A flush is scheduled (next turn, or a retry while another connection holds the lock). */
+  private scheduled = false;
   private writes = 0;
+  private readonly lockWaitMs: number;
 
   /** `now` is the service clock: expired windows are swept relative to it. */
-  constructor(file: string, private readonly now: () => number = Date.now) {
+  constructor(
+    file: string,
+    private readonly now: () => number = Date.now,
+    options: { lockWaitMs?: number } = {},
+  ) {
+    this.lockWaitMs = options.lockWaitMs ?? BUSY_TIMEOUT_MS;
     // A counter may lose its last increments on power loss; it never loses an event.
     this.db = openDatabase(file, 'NORMAL');
+    this.db.pragma('busy_timeout = 0');
     this.db.exec('CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, count INTEGER NOT NULL, expires_at INTEGER NOT NULL) WITHOUT ROWID');
     this.upsert = this.db.prepare(
       `INSERT INTO counters (key, count, expires_at) VALUES (?, ?, ?)
@@ -45,20 +61,36 @@ export class SqliteCounterStore implements CounterStore {
 
   increment(key: string, by: number, expiresAt: Date): Promise<number> {
     return new Promise((resolve, reject) => {
-      this.pending.push({ key, by, expiresAt: expiresAt.getTime(), resolve, reject });
+      this.pending.push({ key, by, expiresAt: expiresAt.getTime(), deadline: performance.now() + this.lockWaitMs, resolve, reject });
       // After this turn's I/O callbacks: the increments of requests read together commit together.
-      if (this.pending.length === 1) setImmediate(() => this.flush());
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush(1));
+      }
     });
   }
 
-  private flush(): void {
-    const batch = this.pending;
+  private flush(retryMs: number): void {
+    this.scheduled = false;
+    let batch = this.pending;
     this.pending = [];
     let values: number[];
     try {
       values = this.commit(batch);
     } catch (error) {
-      for (const p of batch) p.reject(error);
+      if (!isBusy(error)) {
+        for (const p of batch) p.reject(error);
+        return;
+      }
+      const at = performance.now();
+      for (const p of batch) if (p.deadline <= at) p.reject(error);
+      batch = batch.filter((p) => p.deadline > at);
+      if (batch.length > 0) {
+        // Still first in line: increments asked while waiting commit after these, in the same transaction.
+        this.pending = batch.concat(this.pending);
+        this.scheduled = true;
+        setTimeout(() => this.flush(Math.min(retryMs * 2, MAX_RETRY_MS)), retryMs);
+      }
       return;
     }
     batch.forEach((p, i) => p.resolve(values[i]!));
@@ -73,11 +105,17 @@ export class SqliteCounterStore implements CounterStore {
     }
   }
 
+  /** Settles every increment asked so far: committed, or failed after waiting `lockWaitMs` for the lock. */
   async close(): Promise<void> {
     while (this.pending.length > 0) await new Promise((resolve) => setImmediate(resolve));
     this.db.close();
   }
 }
+
+/** The longest pause between two tries for another connection's write lock. */
+const MAX_RETRY_MS = 50;
+
+const isBusy = (error: unknown): boolean => String((error as { code?: unknown } | null)?.code).startsWith('SQLITE_BUSY');
 
 /** One upsert per distinct key; each increment's value is the total before the batch plus the increments up to and including it. */
 function commitBatch(upsert: Database.Statement<[string, number, number, number], { count: number }>, batch: PendingIncrement[]): number[] {
