@@ -17,7 +17,8 @@ const WINDOW_MS = 60_000;
 export const writeRateLimit = fp(
   async (app: FastifyInstance, opts: { limit: number }) => {
     app.addHook('onRequest', async (request: FastifyRequest) => {
-      if (!WRITE_METHODS.has(request.method) || !request.url.startsWith('/api/v1/') || !request.credential) return;
+      // The matched route, not the raw URL: the router decodes percent-escapes, so `/%61pi/v1/…` reaches an /api/v1 route.
+      if (!WRITE_METHODS.has(request.method) || !request.routeOptions.url?.startsWith('/api/v1/') || !request.credential) return;
       await countWrite(app, request.credential.teamId, opts.limit);
     });
   },

@@ -80,6 +80,11 @@ t.test('write tier: 60 writes per minute per team across write endpoints', async
   t.equal(refused.headers['retry-after'], '61', 'Retry-After: seconds until the last 60 s hold fewer than 60 writes (sliding window)');
   const refusedWebhook = await webhook(app.fastify);
   expectError(t, refusedWebhook, 429, 'RATE_LIMITED', 'webhook create shares the tier');
+  for (const path of [`/%61pi/v1/sites/${tenant.siteId}/outreach/inbox/messages`, `/api/%761/sites/${tenant.siteId}/outreach/inbox/messages`]) {
+    // The router decodes percent-escapes: the same route, so the same tier.
+    const encoded = await app.fastify.inject({ method: 'POST', url: path, headers: bearer(tenant.key), payload: body });
+    expectError(t, encoded, 429, 'RATE_LIMITED', `${path.split('/sites/')[0]}/…: a percent-encoded path shares the tier`);
+  }
   const del = await app.fastify.inject({ method: 'DELETE', url: `/api/v1/sites/${tenant.siteId}/outreach/webhooks/01ARZ3NDEKTSV4RRFFQ69G5FAV`, headers: bearer(tenant.key) });
   expectError(t, del, 429, 'RATE_LIMITED', 'webhook delete shares the tier');
   const read = await app.fastify.inject({ method: 'GET', url: `/api/v1/sites/${tenant.siteId}/outreach/webhooks`, headers: bearer(tenant.key) });
