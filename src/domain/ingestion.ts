@@ -285,6 +285,13 @@ export function parseMessageIds(header: string | null): string[] {
   return header.split(/[\s,]+/).filter(Boolean);
 }
 
+/**
+ * An RFC 5322 msg-id (`<id-left@id-right>`), with or without its angle brackets: no white space,
+ * no control characters, one `@`. A reply threads onto it and names it in In-Reply-To and References,
+ * which the mailer refuses when it is malformed.
+ */
+export const MESSAGE_ID_SHAPE = /^(?:<[^<>\s@\p{Cc}]+@[^<>\s@\p{Cc}]+>|[^<>\s@\p{Cc}]+@[^<>\s@\p{Cc}]+)$/u;
+
 /** Message-Ids are compared without angle brackets, case-sensitively (RFC 5322 ids are case-sensitive). */
 export const normaliseMessageId = (id: string) => id.trim().replace(/^<|>$/g, '');
 

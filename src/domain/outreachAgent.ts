@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { type AgentSettings, OUTREACH_AGENT_PLANS } from './agents.ts';
 import { decideAiPause } from './aiPause.ts';
 import type { AgentSkipReason, ReplyDraft } from './conversation.ts';
-import { normaliseMessageId, parseMessageIds } from './ingestion.ts';
+import { MESSAGE_ID_SHAPE, normaliseMessageId, parseMessageIds } from './ingestion.ts';
 
 /** What the Outreach Agent must know about a site and a contact before it may reply. */
 export interface ReplyPreconditionFacts {
@@ -35,17 +35,22 @@ export const senderAddress = (localPart: string, domain: string) => `${localPart
 /** Our Message-Id for an outbound reply: derived from the reply's own id, so every attempt sends the same one. */
 export const replyRfcMessageId = (messageId: string, domain: string) => `<reply.${messageId.toLowerCase()}@${domain}>`;
 
-/** In-Reply-To and References of a reply to `inbound` (RFC 5322 §3.6.4): its References, then its own id. */
+/**
+ * In-Reply-To and References of a reply to `inbound` (RFC 5322 §3.6.4): its References, then its own
+ * id. Ids that are not msg-ids (a forwarded mail's odd header, an id stored before ingestion checked
+ * them) are left out: the mailer refuses them, and the reply must still go.
+ */
 export function threadingHeaders(inbound: { externalMessageId: string | null; references: string | null; inReplyTo: string | null }): {
   inReplyTo: string | null;
   references: string[];
 } {
   if (!inbound.externalMessageId) return { inReplyTo: null, references: [] };
   const own = normaliseMessageId(inbound.externalMessageId);
-  const chain = parseMessageIds(inbound.references);
-  if (chain.length === 0 && inbound.inReplyTo) chain.push(...parseMessageIds(inbound.inReplyTo));
-  const refs = [...chain.filter((id) => id !== own), own].slice(-20).map((id) => `<${id}>`);
-  return { inReplyTo: `<${own}>`, references: refs };
+  const valid = MESSAGE_ID_SHAPE.test(own);
+  const chain = parseMessageIds(inbound.references).filter((id) => MESSAGE_ID_SHAPE.test(id));
+  if (chain.length === 0 && inbound.inReplyTo) chain.push(...parseMessageIds(inbound.inReplyTo).filter((id) => MESSAGE_ID_SHAPE.test(id)));
+  const refs = [...chain.filter((id) => id !== own), ...(valid ? [own] : [])].slice(-20).map((id) => `<${id}>`);
+  return { inReplyTo: valid ? `<${own}>` : null, references: refs };
 }
 
 export const draftSha256 = (subject: string, bodyText: string) => createHash('sha256').update(`${subject}\n\n${bodyText}`).digest('hex');

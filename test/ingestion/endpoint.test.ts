@@ -18,6 +18,10 @@ t.test('ingestion: validation, defaults, results and the facts it appends', asyn
     expectError(t, await ingest(fastify, tenant, { from: 'a@b.io', runExtraction: 'yes' }), 400, 'VALIDATION_ERROR', 'runExtraction not a boolean');
     expectError(t, await ingest(fastify, tenant, { from: 'a@b.io', bodyHtml: 7 }), 400, 'VALIDATION_ERROR', 'bodyHtml not a string');
     expectError(t, await ingest(fastify, tenant, { from: 'a@b.io', messageId: ['x'] }), 400, 'VALIDATION_ERROR', 'messageId not a string');
+    // A reply threads onto the Message-Id; the mailer refuses a malformed one, so it is refused here.
+    for (const messageId of ['not a message id', 'no-at-sign', '<p1@prospect.io>\r\nBcc: x@evil.test', '<a@b@c>', '<half@open', '<>']) {
+      expectError(t, await ingest(fastify, tenant, { from: 'a@b.io', messageId }), 400, 'VALIDATION_ERROR', `messageId ${JSON.stringify(messageId)}`);
+    }
     const limit = services.config.INGESTION_BODY_LIMIT_BYTES;
     t.equal(limit, 256 * 1024, 'default body limit is 256 KiB');
     const oversize = await ingest(fastify, tenant, { from: 'a@b.io', bodyText: 'x'.repeat(limit) });

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ingestMessage } from '../../commands/ingestion.ts';
 import { SKIP_REASONS } from '../../domain/aiPause.ts';
 import { ServiceError } from '../../domain/errors.ts';
-import { IDEMPOTENCY_KEY_SHAPE } from '../../domain/ingestion.ts';
+import { IDEMPOTENCY_KEY_SHAPE, MESSAGE_ID_SHAPE } from '../../domain/ingestion.ts';
 import { errors, siteParams } from '../schemas.ts';
 
 /** RFC 5322 caps a header line at 998 characters; References chains may fold over many lines. */
@@ -16,7 +16,13 @@ export const ingestionBody = z.object({
   subject: z.string().max(2_000).default(''),
   bodyText: z.string().default('').meta({ description: 'the text the extractor parses' }),
   bodyHtml: z.string().nullable().optional().meta({ description: 'stored for the inbox UI, not parsed' }),
-  messageId: headerValue(998).meta({ description: 'Message-Id of the original email; used for threading' }),
+  messageId: z
+    .string()
+    .max(998)
+    .regex(MESSAGE_ID_SHAPE, 'must be an RFC 5322 Message-Id, <left@right> (angle brackets optional, no spaces)')
+    .nullable()
+    .optional()
+    .meta({ description: 'Message-Id of the original email (RFC 5322, `<left@right>`); used for threading' }),
   inReplyTo: headerValue(998),
   references: headerValue(32_000),
   runExtraction: z.boolean().default(true),

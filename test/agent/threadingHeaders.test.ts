@@ -1,0 +1,25 @@
+import t from 'tap';
+import { threadingHeaders } from '../../src/domain/outreachAgent.ts';
+
+/**
+ * A reply's In-Reply-To and References come from the inbound message's headers. Ids the mailer would
+ * refuse (a forwarded mail's odd References, an id stored before ingestion checked it) are left out,
+ * so the reply is still sent: threaded by what is valid, by its subject otherwise.
+ */
+t.test('In-Reply-To is the inbound id; References its chain, then the inbound id', async (t) => {
+  t.same(threadingHeaders({ externalMessageId: 'c@p.io', references: '<a@p.io> <b@p.io>', inReplyTo: '<b@p.io>' }), {
+    inReplyTo: '<c@p.io>',
+    references: ['<a@p.io>', '<b@p.io>', '<c@p.io>'],
+  });
+  t.same(threadingHeaders({ externalMessageId: '<c@p.io>', references: null, inReplyTo: '<b@p.io>' }), { inReplyTo: '<c@p.io>', references: ['<b@p.io>', '<c@p.io>'] }, 'In-Reply-To when there are no References');
+  t.same(threadingHeaders({ externalMessageId: null, references: '<a@p.io>', inReplyTo: null }), { inReplyTo: null, references: [] }, 'no inbound id: not threaded');
+});
+
+t.test('malformed ids are left out, the rest kept', async (t) => {
+  t.same(threadingHeaders({ externalMessageId: 'c@p.io', references: '<a@p.io> <not-an-id> <b@p.io>', inReplyTo: null }), {
+    inReplyTo: '<c@p.io>',
+    references: ['<a@p.io>', '<b@p.io>', '<c@p.io>'],
+  });
+  t.same(threadingHeaders({ externalMessageId: 'not a message id', references: '<a@p.io>', inReplyTo: null }), { inReplyTo: null, references: ['<a@p.io>'] }, 'a malformed inbound id');
+  t.same(threadingHeaders({ externalMessageId: 'p1@prospect.io>\r\nBcc: x@evil.test', references: 'junk, more junk', inReplyTo: 'x' }), { inReplyTo: null, references: [] }, 'nothing valid: no threading headers');
+});
