@@ -11,7 +11,18 @@ export const pageQuery = z.object({
 /** `true` / `false` in a query string. */
 export const booleanParam = z.enum(['true', 'false']).transform((v) => v === 'true');
 
-export const isoParam = z.iso.datetime({ offset: true }).transform((v) => new Date(v).toISOString());
+/**
+ * An ISO 8601 date-time with its offset, whose UTC form still has a four-digit year: the read models
+ * compare UTC ISO strings, and `9999-12-31T23:59:59-23:59` would become `+010000-…`, which sorts
+ * before every year and turned a filter silently wrong.
+ */
+export const isoDateTime = z.iso
+  .datetime({ offset: true })
+  // zod runs a refinement even when the format check failed: an unparseable value is that check's to report.
+  .refine((v) => Number.isNaN(Date.parse(v)) || /^\d{4}-/.test(new Date(v).toISOString()), 'must fall within the years 0000 to 9999 in UTC');
+
+/** `isoDateTime` as the UTC ISO string the read models compare. */
+export const isoParam = isoDateTime.transform((v) => new Date(v).toISOString());
 
 export interface CursorPosition {
   value: SortValue;

@@ -1,6 +1,7 @@
 import { type ParsedMail, simpleParser } from 'mailparser';
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { EMAIL_ADDRESS_SHAPE } from '../domain/email.ts';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { type IngestionContext, ingestMessage } from '../commands/ingestion.ts';
@@ -99,7 +100,7 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     const from = forwarded?.address ?? headerFrom?.address;
     if (!from) throw new SmtpReply(550, '5.1.7 the message has no sender address');
     // The same rule as the REST body's `from`, so both doors store only real addresses.
-    if (!z.email().max(320).safeParse(from).success) throw new SmtpReply(550, '5.1.7 the sender address is not a valid email address');
+    if (!z.email({ pattern: EMAIL_ADDRESS_SHAPE }).max(320).safeParse(from).success) throw new SmtpReply(550, '5.1.7 the sender address is not a valid email address');
     const references = Array.isArray(mail.references) ? mail.references.join(' ') : (mail.references ?? null);
     const messageId = mail.messageId ?? null;
     const idempotencyKey = messageId ?? contentKey(mail, session);

@@ -75,6 +75,11 @@ t.test('filters: status, aiPaused, unread, contactEmail, created and updated ran
   t.same(await ids('conversations?updatedAfter=2100-01-01T00:00:00Z'), []);
   expectError(t, await app.fastify.inject({ url: `${base(tenant.siteId)}/conversations?status=nope`, headers: bearer(tenant.key) }), 400, 'VALIDATION_ERROR');
   expectError(t, await app.fastify.inject({ url: `${base(tenant.siteId)}/conversations?createdAfter=yesterday`, headers: bearer(tenant.key) }), 400, 'VALIDATION_ERROR');
+  // Offsets that carry the instant past year 9999 (or before 0000) in UTC would compare wrongly as strings: refused.
+  for (const at of ['9999-12-31T23:59:59-23:59', '0000-01-01T00:00:00+01:00']) {
+    expectError(t, await app.fastify.inject({ url: `${base(tenant.siteId)}/conversations?createdBefore=${encodeURIComponent(at)}`, headers: bearer(tenant.key) }), 400, 'VALIDATION_ERROR', at);
+  }
+  t.same(await ids(`conversations?createdBefore=${encodeURIComponent('9999-12-31T23:59:59+00:00')}`).then((x: string[]) => x.length), 2, 'the last instant of 9999 is a valid bound');
 
   const opportunities = (await get('opportunities')).opportunities as Array<Record<string, unknown>>;
   t.equal(opportunities.length, 2);

@@ -18,6 +18,9 @@ t.test('ingestion: validation, defaults, results and the facts it appends', asyn
     expectError(t, await ingest(fastify, tenant, { from: 'a@b.io', runExtraction: 'yes' }), 400, 'VALIDATION_ERROR', 'runExtraction not a boolean');
     expectError(t, await ingest(fastify, tenant, { from: 'a@b.io', bodyHtml: 7 }), 400, 'VALIDATION_ERROR', 'bodyHtml not a string');
     expectError(t, await ingest(fastify, tenant, { from: 'a@b.io', messageId: ['x'] }), 400, 'VALIDATION_ERROR', 'messageId not a string');
+    for (const from of ['a@b', 'a b@x.io', 'a@-x.io', 'a@x..io']) {
+      expectError(t, await ingest(fastify, tenant, { from }), 400, 'VALIDATION_ERROR', `from ${JSON.stringify(from)}`);
+    }
     // A reply threads onto the Message-Id; the mailer refuses a malformed one, so it is refused here.
     for (const messageId of ['not a message id', 'no-at-sign', '<p1@prospect.io>\r\nBcc: x@evil.test', '<a@b@c>', '<half@open', '<>']) {
       expectError(t, await ingest(fastify, tenant, { from: 'a@b.io', messageId }), 400, 'VALIDATION_ERROR', `messageId ${JSON.stringify(messageId)}`);
@@ -30,6 +33,13 @@ t.test('ingestion: validation, defaults, results and the facts it appends', asyn
     const justUnder = await ingest(fastify, tenant, { from: 'a@b.io', runExtraction: false, bodyText: 'x'.repeat(limit - 100) });
     t.equal(justUnder.statusCode, 201, 'a body just under the limit is accepted');
     t.equal((await eventsOfType(services, 'MessageIngested')).length, 1, 'only the valid request stored a message');
+  });
+
+  t.test('valid addresses beyond the plain ASCII form are accepted: punycode domains, RFC 5322 local-part characters', async (t) => {
+    for (const from of ['ivan@xn--e1afmkfd.xn--p1ai', 'a&b@x.com', "o'brien+tag@mail.example.ie", 'x@sub.domain-1.co9']) {
+      const res = await ingest(fastify, tenant, { from, runExtraction: false });
+      t.equal(res.statusCode, 201, from);
+    }
   });
 
   t.test('defaults: subject and bodyText empty, runExtraction true', async (t) => {

@@ -38,6 +38,9 @@ t.test('list_conversations and get_conversation answer what the REST routes answ
   t.same(byContact.body, await rest('/conversations?contactEmail=MAX%40other.io'));
   const since = await call('list_conversations', { createdAfter: '2000-01-01T00:00:00+02:00' });
   t.equal(since.body.conversations.length, 2, 'ISO timestamps with an offset');
+  const beyond = await call('list_conversations', { createdBefore: '9999-12-31T23:59:59-23:59' });
+  t.equal(beyond.isError, true, 'an offset carrying the instant past year 9999 is refused, as in REST');
+  t.equal(beyond.body.error.code, 'VALIDATION_ERROR');
 
   const detail = await call('get_conversation', { conversationId });
   t.equal(detail.isError, false);

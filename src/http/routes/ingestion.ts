@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { EMAIL_ADDRESS_SHAPE } from '../../domain/email.ts';
 import { ingestMessage } from '../../commands/ingestion.ts';
 import { SKIP_REASONS } from '../../domain/aiPause.ts';
 import { ServiceError } from '../../domain/errors.ts';
@@ -11,7 +12,7 @@ import { errors, siteParams } from '../schemas.ts';
 const headerValue = (max: number) => z.string().max(max).nullable().optional();
 
 export const ingestionBody = z.object({
-  from: z.email().max(320).meta({ description: "prospect's address" }),
+  from: z.email({ pattern: EMAIL_ADDRESS_SHAPE }).max(320).meta({ description: "prospect's address" }),
   fromName: z.string().max(500).nullable().optional().meta({ description: 'display name of the prospect' }),
   subject: z.string().max(2_000).default(''),
   bodyText: z.string().default('').meta({ description: 'the text the extractor parses' }),

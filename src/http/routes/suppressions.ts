@@ -2,7 +2,7 @@ import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { suppressContact, unsuppressContact } from '../../commands/suppression.ts';
-import { normaliseEmail } from '../../domain/email.ts';
+import { EMAIL_ADDRESS_SHAPE, normaliseEmail } from '../../domain/email.ts';
 import { notFound } from '../../domain/errors.ts';
 import { SUPPRESSION_REASONS } from '../../domain/suppression.ts';
 import { getSuppression, listSuppressionsPage } from '../../readModels/suppressions.ts';
@@ -11,7 +11,7 @@ import { errors, siteParams } from '../schemas.ts';
 import { suppressionObject, suppressionOf } from './inboxSchemas.ts';
 
 const addBody = z.object({
-  email: z.email().max(320),
+  email: z.email({ pattern: EMAIL_ADDRESS_SHAPE }).max(320),
   reason: z.enum(SUPPRESSION_REASONS).default('manual'),
 });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isoDateTime } from '../../http/pagination.ts';
 import { assertPlanAllows } from '../../commands/agentRuns.ts';
 import { AGENT_KEYS, type AgentKey, isAgentKey } from '../../domain/agents.ts';
 import { agentNotFound } from '../../domain/errors.ts';
@@ -41,8 +42,8 @@ export const agentTools: McpTool[] = [
       ...pageInput,
       agentKey: runsQuery.shape.agentKey,
       status: runsQuery.shape.status,
-      queuedAfter: z.iso.datetime({ offset: true }).optional(),
-      queuedBefore: z.iso.datetime({ offset: true }).optional(),
+      queuedAfter: isoDateTime.optional(),
+      queuedBefore: isoDateTime.optional(),
     },
     run: async ({ siteId: _siteId, queuedAfter, queuedBefore, ...query }, { app, site }) => {
       gated(site.plan, null);

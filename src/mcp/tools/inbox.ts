@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isoDateTime } from '../../http/pagination.ts';
 import { CONVERSATION_STATUSES } from '../../domain/conversation.ts';
 import { IDEMPOTENCY_KEY_SHAPE } from '../../domain/ingestion.ts';
 import { replyBody, statusBody } from '../../http/routes/conversationActions.ts';
@@ -8,7 +9,6 @@ import { type McpTool, defineTool } from './tool.ts';
 import { pageInput } from './paging.ts';
 
 const conversationId = z.string().min(1).max(100).describe('The conversation id (from list_conversations)');
-const iso = z.iso.datetime({ offset: true });
 const isoOrUndefined = (v: string | undefined) => (v === undefined ? undefined : new Date(v).toISOString());
 
 /** The Outreach Agent inbox, as the REST inbox API (/api/v1/sites/{siteId}/outreach/conversations…). */
@@ -25,10 +25,10 @@ export const inboxTools: McpTool[] = [
       unread: z.boolean().optional(),
       aiPaused: z.boolean().optional().describe('true: conversations the agent does not answer'),
       contactEmail: z.string().max(320).optional(),
-      createdAfter: iso.optional(),
-      createdBefore: iso.optional(),
-      updatedAfter: iso.optional().describe('updatedAt: the last message, status change, triage or take-over'),
-      updatedBefore: iso.optional(),
+      createdAfter: isoDateTime.optional(),
+      createdBefore: isoDateTime.optional(),
+      updatedAfter: isoDateTime.optional().describe('updatedAt: the last message, status change, triage or take-over'),
+      updatedBefore: isoDateTime.optional(),
     },
     run: ({ siteId: _siteId, createdAfter, createdBefore, updatedAfter, updatedBefore, ...query }, { app, site }) =>
       conversationsPage(app.readModels, site.id, {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isoDateTime } from '../../http/pagination.ts';
 import { opportunitiesPage, opportunityDetail } from '../../http/views/inbox.ts';
 import { ENTRY_SOURCES } from '../../http/routes/inboxSchemas.ts';
 import { defineTool } from './tool.ts';
@@ -16,8 +17,8 @@ export const opportunityTools = [
       ...pageInput,
       entrySource: z.enum(ENTRY_SOURCES).optional().describe('only opportunities that entered this way'),
       stub: z.boolean().optional().describe('true: only stubs (no ask extracted); false: only real asks'),
-      createdAfter: z.iso.datetime({ offset: true }).optional(),
-      createdBefore: z.iso.datetime({ offset: true }).optional(),
+      createdAfter: isoDateTime.optional(),
+      createdBefore: isoDateTime.optional(),
     },
     run: ({ siteId: _siteId, createdAfter, createdBefore, ...query }, { app, site }) =>
       opportunitiesPage(app.readModels, site.id, {
