@@ -49,6 +49,17 @@ t.test('sign-in: cookie flags, CSRF, wrong password, throttle, sign-out', async 
   clock.advance(15 * 60_000 + 1000);
   t.equal((await attacker.signIn(victim, PASSWORD)).status, 303, 'the lock expires');
 
+  // Concurrent guesses: each is counted before its password is checked, so a burst cannot pass the
+  // check together (before: checked, verified for ~50 ms, then counted; all 40 were verified).
+  const other = await addTeamUser(app, (await findUserByEmail(app.services.readModels, ownerEmail))!.teamId, 'member');
+  const burst = await Promise.all(Array.from({ length: 40 }, (_, i) => new Browser(issuer).signIn(other, `burst-${i}`)));
+  const statuses = burst.map((r) => r.status);
+  t.equal(statuses.filter((s) => s === 401).length, 5, 'exactly five guesses were checked');
+  t.equal(statuses.filter((s) => s === 429).length, 35, 'the rest refused');
+  t.equal((await new Browser(issuer).signIn(other, PASSWORD)).status, 429, 'and the pair is locked');
+  clock.advance(15 * 60_000 + 1000);
+  t.equal((await new Browser(issuer).signIn(other, PASSWORD)).status, 303, 'a refused attempt did not count: the lock expires with the five failures');
+
   const signOutFields = formFields(dashboard.text, '/dashboard/sign-out');
   const out = await browser.request('/dashboard/sign-out', { form: signOutFields });
   t.equal(out.status, 303);

@@ -64,7 +64,7 @@ export async function signInRoutes(app: FastifyInstance) {
       return signInForm(reply, app, 403, returnTo, 'Your sign-in form expired. Please try again.', email);
     }
     const key = `${email}|${request.ip}`;
-    const wait = await throttle.retryAfter(key);
+    const wait = await throttle.attempt(key);
     if (wait > 0) {
       reply.header('retry-after', String(wait));
       return signInForm(reply, app, 429, returnTo, `Too many failed sign-ins. Try again in ${Math.ceil(wait / 60)} minutes.`, email);
@@ -72,7 +72,7 @@ export async function signInRoutes(app: FastifyInstance) {
     const user = email ? await findUserByEmail(app.readModels, email) : null;
     const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH).catch(() => false);
     if (!user || !user.passwordHash || !ok) {
-      await throttle.fail(key);
+      // Already counted by `attempt`.
       return signInForm(reply, app, 401, returnTo, 'The email or password is incorrect.', email);
     }
     await throttle.succeed(key);

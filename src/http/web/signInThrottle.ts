@@ -5,7 +5,8 @@ import type { CounterStore } from '../../ports/counterStore.ts';
 /**
  * Failed sign-ins per (email, IP) pair, in the shared counter store so the limit holds across every
  * process of the service: `limit` failures within `windowMs` lock the pair out until the oldest of
- * them leaves the window. Failures are counted in buckets of windowMs/15 (one minute by default).
+ * them leaves the window. Failures are counted in buckets of windowMs/15 (one minute by default);
+ * an attempt is counted when it starts (`attempt`) and taken back when it succeeds.
  */
 export class SignInThrottle {
   private readonly bucketMs: number;
@@ -36,8 +37,25 @@ export class SignInThrottle {
     return buckets.map((b, i) => [b, Math.max(0, counts[i]!)]);
   }
 
+  /**
+   * Counts an attempt of the pair before its password is checked: 0 when admitted (the attempt then
+   * stands as a failure unless `succeed` follows), else the seconds until the pair may try again
+   * (the attempt not counted). Counted first, like the write tier, so concurrent guesses each read a
+   * distinct count: checking, then verifying, then counting let a burst of parallel guesses all pass.
+   */
+  async attempt(pair: string): Promise<number> {
+    const bucket = Math.floor(this.clock.now().getTime() / this.bucketMs);
+    const key = this.keyOf(pair, bucket);
+    // Asked together (one commit of the counter store); the earlier buckets are closed.
+    const [own, recent] = await Promise.all([this.counters.increment(key, 1, this.expiryOf(bucket)), this.recent(pair)]);
+    const earlier = recent.reduce((sum, [b, n]) => (b === bucket ? sum : sum + n), 0);
+    if (earlier + own <= this.limit) return 0;
+    await this.counters.increment(key, -1, this.expiryOf(bucket));
+    return Math.max(1, await this.retryAfter(pair));
+  }
+
   /** Seconds until the pair may try again, or 0. */
-  async retryAfter(pair: string): Promise<number> {
+  private async retryAfter(pair: string): Promise<number> {
     const recent = await this.recent(pair);
     let total = recent.reduce((sum, [, n]) => sum + n, 0);
     if (total < this.limit) return 0;
@@ -49,11 +67,6 @@ export class SignInThrottle {
       }
     }
     return 1;
-  }
-
-  async fail(pair: string): Promise<void> {
-    const bucket = Math.floor(this.clock.now().getTime() / this.bucketMs);
-    await this.counters.increment(this.keyOf(pair, bucket), 1, this.expiryOf(bucket));
   }
 
   /** A successful sign-in clears the pair's failures. */
