@@ -301,7 +301,7 @@ export const oauthGrantEventSchemas = schemasOf<OAuthGrantEvent>()({
     grantId: str,
     clientId: str,
     teamId: str,
-    reason: z.enum(['authorization_code_reused', 'refresh_token_reused', 'revoked_by_client', 'client_deleted']),
+    reason: z.enum(['authorization_code_reused', 'refresh_token_reused', 'revoked_by_client', 'client_deleted', 'revoked_by_team']),
     tokenIds: strings,
     revokedAt: str,
   }),

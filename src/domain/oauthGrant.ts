@@ -13,7 +13,8 @@ export const AUTHORIZATION_CODE_TTL_MS = 60_000;
 export const ACCESS_TOKEN_TTL_SECONDS = 3600;
 export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 3600_000;
 
-export type GrantRevocationReason = 'authorization_code_reused' | 'refresh_token_reused' | 'revoked_by_client' | 'client_deleted';
+/** `revoked_by_team`: an owner or admin of the team cut the app off from the dashboard's connected apps. */
+export type GrantRevocationReason = 'authorization_code_reused' | 'refresh_token_reused' | 'revoked_by_client' | 'client_deleted' | 'revoked_by_team';
 
 export interface IssuedToken {
   tokenId: string;

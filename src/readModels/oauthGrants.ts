@@ -22,3 +22,9 @@ export const getOAuthGrant = (store: ReadModelStore, grantId: string) => store.g
 
 /** Every grant the client was given, revoked or not. */
 export const listGrantsOfClient = (store: ReadModelStore, clientId: string) => store.find<OAuthGrantDoc>(OAUTH_GRANTS, { clientId });
+
+/** The team's grants still in force (the dashboard's connected apps), oldest first. */
+export async function listActiveGrantsOfTeam(store: ReadModelStore, teamId: string): Promise<OAuthGrantDoc[]> {
+  const grants = await store.find<OAuthGrantDoc>(OAUTH_GRANTS, { teamId, revoked: false });
+  return grants.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+}

@@ -15,6 +15,7 @@ import { inboxPages } from './inbox.ts';
 import { deleteOAuthClientAndSweep } from './oauthClientDeletion.ts';
 import { showSignedIn } from './show.ts';
 import { agentPages } from './agents.ts';
+import { connectedAppRoutes, connectedAppsSection } from './connectedApps.ts';
 import { webhookPages } from './webhooks.ts';
 
 declare module 'fastify' {
@@ -115,7 +116,8 @@ export async function dashboardPages(app: FastifyInstance) {
                 <button type="submit">Register app</button>
               </form>`
             : html`<p>Only owners and admins can register apps.</p>`
-        }`,
+        }
+        ${await connectedAppsSection(app, s, canManage(s))}`,
       status,
     );
   };
@@ -189,6 +191,8 @@ export async function dashboardPages(app: FastifyInstance) {
       throw error;
     }
   });
+
+  connectedAppRoutes(app, { forbidden, canManage }, oauthAppsPage);
 
   // ---- API keys ----
   const apiKeysPage = async (reply: FastifyReply, s: SignedIn, error?: string, status = 200) => {
