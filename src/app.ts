@@ -50,11 +50,13 @@ export const app = fp(
     await fastify.register(ingestionPortsPlugin, { services });
     await fastify.register(readYourWrites);
 
-    // An empty body with a JSON content type (a DELETE from some clients) is no body, not an error.
+    // An empty body with a JSON content type (a DELETE, or a body-less POST such as take-over or an
+    // agent run, from clients that always send the header) is no body, not an error: routes that need
+    // a body still refuse it with 400 VALIDATION_ERROR through their schema.
     const parseJson = fastify.getDefaultJsonParser('error', 'error');
     fastify.removeContentTypeParser('application/json');
     fastify.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (request, body, done) => {
-      if (body === '' && request.method === 'DELETE') return done(null, undefined);
+      if (body === '') return done(null, undefined);
       parseJson(request, body as string, done);
     });
 

@@ -49,6 +49,8 @@ t.test('take over: the agent skips the pitch and a later prospect reply on the t
   t.equal(taken.statusCode, 200);
   t.same(taken.json().conversation, { id, status: 'open', handledBy: 'human', unread: true });
   t.equal((await act(a.h.app.fastify, who, id, 'takeover')).json().conversation.handledBy, 'human', 'a repeat answers 200 with the state');
+  const headerOnly = await act(a.h.app.fastify, who, id, 'takeover', undefined, { 'content-type': 'application/json' });
+  t.equal(headerOnly.statusCode, 200, 'a JSON content type with an empty body is no body, not an error');
 
   const agent = await a.startAgent();
   const reply = await a.pitch({

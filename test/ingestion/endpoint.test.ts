@@ -1,5 +1,5 @@
 import t from 'tap';
-import { createTenant, startTestApp } from '../helpers/testApp.ts';
+import { bearer, createTenant, startTestApp } from '../helpers/testApp.ts';
 import { expectError } from '../helpers/http.ts';
 import { MESSAGES, type MessageDoc } from '../../src/readModels/messages.ts';
 import { getOpportunity } from '../../src/readModels/opportunities.ts';
@@ -14,6 +14,8 @@ t.test('ingestion: validation, defaults, results and the facts it appends', asyn
   t.test('bad input is 400 VALIDATION_ERROR and stores nothing', async (t) => {
     expectError(t, await ingest(fastify, tenant, { from: 'not-an-email' }), 400, 'VALIDATION_ERROR', 'bad email');
     expectError(t, await ingest(fastify, tenant, {}), 400, 'VALIDATION_ERROR', 'missing from');
+    const empty = await fastify.inject({ method: 'POST', url: `/api/v1/sites/${tenant.siteId}/outreach/inbox/messages`, headers: { ...bearer(tenant.key), 'content-type': 'application/json' }, payload: '' });
+    expectError(t, empty, 400, 'VALIDATION_ERROR', 'an empty body where one is required');
     expectError(t, await ingest(fastify, tenant, { from: 'a@b.io', subject: 42 }), 400, 'VALIDATION_ERROR', 'subject of the wrong type');
     expectError(t, await ingest(fastify, tenant, { from: 'a@b.io', runExtraction: 'yes' }), 400, 'VALIDATION_ERROR', 'runExtraction not a boolean');
     expectError(t, await ingest(fastify, tenant, { from: 'a@b.io', bodyHtml: 7 }), 400, 'VALIDATION_ERROR', 'bodyHtml not a string');

@@ -192,6 +192,14 @@ t.test('transport: JSON by default, SSE when the Accept header prefers it; GET a
   t.match(sse.headers.get('content-type'), /^text\/event-stream/);
   const text = await sse.text();
   t.match(text, /event: message\ndata: \{.*opportunities/s, 'the result arrives as an SSE message');
+  // Not a JSON-RPC message: answered at once with 400 (an empty body reaches the SDK, which answers a parse error).
+  const post = (body: string) => fetch(mcpUrl, { method: 'POST', headers: { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body, signal: AbortSignal.timeout(5_000) });
+  const empty = await post('');
+  t.equal(empty.status, 400, 'an empty body: 400');
+  t.match(await empty.json(), { jsonrpc: '2.0', error: { code: -32700 } }, 'a JSON-RPC parse error');
+  const garbled = await post('{not json');
+  t.equal(garbled.status, 400, 'a body that is not JSON: 400');
+  t.match(await garbled.json(), { error: { code: 'VALIDATION_ERROR' } });
   for (const method of ['GET', 'DELETE']) {
     const res = await fetch(mcpUrl, { method, headers: { ...auth, accept: 'text/event-stream' } });
     t.equal(res.status, 405, method);
