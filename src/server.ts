@@ -3,12 +3,14 @@ import { app } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { serverOptions } from './http/serverOptions.ts';
 import { requestLogSerializer } from './http/logRedaction.ts';
-import { createServices } from './services.ts';
+import { createServices, secretKeyFile } from './services.ts';
 import { startForwardingMailbox } from './processors/forwardingMailbox.ts';
 import { startBackgroundRoles } from './processors/startBackgroundRoles.ts';
 import { startProjections } from './projections/startProjections.ts';
 import { startAgentRunner } from './processors/agentRuns/startAgentRunner.ts';
-import { exitGracefullyOnSignals } from './lifecycle/shutdown.ts';
+import { type ShutdownDeps, exitGracefullyOnSignals, gracefulShutdown } from './lifecycle/shutdown.ts';
+import { assertSecretKeyOpens } from './lifecycle/secretKeyCheck.ts';
+import { assertPortFree, startupFailure } from './lifecycle/startupFailure.ts';
 
 /** Starts the API and, in the embedded default, every background role in the same process. */
 async function main() {
@@ -22,6 +24,7 @@ async function main() {
     }
     throw error;
   }
+  await assertPortFree(config.HOST, config.PORT);
   const fastify = Fastify({
     ...serverOptions(config),
     logger: { level: config.LOG_LEVEL, redact: ['req.headers.authorization', 'req.headers.cookie'], serializers: { req: requestLogSerializer } },
@@ -30,6 +33,7 @@ async function main() {
     onProjectionError: (err) => fastify.log.error({ err }, 'projection failed'),
     onExtractorError: (err) => fastify.log.warn({ err }, 'language-model extractor failed; used the offline extractor'),
   });
+  await assertSecretKeyOpens(services, config.SECRET_KEY ? 'SECRET_KEY' : secretKeyFile(config));
   const projections = config.RUN_PROJECTIONS ? startProjections(services, (err) => fastify.log.error({ err }, 'projection failed')) : null;
   await fastify.register(app, { services });
   // The webhook delivery worker and the Outreach Agent: their own thread by default (WORKERS_IN_THREAD).
@@ -54,7 +58,7 @@ async function main() {
 
   fastify.metrics.sources.webhooks = background.sources.webhooks;
   fastify.metrics.sources.agent = background.sources.agent;
-  exitGracefullyOnSignals({
+  const shutdown: ShutdownDeps = {
     fastify,
     roles: [
       ...(mailbox ? [{ name: 'forwarding mailbox', stop: () => mailbox.close() }] : []),
@@ -65,12 +69,25 @@ async function main() {
     closeServices: () => services.close(),
     timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     log: fastify.log,
-  });
+  };
+  exitGracefullyOnSignals(shutdown);
 
-  await fastify.listen({ port: config.PORT, host: config.HOST });
+  try {
+    await fastify.listen({ port: config.PORT, host: config.HOST });
+  } catch (error) {
+    // The port was taken after the check above: stop what started, then report.
+    console.error(startupFailure(error));
+    await gracefulShutdown(shutdown).catch(() => {});
+    process.exit(1);
+  }
+  // PORT=0 took a free port: the default public address names it (OAuth issuer, MCP resource).
+  if (!process.env.PUBLIC_BASE_URL && config.PORT === 0) {
+    const address = fastify.server.address();
+    if (address && typeof address === 'object') config.PUBLIC_BASE_URL = `http://localhost:${address.port}`;
+  }
 }
 
 main().catch((error) => {
-  console.error(error);
+  console.error(startupFailure(error));
   process.exit(1);
 });

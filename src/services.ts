@@ -79,10 +79,13 @@ export async function openReadModels(config: Config): Promise<ReadModelStore> {
   return new SqliteReadModelStore(join(config.DATA_DIR, 'readmodels.sqlite'), READ_MODEL_INDEXES);
 }
 
+export const secretKeyFile = (config: Config) => join(config.DATA_DIR, 'secret.key');
+
 export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
+  // The key first: a bad key file stops the start before any store file is created.
+  const secrets = new AesSecretBox(loadOrCreateKey(config.SECRET_KEY, secretKeyFile(config)));
   const events = await openEventStore(config, overrides.eventStoreWriter);
   const readModels = await openReadModels(config);
-  const secrets = new AesSecretBox(loadOrCreateKey(config.SECRET_KEY, join(config.DATA_DIR, 'secret.key')));
   const projections = new ProjectionRunner(events, readModels, allProjections, { onError: overrides.onProjectionError });
   await projections.init();
   const counters = await openCounterStore(config, overrides.clock ?? systemClock);

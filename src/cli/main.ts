@@ -1,4 +1,5 @@
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { StartupError } from '../lifecycle/startupFailure.ts';
 import { SingleBar, Presets } from 'cli-progress';
 import { ConfigError, loadConfig } from '../config.ts';
 import { createServices, type Services } from '../services.ts';
@@ -194,7 +195,10 @@ events
 events
   .command('tail')
   .description('print the global log, then follow it until interrupted')
-  .option('--from <position>', 'start after this global position', '-1')
+  .option('--from <position>', 'start after this global position', (v: string) => {
+    if (!/^(-1|0|[1-9][0-9]*)$/.test(v)) throw new InvalidArgumentError('--from must be a global position (a whole number, or -1 for the start)');
+    return v;
+  }, '-1')
   .option('--no-follow', 'stop at the end of the log')
   .action(async (opts) =>
     withServices(async (s) => {
@@ -248,6 +252,8 @@ contact
   .addOption(new Option('--source <source>', 'how it was learnt').default('manual').argParser(wrapChoice(parseChoice('--source', SUPPRESSION_SOURCES))))
   .action(async (opts) =>
     withServices(async (s) => {
+      // The read models as the log stands (no server may be running to keep them current).
+      await s.projections.catchUp();
       const teamSiteIds = (await listSitesOfTeam(s.readModels, opts.team, { sortBy: 'id' })).map((site) => site.id);
       const r = await suppressContact(s, { teamId: opts.team, teamSiteIds, email: opts.email, reason: opts.reason, source: opts.source, siteId: opts.site });
       print(json(), { teamId: opts.team, email: r.email, siteIds: r.siteIds, changed: r.suppressed }, r.suppressed ? `${r.email} suppressed for team ${opts.team}` : `${r.email} was already suppressed for that reason`);
@@ -295,7 +301,9 @@ program.parseAsync(process.argv).catch((error) => {
     if (error.exitCode !== 0 && json()) process.stdout.write(JSON.stringify({ error: message }) + '\n');
     process.exit(error.exitCode);
   }
-  if (error instanceof ConfigError || error instanceof TenancyError || error instanceof ServiceError) {
+  // A cause the operator fixes (configuration, a data directory or key file, a wrong secret key): one line, no stack.
+  const errno = error as Partial<NodeJS.ErrnoException>;
+  if (error instanceof ConfigError || error instanceof TenancyError || error instanceof ServiceError || error instanceof StartupError || (typeof errno.code === 'string' && typeof errno.syscall === 'string')) {
     if (json()) process.stdout.write(JSON.stringify({ error: error.message }) + '\n');
     else process.stderr.write(`error: ${error.message}\n`);
     process.exit(1);

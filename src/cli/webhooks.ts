@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import type { Services } from '../services.ts';
+import { type Services, secretKeyFile } from '../services.ts';
+import { assertSecretKeyOpens } from '../lifecycle/secretKeyCheck.ts';
 import { listDeliveriesOfSubscription } from '../readModels/webhookDeliveries.ts';
 import { startWebhookWorker } from '../processors/webhookDelivery/startWorker.ts';
 import { print } from './output.ts';
@@ -15,6 +16,8 @@ export function registerWebhookCommands(program: Command, json: () => boolean, w
     .description('run the webhook delivery worker until interrupted (several copies may run at once)')
     .action(async (options: WorkerMetricsOptions) =>
       withServices(async (s) => {
+        // A key that cannot open the signing secrets would leave every delivery retrying forever.
+        await assertSecretKeyOpens(s, s.config.SECRET_KEY ? 'SECRET_KEY' : secretKeyFile(s.config));
         if (s.config.RUN_PROJECTIONS) s.projections.start();
         const metrics = await startWorkerMetrics(s, options);
         const w = await startWebhookWorker(

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { createApiKey, createSite, createTeam, setTeamBillingStatus } from '../../src/commands/tenancy.ts';
-import { createSubscription, deleteSubscription } from '../../src/commands/webhookSubscriptions.ts';
+import { createSubscription, deleteSubscription, rotateSubscriptionSecret } from '../../src/commands/webhookSubscriptions.ts';
 import { loadConfig } from '../../src/config.ts';
 import { allProjections } from '../../src/projections/index.ts';
 import { createServices } from '../../src/services.ts';
@@ -89,4 +89,36 @@ t.test('projections rebuild of an unknown name exits non-zero and names the know
   const r = await cli('projections', 'rebuild', 'nope');
   t.not(r.code, 0);
   t.match(r.stdout + r.stderr, /unknown projection nope; known: teams, sites/);
+});
+
+t.test('events read redacts sealed secrets, the previous one of a rotation too; --from refuses what is not a position', async (t) => {
+  const s = await createServices(config);
+  const { subscriptionId } = await createSubscription(s, { teamId, siteId, label: 'r', url: 'https://example.com/r', eventTypes: ['outreach.reply_sent'], createdByOauthClientId: null });
+  await rotateSubscriptionSecret(s, { siteId, subscriptionId, graceSeconds: 3_600 });
+  await s.close();
+  const read = await cli('events', 'read', `webhook_subscription-${subscriptionId}`);
+  t.equal(read.code, 0, read.stderr);
+  const rotated = read.lines<EventLine>().find((l) => l.type === 'SubscriptionSecretRotated');
+  t.match(rotated?.data, { sealedSecret: '[redacted]', previousSealedSecret: '[redacted]' });
+  t.notMatch(read.stdout, /"v1\.[A-Za-z0-9_-]+\./, 'no sealed secret is printed');
+
+  for (const from of ['abc', '1.5', '-2']) {
+    const bad = await cli('events', 'tail', '--no-follow', '--from', from);
+    t.not(bad.code, 0, `--from ${from}: exits non-zero`);
+    t.match(bad.stderr, /--from must be a global position/, `--from ${from}: says why`);
+    t.notMatch(bad.stderr, /\n\s+at /, `--from ${from}: no stack trace`);
+  }
+});
+
+t.test('contact suppress works on a data directory no server keeps current', async (t) => {
+  const fresh = mkdtempSync(join(tmpdir(), 'outreach-cli-contact-'));
+  t.teardown(() => rmSync(fresh, { recursive: true, force: true }));
+  const freshEnv = { DATA_DIR: fresh };
+  const team = await outreach(['--json', 'team', 'create', '--name', 'Fresh', '--owner-email', 'owner@fresh.test'], freshEnv);
+  const { teamId: freshTeam } = JSON.parse(team.stdout) as { teamId: string };
+  const site = await outreach(['--json', 'site', 'create', '--team', freshTeam, '--domain', 'fresh.test'], freshEnv);
+  t.equal(site.code, 0, site.stderr);
+  const suppressed = await outreach(['--json', 'contact', 'suppress', '--team', freshTeam, '--email', 'x@y.test'], freshEnv);
+  t.equal(suppressed.code, 0, suppressed.stdout + suppressed.stderr);
+  t.match(JSON.parse(suppressed.stdout), { teamId: freshTeam, email: 'x@y.test', changed: true });
 });

@@ -2,6 +2,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { SecretBox } from '../../ports/secretBox.ts';
+import { StartupError } from '../../lifecycle/startupFailure.ts';
 
 /** AES-256-GCM; sealed form `v1.<iv>.<tag>.<ciphertext>` in base64url. */
 export class AesSecretBox implements SecretBox {
@@ -29,8 +30,14 @@ export class AesSecretBox implements SecretBox {
 export function loadOrCreateKey(configured: string | undefined, keyFile: string): Buffer {
   if (configured) return Buffer.from(configured, 'base64');
   if (existsSync(keyFile)) {
-    const key = Buffer.from(readFileSync(keyFile, 'utf8').trim(), 'base64');
-    if (key.length !== 32) throw new Error(`${keyFile} does not hold a 32-byte base64 key`);
+    let text: string;
+    try {
+      text = readFileSync(keyFile, 'utf8');
+    } catch (error) {
+      throw new StartupError(`${keyFile} cannot be read as the secret key file: ${(error as Error).message}`);
+    }
+    const key = Buffer.from(text.trim(), 'base64');
+    if (key.length !== 32) throw new StartupError(`${keyFile} does not hold a 32-byte base64 key`);
     return key;
   }
   mkdirSync(dirname(keyFile), { recursive: true, mode: 0o700 });

@@ -1,0 +1,106 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { createSubscription } from '../../src/commands/webhookSubscriptions.ts';
+import { createTenant, startTestApp } from '../helpers/testApp.ts';
+
+t.setTimeout(180_000);
+
+const root = new URL('../../', import.meta.url).pathname;
+const scratch = mkdtempSync(join(tmpdir(), 'outreach-startup-'));
+t.teardown(() => rmSync(scratch, { recursive: true, force: true }));
+
+/**
+ * The server as `npm start` runs it, until it exits or logs that it listens (then it is stopped).
+ * Resolves with the exit code (null when it listened), everything it wrote, and its address.
+ */
+function start(env: Record<string, string>, onListening?: (url: string) => Promise<void>): Promise<{ code: number | null; out: string; url: string | null }> {
+  const server = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      server.kill('SIGKILL');
+      reject(new Error(`neither exited nor listened within 90 s:\n${out.slice(-3000)}`));
+    }, 90_000);
+    let listened: string | null = null;
+    const onData = (d: Buffer) => {
+      out += d;
+      const line = listened === null ? out.split('\n').find((l) => l.includes('Server listening at http://127.0.0.1:')) : undefined;
+      if (!line) return;
+      listened = /http:\/\/127\.0\.0\.1:\d+/.exec(line)![0];
+      (onListening ? onListening(listened) : Promise.resolve()).finally(() => server.kill('SIGTERM'));
+    };
+    server.stdout.on('data', onData);
+    server.stderr.on('data', onData);
+    server.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code: listened === null ? code : null, out, url: listened });
+    });
+  });
+}
+
+const oneLine = (t: Test, out: string, pattern: RegExp, what: string) => {
+  t.match(out, pattern, `${what}: says why`);
+  t.notMatch(out, /\n\s+at /, `${what}: no stack trace`);
+};
+
+t.test('the port is taken (a second npm start): refused before any background role starts', async (t) => {
+  const holder = createServer();
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => holder.close());
+  const port = (holder.address() as AddressInfo).port;
+  const r = await start({ DATA_DIR: join(scratch, 'port'), PORT: String(port) });
+  t.equal(r.code, 1);
+  oneLine(t, r.out, new RegExp(`cannot start: 127\\.0\\.0\\.1:${port} is already in use`), 'port');
+  t.notMatch(r.out, /background roles started/, 'nothing was started');
+});
+
+t.test('DATA_DIR is a file; the key file holds no key: one line each, and no store file is created', async (t) => {
+  const file = join(scratch, 'not-a-dir');
+  writeFileSync(file, '');
+  const asFile = await start({ DATA_DIR: file });
+  t.equal(asFile.code, 1);
+  oneLine(t, asFile.out, /cannot start: EEXIST: file already exists, mkdir/, 'DATA_DIR a file');
+
+  const dir = join(scratch, 'bad-key');
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'secret.key'), 'garbage\n');
+  const badKey = await start({ DATA_DIR: dir });
+  t.equal(badKey.code, 1);
+  oneLine(t, badKey.out, /cannot start: .*secret\.key does not hold a 32-byte base64 key/, 'bad key file');
+  t.notOk(existsSync(join(dir, 'events.sqlite')), 'the key is read before any store is opened');
+});
+
+t.test('a key that does not open the sealed webhook secrets stops the start; the right key starts, and PORT=0 names its port', async (t) => {
+  const key = randomBytes(32).toString('base64');
+  const dataDir = join(scratch, 'sealed');
+  const app = await startTestApp({ env: { SECRET_KEY: key }, dataDir });
+  const tenant = await createTenant(app.services);
+  await createSubscription(app.services, { teamId: tenant.teamId, siteId: tenant.siteId, label: 'crm', url: 'https://example.com/hook', eventTypes: ['outreach.reply_sent'], createdByOauthClientId: null });
+  await app.services.projections.waitFor(await app.services.events.headPosition(), 5_000);
+  await app.close();
+
+  const wrong = await start({ DATA_DIR: dataDir, SECRET_KEY: randomBytes(32).toString('base64') });
+  t.equal(wrong.code, 1, 'another SECRET_KEY');
+  oneLine(t, wrong.out, /cannot start: SECRET_KEY does not open the webhook signing secrets sealed in the event log/, 'another key');
+  const lost = await start({ DATA_DIR: dataDir });
+  t.equal(lost.code, 1, 'no SECRET_KEY: secret.key is created anew, and does not open them either');
+  oneLine(t, lost.out, /cannot start: .*secret\.key does not open the webhook signing secrets/, 'a lost key');
+
+  let issuer = '';
+  const right = await start({ DATA_DIR: dataDir, SECRET_KEY: key }, async (url) => {
+    const metadata = (await (await fetch(`${url}/.well-known/oauth-authorization-server`)).json()) as { issuer: string };
+    issuer = metadata.issuer;
+  });
+  t.equal(right.code, null, 'the right key starts');
+  t.equal(issuer, right.url!.replace('127.0.0.1', 'localhost'), 'the default public address names the port PORT=0 took');
+});
