@@ -2,7 +2,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { requestAgentRun } from '../commands/agentRuns.ts';
 import { updateAgent } from '../commands/agents.ts';
 import { creditsOf, grantCredits } from '../commands/credits.ts';
-import { TenancyError } from '../commands/tenancy.ts';
+import { TenancyError, requireTeam } from '../commands/tenancy.ts';
 import { AGENT_KEYS, CADENCE_HOURS_MAX } from '../domain/agents.ts';
 import { RUN_STATUSES } from '../domain/agentRun.ts';
 import { CATCH_UP_PAGE } from '../projections/projectionRunner.ts';
@@ -133,6 +133,7 @@ export function registerAgentsCommands(program: Command, json: () => boolean, wi
     .requiredOption('--team <teamId>')
     .action(async (opts) =>
       withServices(async (s) => {
+        await requireTeam(s, opts.team);
         const r = await creditsOf(s, opts.team);
         print(json(), { ...r, enforced: s.config.AI_CREDITS_ENFORCED }, `team ${r.teamId}: granted ${r.granted}, used ${r.debited}, balance ${r.balance}${s.config.AI_CREDITS_ENFORCED ? '' : ' (not enforced)'}`);
       }),

@@ -89,7 +89,8 @@ team
   .addOption(new Option('--billing <status>', 'team subscription status').argParser(wrapChoice(parseChoice('--billing', BILLING_STATUSES))))
   .action(async (opts) =>
     withServices(async (s) => {
-      if (opts.billing) await setTeamBillingStatus(s, { teamId: opts.team, billingStatus: opts.billing });
+      if (!opts.billing) throw new TenancyError('nothing to change: give --billing');
+      await setTeamBillingStatus(s, { teamId: opts.team, billingStatus: opts.billing });
       print(json(), { teamId: opts.team, ...(opts.billing ? { billing: opts.billing } : {}) }, `team ${opts.team} updated`);
     }),
   );

@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { type Services, secretKeyFile } from '../services.ts';
 import { assertSecretKeyOpens } from '../lifecycle/secretKeyCheck.ts';
+import { TenancyError } from '../commands/tenancy.ts';
+import { subscriptionStream } from '../domain/webhookSubscription.ts';
 import { listDeliveriesOfSubscription } from '../readModels/webhookDeliveries.ts';
 import { startWebhookWorker } from '../processors/webhookDelivery/startWorker.ts';
 import { print } from './output.ts';
@@ -39,6 +41,8 @@ export function registerWebhookCommands(program: Command, json: () => boolean, w
     .description('every delivery of one subscription with each attempt (number, status, status code or error, duration)')
     .action(async (subscriptionId: string) =>
       withServices(async (s) => {
+        // A deleted subscription still has its stream (and no deliveries); a mistyped id has none.
+        if ((await s.events.readStream(subscriptionStream(subscriptionId))).length === 0) throw new TenancyError(`subscription ${subscriptionId} not found`);
         await s.projections.catchUp();
         const docs = await listDeliveriesOfSubscription(s.readModels, subscriptionId);
         const deliveries = docs.map((d) => ({

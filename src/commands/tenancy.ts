@@ -1,5 +1,5 @@
 import { apiKeyDecider, apiKeyStream } from '../domain/apiKey.ts';
-import { normaliseEmail } from '../domain/email.ts';
+import { EMAIL_ADDRESS_SHAPE, normaliseEmail } from '../domain/email.ts';
 import type { Scope } from '../domain/scopes.ts';
 import { type Plan, type SiteEvent, type SiteSettings, siteDecider, siteStream } from '../domain/site.ts';
 import { type BillingStatus, type Role, teamDecider, teamStream } from '../domain/team.ts';
@@ -12,8 +12,20 @@ import { handleCommand } from './handleCommand.ts';
 /** Raised for operator mistakes (unknown team, duplicate email...); the CLI prints the message. */
 export class TenancyError extends Error {}
 
+/** An operator's input, checked before anything is recorded: the event log keeps what it is given. */
+function checkUserInput(email: string, password: string | undefined): void {
+  if (email.length > 320 || !EMAIL_ADDRESS_SHAPE.test(email)) throw new TenancyError(`not an email address: ${email}`);
+  if (password !== undefined && password.length < MIN_PASSWORD_LENGTH) throw new TenancyError(`a dashboard password must have at least ${MIN_PASSWORD_LENGTH} characters`);
+}
+
+/** NIST SP 800-63B's floor for a password the user chose. */
+const MIN_PASSWORD_LENGTH = 8;
+
 export async function createTeam(ctx: CommandContext, input: { name: string; ownerEmail: string; ownerPassword?: string }) {
+  const name = input.name.trim();
+  if (name.length === 0 || name.length > 120) throw new TenancyError('the team name must be 1 to 120 characters');
   const email = normaliseEmail(input.ownerEmail);
+  checkUserInput(email, input.ownerPassword);
   const teamId = ctx.newId();
   const ownerUserId = ctx.newId();
   await claimEmail(ctx, { email, userId: ownerUserId, teamId });
@@ -21,15 +33,16 @@ export async function createTeam(ctx: CommandContext, input: { name: string; own
     const passwordHash = input.ownerPassword ? await hashPassword(input.ownerPassword) : null;
     return handleCommand(ctx.events, teamStream(teamId), teamDecider, {
       type: 'CreateTeam',
-      data: { teamId, name: input.name, owner: { userId: ownerUserId, email, passwordHash }, now: ctx.clock.now().toISOString() },
+      data: { teamId, name, owner: { userId: ownerUserId, email, passwordHash }, now: ctx.clock.now().toISOString() },
     });
   });
   return { teamId, ownerUserId, position: result.position };
 }
 
 export async function addUser(ctx: CommandContext, input: { teamId: string; email: string; role: Role; password?: string }) {
-  await requireTeam(ctx, input.teamId);
   const email = normaliseEmail(input.email);
+  checkUserInput(email, input.password);
+  await requireTeam(ctx, input.teamId);
   const userId = ctx.newId();
   await claimEmail(ctx, { email, userId, teamId: input.teamId });
   const result = await releasingOnFailure(ctx, { email, userId }, async () => {
@@ -145,7 +158,8 @@ async function releasingOnFailure<T>(ctx: CommandContext, claim: { email: string
   }
 }
 
-async function requireTeam(ctx: CommandContext, teamId: string): Promise<void> {
+/** TenancyError when no team has this id (an operator's typo). */
+export async function requireTeam(ctx: Pick<CommandContext, 'events'>, teamId: string): Promise<void> {
   const stream = await ctx.events.readStream(teamStream(teamId));
   if (stream.length === 0) throw new TenancyError(`team ${teamId} not found`);
 }

@@ -128,6 +128,13 @@ t.test('bad arguments exit non-zero with a clear message', async (t) => {
     [['team', 'set', '--team', '01ARZ3NDEKTSV4RRFFQ69G5FAV', '--billing', 'canceled'], /team 01ARZ3NDEKTSV4RRFFQ69G5FAV not found/],
     [['apikey', 'revoke', '--id', '01ARZ3NDEKTSV4RRFFQ69G5FAV'], /not found/],
     [['team', 'create', '--name', 'Dup', '--owner-email', 'owner@acme.test'], /exists/],
+    [['team', 'create', '--name', 'X', '--owner-email', 'notanemail'], /not an email address: notanemail/],
+    [['team', 'create', '--name', '  ', '--owner-email', 'blank@acme.test'], /the team name must be 1 to 120 characters/],
+    [['team', 'create', '--name', 'X', '--owner-email', 'short@acme.test', '--owner-password', 'short'], /at least 8 characters/],
+    [['team', 'add-user', '--team', teamId, '--email', 'not an email'], /not an email address: not an email/],
+    [['team', 'set', '--team', teamId], /nothing to change: give --billing/],
+    [['credits', 'show', '--team', '01ARZ3NDEKTSV4RRFFQ69G5FAV'], /team 01ARZ3NDEKTSV4RRFFQ69G5FAV not found/],
+    [['webhooks', 'deliveries', '01ARZ3NDEKTSV4RRFFQ69G5FAV'], /subscription 01ARZ3NDEKTSV4RRFFQ69G5FAV not found/],
   ];
   const results = await Promise.all(cases.map(([args]) => cli(...args)));
   for (const [i, [args, message]] of cases.entries()) {
