@@ -58,7 +58,7 @@ t.test('sign-in: cookie flags, CSRF, wrong password, throttle, sign-out', async 
   t.equal(statuses.filter((s) => s === 429).length, 35, 'the rest refused');
   t.equal((await new Browser(issuer).signIn(other, PASSWORD)).status, 429, 'and the pair is locked');
   clock.advance(15 * 60_000 + 1000);
-  t.equal((await new Browser(issuer).signIn(other, PASSWORD)).status, 303, 'a refused attempt did not count: the lock expires with the five failures');
+  t.equal((await new Browser(issuer).signIn(other, PASSWORD)).status, 303, 'the lock expires (refused attempts given back: signInThrottle.test.ts)');
 
   const signOutFields = formFields(dashboard.text, '/dashboard/sign-out');
   const out = await browser.request('/dashboard/sign-out', { form: signOutFields });

@@ -47,8 +47,9 @@ export class SqliteCounterStore implements CounterStore {
     this.lockWaitMs = options.lockWaitMs ?? BUSY_TIMEOUT_MS;
     // A counter may lose its last increments on power loss; it never loses an event.
     this.db = openDatabase(file, 'NORMAL');
-    this.db.pragma('busy_timeout = 0');
+    // Created while SQLite's busy wait still applies: two processes starting on a fresh data directory.
     this.db.exec('CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, count INTEGER NOT NULL, expires_at INTEGER NOT NULL) WITHOUT ROWID');
+    this.db.pragma('busy_timeout = 0');
     this.upsert = this.db.prepare(
       `INSERT INTO counters (key, count, expires_at) VALUES (?, ?, ?)
        ON CONFLICT (key) DO UPDATE SET count = count + ?, expires_at = MAX(expires_at, excluded.expires_at)

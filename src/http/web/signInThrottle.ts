@@ -47,7 +47,11 @@ export class SignInThrottle {
     const bucket = Math.floor(this.clock.now().getTime() / this.bucketMs);
     const key = this.keyOf(pair, bucket);
     // Asked together (one commit of the counter store); the earlier buckets are closed.
-    const [own, recent] = await Promise.all([this.counters.increment(key, 1, this.expiryOf(bucket)), this.recent(pair)]);
+    let [own, recent] = await Promise.all([this.counters.increment(key, 1, this.expiryOf(bucket)), this.recent(pair)]);
+    // A success clears what it reads, give-backs of refused attempts still on their way included,
+    // and those then take the minute below zero: restart it at this attempt, or the deficit would
+    // admit guesses beyond the limit.
+    if (own < 1) own = await this.counters.increment(key, 1 - own, this.expiryOf(bucket));
     const earlier = recent.reduce((sum, [b, n]) => (b === bucket ? sum : sum + n), 0);
     if (earlier + own <= this.limit) return 0;
     await this.counters.increment(key, -1, this.expiryOf(bucket));
