@@ -70,7 +70,8 @@ export const app = fp(
       },
       transform: jsonSchemaTransform,
     });
-    fastify.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => fastify.swagger());
+    // The server URL as it is now (PORT=0 learns its port after the routes are registered).
+    fastify.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => ({ ...fastify.swagger(), servers: [{ url: fastify.config.PUBLIC_BASE_URL }] }));
 
     await fastify.register(authenticate, {
       loadSite: cachedSiteLoader((siteId: string) => getSite(fastify.readModels, siteId), fastify.readModels),

@@ -4,7 +4,8 @@ export const normaliseEmail = (email: string) => email.trim().toLowerCase();
 /**
  * An address the service accepts from a prospect or for a suppression: the WHATWG (HTML `type=email`)
  * form, so punycode domains (`xn--p1ai`), digits in the top-level label and RFC 5322 local-part
- * characters such as `&` pass, with at least one dot in the domain, since mail goes out to it over
- * the public internet. zod's default pattern refused the first three.
+ * characters such as `&` pass (zod's default pattern refused these), with the local part a dot-atom
+ * (no leading, trailing or doubled dot, which mail servers refuse) and at least one dot in the
+ * domain, since mail goes out to it over the public internet.
  */
-export const EMAIL_ADDRESS_SHAPE = /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)+$/;
+export const EMAIL_ADDRESS_SHAPE = /^[a-zA-Z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-zA-Z0-9!#$%&'*+/=?^_`{|}~-]+)*@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)+$/;

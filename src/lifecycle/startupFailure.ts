@@ -13,7 +13,7 @@ export function startupFailure(error: unknown): string {
   if (error instanceof StartupError) return `cannot start: ${error.message}`;
   const e = error as Partial<NodeJS.ErrnoException> & { address?: string; port?: number };
   if (e && typeof e.code === 'string' && typeof e.syscall === 'string') {
-    if (e.code === 'EADDRINUSE') return `cannot start: ${e.address ?? ''}:${e.port ?? ''} is already in use (another instance running? set PORT)`;
+    if (e.code === 'EADDRINUSE') return `cannot start: ${e.address ?? ''}:${e.port ?? ''} is already in use (another instance running?)`;
     return `cannot start: ${e.message}`;
   }
   return `cannot start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;

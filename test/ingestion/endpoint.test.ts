@@ -20,7 +20,7 @@ t.test('ingestion: validation, defaults, results and the facts it appends', asyn
     expectError(t, await ingest(fastify, tenant, { from: 'a@b.io', runExtraction: 'yes' }), 400, 'VALIDATION_ERROR', 'runExtraction not a boolean');
     expectError(t, await ingest(fastify, tenant, { from: 'a@b.io', bodyHtml: 7 }), 400, 'VALIDATION_ERROR', 'bodyHtml not a string');
     expectError(t, await ingest(fastify, tenant, { from: 'a@b.io', messageId: ['x'] }), 400, 'VALIDATION_ERROR', 'messageId not a string');
-    for (const from of ['a@b', 'a b@x.io', 'a@-x.io', 'a@x..io']) {
+    for (const from of ['a@b', 'a b@x.io', 'a@-x.io', 'a@x..io', '.a@x.io', 'a.@x.io', 'a..b@x.io']) {
       expectError(t, await ingest(fastify, tenant, { from }), 400, 'VALIDATION_ERROR', `from ${JSON.stringify(from)}`);
     }
     // A reply threads onto the Message-Id; the mailer refuses a malformed one, so it is refused here.
@@ -38,10 +38,21 @@ t.test('ingestion: validation, defaults, results and the facts it appends', asyn
   });
 
   t.test('valid addresses beyond the plain ASCII form are accepted: punycode domains, RFC 5322 local-part characters', async (t) => {
-    for (const from of ['ivan@xn--e1afmkfd.xn--p1ai', 'a&b@x.com', "o'brien+tag@mail.example.ie", 'x@sub.domain-1.co9']) {
+    for (const from of ['ivan@xn--e1afmkfd.xn--p1ai', 'a&b@x.com', "o'brien+tag@mail.example.ie", 'x@sub.domain-1.co9', 'first.last@x.io']) {
       const res = await ingest(fastify, tenant, { from, runExtraction: false });
       t.equal(res.statusCode, 201, from);
     }
+  });
+
+  t.test('a messageId with surrounding white space is trimmed; an empty one is none', async (t) => {
+    const spaced = await ingest(fastify, tenant, { from: 'a@b.io', runExtraction: false, messageId: '  <spaced-1@prospect.io> ' });
+    t.equal(spaced.statusCode, 201);
+    const empty = await ingest(fastify, tenant, { from: 'a@b.io', runExtraction: false, messageId: '' });
+    t.equal(empty.statusCode, 201);
+    const messages = await eventsOfType(services, 'MessageIngested');
+    const ids = messages.slice(-2).map((e) => (e.data as { externalMessageId?: unknown }));
+    t.match(ids[0], { externalMessageId: 'spaced-1@prospect.io' }, 'stored trimmed');
+    t.match(ids[1], { externalMessageId: null }, 'stored as none');
   });
 
   t.test('defaults: subject and bodyText empty, runExtraction true', async (t) => {

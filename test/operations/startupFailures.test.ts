@@ -97,10 +97,13 @@ t.test('a key that does not open the sealed webhook secrets stops the start; the
   oneLine(t, lost.out, /cannot start: .*secret\.key does not open the webhook signing secrets/, 'a lost key');
 
   let issuer = '';
+  let server = '';
   const right = await start({ DATA_DIR: dataDir, SECRET_KEY: key }, async (url) => {
     const metadata = (await (await fetch(`${url}/.well-known/oauth-authorization-server`)).json()) as { issuer: string };
     issuer = metadata.issuer;
+    server = ((await (await fetch(`${url}/api/v1/openapi.json`)).json()) as { servers: Array<{ url: string }> }).servers[0]!.url;
   });
   t.equal(right.code, null, 'the right key starts');
   t.equal(issuer, right.url!.replace('127.0.0.1', 'localhost'), 'the default public address names the port PORT=0 took');
+  t.equal(server, issuer, 'in the OpenAPI document too');
 });

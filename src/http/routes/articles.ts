@@ -10,7 +10,7 @@ import { decodeCursor, isoParam, pageOf, pageQuery } from '../pagination.ts';
 import { errors, siteParams } from '../schemas.ts';
 
 const isoTimestamp = z.string().meta({ format: 'date-time' });
-const isoDate = z.iso.datetime({ offset: true }).transform((v) => new Date(v).toISOString());
+const isoDate = isoParam;
 export const ARTICLE_BODY_MAX_CHARS = 500_000;
 
 export const upsertBody = z

@@ -17,10 +17,11 @@ export const ingestionBody = z.object({
   subject: z.string().max(2_000).default(''),
   bodyText: z.string().default('').meta({ description: 'the text the extractor parses' }),
   bodyHtml: z.string().nullable().optional().meta({ description: 'stored for the inbox UI, not parsed' }),
+  // Surrounding white space is dropped and an empty value is no value (both were accepted before the shape was checked).
   messageId: z
     .string()
     .max(998)
-    .regex(MESSAGE_ID_SHAPE, 'must be an RFC 5322 Message-Id, <left@right> (angle brackets optional, no spaces)')
+    .refine((v) => v.trim() === '' || MESSAGE_ID_SHAPE.test(v.trim()), 'must be an RFC 5322 Message-Id, <left@right> (angle brackets optional, no spaces)')
     .nullable()
     .optional()
     .meta({ description: 'Message-Id of the original email (RFC 5322, `<left@right>`); used for threading' }),
@@ -95,7 +96,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
           subject: b.subject,
           bodyText: b.bodyText,
           bodyHtml: b.bodyHtml ?? null,
-          messageId: b.messageId ?? null,
+          messageId: b.messageId?.trim() || null,
           inReplyTo: b.inReplyTo ?? null,
           references: b.references ?? null,
         },
