@@ -34,6 +34,8 @@ export const configSchema = z.object({
     .string()
     .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded')
     .optional(),
+  // false: start even when the key cannot open the sealed webhook secrets (a key lost for good; see README).
+  SECRET_KEY_CHECK: bool.default(true),
   READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   RUN_PROJECTIONS: bool.default(true),
   // With the embedded SQLite stores, run the projections in their own thread of the process (src/projections/projectionThread.ts).

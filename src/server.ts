@@ -34,7 +34,7 @@ async function main() {
     onProjectionError: (err) => fastify.log.error({ err }, 'projection failed'),
     onExtractorError: (err) => fastify.log.warn({ err }, 'language-model extractor failed; used the offline extractor'),
   });
-  await assertSecretKeyOpens(services, config.SECRET_KEY ? 'SECRET_KEY' : secretKeyFile(config));
+  if (config.SECRET_KEY_CHECK) await assertSecretKeyOpens(services, config.SECRET_KEY ? 'SECRET_KEY' : secretKeyFile(config));
   const projections = config.RUN_PROJECTIONS ? startProjections(services, (err) => fastify.log.error({ err }, 'projection failed')) : null;
   await fastify.register(app, { services });
   // The webhook delivery worker and the Outreach Agent: their own thread by default (WORKERS_IN_THREAD).
