@@ -1,4 +1,5 @@
 import type { ReadModelStore } from '../ports/readModelStore.ts';
+import { OAUTH_TOKENS, type OAuthTokenDoc } from './oauthTokens.ts';
 
 /** The `oauthGrants` read model, written by the oauth projection. */
 export const OAUTH_GRANTS = 'oauthGrants';
@@ -23,8 +24,17 @@ export const getOAuthGrant = (store: ReadModelStore, grantId: string) => store.g
 /** Every grant the client was given, revoked or not. */
 export const listGrantsOfClient = (store: ReadModelStore, clientId: string) => store.find<OAuthGrantDoc>(OAUTH_GRANTS, { clientId });
 
-/** The team's grants still in force (the dashboard's connected apps), oldest first. */
-export async function listActiveGrantsOfTeam(store: ReadModelStore, teamId: string): Promise<OAuthGrantDoc[]> {
-  const grants = await store.find<OAuthGrantDoc>(OAUTH_GRANTS, { teamId, revoked: false });
-  return grants.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+/**
+ * The team's grants still in force (the dashboard's connected apps), oldest first: not revoked, with
+ * a token not revoked and not expired. A consent whose code was never redeemed, or whose refresh
+ * token ran out, gives the app no access and is not listed.
+ */
+export async function listActiveGrantsOfTeam(store: ReadModelStore, teamId: string, now: Date): Promise<OAuthGrantDoc[]> {
+  const [grants, tokens] = await Promise.all([
+    store.find<OAuthGrantDoc>(OAUTH_GRANTS, { teamId, revoked: false }),
+    store.find<OAuthTokenDoc>(OAUTH_TOKENS, { teamId, revoked: false }),
+  ]);
+  const at = now.toISOString();
+  const live = new Set(tokens.filter((token) => token.expiresAt > at).map((token) => token.grantId));
+  return grants.filter((g) => live.has(g.id)).sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
 }

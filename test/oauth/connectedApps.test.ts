@@ -24,7 +24,13 @@ t.test('connected apps: a team revokes the access it granted to an app it does n
   const list = () => fetch(`${issuer}/api/v1/sites/${tenant.siteId}/outreach/webhooks`, { headers: { authorization: `Bearer ${access}` } });
   t.equal((await list()).status, 200, 'the token works');
 
+  // A consent whose code is never redeemed gives the app no access: not listed.
+  const abandoned = await registerOAuthClientDynamically(app.services, { name: 'Abandoned client', redirectUris: ['https://app.example.test/callback'], clientUri: null });
+  await app.services.projections.waitFor(abandoned.position!, 5_000);
+  await obtainCode(owner, issuer, abandoned, [tenant.siteId]);
+
   const page = await owner.request('/dashboard/oauth-apps');
+  t.notMatch(page.text, /Abandoned client/, 'a consent without a redeemed code is not a connected app');
   t.equal(page.status, 200);
   t.match(page.text, /Connected apps/);
   t.match(page.text, /Desktop MCP client/, 'the app the team does not own is listed');

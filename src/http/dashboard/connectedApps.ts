@@ -13,7 +13,7 @@ import type { DashboardKit } from './webhooks.ts';
  * refresh tokens at once, as deleting a client does for the apps the team registered itself.
  */
 export async function connectedAppsSection(app: FastifyInstance, s: SignedIn, canManage: boolean): Promise<SafeHtml> {
-  const grants = await listActiveGrantsOfTeam(app.readModels, s.user.teamId);
+  const grants = await listActiveGrantsOfTeam(app.readModels, s.user.teamId, app.clock.now());
   if (grants.length === 0) return html`<h2>Connected apps</h2><p>No app has access to this team.</p>`;
   const rows = await Promise.all(
     grants.map(async (g) => {
