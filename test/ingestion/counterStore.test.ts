@@ -66,19 +66,23 @@ t.test('SQLite counter store: increments asked in one turn commit together, each
   t.equal(await other.increment('j', 0, expires), 5);
 });
 
-t.test('SQLite counter store: another connection holding the lock is waited for off the event loop', async (t) => {
+/** A store whose counter `k` is at 1, and another connection (another instance on the same data directory) holding the file's write lock. */
+async function lockedByAnother(t: Test, options: { lockWaitMs?: number } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'counters-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, 'c.sqlite');
-  const store = new SqliteCounterStore(file);
+  const store = new SqliteCounterStore(file, Date.now, options);
   t.teardown(() => store.close());
   const expires = new Date(Date.now() + 3_600_000);
   t.equal(await store.increment('k', 1, expires), 1);
-
-  // Another instance on the same data directory, in the middle of its own write.
   const other = new Database(file);
   t.teardown(() => other.close());
   other.exec('BEGIN IMMEDIATE');
+  return { store, other, expires };
+}
+
+t.test('SQLite counter store: another connection holding the lock is waited for off the event loop', async (t) => {
+  const { store, other, expires } = await lockedByAnother(t);
   other.prepare("UPDATE counters SET count = count + 10 WHERE key = 'k'").run();
   const ticks: number[] = [];
   const timer = setInterval(() => ticks.push(performance.now()), 10);
@@ -99,16 +103,7 @@ t.test('SQLite counter store: another connection holding the lock is waited for 
 });
 
 t.test('SQLite counter store: an increment that cannot get the lock in time fails and counts nothing', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'counters-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const file = join(dir, 'c.sqlite');
-  const store = new SqliteCounterStore(file, Date.now, { lockWaitMs: 200 });
-  t.teardown(() => store.close());
-  const expires = new Date(Date.now() + 3_600_000);
-  t.equal(await store.increment('k', 1, expires), 1);
-  const other = new Database(file);
-  t.teardown(() => other.close());
-  other.exec('BEGIN IMMEDIATE');
+  const { store, other, expires } = await lockedByAnother(t, { lockWaitMs: 200 });
   const started = performance.now();
   await t.rejects(store.increment('k', 1, expires), { code: 'SQLITE_BUSY' }, 'fails with SQLITE_BUSY');
   const waited = performance.now() - started;
