@@ -3,7 +3,7 @@ import { app } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { serverOptions } from './http/serverOptions.ts';
 import { requestLogSerializer } from './http/logRedaction.ts';
-import { createServices, secretKeyFile } from './services.ts';
+import { createServices } from './services.ts';
 import { startForwardingMailbox } from './processors/forwardingMailbox.ts';
 import { startBackgroundRoles } from './processors/startBackgroundRoles.ts';
 import { startProjections } from './projections/startProjections.ts';
@@ -34,7 +34,7 @@ async function main() {
     onProjectionError: (err) => fastify.log.error({ err }, 'projection failed'),
     onExtractorError: (err) => fastify.log.warn({ err }, 'language-model extractor failed; used the offline extractor'),
   });
-  if (config.SECRET_KEY_CHECK) await assertSecretKeyOpens(services, config.SECRET_KEY ? 'SECRET_KEY' : secretKeyFile(config));
+  await assertSecretKeyOpens(services);
   const projections = config.RUN_PROJECTIONS ? startProjections(services, (err) => fastify.log.error({ err }, 'projection failed')) : null;
   await fastify.register(app, { services });
   // The webhook delivery worker and the Outreach Agent: their own thread by default (WORKERS_IN_THREAD).

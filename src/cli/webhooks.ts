@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { type Services, secretKeyFile } from '../services.ts';
+import type { Services } from '../services.ts';
 import { assertSecretKeyOpens } from '../lifecycle/secretKeyCheck.ts';
 import { TenancyError } from '../commands/tenancy.ts';
 import { subscriptionStream } from '../domain/webhookSubscription.ts';
@@ -19,7 +19,7 @@ export function registerWebhookCommands(program: Command, json: () => boolean, w
     .action(async (options: WorkerMetricsOptions) =>
       withServices(async (s) => {
         // A key that cannot open the signing secrets would leave every delivery retrying forever.
-        if (s.config.SECRET_KEY_CHECK) await assertSecretKeyOpens(s, s.config.SECRET_KEY ? 'SECRET_KEY' : secretKeyFile(s.config));
+        await assertSecretKeyOpens(s);
         if (s.config.RUN_PROJECTIONS) s.projections.start();
         const metrics = await startWorkerMetrics(s, options);
         const w = await startWebhookWorker(
