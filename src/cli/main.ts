@@ -1,5 +1,5 @@
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { StartupError } from '../lifecycle/startupFailure.ts';
+import { StartupError, isSystemError } from '../lifecycle/startupFailure.ts';
 import { SingleBar, Presets } from 'cli-progress';
 import { ConfigError, loadConfig } from '../config.ts';
 import { createServices, type Services } from '../services.ts';
@@ -91,7 +91,7 @@ team
     withServices(async (s) => {
       if (!opts.billing) throw new TenancyError('nothing to change: give --billing');
       await setTeamBillingStatus(s, { teamId: opts.team, billingStatus: opts.billing });
-      print(json(), { teamId: opts.team, ...(opts.billing ? { billing: opts.billing } : {}) }, `team ${opts.team} updated`);
+      print(json(), { teamId: opts.team, billing: opts.billing }, `team ${opts.team} updated`);
     }),
   );
 team
@@ -303,8 +303,7 @@ program.parseAsync(process.argv).catch((error) => {
     process.exit(error.exitCode);
   }
   // A cause the operator fixes (configuration, a data directory or key file, a wrong secret key): one line, no stack.
-  const errno = error as Partial<NodeJS.ErrnoException>;
-  if (error instanceof ConfigError || error instanceof TenancyError || error instanceof ServiceError || error instanceof StartupError || (typeof errno.code === 'string' && typeof errno.syscall === 'string')) {
+  if (error instanceof ConfigError || error instanceof TenancyError || error instanceof ServiceError || error instanceof StartupError || isSystemError(error)) {
     if (json()) process.stdout.write(JSON.stringify({ error: error.message }) + '\n');
     else process.stderr.write(`error: ${error.message}\n`);
     process.exit(1);

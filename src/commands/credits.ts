@@ -1,13 +1,12 @@
 import { creditBalance, creditsDecider, creditsStream } from '../domain/credits.ts';
-import { teamStream } from '../domain/team.ts';
 import { aggregateStream } from './aggregateStream.ts';
 import type { CommandContext } from './context.ts';
 import { handleCommand } from './handleCommand.ts';
-import { TenancyError } from './tenancy.ts';
+import { TenancyError, requireTeam } from './tenancy.ts';
 
 /** Adds AI credits to a team's ledger (`CreditsGranted`), from the CLI. */
 export async function grantCredits(ctx: CommandContext, input: { teamId: string; amount: number; note?: string | null }) {
-  if ((await ctx.events.readStream(teamStream(input.teamId))).length === 0) throw new TenancyError(`team ${input.teamId} not found`);
+  await requireTeam(ctx, input.teamId);
   if (!Number.isSafeInteger(input.amount) || input.amount <= 0) throw new TenancyError('the amount must be a positive whole number');
   const result = await handleCommand(ctx.events, creditsStream(input.teamId), creditsDecider, {
     type: 'GrantCredits',

@@ -47,8 +47,9 @@ export function threadingHeaders(inbound: { externalMessageId: string | null; re
   if (!inbound.externalMessageId) return { inReplyTo: null, references: [] };
   const own = normaliseMessageId(inbound.externalMessageId);
   const valid = MESSAGE_ID_SHAPE.test(own);
-  const chain = parseMessageIds(inbound.references).filter((id) => MESSAGE_ID_SHAPE.test(id));
-  if (chain.length === 0 && inbound.inReplyTo) chain.push(...parseMessageIds(inbound.inReplyTo).filter((id) => MESSAGE_ID_SHAPE.test(id)));
+  const validIds = (header: string | null) => parseMessageIds(header).filter((id) => MESSAGE_ID_SHAPE.test(id));
+  const chain = validIds(inbound.references);
+  if (chain.length === 0) chain.push(...validIds(inbound.inReplyTo));
   const refs = [...chain.filter((id) => id !== own), ...(valid ? [own] : [])].slice(-20).map((id) => `<${id}>`);
   return { inReplyTo: valid ? `<${own}>` : null, references: refs };
 }

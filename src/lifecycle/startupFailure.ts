@@ -11,12 +11,18 @@ export class StartupError extends Error {
  */
 export function startupFailure(error: unknown): string {
   if (error instanceof StartupError) return `cannot start: ${error.message}`;
-  const e = error as Partial<NodeJS.ErrnoException> & { address?: string; port?: number };
-  if (e && typeof e.code === 'string' && typeof e.syscall === 'string') {
+  if (isSystemError(error)) {
+    const e = error as NodeJS.ErrnoException & { address?: string; port?: number };
     if (e.code === 'EADDRINUSE') return `cannot start: ${e.address ?? ''}:${e.port ?? ''} is already in use (another instance running?)`;
     return `cannot start: ${e.message}`;
   }
   return `cannot start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
+}
+
+/** An error from the operating system (a file, a directory, a port): its message names the cause. */
+export function isSystemError(error: unknown): boolean {
+  const e = error as Partial<NodeJS.ErrnoException> | null;
+  return typeof e?.code === 'string' && typeof e.syscall === 'string';
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Address, SendMailOptions } from 'nodemailer';
+import { MESSAGE_ID_SHAPE } from '../../domain/ingestion.ts';
 import { MailSendError, type MailAddress, type OutgoingMail } from '../../ports/mailer.ts';
 
-const MSG_ID = /^<[^<>\s@]+@[^<>\s@]+>$/;
 
 /**
  * The nodemailer message both adapters build from one reply, so the outbox stores the bytes SMTP
@@ -29,8 +29,11 @@ function address(a: MailAddress): Address | string {
   return a.name ? { name: a.name, address: a.address } : a.address;
 }
 
-/** A malformed id is a bug in the caller: sending it again cannot succeed. */
+/**
+ * A malformed id is a bug in the caller: sending it again cannot succeed. The rule is ingestion's
+ * (MESSAGE_ID_SHAPE, which a reply's threading headers are filtered by), with the brackets required.
+ */
 function checkIds(mail: OutgoingMail): void {
-  const bad = [mail.messageId, ...(mail.inReplyTo ? [mail.inReplyTo] : []), ...mail.references].find((id) => !MSG_ID.test(id));
+  const bad = [mail.messageId, ...(mail.inReplyTo ? [mail.inReplyTo] : []), ...mail.references].find((id) => !id.startsWith('<') || !MESSAGE_ID_SHAPE.test(id));
   if (bad !== undefined) throw new MailSendError(`not a Message-Id with angle brackets: ${JSON.stringify(bad)}`, true);
 }

@@ -16,3 +16,6 @@ export function openDatabase(file: string, synchronous: 'FULL' | 'NORMAL'): Data
 
 /** How long a connection waits for another connection's lock before SQLITE_BUSY. */
 export const BUSY_TIMEOUT_MS = 10_000;
+
+/** SQLITE_BUSY or one of its extended codes: another connection holds the lock this one needs. */
+export const isBusy = (error: unknown): boolean => String((error as { code?: unknown } | null)?.code).startsWith('SQLITE_BUSY');

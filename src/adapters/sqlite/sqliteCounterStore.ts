@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { BUSY_TIMEOUT_MS, openDatabase } from './openDatabase.ts';
+import { BUSY_TIMEOUT_MS, isBusy, openDatabase } from './openDatabase.ts';
 import type { CounterStore } from '../../ports/counterStore.ts';
 
 interface PendingIncrement {
@@ -115,8 +115,6 @@ export class SqliteCounterStore implements CounterStore {
 
 /** The longest pause between two tries for another connection's write lock. */
 const MAX_RETRY_MS = 50;
-
-const isBusy = (error: unknown): boolean => String((error as { code?: unknown } | null)?.code).startsWith('SQLITE_BUSY');
 
 /** One upsert per distinct key; each increment's value is the total before the batch plus the increments up to and including it. */
 function commitBatch(upsert: Database.Statement<[string, number, number, number], { count: number }>, batch: PendingIncrement[]): number[] {

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { BUSY_TIMEOUT_MS, openDatabase } from './openDatabase.ts';
+import { BUSY_TIMEOUT_MS, isBusy, openDatabase } from './openDatabase.ts';
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import { EventEmitter } from 'node:events';
 import {
@@ -267,7 +267,7 @@ export class SqliteEventStore implements EventStore {
       // two thread hops to its latency. If another process holds the lock, the writer thread waits for it.
       const results = this.commitHere([batch[0]!.op]);
       const [result] = results;
-      if (!(result && 'error' in result && result.error.code?.startsWith('SQLITE_BUSY'))) {
+      if (!(result && 'error' in result && isBusy(result.error))) {
         this.settle(batch, results);
         return;
       }
