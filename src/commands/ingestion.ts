@@ -1,5 +1,6 @@
 import { OUTREACH_AGENT_PLANS, agentsDecider, agentsStream, settingsOf } from '../domain/agents.ts';
 import { decideAiPause } from '../domain/aiPause.ts';
+import { conversationDecider, conversationStream } from '../domain/conversation.ts';
 import { ServiceError, idempotencyKeyReused, paymentRequired, rateLimited, serviceUnavailable, siteNotLicensed } from '../domain/errors.ts';
 import {
   type Extraction,
@@ -189,12 +190,15 @@ async function run(
     const { state: agents } = await aggregateStreamCached(ctx.events, agentsStream(site.id), agentsDecider);
     const outreach = settingsOf(agents, 'outreach');
     const { state: suppressions } = await aggregateStreamCached(ctx.events, suppressionStream(site.teamId), suppressionDecider);
+    // A reply on a thread joins a conversation a person may be handling: the agent will not act on it.
+    const conversation = thread ? (await aggregateStreamCached(ctx.events, conversationStream(thread.conversationId), conversationDecider)).state : null;
     const pause = decideAiPause({
       senderEmail: message.from,
       suppressed: suppressions.has(normaliseEmail(message.from)),
       agentActive: outreach.active && OUTREACH_AGENT_PLANS.includes(site.plan),
       autoReply: outreach.autoReply,
       sendingDomainVerified: site.sendingDomainVerified,
+      conversation,
     });
 
     const ids = Array.from({ length: idsNeeded(extraction) }, () => ctx.newId());

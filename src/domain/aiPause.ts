@@ -10,6 +10,10 @@ export const SKIP_REASONS = [
   'agent_inactive',
   'auto_reply_disabled',
   'sending_domain_unverified',
+  /** A message on the thread of a conversation a person has taken over. */
+  'taken_over',
+  /** A message on the thread of a conversation waiting for a person. */
+  'awaiting_human',
 ] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];
 
@@ -21,6 +25,8 @@ export interface AiPauseFacts {
   agentActive: boolean;
   autoReply: boolean;
   sendingDomainVerified: boolean;
+  /** The conversation a threaded message joins, as its stream has it; null for a new conversation. */
+  conversation: { handledBy: 'agent' | 'human'; status: string } | null;
 }
 
 export type AiPause = { aiPaused: false } | { aiPaused: true; skipReason: SkipReason };
@@ -31,5 +37,7 @@ export function decideAiPause(facts: AiPauseFacts): AiPause {
   if (!facts.agentActive) return { aiPaused: true, skipReason: 'agent_inactive' };
   if (!facts.autoReply) return { aiPaused: true, skipReason: 'auto_reply_disabled' };
   if (!facts.sendingDomainVerified) return { aiPaused: true, skipReason: 'sending_domain_unverified' };
+  if (facts.conversation?.handledBy === 'human') return { aiPaused: true, skipReason: 'taken_over' };
+  if (facts.conversation?.status === 'awaiting_human') return { aiPaused: true, skipReason: 'awaiting_human' };
   return { aiPaused: false };
 }

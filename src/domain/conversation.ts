@@ -44,6 +44,8 @@ export const AGENT_SKIP_REASONS = [
   'taken_over',
   'awaiting_human',
   'conversation_not_found',
+  /** A person closed the conversation after the message the dispatch is for: their decision stands. */
+  'closed_by_user',
 ] as const;
 export type AgentSkipReason = (typeof AGENT_SKIP_REASONS)[number];
 
@@ -155,6 +157,8 @@ export type ConversationCommand =
       data: ConversationRef & {
         dispatchId: string;
         inboundMessageId: string;
+        /** Epoch ms of the dispatch (its ingestion): a person's close at or after it wins over it. */
+        dispatchedAt: number;
         outcome: TriageOutcome;
         classifier: string;
         reasons: string[];
@@ -212,6 +216,8 @@ export interface ConversationState {
    */
   read: boolean;
   readUpTo: string | null;
+  /** Epoch ms a person last closed the conversation (resolved or declined it); null once it is open again. */
+  closedByUserAt: number | null;
 }
 
 export class ConversationRuleError extends Error {
@@ -236,6 +242,7 @@ export const conversationDecider: Decider<ConversationState, ConversationCommand
     failed: ImmutableMap.empty(),
     read: false,
     readUpTo: null,
+    closedByUserAt: null,
   }),
   evolve,
   decide(command, state) {
@@ -274,7 +281,7 @@ export const conversationDecider: Decider<ConversationState, ConversationCommand
       case 'StartReply': {
         const { draft } = command.data;
         if (state.pending.has(draft.messageId) || state.sent.has(draft.messageId) || state.failed.has(draft.messageId)) return [];
-        if (inFlight(state)) throw new ConversationRuleError('REPLY_IN_FLIGHT', 'A reply is being sent on this conversation; try again when it is recorded.');
+        if (replyInFlight(state)) throw new ConversationRuleError('REPLY_IN_FLIGHT', 'A reply is being sent on this conversation; try again when it is recorded.');
         return [
           { type: 'ReplyDrafted', data: { ...base, ...draft, dispatchId: null, direction: 'outbound', senderType: 'user', triage: 'manual' } },
           { type: 'ReplySendAttempted', data: { ...base, messageId: draft.messageId, attempt: 1 } },
@@ -284,6 +291,9 @@ export const conversationDecider: Decider<ConversationState, ConversationCommand
         const c = command.data;
         const pending = state.pending.get(c.messageId);
         if (!pending || pending.inFlight || pending.attempts >= c.attempt) return [];
+        // A stream written before take-over and a person's status change withdrew the agent's waiting replies.
+        const superseded = agentNoLongerActs(state, pending);
+        if (superseded) return [withdrawn(base, c.messageId, pending, superseded)];
         return [{ type: 'ReplySendAttempted', data: { ...base, messageId: c.messageId, attempt: c.attempt } }];
       }
       case 'RecordSendResult':
@@ -291,21 +301,26 @@ export const conversationDecider: Decider<ConversationState, ConversationCommand
       case 'ChangeConversationStatus': {
         const c = command.data;
         if (c.newStatus === state.status) return [];
-        if (inFlight(state)) throw new ConversationRuleError('REPLY_IN_FLIGHT', 'A reply is being sent on this conversation; its outcome sets the status.');
+        if (replyInFlight(state)) throw new ConversationRuleError('REPLY_IN_FLIGHT', 'A reply is being sent on this conversation; its outcome sets the status.');
         if (c.resolvedBy === 'agent') {
           if (state.handledBy === 'human') throw new ConversationRuleError('CONVERSATION_TAKEN_OVER', 'A person has taken this conversation over.');
           if (state.status !== 'open' || c.newStatus === 'open') {
             throw new ConversationRuleError('CONVERSATION_TRANSITION_NOT_ALLOWED', `The agent cannot move a conversation from ${state.status} to ${c.newStatus}.`);
           }
         }
+        // A person's decision withdraws the agent's replies still waiting for a retry.
+        const events = c.resolvedBy === 'user' ? withdrawAgentReplies(state, base, 'a person changed the conversation status') : [];
         if (c.newStatus === 'open') {
-          return [{ type: 'ConversationReopened', data: { ...base, oldStatus: state.status as TerminalStatus, reason: 'user' } }];
-        }
-        return [statusChanged(base, state.status, c.newStatus, c.resolvedBy, c.resolutionOutcome)];
+          events.push({ type: 'ConversationReopened', data: { ...base, oldStatus: state.status as TerminalStatus, reason: 'user' } });
+        } else events.push(statusChanged(base, state.status, c.newStatus, c.resolvedBy, c.resolutionOutcome));
+        return events;
       }
       case 'TakeOver':
         if (state.handledBy === 'human') return [];
-        return [{ type: 'ConversationTakenOver', data: { ...base, by: command.data.by } }];
+        return [
+          ...withdrawAgentReplies(state, base, 'a person took the conversation over'),
+          { type: 'ConversationTakenOver', data: { ...base, by: command.data.by } },
+        ];
       case 'HandBack':
         if (state.handledBy === 'agent') return [];
         return [{ type: 'ConversationHandedBack', data: { ...base, by: command.data.by } }];
@@ -331,7 +346,12 @@ function recordTriage(c: Extract<ConversationCommand, { type: 'RecordTriage' }>[
     const reason = state.handledBy === 'human' ? 'taken_over' : 'awaiting_human';
     return [{ type: 'AgentSkipped', data: { ...base, dispatchId: c.dispatchId, inboundMessageId: c.inboundMessageId, reason } }];
   }
-  if (inFlight(state)) throw new ConversationRuleError('REPLY_IN_FLIGHT', 'A reply is being sent on this conversation.');
+  if (replyInFlight(state)) throw new ConversationRuleError('REPLY_IN_FLIGHT', 'A reply is being sent on this conversation.');
+  if (status !== 'open' && state.closedByUserAt !== null && c.dispatchedAt <= state.closedByUserAt) {
+    // The message came before a person closed the conversation (the agent had not reached it yet):
+    // the person saw it and decided; only a later message from the prospect opens it again.
+    return [{ type: 'AgentSkipped', data: { ...base, dispatchId: c.dispatchId, inboundMessageId: c.inboundMessageId, reason: 'closed_by_user' } }];
+  }
   if (status !== 'open') {
     // The prospect wrote again on a closed conversation: it is open again, and the agent triages the new message.
     events.push({ type: 'ConversationReopened', data: { ...base, oldStatus: status, reason: 'prospect_replied' } });
@@ -373,8 +393,10 @@ function recordSendResult(
   const pending = state.pending.get(c.messageId);
   // Already recorded (a second worker, a replay): nothing new.
   if (!pending || !pending.inFlight || pending.attempts !== c.attempt) return [];
+  const superseded = agentNoLongerActs(state, pending);
   if (c.result.ok) {
-    const autoResolved = pending.senderType === 'agent' && (pending.triage === 'accept' || pending.triage === 'decline');
+    // True only when this reply's outcome resolves the conversation (not once a person has taken it over).
+    const autoResolved = pending.senderType === 'agent' && (pending.triage === 'accept' || pending.triage === 'decline') && !superseded;
     const events: ConversationEvent[] = [
       {
         type: 'ReplySent',
@@ -390,13 +412,18 @@ function recordSendResult(
         },
       },
     ];
-    if (autoResolved && state.status === 'open' && state.handledBy === 'agent') {
+    if (autoResolved) {
       const triage = pending.triage as 'accept' | 'decline';
       events.push(statusChanged(base, state.status, AGENT_STATUS_OF[triage], 'agent', triage));
     }
     return events;
   }
-  const { error, permanent, retryAt } = c.result;
+  const { error, permanent } = c.result;
+  // The attempt was under way when a person took over: it is not retried, and the person decides.
+  if (superseded) {
+    return [{ type: 'ReplySendFailed', data: { ...base, messageId: c.messageId, attempt: c.attempt, error: `${error}; withdrawn: ${superseded}`, permanent, retryAt: null } }];
+  }
+  const retryAt = c.result.retryAt;
   const events: ConversationEvent[] = [
     { type: 'ReplySendFailed', data: { ...base, messageId: c.messageId, attempt: c.attempt, error, permanent, retryAt: permanent ? null : retryAt } },
   ];
@@ -412,14 +439,38 @@ const statusChanged = (base: Base, oldStatus: ConversationStatus, newStatus: Ter
   data: { ...base, oldStatus, newStatus, resolvedBy, resolutionOutcome },
 });
 
-const inFlight = (state: ConversationState) => [...state.pending.values()].some((p) => p.inFlight);
+/** A reply's attempt is started and its outcome not recorded: it decides the status, so nothing else may. */
+export const replyInFlight = (state: ConversationState) => [...state.pending.values()].some((p) => p.inFlight);
+
+/** Why an agent's reply may no longer go out (a person took over or closed the conversation); null while the agent acts. */
+function agentNoLongerActs(state: ConversationState, pending: PendingReply): string | null {
+  if (pending.senderType !== 'agent') return null;
+  if (state.handledBy === 'human') return 'a person took the conversation over';
+  if (state.status !== 'open') return `the conversation is ${state.status}`;
+  return null;
+}
+
+/** The end of a reply that will not be sent: final, with the reason, and no status change (a person decides). */
+const withdrawn = (base: Base, messageId: string, pending: PendingReply, why: string): ConversationEvent => ({
+  type: 'ReplySendFailed',
+  data: { ...base, messageId, attempt: pending.attempts, error: `withdrawn: ${why}`, permanent: true, retryAt: null },
+});
+
+/** The agent's replies waiting for a retry (not in flight), withdrawn. */
+function withdrawAgentReplies(state: ConversationState, base: Base, why: string): ConversationEvent[] {
+  const events: ConversationEvent[] = [];
+  for (const [messageId, pending] of state.pending) {
+    if (pending.senderType === 'agent' && !pending.inFlight) events.push(withdrawn(base, messageId, pending, why));
+  }
+  return events;
+}
 
 export function evolve(state: ConversationState, event: ConversationEvent): ConversationState {
   switch (event.type) {
     case 'OutboundConversationStarted':
       return state;
     case 'ConversationReopened':
-      return { ...state, status: 'open' };
+      return { ...state, status: 'open', closedByUserAt: null };
     case 'AgentTriaged':
     case 'AgentSkipped':
       return { ...state, dispatches: state.dispatches.set(event.data.dispatchId, true) };
@@ -444,8 +495,11 @@ export function evolve(state: ConversationState, event: ConversationEvent): Conv
       pending.delete(event.data.messageId);
       return { ...state, pending, sent: state.sent.set(event.data.messageId, true) };
     }
-    case 'ConversationStatusChanged':
-      return { ...state, status: event.data.newStatus };
+    case 'ConversationStatusChanged': {
+      const { newStatus, resolvedBy, occurredAt } = event.data;
+      const closedByUser = resolvedBy === 'user' && (newStatus === 'resolved' || newStatus === 'declined');
+      return { ...state, status: newStatus, closedByUserAt: closedByUser ? occurredAt : null };
+    }
     case 'ConversationTakenOver':
       return { ...state, handledBy: 'human' };
     case 'ConversationHandedBack':

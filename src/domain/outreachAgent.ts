@@ -25,6 +25,8 @@ export function replyPrecondition(facts: ReplyPreconditionFacts): AgentSkipReaso
     agentActive: facts.settings.active && OUTREACH_AGENT_PLANS.includes(facts.plan),
     autoReply: facts.settings.autoReply,
     sendingDomainVerified: facts.sendingDomainVerified,
+    // The conversation's own state (taken over, awaiting a person, closed) is the decider's to check.
+    conversation: null,
   });
   return pause.aiPaused ? pause.skipReason : null;
 }

@@ -34,9 +34,10 @@ const drafted: ConversationEvent = {
 const attempted = (attempt: number): ConversationEvent => ({ type: 'ReplySendAttempted', data: { ...base, messageId: 'm-out', attempt } });
 const changed = (oldStatus: string, newStatus: string, resolvedBy: string, resolutionOutcome: string) =>
   ({ type: 'ConversationStatusChanged', data: { ...base, oldStatus, newStatus, resolvedBy, resolutionOutcome } }) as ConversationEvent;
-const triage = (outcome: 'accept' | 'decline' | 'needs_human' | 'opt_out', d: ReplyDraft | null = null, dispatchId = 'd1') => ({
+/** `dispatchedAt`: by default after every status change in these histories (all at 1,000). */
+const triage = (outcome: 'accept' | 'decline' | 'needs_human' | 'opt_out', d: ReplyDraft | null = null, dispatchId = 'd1', dispatchedAt = 2_000) => ({
   type: 'RecordTriage' as const,
-  data: { ...ref, dispatchId, inboundMessageId: 'm-in', outcome, classifier: 'offline-v1', reasons: [], draft: d },
+  data: { ...ref, dispatchId, inboundMessageId: 'm-in', dispatchedAt, outcome, classifier: 'offline-v1', reasons: [], draft: d },
 });
 const sent = { ...ref, messageId: 'm-out', attempt: 1, result: { ok: true as const, mailProviderMessageId: 'Q1' } };
 
@@ -115,6 +116,52 @@ t.test('the prospect writing again re-opens a closed conversation; a taken-over 
   given(conversationDecider, [changed('open', 'awaiting_human', 'agent', 'needs_human')])
     .when(triage('accept', draft, 'd2'))
     .then([{ type: 'AgentSkipped', data: { ...base, dispatchId: 'd2', inboundMessageId: 'm-in', reason: 'awaiting_human' } }]);
+});
+
+t.test('a dispatch from before a person closed the conversation is skipped; a later one re-opens it', async () => {
+  const declined: ConversationEvent[] = [changed('open', 'declined', 'user', 'manual')];
+  given(conversationDecider, declined)
+    .when(triage('accept', draft, 'd1', 1_000))
+    .then([{ type: 'AgentSkipped', data: { ...base, dispatchId: 'd1', inboundMessageId: 'm-in', reason: 'closed_by_user' } }]);
+  given(conversationDecider, declined)
+    .when(triage('needs_human', null, 'd2', 1_001))
+    .then([
+      { type: 'ConversationReopened', data: { ...base, oldStatus: 'declined', reason: 'prospect_replied' } },
+      triaged('needs_human', 'd2'),
+      changed('open', 'awaiting_human', 'agent', 'needs_human'),
+    ]);
+  // Closed by the agent: a message it had not reached yet is the prospect writing again.
+  given(conversationDecider, [changed('open', 'resolved', 'agent', 'accept')])
+    .when(triage('needs_human', null, 'd2', 500))
+    .then([
+      { type: 'ConversationReopened', data: { ...base, oldStatus: 'resolved', reason: 'prospect_replied' } },
+      triaged('needs_human', 'd2'),
+      changed('open', 'awaiting_human', 'agent', 'needs_human'),
+    ]);
+});
+
+t.test("a person's take-over or status change withdraws the agent's reply waiting for a retry", async () => {
+  const waiting: ConversationEvent[] = [
+    triaged('accept'),
+    drafted,
+    attempted(1),
+    { type: 'ReplySendFailed', data: { ...base, messageId: 'm-out', attempt: 1, error: '451', permanent: false, retryAt: 5_000 } },
+  ];
+  const withdrawn = (why: string): ConversationEvent => ({
+    type: 'ReplySendFailed',
+    data: { ...base, messageId: 'm-out', attempt: 1, error: `withdrawn: ${why}`, permanent: true, retryAt: null },
+  });
+  const state = given(conversationDecider, waiting)
+    .when({ type: 'TakeOver', data: { ...ref, by: 'u1' } })
+    .then([withdrawn('a person took the conversation over'), { type: 'ConversationTakenOver', data: { ...base, by: 'u1' } }]);
+  t.equal(state.pending.size, 0);
+  given(conversationDecider, waiting)
+    .when({ type: 'ChangeConversationStatus', data: { ...ref, newStatus: 'declined', resolvedBy: 'user', resolutionOutcome: 'manual' } })
+    .then([withdrawn('a person changed the conversation status'), changed('open', 'declined', 'user', 'manual')]);
+  // A stream written before this rule: the due retry ends the reply instead of sending it.
+  given(conversationDecider, [...waiting, { type: 'ConversationTakenOver', data: { ...base, by: 'u1' } }])
+    .when({ type: 'StartSendAttempt', data: { ...ref, messageId: 'm-out', attempt: 2 } })
+    .then([withdrawn('a person took the conversation over')]);
 });
 
 t.test('ChangeConversationStatus: allowed and refused transitions', async () => {

@@ -8,20 +8,12 @@ import { conversationStream } from '../../src/domain/conversation.ts';
 import { startAgentWorker } from '../../src/processors/agent/startAgentWorker.ts';
 import { ingest, makeAgentReady, PITCH } from '../ingestion/helpers.ts';
 import { createTenant, startTestApp } from '../helpers/testApp.ts';
+import { waitFor } from './helpers.ts';
 import { startSmtpSink } from './smtpSink.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = await probe();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
 
 /**
  * The agent runs as its own process (`outreach worker agent`). The SMTP sink kills it with SIGKILL

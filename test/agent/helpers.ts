@@ -73,3 +73,14 @@ export async function startAgentHarness(
 
 /** Webhook envelopes of one type the receiver got. */
 export const envelopes = (receiver: Receiver, type: string) => receiver.received.filter((r) => r.json.type === type).map((r) => r.json);
+
+/** Polls `probe` until it returns something other than undefined. */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = await probe();
+    if (found !== undefined) return found;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

@@ -60,18 +60,19 @@ t.test('take over: the agent skips the pitch and a later prospect reply on the t
     inReplyTo: '<takeover-1@prospect.io>',
   });
   t.same(reply.conversationIds, [id], 'threaded onto the taken-over conversation');
+  t.match(reply, { aiPaused: true, skipReason: 'taken_over' }, 'the agent will not act on the reply: not dispatched');
   t.ok(await agent.worker.waitForPosition(await a.h.app.services.events.headPosition(), 10_000));
   const events = await a.conversationEvents(id);
-  t.same(events.map((e) => e.type), ['ConversationTakenOver', 'AgentSkipped', 'AgentSkipped'], 'one take-over; both dispatches skipped');
+  t.same(events.map((e) => e.type), ['ConversationTakenOver', 'AgentSkipped'], "one take-over; the pitch's dispatch skipped");
   t.equal(events[0]!.data.by, a.h.tenant.keyId, 'by: the credential');
-  t.same(events.slice(1).map((e) => e.data.reason), ['taken_over', 'taken_over']);
+  t.same(events.slice(1).map((e) => e.data.reason), ['taken_over']);
   t.equal(a.sink.received.length, 0, 'the agent sent nothing');
 
   const back = await act(a.h.app.fastify, who, id, 'handback');
   t.same(back.json().conversation, { id, status: 'open', handledBy: 'agent', unread: true });
   await act(a.h.app.fastify, who, id, 'handback');
   const after = (await a.conversationEvents(id)).map((e) => e.type);
-  t.same(after.slice(3), ['ConversationHandedBack'], 'one hand-back for two calls');
+  t.same(after.slice(2), ['ConversationHandedBack'], 'one hand-back for two calls');
 });
 
 t.test('read / unread: idempotent marks; a new inbound message makes it unread again, a reply of ours does not', async (t) => {

@@ -18,7 +18,7 @@ t.test('no-reply addresses', async (t) => {
 });
 
 t.test('decideAiPause: one skipReason per cause, in a fixed order', async (t) => {
-  const ready = { senderEmail: 'jane@x.io', suppressed: false, agentActive: true, autoReply: true, sendingDomainVerified: true };
+  const ready = { senderEmail: 'jane@x.io', suppressed: false, agentActive: true, autoReply: true, sendingDomainVerified: true, conversation: null };
   t.same(decideAiPause(ready), { aiPaused: false });
   t.same(decideAiPause({ ...ready, senderEmail: 'noreply@x.io' }), { aiPaused: true, skipReason: 'no_reply_sender' });
   t.same(decideAiPause({ ...ready, suppressed: true }), { aiPaused: true, skipReason: 'contact_suppressed' });
@@ -26,6 +26,10 @@ t.test('decideAiPause: one skipReason per cause, in a fixed order', async (t) =>
   t.same(decideAiPause({ ...ready, autoReply: false }), { aiPaused: true, skipReason: 'auto_reply_disabled' });
   t.same(decideAiPause({ ...ready, sendingDomainVerified: false }), { aiPaused: true, skipReason: 'sending_domain_unverified' });
   t.same(decideAiPause({ ...ready, senderEmail: 'noreply@x.io', agentActive: false }), { aiPaused: true, skipReason: 'no_reply_sender' });
+  t.same(decideAiPause({ ...ready, conversation: { handledBy: 'agent', status: 'declined' } }), { aiPaused: false }, 'a closed conversation re-opens');
+  t.same(decideAiPause({ ...ready, conversation: { handledBy: 'human', status: 'open' } }), { aiPaused: true, skipReason: 'taken_over' });
+  t.same(decideAiPause({ ...ready, conversation: { handledBy: 'agent', status: 'awaiting_human' } }), { aiPaused: true, skipReason: 'awaiting_human' });
+  t.same(decideAiPause({ ...ready, autoReply: false, conversation: { handledBy: 'human', status: 'open' } }), { aiPaused: true, skipReason: 'auto_reply_disabled' });
 });
 
 t.test('aiPaused through the endpoint, each cause', async (t) => {

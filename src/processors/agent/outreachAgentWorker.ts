@@ -17,9 +17,16 @@ export const AGENT_WORKER = 'outreachAgent';
 const AGENT_WORKER_VERSION = 1;
 /** Replies with an attempt in flight or a retry due, kept with the worker's checkpoint. */
 const PENDING = 'outreachAgentPendingReplies';
+/**
+ * Dispatches put aside because a reply on their conversation was in flight, kept with the worker's
+ * checkpoint: taken up again, in log order, once that reply's outcome is in the log.
+ */
+const DEFERRED = 'outreachAgentDeferredDispatches';
 const PAGE = 500;
 
 type PendingDoc = Document & PendingReplyRef;
+/** `id`: the dispatch id; `position`: the dispatch's position in the global log (decimal). */
+type DeferredDoc = Document & { conversationId: string; position: string };
 
 export interface OutreachAgentOptions extends SendPolicy {
   workerId: string;
@@ -45,6 +52,10 @@ export class OutreachAgentWorker {
   private readonly sender: ReplySender;
   private readonly instanceId: string;
   private checkpoint = -1n;
+  /** The stored deferred dispatches, by dispatch id. */
+  private deferred = new Map<string, DeferredDoc>();
+  /** Take up every deferred dispatch at the next page (after a start, or when another copy moved the checkpoint). */
+  private retryAllDeferred = true;
   private controller: AbortController | null = null;
   private loop: Promise<void> | null = null;
 
@@ -70,10 +81,11 @@ export class OutreachAgentWorker {
     this.controller = new AbortController();
     const stored = await this.deps.readModels.getCheckpoint(AGENT_WORKER);
     if (!stored || stored.version !== AGENT_WORKER_VERSION) {
-      await this.deps.readModels.reset(AGENT_WORKER, [PENDING]);
+      await this.deps.readModels.reset(AGENT_WORKER, [PENDING, DEFERRED]);
       this.checkpoint = -1n;
     } else this.checkpoint = stored.position;
     for (const doc of await this.deps.readModels.find<PendingDoc>(PENDING, {})) this.sender.track(doc);
+    await this.loadDeferred();
     const { signal } = this.controller;
     this.loop = this.run(signal);
   }
@@ -121,6 +133,8 @@ export class OutreachAgentWorker {
 
     const dispatches: RecordedDispatch[] = [];
     const pending = new Map<string, { position: bigint; doc: PendingDoc | null }>();
+    /** Conversations whose reply outcome is in this page: their deferred dispatches are taken up. */
+    const settled = new Set<string>();
     for (const recorded of page) {
       const dispatch = recordedDispatch(recorded);
       if (dispatch) {
@@ -131,22 +145,38 @@ export class OutreachAgentWorker {
       if (!event) continue;
       const doc = pendingDocOf(event, recorded);
       if (doc !== undefined) pending.set(event.data.messageId, { position: recorded.position, doc });
+      if (event.type !== 'ReplySendAttempted') settled.add(event.data.conversationId);
     }
 
-    await this.triageAll(dispatches);
+    const retried = await this.deferredToRetry(settled);
+    const stillDeferred = await this.triageAll([...retried, ...dispatches]);
 
     const moved = await this.deps.readModels.applyBatch(AGENT_WORKER, AGENT_WORKER_VERSION, from, to, async (writerAt) => {
       for (const [id, { position, doc }] of pending) {
         if (doc) await writerAt(position).put(PENDING, doc);
         else await writerAt(position).remove(PENDING, id);
       }
+      for (const d of retried) if (!stillDeferred.has(d.dispatch.dispatchId)) await writerAt(to).remove(DEFERRED, d.dispatch.dispatchId);
+      for (const d of dispatches) {
+        if (stillDeferred.has(d.dispatch.dispatchId)) {
+          await writerAt(d.recorded.position).put(DEFERRED, { id: d.dispatch.dispatchId, conversationId: d.dispatch.conversationId, position: d.recorded.position.toString() });
+        }
+      }
     });
     if (!moved) {
       // Another copy of the worker moved first: continue from where it is.
       this.checkpoint = (await this.deps.readModels.getCheckpoint(AGENT_WORKER))?.position ?? -1n;
+      await this.loadDeferred();
       return true;
     }
     this.checkpoint = to;
+    this.retryAllDeferred = false;
+    for (const d of retried) if (!stillDeferred.has(d.dispatch.dispatchId)) this.deferred.delete(d.dispatch.dispatchId);
+    for (const d of dispatches) {
+      if (stillDeferred.has(d.dispatch.dispatchId)) {
+        this.deferred.set(d.dispatch.dispatchId, { id: d.dispatch.dispatchId, conversationId: d.dispatch.conversationId, position: d.recorded.position.toString() });
+      }
+    }
     for (const [id, { doc }] of pending) {
       if (doc) this.sender.track(doc);
       else this.sender.forget(id);
@@ -154,8 +184,38 @@ export class OutreachAgentWorker {
     return true;
   }
 
-  /** Triage a page's dispatches, `concurrency` at a time; one conversation's dispatches in log order. */
-  private async triageAll(dispatches: RecordedDispatch[]): Promise<void> {
+  private async loadDeferred(): Promise<void> {
+    this.deferred = new Map((await this.deps.readModels.find<DeferredDoc>(DEFERRED, {})).map((d) => [d.id, d]));
+    this.retryAllDeferred = true;
+  }
+
+  /**
+   * The deferred dispatches to take up in this page, in log order, read back from the log: those of
+   * conversations whose reply outcome is in the page (or all of them after a start). A deferred
+   * dispatch left out holds back the later dispatches of its conversation (see `triageAll`).
+   */
+  private async deferredToRetry(settled: ReadonlySet<string>): Promise<RecordedDispatch[]> {
+    const due = [...this.deferred.values()]
+      .filter((d) => this.retryAllDeferred || settled.has(d.conversationId))
+      .sort((a, b) => (BigInt(a.position) < BigInt(b.position) ? -1 : 1));
+    const out: RecordedDispatch[] = [];
+    for (const doc of due) {
+      const at = BigInt(doc.position);
+      const [recorded] = await this.deps.events.readAll({ after: at - 1n, limit: 1 });
+      const dispatch = recorded && recorded.position === at ? recordedDispatch(recorded) : null;
+      if (dispatch) out.push(dispatch);
+      else this.options.log?.warn?.({ position: doc.position }, 'deferred dispatch not found in the log; dropped');
+    }
+    return out;
+  }
+
+  /**
+   * Triage dispatches, `concurrency` at a time; one conversation's dispatches in log order, and none
+   * before an earlier one of its conversation that is (still) deferred. Returns the deferred ones' ids.
+   */
+  private async triageAll(dispatches: RecordedDispatch[]): Promise<Set<string>> {
+    const deferred = new Set<string>();
+    const held = new Set([...this.deferred.values()].map((d) => d.conversationId));
     const byConversation = new Map<string, RecordedDispatch[]>();
     for (const d of dispatches) {
       const id = d.dispatch.conversationId;
@@ -168,23 +228,33 @@ export class OutreachAgentWorker {
     const lane = async () => {
       while (next < queues.length) {
         const queue = queues[next++]!;
-        for (const dispatch of queue) await this.triageOne(dispatch);
+        const retriedHere = queue.some((d) => this.deferred.has(d.dispatch.dispatchId));
+        let waiting = held.has(queue[0]!.dispatch.conversationId) && !retriedHere;
+        for (const dispatch of queue) {
+          if (waiting || (await this.triageOne(dispatch))) {
+            deferred.add(dispatch.dispatch.dispatchId);
+            waiting = true;
+          }
+        }
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.options.concurrency, queues.length) }, lane));
+    return deferred;
   }
 
-  private async triageOne(dispatch: RecordedDispatch): Promise<void> {
+  /** Returns true when the dispatch was deferred. */
+  private async triageOne(dispatch: RecordedDispatch): Promise<boolean> {
     const facts = await loadDispatchFacts(this.deps, dispatch);
     if (!facts) {
       this.options.log?.warn?.({ position: dispatch.recorded.position.toString() }, 'dispatch without its message; skipped');
-      return;
+      return false;
     }
     const outcome = await triageDispatch(this.deps, facts, this.sender.metadata);
     if (outcome.claimed) {
       const { siteId, teamId } = facts.dispatch;
       this.sender.sendClaimed({ conversationId: outcome.claimed.conversationId, siteId, teamId }, outcome.claimed.messageId, outcome.claimed.attempt);
     }
+    return outcome.deferred;
   }
 }
 

@@ -138,7 +138,8 @@ export class ReplySender {
       { type: 'StartSendAttempt', data: { ...this.ref(c), messageId, attempt } },
       this.metadata,
     );
-    if (r.events.length > 0) await this.send(c, messageId, attempt);
+    // No attempt: already started elsewhere, or the reply was withdrawn (a person took the conversation).
+    if (r.events.some((e) => e.type === 'ReplySendAttempted')) await this.send(c, messageId, attempt);
   }
 
   /** An attempt claimed by a worker that is gone. */

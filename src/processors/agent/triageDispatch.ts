@@ -1,4 +1,12 @@
-import { type AgentSkipReason, type ConversationEvent, type ReplyDraft, conversationDecider, conversationStream } from '../../domain/conversation.ts';
+import {
+  type AgentSkipReason,
+  type ConversationEvent,
+  ConversationRuleError,
+  type ReplyDraft,
+  conversationDecider,
+  conversationStream,
+  replyInFlight,
+} from '../../domain/conversation.ts';
 import { isSuppressed } from '../../domain/suppression.ts';
 import { replyPrecondition, replyRfcMessageId, senderAddress, threadingHeaders, withDraftHash } from '../../domain/outreachAgent.ts';
 import { aggregateStream } from '../../commands/aggregateStream.ts';
@@ -14,7 +22,14 @@ export interface TriageOutcomeRecorded {
   events: ConversationEvent[];
   /** The reply this worker claimed the first attempt of, to send now. */
   claimed: { conversationId: string; messageId: string; attempt: number } | null;
+  /**
+   * Not decided yet: a reply on the conversation is being sent (or its sender died while sending),
+   * and its outcome sets the status the dispatch is decided on. The worker takes it up again later.
+   */
+  deferred: boolean;
 }
+
+const DEFERRED: TriageOutcomeRecorded = { events: [], claimed: null, deferred: true };
 
 /**
  * One dispatch: re-check the preconditions, triage, suppress an opt-out, draft the reply, and
@@ -31,13 +46,15 @@ export async function triageDispatch(
   const stream = conversationStream(dispatch.conversationId);
   // Handled before (a restart before the checkpoint moved, another worker): triage nothing again.
   const known = await aggregateStream(deps.events, stream, conversationDecider);
-  if (known.state.dispatches.has(dispatch.dispatchId)) return { events: [], claimed: null };
+  if (known.state.dispatches.has(dispatch.dispatchId)) return { events: [], claimed: null, deferred: false };
+  // Before any model call: a dispatch waiting for a reply's outcome must not pay for triage twice.
+  if (replyInFlight(known.state)) return DEFERRED;
   const skip = async (reason: AgentSkipReason) => {
     const r = await commandOnReadState(deps.events, stream, conversationDecider, known, {
       type: 'SkipDispatch',
       data: { ...ref, dispatchId: dispatch.dispatchId, inboundMessageId: dispatch.messageId, reason },
     }, metadata);
-    return { events: r.events, claimed: null };
+    return { events: r.events, claimed: null, deferred: false };
   };
   if (!site) return skip('conversation_not_found');
   const reason = replyPrecondition({
@@ -91,22 +108,31 @@ export async function triageDispatch(
     });
   }
 
-  const result = await commandOnReadState(deps.events, stream, conversationDecider, known, {
-    type: 'RecordTriage',
-    data: {
-      ...ref,
-      dispatchId: dispatch.dispatchId,
-      inboundMessageId: dispatch.messageId,
-      outcome: decision.outcome,
-      classifier: decision.classifier,
-      reasons: decision.reasons,
-      draft,
-    },
-  }, metadata);
+  let result;
+  try {
+    result = await commandOnReadState(deps.events, stream, conversationDecider, known, {
+      type: 'RecordTriage',
+      data: {
+        ...ref,
+        dispatchId: dispatch.dispatchId,
+        inboundMessageId: dispatch.messageId,
+        dispatchedAt: dispatch.occurredAt,
+        outcome: decision.outcome,
+        classifier: decision.classifier,
+        reasons: decision.reasons,
+        draft,
+      },
+    }, metadata);
+  } catch (error) {
+    // A reply was claimed on the conversation since it was read.
+    if (error instanceof ConversationRuleError && error.code === 'REPLY_IN_FLIGHT') return DEFERRED;
+    throw error;
+  }
   const attempt = result.events.find((e) => e.type === 'ReplySendAttempted');
   return {
     events: result.events,
     claimed: attempt ? { conversationId: dispatch.conversationId, messageId: attempt.data.messageId, attempt: attempt.data.attempt } : null,
+    deferred: false,
   };
 }
 
