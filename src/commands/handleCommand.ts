@@ -1,5 +1,8 @@
 import type { Decider } from '../domain/decider.ts';
+import { serviceUnavailable } from '../domain/errors.ts';
 import type { DomainEvent } from '../domain/eventSchemas.ts';
+import { InTurn } from '../lib/inTurn.ts';
+import { sleep } from '../lib/sleep.ts';
 import { type EventStore, type NewEvent, WrongExpectedRevisionError } from '../ports/eventStore.ts';
 import { type AggregateReader, aggregateStream } from './aggregateStream.ts';
 
@@ -9,9 +12,15 @@ export interface CommandResult<Event> {
   position: bigint | null;
 }
 
+/** Commands on one stream of one store, one at a time in this process: it never conflicts with itself. */
+const turns = new WeakMap<EventStore, InTurn>();
+
 /**
  * Loads a stream, folds it through the decider, decides, and appends with the revision it read.
- * A concurrent writer makes the append conflict; the command is then decided again on fresh state.
+ * Commands on the same stream in this process take turns; another process's writer can still make
+ * the append conflict, and the command is then decided again on fresh state, after a short random
+ * pause, up to `maxAttempts` times. A conflict left after that is 503 SERVICE_UNAVAILABLE (retry),
+ * never a failure of the service.
  */
 export async function handleCommand<State, Command, Event extends DomainEvent>(
   store: EventStore,
@@ -21,7 +30,20 @@ export async function handleCommand<State, Command, Event extends DomainEvent>(
   metadata: Record<string, unknown> = {},
   options: { maxAttempts?: number; aggregate?: AggregateReader } = {},
 ): Promise<CommandResult<Event>> {
-  const { maxAttempts = 5, aggregate = aggregateStream } = options;
+  let queue = turns.get(store);
+  if (!queue) turns.set(store, (queue = new InTurn()));
+  return queue.run(streamId, () => decideAndAppend(store, streamId, decider, command, metadata, options));
+}
+
+async function decideAndAppend<State, Command, Event extends DomainEvent>(
+  store: EventStore,
+  streamId: string,
+  decider: Decider<State, Command, Event>,
+  command: Command,
+  metadata: Record<string, unknown>,
+  options: { maxAttempts?: number; aggregate?: AggregateReader },
+): Promise<CommandResult<Event>> {
+  const { maxAttempts = 8, aggregate = aggregateStream } = options;
   for (let attempt = 1; ; attempt++) {
     const { state, expectedRevision } = await aggregate(store, streamId, decider);
     const events = decider.decide(command, state);
@@ -31,8 +53,9 @@ export async function handleCommand<State, Command, Event extends DomainEvent>(
       const result = await store.append(streamId, toAppend, expectedRevision);
       return { events, position: result.position };
     } catch (error) {
-      if (error instanceof WrongExpectedRevisionError && attempt < maxAttempts) continue;
-      throw error;
+      if (!(error instanceof WrongExpectedRevisionError)) throw error;
+      if (attempt >= maxAttempts) throw serviceUnavailable('Another request is changing the same resource; retry.', 1);
+      await sleep(Math.random() * 4 * attempt);
     }
   }
 }
