@@ -7,10 +7,14 @@ import { createServices } from './services.ts';
 import { startForwardingMailbox } from './processors/forwardingMailbox.ts';
 import { startBackgroundRoles } from './processors/startBackgroundRoles.ts';
 import { startProjections } from './projections/startProjections.ts';
+import { followStoredCheckpoints } from './projections/followStoredCheckpoints.ts';
 import { startAgentRunner } from './processors/agentRuns/startAgentRunner.ts';
 import { type ShutdownDeps, exitGracefullyOnSignals, gracefulShutdown } from './lifecycle/shutdown.ts';
 import { assertSecretKeyOpens } from './lifecycle/secretKeyCheck.ts';
 import { assertPortFree, startupFailure } from './lifecycle/startupFailure.ts';
+
+/** How often a node without the projections looks for another process's read-model commits. */
+const FOLLOW_EVERY_MS = 250;
 
 /** Starts the API and, in the embedded default, every background role in the same process. */
 async function main() {
@@ -36,6 +40,7 @@ async function main() {
   });
   await assertSecretKeyOpens(services);
   const projections = config.RUN_PROJECTIONS ? startProjections(services, (err) => fastify.log.error({ err }, 'projection failed')) : null;
+  const following = projections ? null : followStoredCheckpoints(services.projections, FOLLOW_EVERY_MS, (err) => fastify.log.error({ err }, 'following the stored checkpoints failed'));
   await fastify.register(app, { services });
   // The webhook delivery worker and the Outreach Agent: their own thread by default (WORKERS_IN_THREAD).
   const background = await startBackgroundRoles(services, projections, {
@@ -66,6 +71,7 @@ async function main() {
       ...background.roles,
       ...(agentRunner ? [{ name: 'agent runner', stop: () => agentRunner.stop() }] : []),
       ...(projections ? [{ name: 'projections', stop: () => projections.stop() }] : []),
+      ...(following ? [{ name: 'checkpoint follower', stop: () => following.stop() }] : []),
     ],
     closeServices: () => services.close(),
     timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
