@@ -53,8 +53,19 @@ async function mcpEndpoint(app: FastifyInstance) {
         resource_documentation: `${base()}/api/v1/openapi.json`,
       });
   // The MCP server is the only resource here with RFC 9728 metadata: the root path answers the same document.
-  app.get('/.well-known/oauth-protected-resource/mcp', metadata);
-  app.get('/.well-known/oauth-protected-resource', metadata);
+  // A browser client's fetch of it carries MCP-Protocol-Version, so it is preflighted (as the authorization server's metadata is).
+  for (const url of ['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource']) {
+    app.get(url, metadata);
+    app.options(url, async (_request, reply) =>
+      reply
+        .status(204)
+        .headers(CORS)
+        .header('access-control-allow-methods', 'GET, OPTIONS')
+        .header('access-control-allow-headers', 'mcp-protocol-version')
+        .header('access-control-max-age', '600')
+        .send(),
+    );
+  }
 
   const challenge = (reply: FastifyReply, status: 401 | 403, header: string, code: string, message: string) =>
     reply.status(status).headers(CORS).header('www-authenticate', header).header('cache-control', 'no-store').send(errorBody(code, message));

@@ -1,7 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { type CallToolResult, CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import {
+  type CallToolResult,
+  CallToolRequestParamsSchema,
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import { type ErrorCode as ServiceErrorCode, ServiceError, insufficientScope } from '../domain/errors.ts';
 import { reachableSite } from '../http/authenticate.ts';
 import type { Credential } from '../http/credentials.ts';
@@ -24,14 +32,24 @@ function success(body: Record<string, unknown>): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(body) }] };
 }
 
-function failure(code: string, message: string): CallToolResult {
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify(errorBody(code, message)) }] };
+/** `retryAfterSeconds`: what REST sends as Retry-After (a tool result has no headers), in the error object. */
+function failure(code: string, message: string, retryAfterSeconds: number | null = null): CallToolResult {
+  const body = errorBody(code, message);
+  const error = retryAfterSeconds === null ? body : { error: { ...body.error, retryAfterSeconds } };
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify(error) }] };
 }
 
 /** One for the process: the SDK builds an Ajv instance per server otherwise, which dominated a stateless request's cost. */
 const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
 const codeOf = (error: ServiceError): string => httpErrorOf(error).code;
+
+/**
+ * tools/call as the handler is registered: any `arguments`. The SDK parses a request with the
+ * handler's schema first and reports a failure there as -32603 Internal error with zod's dump; with
+ * this one its own check of the real schema runs instead and answers -32602 Invalid params.
+ */
+const CallToolRequestAnyArguments = CallToolRequestSchema.extend({ params: CallToolRequestParamsSchema.extend({ arguments: z.unknown().optional() }) });
 
 /**
  * The SDK's low-level `Server` rather than `McpServer` (which wraps it): McpServer validates tool
@@ -46,7 +64,7 @@ const codeOf = (error: ServiceError): string => httpErrorOf(error).code;
 export function mcpServerFor(app: FastifyInstance, credential: Credential, registry: ToolRegistry): Server {
   const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: registry.listing }));
-  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+  server.setRequestHandler(CallToolRequestAnyArguments, async (request): Promise<CallToolResult> => {
     const tool = registry.get(request.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
     try {
@@ -60,7 +78,7 @@ export function mcpServerFor(app: FastifyInstance, credential: Credential, regis
       if (tool.write) await countWrite(app, credential.teamId, app.config.WRITE_RATE_LIMIT_PER_MINUTE);
       return success(await tool.run(parsed.data, { app, credential, site }));
     } catch (error) {
-      if (error instanceof ServiceError) return failure(codeOf(error), error.message);
+      if (error instanceof ServiceError) return failure(codeOf(error), error.message, error.retryAfterSeconds);
       app.log.error({ err: error, tool: tool.name }, 'MCP tool failed');
       return failure('INTERNAL_ERROR' satisfies ServiceErrorCode, 'The tool failed; the failure is logged.');
     }

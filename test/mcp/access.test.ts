@@ -213,6 +213,21 @@ t.test('transport: JSON by default, SSE when the Accept header prefers it; GET a
     t.equal(pre.headers.get('access-control-allow-origin'), '*');
     t.match(pre.headers.get('access-control-allow-headers'), 'authorization');
   }
+  // The SDK's discovery fetch of the protected-resource metadata carries MCP-Protocol-Version: preflighted.
+  for (const path of ['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource']) {
+    const pre = await fetch(`${base}${path}`, {
+      method: 'OPTIONS',
+      headers: { origin: 'http://localhost:6274', 'access-control-request-method': 'GET', 'access-control-request-headers': 'mcp-protocol-version' },
+    });
+    t.equal(pre.status, 204, `preflight ${path}`);
+    t.equal(pre.headers.get('access-control-allow-origin'), '*');
+    t.match(pre.headers.get('access-control-allow-headers'), 'mcp-protocol-version');
+  }
+  // Arguments that are not an object: JSON-RPC's invalid params (-32602), not an internal error.
+  for (const args of [null, 'a string', [1, 2]]) {
+    const res = await rawMcp(mcpUrl, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'list_agents', arguments: args } }, auth);
+    t.match(await res.json(), { jsonrpc: '2.0', id: 7, error: { code: -32602 } }, `arguments ${JSON.stringify(args)}`);
+  }
   const unauthenticated = await rawMcp(mcpUrl, INITIALIZE, { origin: 'http://localhost:6274' });
   t.match(unauthenticated.headers.get('access-control-expose-headers'), 'www-authenticate', 'the 401 challenge is readable cross-origin');
   const sdk = new Client({ name: 'sse', version: '1' });
@@ -234,6 +249,7 @@ t.test('write tools count in the team\'s write rate tier, with the REST writes',
   t.equal(rest.status, 200, 'a REST write in between');
   const answers = [toolAnswer(await read()), toolAnswer(await read())];
   t.equal(answers.at(-1)!.body.error?.code, 'RATE_LIMITED', 'over the tier: RATE_LIMITED as a tool error');
+  t.ok(answers.at(-1)!.body.error.retryAfterSeconds >= 1, 'with the seconds REST sends as Retry-After');
   t.equal(toolAnswer(await client.callTool({ name: 'list_opportunities', arguments: { siteId: limited.tenant.siteId } })).isError, false, 'reads are not limited');
 });
 

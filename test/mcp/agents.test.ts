@@ -45,6 +45,11 @@ t.test('update_agent changes what REST changes and answers the agent; unknown se
   t.equal(unknownSetting.isError, true);
   t.equal(unknownSetting.body.error.code, restUnknownSetting.body.error.code, `the same code as REST (${restUnknownSetting.body.error.code})`);
   t.equal(unknownSetting.body.error.code, 'UNKNOWN_SETTING');
+  // An unknown top-level key too: named, with REST's code, not a bare validation error.
+  const unknownKey = await call('update_agent', { agentKey: 'ai_prompt', foo: 1 });
+  const restUnknownKey = await rest('PUT', `${agents}/ai_prompt`, { foo: 1 });
+  t.match(unknownKey.body.error, { code: 'UNKNOWN_SETTING', message: /"foo"/ });
+  t.equal(restUnknownKey.body.error.code, 'UNKNOWN_SETTING');
   const unknownAgent = await call('update_agent', { agentKey: 'no_such_agent', isActive: true });
   t.equal(unknownAgent.body.error.code, 'AGENT_NOT_FOUND');
   t.equal((await rest('PUT', `${agents}/no_such_agent`, { isActive: true })).body.error.code, 'AGENT_NOT_FOUND');
@@ -84,6 +89,8 @@ t.test('the on-demand run limit is one count for REST and MCP: 3 by REST and 2 b
   t.equal(sixthMcp.isError, true, 'the 6th by MCP');
   t.equal(sixthMcp.body.error.code, 'RATE_LIMITED');
   t.match(sixthMcp.body.error.message, /5 on-demand agent runs per hour per site \(REST and MCP together\)/);
+  const mcpRetryAfter = sixthMcp.body.error.retryAfterSeconds;
+  t.ok(Number.isInteger(mcpRetryAfter) && Math.abs(mcpRetryAfter - retryAfter) <= 1, `retryAfterSeconds as REST's Retry-After (${mcpRetryAfter})`);
 
   const listed = await call('list_agents', {});
   t.same(listed.body.onDemandRuns, { perHour: 5, leftThisHour: 0 });

@@ -68,6 +68,11 @@ t.test('take_over, hand_back, mark read/unread and change_conversation_status ac
   t.equal(back.body.conversation.handledBy, 'agent');
   t.equal((await call('mark_conversation_read', { conversationId })).body.conversation.unread, false);
   t.equal((await call('mark_conversation_unread', { conversationId })).body.conversation.unread, true);
+  // The description names the statuses the input takes (an assistant follows it).
+  const listed = (await client.listTools()).tools.find((tool) => tool.name === 'change_conversation_status')!;
+  const statuses = (listed.inputSchema.properties!['status'] as { enum: string[] }).enum;
+  for (const status of statuses) t.match(listed.description, status, `the description names ${status}`);
+  t.notMatch(listed.description, /\b(won|lost|closed)\b.*\(/, 'no status the input refuses is offered as one');
   const resolved = await call('change_conversation_status', { conversationId, status: 'resolved', resolutionOutcome: 'link_added' });
   t.equal(resolved.body.conversation.status, 'resolved');
   const detail = await rest(`/conversations/${conversationId}`);

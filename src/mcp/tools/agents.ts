@@ -63,6 +63,8 @@ export const agentTools: McpTool[] = [
     write: true,
     annotations: { destructiveHint: false, idempotentHint: true },
     input: { agentKey, ...updateBody.shape },
+    // A key that is no setting of the agent is UNKNOWN_SETTING, named, as on PUT /agents/{key}.
+    otherKeys: 'pass',
     run: async ({ siteId: _siteId, agentKey: key, ...body }, { app, site }) => updateAgentNow(app, site, gated(site.plan, key)!, body),
   }),
   defineTool({

@@ -68,7 +68,7 @@ export const inboxTools: McpTool[] = [
   defineTool({
     name: 'change_conversation_status',
     title: 'Change a conversation\'s status',
-    description: 'Sets the status of a conversation as a person (for example won, lost or closed), with an optional outcome for the webhook.',
+    description: `Sets the status of a conversation as a person: ${CONVERSATION_STATUSES.join(', ')} (open re-opens it). An optional resolutionOutcome (for example won or lost) goes with the status_changed webhook.`,
     scope: 'inbox:write',
     write: true,
     annotations: { destructiveHint: false, idempotentHint: true },

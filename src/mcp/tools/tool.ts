@@ -48,9 +48,12 @@ export function defineTool<S extends z.ZodRawShape>(tool: {
   write?: boolean;
   annotations?: ToolAnnotations;
   input: S;
+  /** Pass keys the shape does not name through to `run` (which answers them itself, as REST does), instead of refusing them. */
+  otherKeys?: 'pass';
   run(input: z.output<z.ZodObject<S & { siteId: typeof siteIdInput }>>, ctx: ToolContext): Promise<Record<string, unknown>>;
 }): McpTool {
-  const input = z.object({ siteId: siteIdInput, ...tool.input }).strict();
+  const shape = z.object({ siteId: siteIdInput, ...tool.input });
+  const input = tool.otherKeys === 'pass' ? shape.catchall(z.unknown()) : shape.strict();
   const write = tool.write ?? false;
   return {
     name: tool.name,
