@@ -23,6 +23,7 @@ import { createExtractor, openCounterStore } from './ingestionPorts.ts';
 import { bufferedRandom } from './adapters/crypto/bufferedRandom.ts';
 import { threadIndexOver } from './readModels/messageThreads.ts';
 import { READ_MODEL_INDEXES } from './readModels/indexes.ts';
+import { READ_MODEL_LOOKUPS } from './readModels/lookups.ts';
 import { createMailer } from './adapters/mail/createMailer.ts';
 import type { Mailer } from './ports/mailer.ts';
 import { type AgentWorkWiring, productAgentWork } from './agentWorkWiring.ts';
@@ -73,7 +74,7 @@ export async function openEventStore(config: Config, writer?: MessagePort): Prom
 export async function openReadModels(config: Config): Promise<ReadModelStore> {
   if (config.MONGODB_URL) {
     const { MongoReadModelStore } = await import('./adapters/mongodb/mongoReadModelStore.ts');
-    return MongoReadModelStore.connect(config.MONGODB_URL, config.MONGODB_DB, READ_MODEL_INDEXES);
+    return MongoReadModelStore.connect(config.MONGODB_URL, config.MONGODB_DB, READ_MODEL_INDEXES, READ_MODEL_LOOKUPS);
   }
   mkdirSync(config.DATA_DIR, { recursive: true, mode: 0o700 });
   return new SqliteReadModelStore(join(config.DATA_DIR, 'readmodels.sqlite'), READ_MODEL_INDEXES);

@@ -16,6 +16,13 @@ export type SortValue = string | number;
 export type IndexDeclarations = Readonly<Record<string, ReadonlyArray<readonly string[]>>>;
 
 /**
+ * The fields `find` filters on, per collection (one list per filter). An adapter that reads from a
+ * database server (MongoDB) indexes each list so a lookup does not scan the collection; the embedded
+ * adapter serves `find` from memory and needs none.
+ */
+export type LookupDeclarations = Readonly<Record<string, ReadonlyArray<readonly string[]>>>;
+
+/**
  * One page of a keyset (cursor) query: documents matching `filter` and every range, ordered by
  * `orderBy` then `id` in `direction`, strictly after the (value, id) of the previous page's last item.
  * Adapters walk the declared index whose leading fields are the most of the filter's equality fields

@@ -45,6 +45,24 @@ if (url) {
       },
     };
   });
+
+  t.test('MongoReadModelStore: the declared lookups are indexed, also after a rebuild replaced the collection', async (t) => {
+    const dbName = `rm_contract_${run}_lookups`;
+    const store = await MongoReadModelStore.connect(url, dbName, {}, { things: [['siteId'], ['teamId', 'revoked']] });
+    const admin = new MongoClient(url);
+    t.teardown(async () => {
+      await store.close();
+      await admin.db(dbName).dropDatabase();
+      await admin.close();
+    });
+    const names = async () => (await admin.db(dbName).collection('rm_things').listIndexes().toArray()).map((index) => String(index.name)).sort();
+    t.same(await names(), ['_id_', 'lookup__siteId', 'lookup__teamId__revoked']);
+    const rebuild = await store.beginRebuild('things', ['things']);
+    await rebuild.write('things', [{ doc: { id: 'a', siteId: 's1', teamId: 't1', revoked: false }, position: 1n }]);
+    await rebuild.commit(1, 1n);
+    t.same(await names(), ['_id_', 'lookup__siteId', 'lookup__teamId__revoked']);
+    t.same(await store.find('things', { siteId: 's1' }), [{ id: 'a', siteId: 's1', teamId: 't1', revoked: false }]);
+  });
 } else {
   t.skip('MongoReadModelStore: set MONGODB_URL (e.g. mongodb://localhost:27017) to run the contract against MongoDB', () => {});
 }

@@ -1,5 +1,16 @@
 import { MongoClient, MongoServerError, type Collection, type Db, type Filter as MongoFilter, type IndexSpecification, type Sort } from 'mongodb';
-import type { Checkpoint, Document, Filter, IndexDeclarations, PageQuery, ProjectionWriter, ReadModelRebuild, ReadModelStore, RebuiltDocument } from '../../ports/readModelStore.ts';
+import type {
+  Checkpoint,
+  Document,
+  Filter,
+  IndexDeclarations,
+  LookupDeclarations,
+  PageQuery,
+  ProjectionWriter,
+  ReadModelRebuild,
+  ReadModelStore,
+  RebuiltDocument,
+} from '../../ports/readModelStore.ts';
 import { assertDeclarations, assertPageNames, chooseIndex } from '../shared/pageShape.ts';
 
 /** A read-model document as stored: the document itself plus its key and the position that last wrote it. */
@@ -32,12 +43,14 @@ export class MongoReadModelStore implements ReadModelStore {
   private readonly checkpoints: Collection<StoredCheckpoint>;
   /**
    * With a url the store owns (and closes) its client; with a `MongoClient` the caller does.
-   * `indexes`: what each collection's pages walk (see IndexDeclarations); `connect` creates them.
+   * `indexes`: what each collection's pages walk (see IndexDeclarations); `lookups`: the fields its
+   * `find`s filter on (see LookupDeclarations); `connect` creates both.
    */
   constructor(
     client: MongoClient | string,
     dbName: string,
     private readonly indexes: IndexDeclarations = {},
+    private readonly lookups: LookupDeclarations = {},
   ) {
     assertDeclarations(indexes);
     this.ownsClient = typeof client === 'string';
@@ -46,31 +59,37 @@ export class MongoReadModelStore implements ReadModelStore {
     this.checkpoints = this.db.collection<StoredCheckpoint>('checkpoints');
   }
 
-  static async connect(url: string, dbName: string, indexes: IndexDeclarations = {}): Promise<MongoReadModelStore> {
-    const store = new MongoReadModelStore(url, dbName, indexes);
+  static async connect(url: string, dbName: string, indexes: IndexDeclarations = {}, lookups: LookupDeclarations = {}): Promise<MongoReadModelStore> {
+    const store = new MongoReadModelStore(url, dbName, indexes, lookups);
     await store.client.connect();
     await store.ensureIndexes();
     return store;
   }
 
-  /** Creates the declared indexes and drops the page indexes of a declared collection that are no longer declared. */
+  /** Creates the declared page and lookup indexes and drops those of a declared collection that are no longer declared. */
   async ensureIndexes(): Promise<void> {
-    for (const [collection, list] of Object.entries(this.indexes)) {
+    for (const collection of new Set([...Object.keys(this.indexes), ...Object.keys(this.lookups)])) {
       const coll = this.collection(collection);
-      const declared = new Set(list.map(indexName));
+      const declared = this.declaredIndexes(collection);
+      const names = new Set(declared.map((index) => index.name));
       const existing = await coll.listIndexes().toArray().catch((error: unknown) => {
         if (error instanceof MongoServerError && error.code === 26) return []; // NamespaceNotFound: no collection yet
         throw error;
       });
       for (const index of existing) {
         const name = String(index.name);
-        if (name.startsWith('page__') && !declared.has(name)) await coll.dropIndex(name);
+        if ((name.startsWith('page__') || name.startsWith('lookup__')) && !names.has(name)) await coll.dropIndex(name);
       }
-      for (const fields of list) {
-        const spec: IndexSpecification = [...fields.map((f): [string, 1] => [f, 1]), ['_id', 1]];
-        await coll.createIndex(spec, { name: indexName(fields) });
-      }
+      for (const { spec, name } of declared) await coll.createIndex(spec, { name });
     }
+  }
+
+  /** A collection's page indexes (ending in `_id`, which orders a page's ties) and lookup indexes. */
+  private declaredIndexes(collection: string): Array<{ spec: IndexSpecification; name: string }> {
+    return [
+      ...(this.indexes[collection] ?? []).map((fields) => ({ spec: [...fields.map((f): [string, 1] => [f, 1]), ['_id', 1]] as IndexSpecification, name: indexName(fields) })),
+      ...(this.lookups[collection] ?? []).map((fields) => ({ spec: fields.map((f): [string, 1] => [f, 1]) as IndexSpecification, name: lookupName(fields) })),
+    ];
   }
 
   private collection(name: string): Collection<StoredDocument> {
@@ -205,12 +224,9 @@ export class MongoReadModelStore implements ReadModelStore {
         open = false;
         for (const collection of collections) {
           if (written.has(collection)) {
-            // The shadow gets the declared page indexes before it takes the live collection's place.
+            // The shadow gets the declared indexes before it takes the live collection's place.
             const shadow = this.db.collection<StoredDocument>(shadowOf(collection));
-            for (const fields of this.indexes[collection] ?? []) {
-              const spec: IndexSpecification = [...fields.map((f): [string, 1] => [f, 1]), ['_id', 1]];
-              await shadow.createIndex(spec, { name: indexName(fields) });
-            }
+            for (const { spec, name } of this.declaredIndexes(collection)) await shadow.createIndex(spec, { name });
             await this.db.renameCollection(shadowOf(collection), `rm_${collection}`, { dropTarget: true });
           } else await this.collection(collection).drop().catch(ignoreNamespaceNotFound);
         }
@@ -240,6 +256,7 @@ export class MongoReadModelStore implements ReadModelStore {
 }
 
 const indexName = (fields: readonly string[]) => `page__${fields.join('__')}`;
+const lookupName = (fields: readonly string[]) => `lookup__${fields.join('__')}`;
 
 export function encodePosition(position: bigint): string {
   if (position < 0n) throw new RangeError(`document position must be >= 0, got ${position}`);
