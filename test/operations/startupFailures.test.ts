@@ -95,6 +95,11 @@ t.test('a key that does not open the sealed webhook secrets stops the start; the
   const lost = await start({ DATA_DIR: dataDir });
   t.equal(lost.code, 1, 'no SECRET_KEY: secret.key is created anew, and does not open them either');
   oneLine(t, lost.out, /cannot start: .*secret\.key does not open any of the webhook signing secrets/, 'a lost key');
+  // Read models not built yet (here: their file deleted): the subscriptions are found in the log.
+  for (const suffix of ['', '-wal', '-shm']) rmSync(join(dataDir, `readmodels.sqlite${suffix}`), { force: true });
+  const unbuilt = await start({ DATA_DIR: dataDir, SECRET_KEY: randomBytes(32).toString('base64') });
+  t.equal(unbuilt.code, 1, 'another key, read models not built');
+  oneLine(t, unbuilt.out, /cannot start: SECRET_KEY does not open any of the webhook signing secrets sealed in the event log/, 'found in the log');
   const overridden = await start({ DATA_DIR: dataDir, SECRET_KEY: randomBytes(32).toString('base64'), SECRET_KEY_CHECK: 'false' });
   t.equal(overridden.code, null, 'SECRET_KEY_CHECK=false starts anyway (a key lost for good)');
 
