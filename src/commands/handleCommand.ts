@@ -12,7 +12,10 @@ export interface CommandResult<Event> {
   position: bigint | null;
 }
 
-/** Commands on one stream of one store, one at a time in this process: it never conflicts with itself. */
+/**
+ * Commands on one stream through one store object, one at a time, so the callers of a store do not
+ * conflict with each other. (Another thread's or process's store can still conflict: decided again.)
+ */
 const turns = new WeakMap<EventStore, InTurn>();
 
 /**

@@ -443,7 +443,7 @@ const statusChanged = (base: Base, oldStatus: ConversationStatus, newStatus: Ter
 export const replyInFlight = (state: ConversationState) => [...state.pending.values()].some((p) => p.inFlight);
 
 /** Why an agent's reply may no longer go out (a person took over or closed the conversation); null while the agent acts. */
-function agentNoLongerActs(state: ConversationState, pending: PendingReply): string | null {
+export function agentNoLongerActs(state: ConversationState, pending: PendingReply): string | null {
   if (pending.senderType !== 'agent') return null;
   if (state.handledBy === 'human') return 'a person took the conversation over';
   if (state.status !== 'open') return `the conversation is ${state.status}`;

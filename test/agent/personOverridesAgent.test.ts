@@ -1,6 +1,17 @@
 import t from 'tap';
 import { handleCommand } from '../../src/commands/handleCommand.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createDrafter } from '../../src/adapters/drafting/createDrafter.ts';
+import { OutboxMailer } from '../../src/adapters/mail/outboxMailer.ts';
+import { SqliteEventStore } from '../../src/adapters/sqlite/sqliteEventStore.ts';
+import { createTriage } from '../../src/adapters/triage/createTriage.ts';
 import { conversationDecider, conversationStream } from '../../src/domain/conversation.ts';
+import type { EventStore, ReadAllOptions, RecordedEvent } from '../../src/ports/eventStore.ts';
+import { OutreachAgentWorker } from '../../src/processors/agent/outreachAgentWorker.ts';
+import { ReplySender } from '../../src/processors/agent/replySender.ts';
+import { agentOptionsFrom } from '../../src/processors/agent/startAgentWorker.ts';
 import { bearer } from '../helpers/testApp.ts';
 import { act } from '../inbox/actionsHelpers.ts';
 import { envelopes, startAgentHarness, waitFor } from './helpers.ts';
@@ -80,16 +91,16 @@ for (const status of ['declined', 'resolved'] as const) {
   });
 }
 
-t.test('a claim whose sender died does not stop the agent: the dispatch waits, the others go on', async (t) => {
-  const a = await startAgentHarness({ env: { AGENT_ORPHAN_AFTER_MS: '300' } });
-  t.teardown(() => a.close());
+/**
+ * A conversation whose reply claim was left by an API process that died (no outcome recorded), then a
+ * prospect's message on it: its dispatch must wait for the claim to be settled. The agent is stopped.
+ */
+async function orphanedClaimThenReply(a: Awaited<ReturnType<typeof startAgentHarness>>) {
   const id = (await a.pitch({ messageId: '<p1@prospect.io>' })).conversationIds[0]!;
   await a.waitForEvent(id, 'ConversationStatusChanged');
   const ourReply = a.sink.received[0]!.parsed.messageId!;
   await a.agent!.stop();
   a.agent = null;
-
-  // An API process claimed a person's reply on the conversation and died before recording its outcome.
   const s = a.h.app.services;
   const draftId = s.newId();
   await handleCommand(
@@ -109,6 +120,15 @@ t.test('a claim whose sender died does not stop the agent: the dispatch waits, t
     { workerInstance: 'api/dead-instance' },
   );
   await a.pitch({ subject: 'Re: x', bodyText: 'Thanks. What would you charge for keeping the link for two years?', messageId: '<p1b@prospect.io>', inReplyTo: ourReply });
+  const decided = async () => (await a.conversationEvents(id)).filter((e) => e.type === 'AgentTriaged' || e.type === 'AgentSkipped').length;
+  return { id, decided };
+}
+
+t.test('a claim whose sender died does not stop the agent: the dispatch waits, the others go on', async (t) => {
+  const a = await startAgentHarness({ env: { AGENT_ORPHAN_AFTER_MS: '300' } });
+  t.teardown(() => a.close());
+  const { id, decided } = await orphanedClaimThenReply(a);
+  const s = a.h.app.services;
   const otherId = (await a.pitch({ from: 'bob@other.io', messageId: '<p2@other.io>' })).conversationIds[0]!;
   await a.startAgent();
 
@@ -116,11 +136,57 @@ t.test('a claim whose sender died does not stop the agent: the dispatch waits, t
   // The orphaned claim is recovered after AGENT_ORPHAN_AFTER_MS, then the waiting dispatch is decided.
   const failed = await a.waitForEvent(id, 'ReplySendFailed');
   t.match(failed.data.error, /outcome_unknown/);
-  const decided = async () => (await a.conversationEvents(id)).filter((e) => e.type === 'AgentTriaged' || e.type === 'AgentSkipped').length;
   await waitFor('the waiting dispatch to be decided', async () => ((await decided()) === 2 ? true : undefined), 10_000);
   const head = await s.events.headPosition();
   await waitFor('the agent to reach the head', async () => (((await s.readModels.getCheckpoint('outreachAgent'))?.position ?? -1n) >= head ? true : undefined), 10_000);
   t.same(await s.readModels.find('outreachAgentDeferredDispatches', {}), [], 'nothing left deferred');
+});
+
+/** Global positions as EventStoreDB has them: sparse (byte offsets), and a read from one that is no event's fails. */
+function sparsePositions(real: EventStore): EventStore {
+  const store: EventStore = Object.create(real);
+  const out = (e: RecordedEvent): RecordedEvent => ({ ...e, position: e.position * 10n });
+  const inner = (p: bigint) => {
+    if (p < 0n) return p;
+    if (p % 10n !== 0n) throw new Error(`InvalidPosition: ${p} is inside a log record`);
+    return p / 10n;
+  };
+  store.readAll = async (options: ReadAllOptions = {}) => (await real.readAll({ ...options, after: inner(options.after ?? -1n) })).map(out);
+  store.readStream = async (id, options) => (await real.readStream(id, options)).map(out);
+  store.waitForNew = (after, ms, signal) => real.waitForNew(inner(after), ms, signal);
+  store.headPosition = async () => (await real.headPosition()) * 10n;
+  store.append = async (id, events, expected) => {
+    const r = await real.append(id, events, expected);
+    return { ...r, position: r.position * 10n };
+  };
+  return store;
+}
+
+t.test('a deferred dispatch is read back by its stream, not its global position (EventStoreDB)', async (t) => {
+  const a = await startAgentHarness({ env: { AGENT_ORPHAN_AFTER_MS: '300' } });
+  t.teardown(() => a.close());
+  const { decided } = await orphanedClaimThenReply(a);
+  const s = a.h.app.services;
+  // A worker on sparse positions, from the start of the log (the decided dispatches are passed over).
+  await s.readModels.reset('outreachAgent', ['outreachAgentPendingReplies', 'outreachAgentDeferredDispatches']);
+  const errors: unknown[] = [];
+  const log = { error: (o: unknown) => errors.push(o), warn: (o: unknown) => errors.push(o) };
+  const worker = new OutreachAgentWorker(
+    {
+      ...s,
+      events: sparsePositions(s.events),
+      fromLocalPart: s.config.AGENT_FROM_LOCAL_PART,
+      mailDomain: s.config.MAIL_DOMAIN,
+      triage: createTriage(s.config),
+      drafter: createDrafter(s.config),
+      mailer: s.mailer,
+    },
+    { ...agentOptionsFrom(s.config, log), workerId: 'sparse' },
+  );
+  await worker.start();
+  t.teardown(() => worker.stop());
+  await waitFor('the deferred dispatch to be decided', async () => ((await decided()) === 2 ? true : undefined), 10_000);
+  t.same(errors, [], 'no failed page');
 });
 
 t.test("a prospect's reply on a conversation a person handles: aiPaused with the reason, and no dispatch", async (t) => {
@@ -146,4 +212,35 @@ t.test("a prospect's reply on a conversation a person handles: aiPaused with the
   const dispatches = (await a.h.app.services.events.readAll({ after: -1n, limit: 10_000 })).filter((e) => e.type === 'AgentDispatchRequested');
   t.equal(dispatches.length, 1, 'only the first pitch was dispatched');
   t.notOk((await a.conversationEvents(id)).some((e) => e.type === 'AgentSkipped'), 'nothing for the agent to skip');
+});
+
+t.test("an agent reply whose sender died is not sent once a person took the conversation over, even through the idempotent outbox", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'withdrawn-recovery-'));
+  const events = new SqliteEventStore(join(dir, 'events.sqlite'));
+  const outbox = new OutboxMailer(join(dir, 'outbox.sqlite'));
+  t.teardown(async () => {
+    await events.close();
+    await outbox.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const base = { conversationId: 'c1', siteId: 's1', teamId: 't1', occurredAt: 1_000 };
+  const draft = {
+    messageId: 'm-out', rfcMessageId: '<reply.m-out@example.com>', from: { name: null, address: 'outreach@example.com' }, to: { name: null, address: 'p@prospect.test' },
+    subject: 'Re: x', bodyText: 'Yes', inReplyTo: null, references: [], returnPath: null, drafter: 'template-v1', draftSha256: 'ab',
+  };
+  await events.append(conversationStream('c1'), [
+    { type: 'AgentTriaged', data: { ...base, dispatchId: 'd1', inboundMessageId: 'm-in', outcome: 'accept', classifier: 'offline-v1', reasons: [] }, metadata: {} },
+    { type: 'ReplyDrafted', data: { ...base, ...draft, dispatchId: 'd1', direction: 'outbound', senderType: 'agent', triage: 'accept' }, metadata: {} },
+    { type: 'ReplySendAttempted', data: { ...base, messageId: 'm-out', attempt: 1 }, metadata: { workerInstance: 'gone/1' } },
+    { type: 'ConversationTakenOver', data: { ...base, by: 'u1' }, metadata: {} },
+  ], 'no_stream');
+  const deps = { events, readModels: null as never, clock: { now: () => new Date() }, secrets: null as never, newId: () => 'x', fromLocalPart: 'outreach', mailDomain: 'mail.test', mailer: outbox };
+  const sender = new ReplySender(deps, { maxAttempts: 3, baseMs: 1_000, factor: 1, orphanAfterMs: 0 }, { workerId: 'w', instanceId: 'w/1' });
+  sender.track({ conversationId: 'c1', siteId: 's1', teamId: 't1', messageId: 'm-out', attempt: 1, inFlight: true, retryAt: null, startedBy: 'gone/1', startedAt: 0 });
+  await waitFor('the recovery to be recorded', async () => ((await events.readStream(conversationStream('c1'))).length === 5 ? true : undefined), 5_000);
+  await sender.stop();
+  const last = (await events.readStream(conversationStream('c1'))).at(-1)!;
+  t.equal(last.type, 'ReplySendFailed');
+  t.match(last.data, { retryAt: null, error: /^not sent; withdrawn: a person took the conversation over$/ });
+  t.same(outbox.listOutbox({ limit: 10 }), [], 'nothing in the outbox');
 });

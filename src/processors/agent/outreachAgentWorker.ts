@@ -19,14 +19,18 @@ const AGENT_WORKER_VERSION = 1;
 const PENDING = 'outreachAgentPendingReplies';
 /**
  * Dispatches put aside because a reply on their conversation was in flight, kept with the worker's
- * checkpoint: taken up again, in log order, once that reply's outcome is in the log.
+ * checkpoint and taken up again, in log order, with every page until decided.
  */
 const DEFERRED = 'outreachAgentDeferredDispatches';
 const PAGE = 500;
 
 type PendingDoc = Document & PendingReplyRef;
-/** `id`: the dispatch id; `position`: the dispatch's position in the global log (decimal). */
-type DeferredDoc = Document & { conversationId: string; position: string };
+/**
+ * `id`: the dispatch id. Where the dispatch is: its stream and revision there (decimal), read back
+ * with `readStream` (a global position cannot be read back on its own: EventStoreDB's are byte
+ * offsets); `position`: its global position (decimal), for the log order.
+ */
+type DeferredDoc = Document & { conversationId: string; streamId: string; revision: string; position: string };
 
 export interface OutreachAgentOptions extends SendPolicy {
   workerId: string;
@@ -54,8 +58,6 @@ export class OutreachAgentWorker {
   private checkpoint = -1n;
   /** The stored deferred dispatches, by dispatch id. */
   private deferred = new Map<string, DeferredDoc>();
-  /** Take up every deferred dispatch at the next page (after a start, or when another copy moved the checkpoint). */
-  private retryAllDeferred = true;
   private controller: AbortController | null = null;
   private loop: Promise<void> | null = null;
 
@@ -133,8 +135,6 @@ export class OutreachAgentWorker {
 
     const dispatches: RecordedDispatch[] = [];
     const pending = new Map<string, { position: bigint; doc: PendingDoc | null }>();
-    /** Conversations whose reply outcome is in this page: their deferred dispatches are taken up. */
-    const settled = new Set<string>();
     for (const recorded of page) {
       const dispatch = recordedDispatch(recorded);
       if (dispatch) {
@@ -145,10 +145,10 @@ export class OutreachAgentWorker {
       if (!event) continue;
       const doc = pendingDocOf(event, recorded);
       if (doc !== undefined) pending.set(event.data.messageId, { position: recorded.position, doc });
-      if (event.type !== 'ReplySendAttempted') settled.add(event.data.conversationId);
     }
 
-    const retried = await this.deferredToRetry(settled);
+    // The deferred ones first: a conversation's dispatches are decided in log order.
+    const { retried, gone } = await this.readDeferred();
     const stillDeferred = await this.triageAll([...retried, ...dispatches]);
 
     const moved = await this.deps.readModels.applyBatch(AGENT_WORKER, AGENT_WORKER_VERSION, from, to, async (writerAt) => {
@@ -157,11 +157,8 @@ export class OutreachAgentWorker {
         else await writerAt(position).remove(PENDING, id);
       }
       for (const d of retried) if (!stillDeferred.has(d.dispatch.dispatchId)) await writerAt(to).remove(DEFERRED, d.dispatch.dispatchId);
-      for (const d of dispatches) {
-        if (stillDeferred.has(d.dispatch.dispatchId)) {
-          await writerAt(d.recorded.position).put(DEFERRED, { id: d.dispatch.dispatchId, conversationId: d.dispatch.conversationId, position: d.recorded.position.toString() });
-        }
-      }
+      for (const id of gone) await writerAt(to).remove(DEFERRED, id);
+      for (const d of dispatches) if (stillDeferred.has(d.dispatch.dispatchId)) await writerAt(d.recorded.position).put(DEFERRED, deferredDoc(d));
     });
     if (!moved) {
       // Another copy of the worker moved first: continue from where it is.
@@ -170,13 +167,9 @@ export class OutreachAgentWorker {
       return true;
     }
     this.checkpoint = to;
-    this.retryAllDeferred = false;
     for (const d of retried) if (!stillDeferred.has(d.dispatch.dispatchId)) this.deferred.delete(d.dispatch.dispatchId);
-    for (const d of dispatches) {
-      if (stillDeferred.has(d.dispatch.dispatchId)) {
-        this.deferred.set(d.dispatch.dispatchId, { id: d.dispatch.dispatchId, conversationId: d.dispatch.conversationId, position: d.recorded.position.toString() });
-      }
-    }
+    for (const id of gone) this.deferred.delete(id);
+    for (const d of dispatches) if (stillDeferred.has(d.dispatch.dispatchId)) this.deferred.set(d.dispatch.dispatchId, deferredDoc(d));
     for (const [id, { doc }] of pending) {
       if (doc) this.sender.track(doc);
       else this.sender.forget(id);
@@ -186,36 +179,35 @@ export class OutreachAgentWorker {
 
   private async loadDeferred(): Promise<void> {
     this.deferred = new Map((await this.deps.readModels.find<DeferredDoc>(DEFERRED, {})).map((d) => [d.id, d]));
-    this.retryAllDeferred = true;
   }
 
   /**
-   * The deferred dispatches to take up in this page, in log order, read back from the log: those of
-   * conversations whose reply outcome is in the page (or all of them after a start). A deferred
-   * dispatch left out holds back the later dispatches of its conversation (see `triageAll`).
+   * Every deferred dispatch, read back from its stream, in log order: each page tries them again (a
+   * still-waiting one costs a read of its conversation, no model call). `gone`: ids whose event is no
+   * longer in the log (a stream deleted since), dropped.
    */
-  private async deferredToRetry(settled: ReadonlySet<string>): Promise<RecordedDispatch[]> {
-    const due = [...this.deferred.values()]
-      .filter((d) => this.retryAllDeferred || settled.has(d.conversationId))
-      .sort((a, b) => (BigInt(a.position) < BigInt(b.position) ? -1 : 1));
-    const out: RecordedDispatch[] = [];
+  private async readDeferred(): Promise<{ retried: RecordedDispatch[]; gone: string[] }> {
+    const retried: RecordedDispatch[] = [];
+    const gone: string[] = [];
+    const due = [...this.deferred.values()].sort((a, b) => (BigInt(a.position) < BigInt(b.position) ? -1 : 1));
     for (const doc of due) {
-      const at = BigInt(doc.position);
-      const [recorded] = await this.deps.events.readAll({ after: at - 1n, limit: 1 });
-      const dispatch = recorded && recorded.position === at ? recordedDispatch(recorded) : null;
-      if (dispatch) out.push(dispatch);
-      else this.options.log?.warn?.({ position: doc.position }, 'deferred dispatch not found in the log; dropped');
+      const [recorded] = await this.deps.events.readStream(doc.streamId, { fromRevision: BigInt(doc.revision) });
+      const dispatch = recorded?.revision === BigInt(doc.revision) ? recordedDispatch(recorded) : null;
+      if (dispatch?.dispatch.dispatchId === doc.id) retried.push(dispatch);
+      else {
+        this.options.log?.warn?.({ dispatchId: doc.id, streamId: doc.streamId }, 'deferred dispatch no longer in the log; dropped');
+        gone.push(doc.id);
+      }
     }
-    return out;
+    return { retried, gone };
   }
 
   /**
    * Triage dispatches, `concurrency` at a time; one conversation's dispatches in log order, and none
-   * before an earlier one of its conversation that is (still) deferred. Returns the deferred ones' ids.
+   * after an earlier one of its conversation that is deferred. Returns the deferred ones' ids.
    */
   private async triageAll(dispatches: RecordedDispatch[]): Promise<Set<string>> {
     const deferred = new Set<string>();
-    const held = new Set([...this.deferred.values()].map((d) => d.conversationId));
     const byConversation = new Map<string, RecordedDispatch[]>();
     for (const d of dispatches) {
       const id = d.dispatch.conversationId;
@@ -228,8 +220,7 @@ export class OutreachAgentWorker {
     const lane = async () => {
       while (next < queues.length) {
         const queue = queues[next++]!;
-        const retriedHere = queue.some((d) => this.deferred.has(d.dispatch.dispatchId));
-        let waiting = held.has(queue[0]!.dispatch.conversationId) && !retriedHere;
+        let waiting = false;
         for (const dispatch of queue) {
           if (waiting || (await this.triageOne(dispatch))) {
             deferred.add(dispatch.dispatch.dispatchId);
@@ -257,6 +248,14 @@ export class OutreachAgentWorker {
     return outcome.deferred;
   }
 }
+
+const deferredDoc = (d: RecordedDispatch): DeferredDoc => ({
+  id: d.dispatch.dispatchId,
+  conversationId: d.dispatch.conversationId,
+  streamId: d.recorded.streamId,
+  revision: d.recorded.revision.toString(),
+  position: d.recorded.position.toString(),
+});
 
 /** The events that keep the pending-reply list: a reply's attempts and outcomes. */
 type ReplyEvent = Extract<ConversationEvent, { type: 'ReplySendAttempted' | 'ReplySendFailed' | 'ReplySent' }>;

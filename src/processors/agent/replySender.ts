@@ -1,4 +1,4 @@
-import { type ConversationCommand, type ConversationState, conversationDecider, conversationStream } from '../../domain/conversation.ts';
+import { type ConversationCommand, type ConversationState, agentNoLongerActs, conversationDecider, conversationStream } from '../../domain/conversation.ts';
 import { handleCommand } from '../../commands/handleCommand.ts';
 import { sendDraft } from '../../commands/sendDraft.ts';
 import { type Aggregate, aggregateStream } from '../../commands/aggregateStream.ts';
@@ -158,6 +158,9 @@ export class ReplySender {
     const { state } = read;
     const pending = state.pending.get(messageId);
     if (!pending || !pending.inFlight || pending.attempts !== attempt) return; // recorded meanwhile
+    // A person took the conversation over since the claim (or since its sender died): it does not go out.
+    const superseded = agentNoLongerActs(state, pending);
+    if (superseded) return this.record(c, messageId, attempt, { ok: false, error: 'not sent', permanent: true, retryAt: null }, read);
     const { draft } = pending;
     const result = await sendDraft(this.deps.mailer, draft, () =>
       attempt < this.policy.maxAttempts ? this.deps.clock.now().getTime() + retryDelay(attempt, this.policy) : null,
