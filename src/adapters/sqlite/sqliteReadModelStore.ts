@@ -89,6 +89,9 @@ export class SqliteReadModelStore implements ReadModelStore {
     this.stmts = {
       allDocs: this.db.prepare<[], { collection: string; id: string; doc: string; position: bigint }>('SELECT * FROM documents'),
       allCheckpoints: this.db.prepare<[], { name: string; version: bigint; position: bigint }>('SELECT * FROM checkpoints'),
+      docsAfter: this.db.prepare<[bigint], { collection: string; id: string; doc: string; position: bigint }>('SELECT * FROM documents WHERE position > ?'),
+      collectionSizes: this.db.prepare<[], { collection: string; n: bigint }>('SELECT collection, count(*) AS n FROM documents GROUP BY collection'),
+      collectionDocs: this.db.prepare<[string], { id: string; doc: string; position: bigint }>('SELECT id, doc, position FROM documents WHERE collection = ?'),
       checkpoint: this.db.prepare<[string], { version: bigint; position: bigint }>('SELECT version, position FROM checkpoints WHERE name = ?'),
       putDoc: this.db.prepare(
         'INSERT INTO documents (collection, id, doc, position) VALUES (?, ?, ?, ?) ON CONFLICT (collection, id) DO UPDATE SET doc = excluded.doc, position = excluded.position',
@@ -125,6 +128,41 @@ export class SqliteReadModelStore implements ReadModelStore {
     this.memoryIndexes.clear();
     this.currentAt = null;
     this.loadedAt = ++this.stamp;
+  }
+
+  /**
+   * Brings the cache up to what other connections committed without reading every document: a
+   * document's position is that of the event that last wrote it, so what the cache lacks was written
+   * after the lowest checkpoint it holds; those rows are read, then a collection whose size still
+   * differs from the file's (a removal) is read again whole. A checkpoint that is new, gone or at
+   * another version (a rebuild rewrote its documents at old positions) reloads everything. One read
+   * transaction, as `load`.
+   */
+  private catchUp(): void {
+    this.db.transaction(() => {
+      const stored = this.stmts.allCheckpoints.all();
+      const sameProjections =
+        stored.length === this.checkpoints.size && stored.every((row) => this.checkpoints.get(row.name)?.version === Number(row.version));
+      if (!sameProjections || stored.length === 0) return this.load();
+      let from = stored[0]!.position;
+      for (const { position } of this.checkpoints.values()) if (position < from) from = position;
+      for (const row of this.stmts.docsAfter.iterate(from)) {
+        if (this.collections.get(row.collection)?.get(row.id)?.position === row.position) continue;
+        this.setEntry(row.collection, row.id, { doc: deepFreeze(JSON.parse(row.doc)), position: row.position });
+        this.changedAt.set(row.collection, ++this.stamp);
+      }
+      const sizes = new Map(this.stmts.collectionSizes.all().map((row) => [row.collection, Number(row.n)]));
+      for (const collection of new Set([...this.collections.keys(), ...sizes.keys()])) {
+        if ((this.collections.get(collection)?.size ?? 0) === (sizes.get(collection) ?? 0)) continue;
+        const entries = new Map<string, Entry>();
+        for (const row of this.stmts.collectionDocs.iterate(collection)) entries.set(row.id, { doc: deepFreeze(JSON.parse(row.doc)), position: row.position });
+        this.collections.set(collection, entries);
+        this.memoryIndexes.delete(collection);
+        this.changedAt.set(collection, ++this.stamp);
+      }
+      this.checkpoints = new Map(stored.map((row) => [row.name, { version: Number(row.version), position: row.position }]));
+      this.currentAt = null;
+    })();
   }
 
   /** Reloads every document and checkpoint from the file (the thread that writes them reloaded too). */
@@ -298,9 +336,9 @@ export class SqliteReadModelStore implements ReadModelStore {
     const stored = row ? { version: Number(row.version), position: row.position } : null;
     const cached = this.checkpoints.get(projection) ?? null;
     if (stored?.position !== cached?.position || stored?.version !== cached?.version) {
-      this.load();
+      this.catchUp();
       this.options.onReload?.();
-      // What was loaded: the file may have moved again since `stored` was read.
+      // What was read: the file may have moved again since `stored` was read.
       return this.checkpoints.get(projection) ?? null;
     }
     return stored;

@@ -1,0 +1,66 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { SqliteReadModelStore } from '../../src/adapters/sqlite/sqliteReadModelStore.ts';
+
+/**
+ * A store that follows a read-model file another connection writes (an API node with
+ * RUN_PROJECTIONS=false) catches up on a moved checkpoint by reading what was written since, not the
+ * whole file: it must then hold exactly what the writer holds, removals and rebuilds included.
+ */
+const dir = mkdtempSync(join(tmpdir(), 'catch-up-'));
+const file = join(dir, 'readmodels.sqlite');
+const writer = new SqliteReadModelStore(file);
+t.teardown(async () => {
+  await writer.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+type Change = [collection: string, id: string, position: bigint, n: number | null];
+/** One batch of `projection` from `from` to `to`: a put of `{ id, n }` or, with n null, a removal. */
+async function batch(projection: string, version: number, from: bigint, to: bigint, changes: Change[]) {
+  t.ok(
+    await writer.applyBatch(projection, version, from, to, async (at) => {
+      for (const [collection, id, position, n] of changes) {
+        if (n === null) await at(position).remove(collection, id);
+        else await at(position).put(collection, { id, n });
+      }
+    }),
+  );
+}
+
+async function same(t: Test, follower: SqliteReadModelStore, what: string) {
+  for (const collection of ['alpha', 'beta']) {
+    t.same(await follower.find(collection, {}, { sortBy: 'id' }), await writer.find(collection, {}, { sortBy: 'id' }), `${what}: ${collection}`);
+  }
+  for (const projection of ['p1', 'p2']) t.same(await follower.getCheckpoint(projection), await writer.getCheckpoint(projection), `${what}: checkpoint ${projection}`);
+}
+
+t.test('puts of two projections at interleaved positions, a removal, a removal with an add, a rebuild', async (t) => {
+  await batch('p1', 1, -1n, 10n, [['alpha', 'a1', 5n, 1], ['alpha', 'a2', 10n, 1]]);
+  await batch('p2', 1, -1n, 3n, [['beta', 'b1', 3n, 1]]);
+  const follower = new SqliteReadModelStore(file);
+  t.teardown(() => follower.close());
+  await same(t, follower, 'loaded');
+
+  // p2 moves to positions below p1's checkpoint; p1 changes a document it had.
+  await batch('p2', 1, 3n, 8n, [['beta', 'b2', 6n, 1], ['beta', 'b1', 8n, null]]);
+  await batch('p1', 1, 10n, 20n, [['alpha', 'a3', 20n, 1], ['alpha', 'a1', 15n, 2]]);
+  t.same(await follower.get('alpha', 'a1'), { id: 'a1', n: 1 }, 'not caught up before a checkpoint is read');
+  await follower.getCheckpoint('p1');
+  await same(t, follower, 'after puts and a removal');
+
+  // A removal and an add in one batch: the collection's size does not change.
+  await batch('p2', 1, 8n, 9n, [['beta', 'b2', 9n, null], ['beta', 'b3', 9n, 1]]);
+  await follower.getCheckpoint('p2');
+  await same(t, follower, 'after a removal with an add');
+
+  // A rebuild at a new version writes its documents at their old positions.
+  const rebuild = await writer.beginRebuild('p1', ['alpha']);
+  await rebuild.write('alpha', [{ doc: { id: 'a9', n: 9 }, position: 2n }]);
+  await rebuild.commit(2, 20n);
+  await follower.getCheckpoint('p1');
+  await same(t, follower, 'after a rebuild');
+  t.same(await follower.find('alpha', {}), [{ id: 'a9', n: 9 }]);
+});
