@@ -202,12 +202,21 @@ t.test("a prospect's reply on a conversation a person handles: aiPaused with the
   const paused = await a.pitch({ subject: 'Re: x', bodyText: 'Great, thanks!', messageId: '<t2@prospect.io>', inReplyTo: ourReply });
   t.same(paused.conversationIds, [id], 'joined the thread');
   t.match(paused, { aiPaused: true, skipReason: 'taken_over' });
-  t.match((await conversation()).conversation ?? (await conversation()), { aiPaused: true, skipReason: 'taken_over' });
+  const shown = async () => {
+    const body = await conversation();
+    const c = body.conversation ?? body;
+    return { aiPaused: c.aiPaused, skipReason: c.skipReason ?? null };
+  };
+  t.same(await shown(), { aiPaused: true, skipReason: 'taken_over' }, 'the conversation shows the pause');
+  t.equal((await act(a.h.app.fastify, a.h.tenant, id, 'handback')).statusCode, 200);
+  t.same(await shown(), { aiPaused: false, skipReason: null }, 'handed back: the pause ended with its cause');
 
   t.equal((await act(a.h.app.fastify, a.h.tenant, id, 'status', { status: 'awaiting_human' })).statusCode, 200);
-  t.equal((await act(a.h.app.fastify, a.h.tenant, id, 'handback')).statusCode, 200);
   const waiting = await a.pitch({ subject: 'Re: x', bodyText: 'Any news?', messageId: '<t3@prospect.io>', inReplyTo: ourReply });
   t.match(waiting, { aiPaused: true, skipReason: 'awaiting_human' });
+  t.same(await shown(), { aiPaused: true, skipReason: 'awaiting_human' });
+  t.equal((await act(a.h.app.fastify, a.h.tenant, id, 'status', { status: 'open' })).statusCode, 200);
+  t.same(await shown(), { aiPaused: false, skipReason: null }, 'open again: the pause ended');
 
   const dispatches = (await a.h.app.services.events.readAll({ after: -1n, limit: 10_000 })).filter((e) => e.type === 'AgentDispatchRequested');
   t.equal(dispatches.length, 1, 'only the first pitch was dispatched');

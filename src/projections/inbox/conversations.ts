@@ -38,6 +38,7 @@ export async function applyToConversations(event: InboxEvent, w: ProjectionWrite
     case 'ConversationStatusChanged': {
       const d = event.data;
       return update(w, d.conversationId, d.occurredAt, (c) => ({
+        ...(d.newStatus !== 'awaiting_human' ? pauseEnded(c, 'awaiting_human') : {}),
         status: d.newStatus,
         statusHistory: [...(c.statusHistory ?? []), { from: d.oldStatus, to: d.newStatus, by: d.resolvedBy, outcome: d.resolutionOutcome, at: iso(d.occurredAt) }],
       }));
@@ -45,6 +46,7 @@ export async function applyToConversations(event: InboxEvent, w: ProjectionWrite
     case 'ConversationReopened': {
       const d = event.data;
       return update(w, d.conversationId, d.occurredAt, (c) => ({
+        ...pauseEnded(c, 'awaiting_human'),
         status: 'open',
         statusHistory: [...(c.statusHistory ?? []), { from: d.oldStatus, to: 'open', by: d.reason === 'user' ? 'user' : 'recipient', outcome: null, at: iso(d.occurredAt) }],
       }));
@@ -52,7 +54,7 @@ export async function applyToConversations(event: InboxEvent, w: ProjectionWrite
     case 'ConversationTakenOver':
       return update(w, event.data.conversationId, event.data.occurredAt, () => ({ handledBy: 'human' }));
     case 'ConversationHandedBack':
-      return update(w, event.data.conversationId, event.data.occurredAt, () => ({ handledBy: 'agent' }));
+      return update(w, event.data.conversationId, event.data.occurredAt, (c) => ({ ...pauseEnded(c, 'taken_over'), handledBy: 'agent' }));
     case 'ConversationMarkedRead': {
       const d = event.data;
       // Read up to an older message than the latest (one arrived meanwhile): still unread.
@@ -109,3 +111,10 @@ function newConversation(
     lastInboundMessageId: null,
   };
 }
+
+/**
+ * A conversation shows the pause of its latest inbound message; one for the conversation's own state
+ * (a person has it, or it waits for one) ends with that state, so the agent acts on the next message.
+ */
+const pauseEnded = (c: ConversationDoc, reason: 'taken_over' | 'awaiting_human'): Partial<ConversationDoc> =>
+  c.skipReason === reason ? { aiPaused: false, skipReason: null } : {};
