@@ -6,7 +6,7 @@
  * to its work left out).
  */
 import { z } from 'zod';
-import type { AgentKey } from '../domain/agents.ts';
+import { type AgentKey, SIGNATURE_MAX_LENGTH } from '../domain/agents.ts';
 import { dailySendCapSetting, maxProspectsPerRunSetting } from '../domain/agentSettingsSchemas.ts';
 import { DEFAULT_AI_PROMPT } from '../domain/agentWork/aiPrompt.ts';
 import { DEFAULT_ARTICLE_BOOST } from '../domain/agentWork/articleBoost.ts';
@@ -51,7 +51,7 @@ export const sitePerformanceSettingsSchema = z.strictObject({
 export const outreachSettingsSchema = z.strictObject({
   /** Name in the pitch's From and the sign-off; the site's domain when null. */
   senderName: z.string().trim().min(1).max(120).nullable().default(null),
-  signature: z.string().trim().min(1).max(2000).nullable().default(null),
+  signature: z.string().trim().min(1).max(SIGNATURE_MAX_LENGTH).nullable().default(null),
   /** Pitches this site may send per UTC day, all runs together. */
   dailySendCap: dailySendCapSetting,
   /** Prospects looked at per run: the API's one definition (src/domain/agentSettingsSchemas.ts). */

@@ -28,7 +28,7 @@ import { ServiceError } from '../domain/errors.ts';
 import { configureAgent } from '../commands/agents.ts';
 import { suppressContact } from '../commands/suppression.ts';
 import { listSitesOfTeam } from '../readModels/sites.ts';
-import { AGENT_KEYS, type AgentSettings, REPLY_TONES } from '../domain/agents.ts';
+import { AGENT_KEYS, type AgentSettings, REPLY_TONES, SIGNATURE_MAX_LENGTH } from '../domain/agents.ts';
 import { SUPPRESSION_REASONS, SUPPRESSION_SOURCES } from '../domain/suppression.ts';
 
 /** A free-text setting: trimmed, empty clears it, too long is refused. */
@@ -235,7 +235,7 @@ agent
       if (opts.active !== undefined) changes.active = opts.active;
       if (opts.autoReply !== undefined) changes.autoReply = opts.autoReply;
       if (opts.senderName !== undefined) changes.senderName = textSetting('--sender-name', opts.senderName, 120);
-      if (opts.signature !== undefined) changes.signature = textSetting('--signature', opts.signature, 1000);
+      if (opts.signature !== undefined) changes.signature = textSetting('--signature', opts.signature, SIGNATURE_MAX_LENGTH);
       if (opts.tone !== undefined) changes.tone = opts.tone;
       if (opts.declineReplies !== undefined) changes.declineReplies = opts.declineReplies;
       await configureAgent(s, { siteId: opts.site, agentKey: opts.key, changes });

@@ -14,7 +14,7 @@ import {
   runLedgerHour,
 } from '../domain/agentRun.ts';
 import { type AgentKey, AGENT_TEMPLATES, AUTOMATION_PLANS, agentsDecider, agentsStream, planAllowsAgent, settingsOf } from '../domain/agents.ts';
-import { agentInactive, insufficientCredits, planRequired, rateLimited, siteNotFound } from '../domain/errors.ts';
+import { agentInactive, insufficientCredits, planRequired, rateLimited, siteNotFound, siteNotLicensed } from '../domain/errors.ts';
 import { siteDecider, siteStream } from '../domain/site.ts';
 import { eventSchemasOf, parseEvent } from '../lib/parseEvent.ts';
 import type { Config } from '../config.ts';
@@ -48,7 +48,7 @@ export function assertPlanAllows(plan: string, agentKey: AgentKey | null): void 
 
 /**
  * Queues a run of one agent on one site: the one path for REST, MCP (`run_agent`), the CLI and the
- * scheduler. Gates in order: the plan (PLAN_REQUIRED), the agent active (AGENT_INACTIVE), AI
+ * scheduler. Gates in order: the site's licence (SITE_NOT_LICENSED), the plan (PLAN_REQUIRED), the agent active (AGENT_INACTIVE), AI
  * credits while enforced (INSUFFICIENT_CREDITS), then, for on-demand runs, N per sliding hour per
  * site (RATE_LIMITED with the seconds until one is admitted). Returns the run as queued; `queued`
  * is false when a scheduled slot was already queued.
@@ -56,6 +56,7 @@ export function assertPlanAllows(plan: string, agentKey: AgentKey | null): void 
 export async function requestAgentRun(ctx: AgentRunContext, input: RequestAgentRunInput): Promise<{ run: AgentRunDoc; queued: boolean; position: bigint | null }> {
   const { state: site } = await aggregateStream(ctx.events, siteStream(input.siteId), siteDecider);
   if (site.status !== 'exists') throw siteNotFound();
+  if (!site.settings.licensed) throw siteNotLicensed();
   assertPlanAllows(site.settings.plan, input.agentKey);
   const { state: agents } = await aggregateStream(ctx.events, agentsStream(input.siteId), agentsDecider);
   if (!settingsOf(agents, input.agentKey).active) throw agentInactive(input.agentKey);

@@ -17,7 +17,8 @@ export const RUN_TRIGGERS = ['on_demand', 'scheduled'] as const;
 export type RunTrigger = (typeof RUN_TRIGGERS)[number];
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
-export const RUN_FAILURE_REASONS = ['work_failed', 'worker_lost', 'work_unavailable', 'site_not_found'] as const;
+/** The last three: a gate that closed between the queueing and the start (the licence lapsed, the plan changed, the agent was turned off). */
+export const RUN_FAILURE_REASONS = ['work_failed', 'worker_lost', 'work_unavailable', 'site_not_found', 'site_not_licensed', 'plan_required', 'agent_inactive'] as const;
 export type RunFailureReason = (typeof RUN_FAILURE_REASONS)[number];
 
 /** A run left by a dead worker is started once more; after that it fails (`worker_lost`). */

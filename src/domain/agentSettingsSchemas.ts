@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type AgentKey, type AgentSettings, CADENCE_HOURS_MAX, REPLY_TONES } from './agents.ts';
+import { type AgentKey, type AgentSettings, CADENCE_HOURS_MAX, REPLY_TONES, SIGNATURE_MAX_LENGTH } from './agents.ts';
 import { unknownSetting, validationError } from './errors.ts';
 
 /** Each agent's work settings (src/agentWork/settings.ts): every field has a default, so `parse({})` gives them all. */
@@ -9,7 +9,7 @@ export type WorkSettingsSchemas = { readonly [K in AgentKey]: z.ZodObject };
 const outreachReplyFields = {
   autoReply: z.boolean(),
   senderName: z.string().trim().max(120).nullable().transform((v) => (v === '' ? null : v)),
-  signature: z.string().trim().max(1000).nullable().transform((v) => (v === '' ? null : v)),
+  signature: z.string().trim().max(SIGNATURE_MAX_LENGTH).nullable().transform((v) => (v === '' ? null : v)),
   tone: z.enum(REPLY_TONES),
   declineReplies: z.boolean(),
 };
@@ -128,6 +128,11 @@ export function parseAgentUpdate(key: AgentKey, body: Record<string, unknown>, s
   if (key === 'outreach' && isRecord(given.prospectCriteria) && Object.hasOwn(given.prospectCriteria, 'maxProspectsPerRun')) {
     const legacy = z.number().int().min(1).safeParse(given.prospectCriteria.maxProspectsPerRun);
     if (!legacy.success) throw validationError(describe(legacy.error, 'settings.prospectCriteria.maxProspectsPerRun'));
+    // The given limit is checked as given: folding takes the lower of the two and would hide a bad one.
+    if (Object.hasOwn(given, 'maxProspectsPerRun')) {
+      const asGiven = maxProspectsPerRunSetting.safeParse(given.maxProspectsPerRun);
+      if (!asGiven.success) throw validationError(describe(asGiven.error, 'settings.maxProspectsPerRun'));
+    }
   }
   const settings = key === 'outreach' ? foldLegacyProspectLimit(given, current) : given;
 

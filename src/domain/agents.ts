@@ -53,6 +53,8 @@ export const DEFAULT_AGENT_SETTINGS: AgentSettings = {
 };
 
 export const CADENCE_HOURS_MAX = 168;
+/** The Outreach Agent's reply and pitch signature, at most (the API, the CLI and the work's settings). */
+export const SIGNATURE_MAX_LENGTH = 1000;
 
 /** Plans whose sites may run the Outreach Agent ("Advanced plan only"). */
 export const OUTREACH_AGENT_PLANS: readonly string[] = ['advanced'];

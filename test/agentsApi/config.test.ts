@@ -91,7 +91,14 @@ t.test('outreach: the per-run limit that was also in prospectCriteria is one set
   const again = await put('outreach', { settings: { prospectCriteria: { keywords: ['mulch'], maxProspectsPerRun: 300 } } }, tenant);
   t.match(again.json().agent.settings, { maxProspectsPerRun: 12 }, 'the old field only ever lowered the limit, and still does');
   expectError(t, await put('outreach', { settings: { prospectCriteria: { keywords: [], maxProspectsPerRun: 0 } } }, tenant), 400, 'VALIDATION_ERROR', 'a bad old field');
-  expectError(t, await put('outreach', { settings: { maxProspectsPerRun: 201 } }, tenant), 400, 'VALIDATION_ERROR', 'above the bound');  t.equal((await put('outreach', { settings: { dailySendCap: 500 } }, tenant)).statusCode, 200, 'the daily cap at its bound');
+  expectError(t, await put('outreach', { settings: { maxProspectsPerRun: 201 } }, tenant), 400, 'VALIDATION_ERROR', 'above the bound');
+  for (const bad of [1000, 'abc']) {
+    const both = await put('outreach', { settings: { maxProspectsPerRun: bad, prospectCriteria: { maxProspectsPerRun: 5 } } }, tenant);
+    expectError(t, both, 400, 'VALIDATION_ERROR', `a bad limit (${bad}) beside the old field is not hidden by the fold`);
+    t.match(both.json().error.message, /settings\.maxProspectsPerRun/);
+  }
+  t.equal((await put('outreach', { settings: { signature: 's'.repeat(1000) } }, tenant)).statusCode, 200, 'a signature at its bound');
+  expectError(t, await put('outreach', { settings: { signature: 's'.repeat(1001) } }, tenant), 400, 'VALIDATION_ERROR', 'a signature above it (docs, CLI and the work agree: 1000)');  t.equal((await put('outreach', { settings: { dailySendCap: 500 } }, tenant)).statusCode, 200, 'the daily cap at its bound');
   expectError(t, await put('outreach', { settings: { dailySendCap: 501 } }, tenant), 400, 'VALIDATION_ERROR', 'the daily cap above its bound (the one the work applies)');
 });
 

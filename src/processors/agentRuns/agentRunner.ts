@@ -6,7 +6,7 @@ import { type AgentRunContext, completeAgentRun, failAgentRun, renewAgentRunLeas
 import { aggregateStream } from '../../commands/aggregateStream.ts';
 import { debitCredits } from '../../commands/credits.ts';
 import { type AgentRunEvent, type AgentRunLedgerEvent, type RunFailureReason, type StoredProposal, RunHeldElsewhereError, RunLeaseLostError } from '../../domain/agentRun.ts';
-import { type AgentKey, agentsDecider, agentsStream, settingsOf } from '../../domain/agents.ts';
+import { type AgentKey, AUTOMATION_PLANS, agentsDecider, agentsStream, planAllowsAgent, settingsOf } from '../../domain/agents.ts';
 import { type WorkSettingsSchemas, visibleSettingsOf } from '../../domain/agentSettingsSchemas.ts';
 import { type EventSchemas, agentRunEventSchemas, agentRunLedgerEventSchemas } from '../../domain/eventSchemas.ts';
 import type { Config } from '../../config.ts';
@@ -239,6 +239,12 @@ export class AgentRunner {
     const work = this.deps.registry?.[run.agentKey];
     if (!work) return { ok: false, reason: 'work_unavailable', detail: `no work is installed for the agent ${run.agentKey}` } satisfies Outcome;
     const { state } = await aggregateStream(this.deps.events, agentsStream(run.siteId), agentsDecider);
+    // The gates again: the licence, the plan or the agent may have changed since the run was queued.
+    if (!site.licensed) return { ok: false, reason: 'site_not_licensed', detail: `site ${run.siteId} has no active licence` } satisfies Outcome;
+    if (!AUTOMATION_PLANS.includes(site.plan) || !planAllowsAgent(site.plan, run.agentKey)) {
+      return { ok: false, reason: 'plan_required', detail: `the ${run.agentKey} agent is not in the site's plan (${site.plan})` } satisfies Outcome;
+    }
+    if (!settingsOf(state, run.agentKey).active) return { ok: false, reason: 'agent_inactive', detail: `the ${run.agentKey} agent was turned off` } satisfies Outcome;
     const settings = visibleSettingsOf(run.agentKey, settingsOf(state, run.agentKey), this.deps.workSettingsSchemas);
     const deps: AgentWorkDeps = {
       commands: this.deps,
