@@ -139,7 +139,7 @@ export async function dashboardPages(app: FastifyInstance) {
         redirectUris: form.data.redirect_uris,
         tokenEndpointAuthMethod: form.data.token_endpoint_auth_method,
       });
-      await waitForWrite(r.position);
+      await waitForWrite(r.position, 'answer');
       return show(
         reply,
         s,
@@ -164,7 +164,7 @@ export async function dashboardPages(app: FastifyInstance) {
     if (!canManage(s)) return forbidden(reply, s);
     try {
       const r = await rotateOAuthClientSecret(app, { clientId: request.params.clientId, teamId: s.user.teamId, userId: s.user.id });
-      await waitForWrite(r.position);
+      await waitForWrite(r.position, 'answer');
       return show(
         reply,
         s,

@@ -143,7 +143,7 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
       return problem(reply, s, `A site may have at most ${app.config.WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE} webhook subscriptions.`, 409);
     }
     const r = await createSubscription(app, { teamId: s.user.teamId, siteId: site.id, label: form.data.label, url: form.data.url, eventTypes: form.data.event_types, createdByOauthClientId: null });
-    await app.waitForWrite(r.position);
+    await app.waitForWrite(r.position, 'answer');
     return show(
       reply,
       s,
@@ -180,7 +180,7 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
     if (!form.success) return problem(reply, s, firstProblem(form.error), 400);
     return orProblem(reply, s, async () => {
       const r = await rotateSubscriptionSecret(app, { siteId: sub.site_id, subscriptionId: sub.id, graceSeconds: form.data.grace_seconds });
-      await app.waitForWrite(r.position);
+      await app.waitForWrite(r.position, 'answer');
       return show(
         reply,
         s,

@@ -47,7 +47,7 @@ export async function tokenRoutes(app: FastifyInstance) {
         const codeVerifier = requiredParam(params, 'code_verifier');
         if (!CODE_VERIFIER.test(codeVerifier)) throw new OAuthError('invalid_grant', 'code_verifier must be 43 to 128 unreserved characters.');
         const { response, position } = await redeemAuthorizationCode(app, { code, clientId: client.clientId, redirectUri, codeVerifier, resource });
-        await app.waitForWrite(position);
+        await app.waitForWrite(position, 'answer');
         return reply.status(200).headers(NO_STORE).send(response);
       }
       const refreshToken = requiredParam(params, 'refresh_token');
@@ -58,7 +58,7 @@ export async function tokenRoutes(app: FastifyInstance) {
         if (scopes.length === 0 || unknown.length > 0) throw new OAuthError('invalid_scope', `Unknown scope ${unknown.join(' ')}.`);
       }
       const { response, position } = await refreshAccessToken(app, { refreshToken, clientId: client.clientId, scopes, resource });
-      await app.waitForWrite(position);
+      await app.waitForWrite(position, 'answer');
       return reply.status(200).headers(NO_STORE).send(response);
     } catch (error) {
       throw asOAuthError(error);

@@ -94,7 +94,7 @@ const plugin: FastifyPluginAsyncZod<{ allowedRanges: BlockList }> = async (app, 
       if (credential.oauthClientId && (await undoIfClientDeleted(app, { id: subscriptionId, siteId: created.siteId, clientId: credential.oauthClientId }))) {
         throw unauthorized('The OAuth client behind this token was deleted.');
       }
-      await app.waitForWrite(position);
+      await app.waitForWrite(position, 'answer');
       return reply.status(201).send({ subscription: subscriptionDocOf(created), secret });
     },
   );
@@ -171,7 +171,7 @@ const plugin: FastifyPluginAsyncZod<{ allowedRanges: BlockList }> = async (app, 
       const before = await subscriptionOfSite(siteId, id);
       if (!before.is_active) throw subscriptionDisabled();
       const rotated = await rotateSubscriptionSecret(app, { siteId, subscriptionId: id, graceSeconds: request.body.graceSeconds });
-      await app.waitForWrite(rotated.position);
+      await app.waitForWrite(rotated.position, 'answer');
       return { subscription: responseOf(await subscriptionOfSite(siteId, id)), secret: rotated.secret, previous_secret_expires_at: rotated.previousSecretExpiresAt };
     },
   );
