@@ -1,5 +1,5 @@
 import type { WebhookEventType } from '../domain/eventCatalog.ts';
-import { notFound, validationError } from '../domain/errors.ts';
+import { conflict, notFound, validationError } from '../domain/errors.ts';
 import {
   type SubscriptionChanges,
   SubscriptionRuleError,
@@ -29,7 +29,9 @@ const secretPrefixOf = (secret: string) => `${secret.slice(0, SECRET_PREFIX_LENG
 
 function asServiceError(error: unknown): unknown {
   if (!(error instanceof SubscriptionRuleError)) return error;
-  return error.reason === 'invalid_grace' ? validationError(error.message) : notFound('Webhook subscription not found.');
+  if (error.reason === 'invalid_grace') return validationError(error.message);
+  if (error.reason === 'grace_running') return conflict(error.message);
+  return notFound('Webhook subscription not found.');
 }
 
 /**

@@ -60,12 +60,25 @@ export type WebhookSubscriptionCommand =
 
 export type WebhookSubscriptionState =
   | { status: 'none' }
-  | { status: 'active' | 'deleted'; siteId: string; label: string; url: string; eventTypes: WebhookEventType[]; sealedSecret: string };
+  | {
+      status: 'active' | 'deleted';
+      siteId: string;
+      label: string;
+      url: string;
+      eventTypes: WebhookEventType[];
+      sealedSecret: string;
+      /** Until when a rotated-out secret still signs (ISO 8601); null when none does. */
+      graceUntil: string | null;
+    };
 
 export class SubscriptionRuleError extends Error {
-  constructor(readonly reason: 'exists' | 'not_found' | 'invalid_grace') {
+  constructor(
+    readonly reason: 'exists' | 'not_found' | 'invalid_grace' | 'grace_running',
+    message?: string,
+  ) {
     super(
-      reason === 'exists' ? 'subscription already exists' : reason === 'not_found' ? 'subscription not found' : `graceSeconds must be 0 to ${MAX_ROTATION_GRACE_SECONDS}`,
+      message ??
+        (reason === 'exists' ? 'subscription already exists' : reason === 'not_found' ? 'subscription not found' : `graceSeconds must be 0 to ${MAX_ROTATION_GRACE_SECONDS}`),
     );
   }
 }
@@ -78,7 +91,7 @@ export const webhookSubscriptionDecider: Decider<WebhookSubscriptionState, Webho
     switch (event.type) {
       case 'SubscriptionCreated': {
         const { siteId, label, url, eventTypes, sealedSecret } = event.data;
-        return { status: 'active', siteId, label, url, eventTypes, sealedSecret };
+        return { status: 'active', siteId, label, url, eventTypes, sealedSecret, graceUntil: null };
       }
       case 'SubscriptionUpdated': {
         if (state.status === 'none') return state;
@@ -86,7 +99,7 @@ export const webhookSubscriptionDecider: Decider<WebhookSubscriptionState, Webho
         return { ...state, label, url, eventTypes };
       }
       case 'SubscriptionSecretRotated':
-        return state.status === 'none' ? state : { ...state, sealedSecret: event.data.sealedSecret };
+        return state.status === 'none' ? state : { ...state, sealedSecret: event.data.sealedSecret, graceUntil: event.data.previousSecretExpiresAt };
       case 'SubscriptionDeleted':
         return state.status === 'none' ? state : { ...state, status: 'deleted' };
       default:
@@ -115,6 +128,14 @@ export const webhookSubscriptionDecider: Decider<WebhookSubscriptionState, Webho
         if (state.status !== 'active' || state.siteId !== siteId) throw new SubscriptionRuleError('not_found');
         if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_ROTATION_GRACE_SECONDS) throw new SubscriptionRuleError('invalid_grace');
         const graceful = graceSeconds > 0;
+        // One rotated-out secret signs at a time: a second graceful rotation would end the first one's
+        // grace before the time its answer gave. A rotation with no grace ends every old secret at once.
+        if (graceful && state.graceUntil !== null && Date.parse(now) < Date.parse(state.graceUntil)) {
+          throw new SubscriptionRuleError(
+            'grace_running',
+            `The secret rotated out last still signs until ${state.graceUntil}; rotate again after that, or with graceSeconds 0 to stop every old secret now.`,
+          );
+        }
         return [
           {
             type: 'SubscriptionSecretRotated',

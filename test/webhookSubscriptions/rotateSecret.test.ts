@@ -89,3 +89,23 @@ t.test('bad bodies and unknown ids', async (t) => {
   expectError(t, await rotate('01ARZ3NDEKTSV4RRFFQ69G5FAV', { graceSeconds: 0 }), 404, 'NOT_FOUND', 'unknown id');
   t.equal((await h.app.services.events.readStream(`webhook_subscription-${id}`)).length, 1, 'no rotation recorded');
 });
+
+t.test("a second rotation with a grace while the first one's grace runs: 409 CONFLICT; with no grace it ends every old secret", async (t) => {
+  const h = await startHarness();
+  t.teardown(() => h.close());
+  const { id } = await h.subscribe('https://example.com/hook', ['outreach.message_received']);
+  const rotate = (graceSeconds: number) =>
+    h.app.fastify.inject({ method: 'POST', url: `${webhooksPath(h.tenant.siteId)}/${id}/rotate-secret`, headers: bearer(h.tenant.key), payload: { graceSeconds } });
+  const first = await rotate(3600);
+  t.equal(first.statusCode, 200);
+  const expires = first.json().previous_secret_expires_at as string;
+  const second = await rotate(3600);
+  expectError(t, second, 409, 'CONFLICT', 'the first grace would be cut short');
+  t.match(second.json().error.message, expires, 'names until when the old secret signs');
+  const stream = `webhook_subscription-${id}`;
+  t.equal((await h.app.services.events.readStream(stream)).length, 2, 'nothing recorded');
+  const now = await rotate(0);
+  t.equal(now.statusCode, 200, 'no grace: allowed, every old secret stops');
+  t.equal(now.json().previous_secret_expires_at, null);
+  t.equal((await rotate(60)).statusCode, 200, 'after that a graceful rotation is allowed again');
+});

@@ -44,7 +44,7 @@ t.test('CreateSubscription', async (t) => {
   });
   t.test('given a subscription, when CreateSubscription with its id, then it is refused (exists)', async (t) => {
     given(webhookSubscriptionDecider, [SubscriptionCreated]).when(create).thenThrows(SubscriptionRuleError, /already exists/);
-    t.equal(reasonOf(() => webhookSubscriptionDecider.decide(create, { status: 'active', siteId: 'S1', label: 'crm', url: fields.url, eventTypes: fields.eventTypes, sealedSecret: fields.sealedSecret })), 'exists');
+    t.equal(reasonOf(() => webhookSubscriptionDecider.decide(create, { status: 'active', siteId: 'S1', label: 'crm', url: fields.url, eventTypes: fields.eventTypes, sealedSecret: fields.sealedSecret, graceUntil: null })), 'exists');
   });
   t.test('given a deleted subscription, when CreateSubscription with its id, then it is refused (ids are not reused)', async () => {
     given(webhookSubscriptionDecider, [SubscriptionCreated, SubscriptionDeleted]).when(create).thenThrows(SubscriptionRuleError);
