@@ -102,6 +102,9 @@ export function webhookUrlProblem(url: string, allowed?: BlockList): UrlProblem 
     return 'url must be a valid absolute URL';
   }
   if (parsed.protocol !== 'https:') return 'url must use https';
+  // The URL as written is what is stored and shown: the parser's leniency (spaces, `https:host`,
+  // backslashes, `https:///path`) would store text that is no HTTPS URL by RFC 3986.
+  if (!/^https:\/\/[^/\\?#]/i.test(url) || /[\s\\]/.test(url)) return 'url must be written https://host/path, without spaces or backslashes';
   if (parsed.username || parsed.password) return 'url must not contain credentials';
   if (parsed.port === '0') return 'url must not use port 0';
   // A trailing dot names the same host (`localhost.` is `localhost`).

@@ -111,6 +111,13 @@ t.test('400 VALIDATION_ERROR for every bad body, and nothing is stored', async (
     ['link-local metadata address', validBody({ url: 'https://169.254.169.254/latest' })],
     ['IPv4-mapped loopback', validBody({ url: 'https://[::ffff:127.0.0.1]/hook' })],
     ['credentials in url', validBody({ url: 'https://user:pass@example.com/hook' })],
+    // Forms the URL parser accepts but that are no HTTPS URL as written (what is stored and shown).
+    ['a leading space', validBody({ url: ' https://example.com/h' })],
+    ['a trailing space', validBody({ url: 'https://example.com/h ' })],
+    ['no slashes', validBody({ url: 'https:example.com/h' })],
+    ['backslashes', validBody({ url: 'https:\\\\example.com\\h' })],
+    ['no host', validBody({ url: 'https:///h' })],
+    ['a space in the path', validBody({ url: 'https://example.com/a b' })],
     ['empty eventTypes', validBody({ eventTypes: [] })],
     ['unknown event type', validBody({ eventTypes: ['outreach.unknown'] })],
     ['one unknown among known', validBody({ eventTypes: ['outreach.reply_sent', 'reply_sent'] })],
