@@ -16,6 +16,7 @@ import type { Credential } from '../http/credentials.ts';
 import { errorBody, httpErrorOf } from '../http/errorHandler.ts';
 import { countWrite } from '../http/writeRateLimit.ts';
 import { getSite } from '../readModels/sites.ts';
+import { siteIdInput } from './tools/tool.ts';
 import type { ToolRegistry } from './toolRegistry.ts';
 
 export const SERVER_INFO = { name: 'outreach-integration-service', version: '1.0.0' } as const;
@@ -44,6 +45,14 @@ const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
 const codeOf = (error: ServiceError): string => httpErrorOf(error).code;
 
+const validationDetails = (error: z.ZodError, under: PropertyKey[] = []) =>
+  error.issues
+    .map((i) => {
+      const path = [...under, ...i.path];
+      return `${path.length ? path.join('.') : 'arguments'}: ${i.message}`;
+    })
+    .join('; ');
+
 /**
  * tools/call as the handler is registered: any `arguments`. The SDK parses a request with the
  * handler's schema first and reports a failure there as -32603 Internal error with zod's dump; with
@@ -69,12 +78,14 @@ export function mcpServerFor(app: FastifyInstance, credential: Credential, regis
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
     try {
       if (!credential.scopes.has(tool.scope)) throw insufficientScope(tool.scope);
-      const parsed = tool.input.safeParse(request.params.arguments ?? {});
-      if (!parsed.success) {
-        const details = parsed.error.issues.map((i) => `${i.path.length ? i.path.join('.') : 'arguments'}: ${i.message}`).join('; ');
-        return failure('VALIDATION_ERROR', details);
-      }
-      const site = reachableSite(credential, await getSite(app.readModels, parsed.data.siteId), { licence: true });
+      // As REST: the site (from the path there), then the route's own gate, then the body.
+      const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+      const siteId = siteIdInput.safeParse(args['siteId']);
+      if (!siteId.success) return failure('VALIDATION_ERROR', validationDetails(siteId.error, ['siteId']));
+      const site = reachableSite(credential, await getSite(app.readModels, siteId.data), { licence: true });
+      tool.gate?.(args, site);
+      const parsed = tool.input.safeParse(args);
+      if (!parsed.success) return failure('VALIDATION_ERROR', validationDetails(parsed.error));
       if (tool.write) await countWrite(app, credential.teamId, app.config.WRITE_RATE_LIMIT_PER_MINUTE);
       return success(await tool.run(parsed.data, { app, credential, site }));
     } catch (error) {

@@ -122,10 +122,24 @@ t.test('the plan gate: a starter site gets PLAN_REQUIRED from every agent tool',
     ['list_agent_runs', {}],
     ['update_agent', { agentKey: 'ai_prompt', isActive: true }],
     ['run_agent', { agentKey: 'ai_prompt' }],
+    // Bad arguments too: REST checks the plan before it reads the body, and so does MCP.
+    ['update_agent', { agentKey: 'ai_prompt', cadenceHours: 0 }],
+    ['list_agent_runs', { status: 'bad' }],
   ] as const) {
     const answer = toolAnswer(await starterClient.callTool({ name, arguments: { siteId: starter, ...args } }));
-    t.equal(answer.body.error?.code, 'PLAN_REQUIRED', name);
+    t.equal(answer.body.error?.code, 'PLAN_REQUIRED', `${name} ${JSON.stringify(args)}`);
   }
+});
+
+t.test('the same order of refusals as REST: the site, the agent, then the arguments', async (t) => {
+  const badBody = { isActive: 'yes' };
+  const unknownAgent = await call('update_agent', { agentKey: 'nope', ...badBody });
+  t.equal(unknownAgent.body.error.code, (await rest('PUT', `${agents}/nope`, badBody)).body.error.code);
+  t.equal(unknownAgent.body.error.code, 'AGENT_NOT_FOUND');
+  const unknownSite = toolAnswer(await client.callTool({ name: 'update_agent', arguments: { siteId: '01ARZ3NDEKTSV4RRFFQ69G5FAV', agentKey: 'ai_prompt', ...badBody } }));
+  t.equal(unknownSite.body.error.code, 'SITE_NOT_FOUND');
+  const badSiteId = toolAnswer(await client.callTool({ name: 'list_agents', arguments: { siteId: 42 } }));
+  t.match(badSiteId.body.error, { code: 'VALIDATION_ERROR', message: /^siteId: / });
 });
 
 t.test('sync_article creates, then updates, the article GET .../articles lists; html or text, exactly one', async (t) => {

@@ -17,11 +17,15 @@ const gated = (plan: string, key: string | null): AgentKey | null => {
   assertPlanAllows(plan, key);
   return key;
 };
+/** The same gate on the raw arguments, before they are validated (REST checks it before the body). */
+const gateOnSite: McpTool['gate'] = (_args, site) => void gated(site.plan, null);
+const gateOnAgent: McpTool['gate'] = (args, site) => void gated(site.plan, typeof args['agentKey'] === 'string' ? args['agentKey'] : null);
 
 /** The agents API (REST: /api/v1/sites/{siteId}/agents…), calling the same views and commands. */
 export const agentTools: McpTool[] = [
   defineTool({
     name: 'list_agents',
+    gate: gateOnSite,
     title: 'List agents',
     description:
       "Lists the site's six agents (article creation, AI prompt, article boost, interlinking, site performance, outreach): whether each is active and allowed by the plan, its cadence, settings with their defaults and last run; plus the on-demand runs left this hour and the AI credit balance. Needs a plan with automations.",
@@ -34,6 +38,7 @@ export const agentTools: McpTool[] = [
   }),
   defineTool({
     name: 'list_agent_runs',
+    gate: gateOnSite,
     title: 'List agent runs',
     description:
       "Lists the site's agent runs, newest first, with status (queued, running, succeeded, failed), counts, proposals and credits used. Filter by agentKey, status or queuedAfter/queuedBefore; pass nextCursor back as cursor for the next page.",
@@ -56,6 +61,7 @@ export const agentTools: McpTool[] = [
   }),
   defineTool({
     name: 'update_agent',
+    gate: gateOnAgent,
     title: 'Update an agent',
     description:
       "Turns an agent on or off (isActive), sets its cadence in hours (null: on demand only) or changes settings; only the fields given change. Each agent's setting keys and defaults are shown by list_agents. Answers the agent as it now reads.",
@@ -69,6 +75,7 @@ export const agentTools: McpTool[] = [
   }),
   defineTool({
     name: 'run_agent',
+    gate: gateOnAgent,
     title: 'Run an agent now',
     description:
       'Queues an on-demand run of an active agent and answers the queued run (follow it with list_agent_runs). At most 5 on-demand runs per hour per site, counted together with the REST API (RATE_LIMITED beyond); AI credits are needed while enforced.',

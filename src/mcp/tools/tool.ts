@@ -33,6 +33,11 @@ export interface McpTool {
   annotations: ToolAnnotations;
   /** A strict zod object; its JSON Schema is what tools/list shows. */
   input: z.ZodType<{ siteId: string }>;
+  /**
+   * Checks the REST route makes before it reads the body (the agents' plan gate), run on the raw
+   * arguments once the site is checked and before the input is: the same refusal code as REST.
+   */
+  gate?: (args: Record<string, unknown>, site: SiteDoc) => void;
   run(input: unknown, ctx: ToolContext): Promise<Record<string, unknown>>;
 }
 
@@ -50,6 +55,7 @@ export function defineTool<S extends z.ZodRawShape>(tool: {
   input: S;
   /** Pass keys the shape does not name through to `run` (which answers them itself, as REST does), instead of refusing them. */
   otherKeys?: 'pass';
+  gate?: McpTool['gate'];
   run(input: z.output<z.ZodObject<S & { siteId: typeof siteIdInput }>>, ctx: ToolContext): Promise<Record<string, unknown>>;
 }): McpTool {
   const shape = z.object({ siteId: siteIdInput, ...tool.input });
@@ -63,6 +69,7 @@ export function defineTool<S extends z.ZodRawShape>(tool: {
     write,
     annotations: { readOnlyHint: !write, openWorldHint: false, ...tool.annotations },
     input: input as unknown as McpTool['input'],
+    ...(tool.gate ? { gate: tool.gate } : {}),
     run: (parsed, ctx) => tool.run(parsed as z.output<typeof input>, ctx),
   };
 }
