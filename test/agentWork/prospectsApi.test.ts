@@ -55,4 +55,5 @@ t.test('access: credentials, scope, tenant, plan', async (t) => {
   const onPro = await post(pro, a.key, list);
   expectError(t, onPro, 403, 'PLAN_REQUIRED', 'outreach needs Advanced');
   t.match(onPro.json().error.message, /Advanced plan/);
+  expectError(t, await post(pro, a.key, { prospects: 'not a list' }), 403, 'PLAN_REQUIRED', 'the plan before the body, as the agent endpoints');
 });

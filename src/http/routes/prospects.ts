@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin';
+import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { importProspects } from '../../commands/prospects.ts';
@@ -37,6 +38,10 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
     {
       bodyLimit: CSV_BODY_LIMIT,
       config: { access: { scope: 'agents:write', site: true } },
+      // As the agent endpoints: the plan before the body is validated.
+      preValidation: async (request: FastifyRequest) => {
+        if (!OUTREACH_AGENT_PLANS.includes(request.site!.plan)) throw planRequired('The Outreach Agent needs the Advanced plan.');
+      },
       schema: {
         summary: "Import prospects for the Outreach Agent (JSON list or a CSV file with columns url,name,notes); 201 when any was new or changed",
         tags: ['agents'],
@@ -47,7 +52,6 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
     },
     async function importProspectsRoute(request, reply) {
       const site = request.site!;
-      if (!OUTREACH_AGENT_PLANS.includes(site.plan)) throw planRequired('The Outreach Agent needs the Advanced plan.');
       const input = request.body;
       const list = typeof input === 'string' ? prospectsFromCsv(input) : prospectsFromEntries(Array.isArray(input) ? input : input.prospects);
       if (!list.ok) throw validationError(`Invalid prospect list: ${list.errors.join('; ')}`);
