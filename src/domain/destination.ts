@@ -34,6 +34,8 @@ const REFUSED_V6: Array<[string, number, string]> = [
   ['2001:db8::', 32, 'reserved'],
   // 6to4 embeds an IPv4 address and its relays are deprecated (RFC 7526).
   ['2002::', 16, 'reserved'],
+  // Teredo (RFC 4380) embeds IPv4 addresses too (obfuscated), and is IETF protocol space (RFC 6890).
+  ['2001::', 32, 'reserved'],
   ['fc00::', 7, 'private'],
   ['fe80::', 10, 'link_local'],
   ['fec0::', 10, 'reserved'],

@@ -22,6 +22,7 @@ const REFUSED_LITERALS: Array<[string, string]> = [
   ['IPv4-mapped loopback', 'https://[::ffff:127.0.0.1]/hook'],
   ['IPv4-compatible loopback', 'https://[::127.0.0.1]/hook'],
   ['6to4 of loopback', 'https://[2002:7f00:1::1]/hook'],
+  ['Teredo', 'https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/hook'],
 ];
 /** Refused at creation by name; at delivery the name is judged by what it resolves to. */
 const REFUSED_NAMES: Array<[string, string]> = [['localhost with a trailing dot', 'https://localhost./hook']];
