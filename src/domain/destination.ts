@@ -115,7 +115,8 @@ export function webhookUrlProblem(url: string, allowed?: BlockList): UrlProblem 
     const reason = refusalReason(host, allowed);
     if (reason) return `url points to a ${reason.replace('_', ' ')} address, which webhooks may not target`;
   } else if (host === 'localhost' || host.endsWith('.localhost')) {
-    if (!allowed?.check('127.0.0.1', 'ipv4')) return 'url points to a loopback address, which webhooks may not target';
+    // localhost resolves to 127.0.0.1 or ::1: allowed when the operator allowed either.
+    if (!allowed?.check('127.0.0.1', 'ipv4') && !allowed?.check('::1', 'ipv6')) return 'url points to a loopback address, which webhooks may not target';
   }
   return null;
 }

@@ -1,5 +1,7 @@
 import t from 'tap';
+import { BlockList } from 'node:net';
 import { createSubscription } from '../../src/commands/webhookSubscriptions.ts';
+import { webhookUrlProblem } from '../../src/domain/destination.ts';
 import { deliveriesStream } from '../../src/domain/webhookDelivery.ts';
 import type { WebhookDeliveryDoc } from '../../src/readModels/webhookDeliveries.ts';
 import { bearer, createTenant, startTestApp } from '../helpers/testApp.ts';
@@ -107,4 +109,16 @@ t.test('without the extra CA the self-signed receiver is a tls_error', async (t)
   while (!(failed = (await h.app.services.events.readStream(deliveriesStream(sub.id))).find((e) => e.type === 'DeliveryFailed')) && Date.now() < deadline) await sleep(20);
   t.equal((failed?.data as { status?: string } | undefined)?.status, 'tls_error');
   t.equal(receiver.received.length, 0);
+});
+
+t.test('localhost at creation: refused, unless the operator allowed a loopback range of either family', async (t) => {
+  const allow = (net: string, prefix: number, type: 'ipv4' | 'ipv6') => {
+    const list = new BlockList();
+    list.addSubnet(net, prefix, type);
+    return list;
+  };
+  t.match(webhookUrlProblem('https://localhost/hook'), /loopback/);
+  t.equal(webhookUrlProblem('https://localhost/hook', allow('127.0.0.0', 8, 'ipv4')), null);
+  t.equal(webhookUrlProblem('https://localhost/hook', allow('::1', 128, 'ipv6')), null);
+  t.match(webhookUrlProblem('https://localhost/hook', allow('10.0.0.0', 8, 'ipv4')), /loopback/);
 });
