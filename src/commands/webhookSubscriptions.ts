@@ -95,7 +95,7 @@ export async function rotateSubscriptionSecret(ctx: CommandContext, input: { sit
       data: { ...input, secretPrefix: secretPrefixOf(secret), sealedSecret: ctx.secrets.seal(secret), now: ctx.clock.now().toISOString() },
     });
     const rotated = events.find((e): e is Extract<WebhookSubscriptionEvent, { type: 'SubscriptionSecretRotated' }> => e.type === 'SubscriptionSecretRotated')!.data;
-    return { secret, previousSecretExpiresAt: rotated.previousSecretExpiresAt, position };
+    return { secret, secretPrefix: rotated.secretPrefix, rotatedAt: rotated.rotatedAt, previousSecretExpiresAt: rotated.previousSecretExpiresAt, position };
   } catch (error) {
     throw asServiceError(error);
   }

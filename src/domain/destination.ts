@@ -115,8 +115,9 @@ export function webhookUrlProblem(url: string, allowed?: BlockList): UrlProblem 
     const reason = refusalReason(host, allowed);
     if (reason) return `url points to a ${reason.replace('_', ' ')} address, which webhooks may not target`;
   } else if (host === 'localhost' || host.endsWith('.localhost')) {
-    // localhost resolves to 127.0.0.1 or ::1: allowed when the operator allowed either.
-    if (!allowed?.check('127.0.0.1', 'ipv4') && !allowed?.check('::1', 'ipv6')) return 'url points to a loopback address, which webhooks may not target';
+    // Delivery refuses a name when any address it resolves to is refused, and localhost is 127.0.0.1
+    // (often ::1 too): accepted only when 127.0.0.1 is allowed, so what is created can be delivered.
+    if (!allowed?.check('127.0.0.1', 'ipv4')) return 'url points to a loopback address, which webhooks may not target';
   }
   return null;
 }

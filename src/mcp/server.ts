@@ -67,8 +67,8 @@ const CallToolRequestAnyArguments = CallToolRequestSchema.extend({ params: CallT
  * built per request would repeat on every call. Here the registry converts once at start.
  *
  * One MCP server for one request (stateless mode), acting for `credential`: tools/list from the
- * registry, tools/call with the scope, the input, the site and the write tier checked, in that
- * order. A refusal or failure is a tool error (isError) carrying the REST code, never a crash.
+ * registry, tools/call with the scope, the site, the tool's gate, the input and the write tier
+ * checked, in that order. A refusal or failure is a tool error (isError) carrying the REST code, never a crash.
  */
 export function mcpServerFor(app: FastifyInstance, credential: Credential, registry: ToolRegistry): Server {
   const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator });

@@ -14,13 +14,15 @@ t.test('dashboard webhooks page: create (secret once), edit, rotate, switch, del
   let pageText = (await browser.request('/dashboard/webhooks')).text;
   const createAction = `/dashboard/sites/${tenant.siteId}/webhooks`;
   const created = await browser.request(createAction, {
-    form: { ...formFields(pageText, createAction), label: '<script>alert(1)</script>', url: 'https://hooks.example.com/in', event_types: ['outreach.reply_sent', 'outreach.message_received'] },
+    // Pasted with a line break at the end: the form trims it.
+    form: { ...formFields(pageText, createAction), label: '<script>alert(1)</script>', url: 'https://hooks.example.com/in\n', event_types: ['outreach.reply_sent', 'outreach.message_received'] },
   });
   t.equal(created.status, 201, created.text.slice(0, 500));
   const secret = /id="webhook_secret">(svc_wh_[A-Za-z0-9_-]+)</.exec(created.text)?.[1];
   t.ok(secret, 'the secret is shown once');
   const [sub] = (await api()).subscriptions;
   t.equal(sub?.label, '<script>alert(1)</script>');
+  t.equal(sub?.url, 'https://hooks.example.com/in', 'stored trimmed');
   t.same(sub?.event_types, ['outreach.reply_sent', 'outreach.message_received']);
 
   pageText = (await browser.request('/dashboard/webhooks')).text;
@@ -50,6 +52,9 @@ t.test('dashboard webhooks page: create (secret once), edit, rotate, switch, del
   t.ok(newSecret && newSecret !== secret, 'a new secret, shown once');
   t.match(rotated.text, /keeps signing too until/);
   t.equal((await browser.request(rotateAction, { form: { ...formFields(pageText, rotateAction), grace_seconds: '90000' } })).status, 400, 'grace over 24 h refused');
+  const again = await browser.request(rotateAction, { form: { ...formFields(pageText, rotateAction), grace_seconds: '600' } });
+  t.equal(again.status, 409, 'a second graceful rotation during the grace: a problem page, not a failure');
+  t.match(again.text, /still signs until/);
 
   const switchAction = `/dashboard/sites/${tenant.siteId}/webhooks-switch`;
   t.match(pageText, /Outbound webhooks: <strong>on<\/strong>/);

@@ -2,7 +2,7 @@ import t from 'tap';
 import { expectError, validBody, webhooksPath } from '../helpers/http.ts';
 import { registerOAuthClientDynamically } from '../../src/commands/oauth.ts';
 import { bearer, createTenant, startTestApp } from '../helpers/testApp.ts';
-import { Browser, obtainCode, startOAuthApp, tokenRequest } from '../oauth/helpers.ts';
+import { Browser, formFields, obtainCode, startOAuthApp, tokenRequest } from '../oauth/helpers.ts';
 
 /**
  * A write whose answer carries a secret shown once (a signing secret, tokens) is answered
@@ -36,8 +36,28 @@ t.test('create and rotate answer with the secret; a delete answers 503', async (
   );
   t.equal(rotate.statusCode, 200, rotate.body);
   t.match(rotate.json().secret, /^\S{20,}$/);
+  t.equal(rotate.json().subscription.secret_prefix, `${rotate.json().secret.slice(0, 11)}…`, 'the answer names the new secret, not what the read model still holds');
   const remove = await behind(() => app.fastify.inject({ method: 'DELETE', url: `${webhooksPath(tenant.siteId)}/${create.json().subscription.id}`, headers: auth }));
   expectError(t, remove, 503, 'SERVICE_UNAVAILABLE', 'no secret in the answer: the usual 503');
+});
+
+t.test('the dashboard answers with a new API key', async (t) => {
+  const oauth = await startOAuthApp();
+  t.teardown(() => oauth.app.close());
+  const browser = new Browser(oauth.issuer);
+  t.equal((await browser.signIn(oauth.ownerEmail)).status, 303);
+  const page = await browser.request('/dashboard/api-keys');
+  const csrf = formFields(page.text, '/dashboard/api-keys').csrf!;
+  const projections = oauth.app.fastify.projections;
+  const waitFor = projections.waitFor;
+  projections.waitFor = async () => false;
+  try {
+    const created = await browser.request('/dashboard/api-keys', { form: { csrf, name: 'zapier', scopes: ['webhooks:read'] } });
+    t.equal(created.status, 201, created.text.slice(0, 300));
+    t.match(created.text, /svc_[0-9a-f]{64}/, 'the key, shown once');
+  } finally {
+    projections.waitFor = waitFor;
+  }
 });
 
 t.test('the token endpoint answers with the tokens (a refresh token used is gone: a 503 would lock the client out)', async (t) => {

@@ -235,7 +235,7 @@ export async function dashboardPages(app: FastifyInstance) {
     const { name, scopes, site_id: siteId } = form.data;
     if (siteId && !(await sites(s)).some((x) => x.id === siteId)) return apiKeysPage(reply, s, 'Unknown site.', 400);
     const r = await createApiKey(app, { teamId: s.user.teamId, name, scopes, siteId });
-    await waitForWrite(r.position);
+    await waitForWrite(r.position, 'answer');
     return show(
       reply,
       s,

@@ -4,6 +4,7 @@ import { switchSiteWebhooks } from '../../commands/tenancy.ts';
 import { createSubscription, deleteSubscription, rotateSubscriptionSecret, updateSubscription } from '../../commands/webhookSubscriptions.ts';
 import { parseAllowedRanges, webhookUrlProblem } from '../../domain/destination.ts';
 import { ServiceError } from '../../domain/errors.ts';
+import { httpStatusOf } from '../errorHandler.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../domain/eventCatalog.ts';
 import { MAX_ROTATION_GRACE_SECONDS } from '../../domain/webhookSubscription.ts';
 import type { SiteDoc } from '../../readModels/sites.ts';
@@ -16,7 +17,8 @@ import type { SignedIn } from '../web/session.ts';
 const LABEL = 'The label must be 1 to 120 characters.';
 const subscriptionForm = z.object({
   label: formText.pipe(z.string().trim().min(1, LABEL).refine((s) => [...s].length <= 120, LABEL)),
-  url: formText.pipe(z.string().min(1, 'Give the receiver URL.').max(2000, 'The URL must be at most 2000 characters.')),
+  // Trimmed: a pasted URL often carries a space or a line break at an end (the API refuses them).
+  url: formText.pipe(z.string().trim().min(1, 'Give the receiver URL.').max(2000, 'The URL must be at most 2000 characters.')),
   event_types: formList.pipe(z.array(z.enum(WEBHOOK_EVENT_TYPES, { error: 'Choose one or more event types.' })).min(1, 'Choose one or more event types.')),
 });
 const GRACE = `The grace period is 0 to ${MAX_ROTATION_GRACE_SECONDS} seconds.`;
@@ -110,7 +112,9 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
     try {
       return await work();
     } catch (error) {
-      if (error instanceof ServiceError && (error.code === 'NOT_FOUND' || error.code === 'VALIDATION_ERROR')) return problem(reply, s, error.message, error.code === 'NOT_FOUND' ? 404 : 400);
+      if (error instanceof ServiceError && (error.code === 'NOT_FOUND' || error.code === 'VALIDATION_ERROR' || error.code === 'CONFLICT')) {
+        return problem(reply, s, error.message, httpStatusOf(error.code));
+      }
       throw error;
     }
   }

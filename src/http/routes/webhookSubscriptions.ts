@@ -172,7 +172,9 @@ const plugin: FastifyPluginAsyncZod<{ allowedRanges: BlockList }> = async (app, 
       if (!before.is_active) throw subscriptionDisabled();
       const rotated = await rotateSubscriptionSecret(app, { siteId, subscriptionId: id, graceSeconds: request.body.graceSeconds });
       await app.waitForWrite(rotated.position, 'answer');
-      return { subscription: responseOf(await subscriptionOfSite(siteId, id)), secret: rotated.secret, previous_secret_expires_at: rotated.previousSecretExpiresAt };
+      // From the rotation itself: the read model may not include it yet (see waitForWrite's 'answer').
+      const subscription = { ...responseOf(await subscriptionOfSite(siteId, id)), secret_prefix: rotated.secretPrefix, updated_at: rotated.rotatedAt };
+      return { subscription, secret: rotated.secret, previous_secret_expires_at: rotated.previousSecretExpiresAt };
     },
   );
 

@@ -18,6 +18,7 @@ import type { ReadModelStore } from '../../ports/readModelStore.ts';
 import { agentRunsInStatus } from '../../readModels/agentRuns.ts';
 import { articleInputsOf } from '../../readModels/articles.ts';
 import { getSite } from '../../readModels/sites.ts';
+import { siteDecider, siteStream } from '../../domain/site.ts';
 import { scheduleDueRuns } from './scheduler.ts';
 
 export const AGENT_RUNNER = 'agentRunner';
@@ -239,10 +240,13 @@ export class AgentRunner {
     const work = this.deps.registry?.[run.agentKey];
     if (!work) return { ok: false, reason: 'work_unavailable', detail: `no work is installed for the agent ${run.agentKey}` } satisfies Outcome;
     const { state } = await aggregateStream(this.deps.events, agentsStream(run.siteId), agentsDecider);
-    // The gates again: the licence, the plan or the agent may have changed since the run was queued.
-    if (!site.licensed) return { ok: false, reason: 'site_not_licensed', detail: `site ${run.siteId} has no active licence` } satisfies Outcome;
-    if (!AUTOMATION_PLANS.includes(site.plan) || !planAllowsAgent(site.plan, run.agentKey)) {
-      return { ok: false, reason: 'plan_required', detail: `the ${run.agentKey} agent is not in the site's plan (${site.plan})` } satisfies Outcome;
+    // The gates again, from the site's stream as queuing reads them: the licence, the plan or the
+    // agent may have changed since the run was queued.
+    const { state: current } = await aggregateStream(this.deps.events, siteStream(run.siteId), siteDecider);
+    const { licensed, plan } = current.status === 'exists' ? current.settings : { licensed: false, plan: site.plan };
+    if (!licensed) return { ok: false, reason: 'site_not_licensed', detail: `site ${run.siteId} has no active licence` } satisfies Outcome;
+    if (!AUTOMATION_PLANS.includes(plan) || !planAllowsAgent(plan, run.agentKey)) {
+      return { ok: false, reason: 'plan_required', detail: `the ${run.agentKey} agent is not in the site's plan (${plan})` } satisfies Outcome;
     }
     if (!settingsOf(state, run.agentKey).active) return { ok: false, reason: 'agent_inactive', detail: `the ${run.agentKey} agent was turned off` } satisfies Outcome;
     const settings = visibleSettingsOf(run.agentKey, settingsOf(state, run.agentKey), this.deps.workSettingsSchemas);
