@@ -13,7 +13,7 @@ import {
   agentRunStream,
   runLedgerHour,
 } from '../domain/agentRun.ts';
-import { type AgentKey, AGENT_TEMPLATES, AUTOMATION_PLANS, agentsDecider, agentsStream, planAllowsAgent, settingsOf } from '../domain/agents.ts';
+import { type AgentKey, type AgentsState, AGENT_TEMPLATES, AUTOMATION_PLANS, agentsDecider, agentsStream, planAllowsAgent, settingsOf } from '../domain/agents.ts';
 import { agentInactive, insufficientCredits, planRequired, rateLimited, siteNotFound, siteNotLicensed } from '../domain/errors.ts';
 import { siteDecider, siteStream } from '../domain/site.ts';
 import { eventSchemasOf, parseEvent } from '../lib/parseEvent.ts';
@@ -47,6 +47,22 @@ export function assertPlanAllows(plan: string, agentKey: AgentKey | null): void 
 }
 
 /**
+ * The gates a run passes when it is queued and again when it starts (they may close in between), from
+ * the site's and the agents' streams, in order: the site (SITE_NOT_FOUND), its licence
+ * (SITE_NOT_LICENSED), the plan (PLAN_REQUIRED), the agent active (AGENT_INACTIVE). Returns the
+ * site's agents as their stream has them.
+ */
+export async function assertRunGates(ctx: Pick<AgentRunContext, 'events'>, siteId: string, agentKey: AgentKey): Promise<AgentsState> {
+  const { state: site } = await aggregateStream(ctx.events, siteStream(siteId), siteDecider);
+  if (site.status !== 'exists') throw siteNotFound();
+  if (!site.settings.licensed) throw siteNotLicensed();
+  assertPlanAllows(site.settings.plan, agentKey);
+  const { state: agents } = await aggregateStream(ctx.events, agentsStream(siteId), agentsDecider);
+  if (!settingsOf(agents, agentKey).active) throw agentInactive(agentKey);
+  return agents;
+}
+
+/**
  * Queues a run of one agent on one site: the one path for REST, MCP (`run_agent`), the CLI and the
  * scheduler. Gates in order: the site's licence (SITE_NOT_LICENSED), the plan (PLAN_REQUIRED), the agent active (AGENT_INACTIVE), AI
  * credits while enforced (INSUFFICIENT_CREDITS), then, for on-demand runs, N per sliding hour per
@@ -54,12 +70,7 @@ export function assertPlanAllows(plan: string, agentKey: AgentKey | null): void 
  * is false when a scheduled slot was already queued.
  */
 export async function requestAgentRun(ctx: AgentRunContext, input: RequestAgentRunInput): Promise<{ run: AgentRunDoc; queued: boolean; position: bigint | null }> {
-  const { state: site } = await aggregateStream(ctx.events, siteStream(input.siteId), siteDecider);
-  if (site.status !== 'exists') throw siteNotFound();
-  if (!site.settings.licensed) throw siteNotLicensed();
-  assertPlanAllows(site.settings.plan, input.agentKey);
-  const { state: agents } = await aggregateStream(ctx.events, agentsStream(input.siteId), agentsDecider);
-  if (!settingsOf(agents, input.agentKey).active) throw agentInactive(input.agentKey);
+  await assertRunGates(ctx, input.siteId, input.agentKey);
   if (ctx.config.AI_CREDITS_ENFORCED) {
     const { balance } = await creditsOf(ctx, input.teamId);
     if (balance <= 0) throw insufficientCredits(balance);

@@ -291,7 +291,7 @@ export const conversationDecider: Decider<ConversationState, ConversationCommand
         const c = command.data;
         const pending = state.pending.get(c.messageId);
         if (!pending || pending.inFlight || pending.attempts >= c.attempt) return [];
-        // A stream written before take-over and a person's status change withdrew the agent's waiting replies.
+        // Normally withdrawn already by the person's take-over or status change; a stream written before that rule ends it here.
         const superseded = agentNoLongerActs(state, pending);
         if (superseded) return [withdrawn(base, c.messageId, pending, superseded)];
         return [{ type: 'ReplySendAttempted', data: { ...base, messageId: c.messageId, attempt: c.attempt } }];
@@ -418,12 +418,11 @@ function recordSendResult(
     }
     return events;
   }
-  const { error, permanent } = c.result;
+  const { error, permanent, retryAt } = c.result;
   // The attempt was under way when a person took over: it is not retried, and the person decides.
   if (superseded) {
     return [{ type: 'ReplySendFailed', data: { ...base, messageId: c.messageId, attempt: c.attempt, error: `${error}; withdrawn: ${superseded}`, permanent, retryAt: null } }];
   }
-  const retryAt = c.result.retryAt;
   const events: ConversationEvent[] = [
     { type: 'ReplySendFailed', data: { ...base, messageId: c.messageId, attempt: c.attempt, error, permanent, retryAt: permanent ? null : retryAt } },
   ];

@@ -54,7 +54,7 @@ async function readModelIsBuilt(readModels: ReadModelStore): Promise<boolean> {
   return checkpoint !== null && checkpoint.version === webhookSubscriptionsProjection.version;
 }
 
-/** Every subscription ever created, from the whole log (a deleted one's stream decides `none` and is passed over). */
+/** Every subscription ever created, from the whole log (deleted ones too: their streams keep their last sealed secret). */
 async function subscriptionsInLog(events: EventStore): Promise<string[]> {
   const ids: string[] = [];
   for (let after = -1n; ; ) {

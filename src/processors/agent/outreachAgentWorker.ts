@@ -150,15 +150,16 @@ export class OutreachAgentWorker {
     // The deferred ones first: a conversation's dispatches are decided in log order.
     const { retried, gone } = await this.readDeferred();
     const stillDeferred = await this.triageAll([...retried, ...dispatches]);
+    const decided = retried.filter((d) => !stillDeferred.has(d.dispatch.dispatchId)).map((d) => d.dispatch.dispatchId);
+    const newlyDeferred = dispatches.filter((d) => stillDeferred.has(d.dispatch.dispatchId));
 
     const moved = await this.deps.readModels.applyBatch(AGENT_WORKER, AGENT_WORKER_VERSION, from, to, async (writerAt) => {
       for (const [id, { position, doc }] of pending) {
         if (doc) await writerAt(position).put(PENDING, doc);
         else await writerAt(position).remove(PENDING, id);
       }
-      for (const d of retried) if (!stillDeferred.has(d.dispatch.dispatchId)) await writerAt(to).remove(DEFERRED, d.dispatch.dispatchId);
-      for (const id of gone) await writerAt(to).remove(DEFERRED, id);
-      for (const d of dispatches) if (stillDeferred.has(d.dispatch.dispatchId)) await writerAt(d.recorded.position).put(DEFERRED, deferredDoc(d));
+      for (const id of [...decided, ...gone]) await writerAt(to).remove(DEFERRED, id);
+      for (const d of newlyDeferred) await writerAt(d.recorded.position).put(DEFERRED, deferredDoc(d));
     });
     if (!moved) {
       // Another copy of the worker moved first: continue from where it is.
@@ -167,9 +168,8 @@ export class OutreachAgentWorker {
       return true;
     }
     this.checkpoint = to;
-    for (const d of retried) if (!stillDeferred.has(d.dispatch.dispatchId)) this.deferred.delete(d.dispatch.dispatchId);
-    for (const id of gone) this.deferred.delete(id);
-    for (const d of dispatches) if (stillDeferred.has(d.dispatch.dispatchId)) this.deferred.set(d.dispatch.dispatchId, deferredDoc(d));
+    for (const id of [...decided, ...gone]) this.deferred.delete(id);
+    for (const d of newlyDeferred) this.deferred.set(d.dispatch.dispatchId, deferredDoc(d));
     for (const [id, { doc }] of pending) {
       if (doc) this.sender.track(doc);
       else this.sender.forget(id);

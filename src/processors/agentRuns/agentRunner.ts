@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { PageFetcher } from '../../ports/pageFetcher.ts';
 import { pageFetcherFromConfig } from '../../adapters/http/safePageFetcher.ts';
 import type { AgentWorkDeps, AgentWorkRegistry } from '../../agentWork/types.ts';
-import { type AgentRunContext, completeAgentRun, failAgentRun, renewAgentRunLease, startAgentRun } from '../../commands/agentRuns.ts';
+import { type AgentRunContext, assertRunGates, completeAgentRun, failAgentRun, renewAgentRunLease, startAgentRun } from '../../commands/agentRuns.ts';
 import { aggregateStream } from '../../commands/aggregateStream.ts';
 import { debitCredits } from '../../commands/credits.ts';
 import { type AgentRunEvent, type AgentRunLedgerEvent, type RunFailureReason, type StoredProposal, RunHeldElsewhereError, RunLeaseLostError } from '../../domain/agentRun.ts';
-import { type AgentKey, AUTOMATION_PLANS, agentsDecider, agentsStream, planAllowsAgent, settingsOf } from '../../domain/agents.ts';
+import { type AgentKey, type AgentsState, settingsOf } from '../../domain/agents.ts';
+import { type ErrorCode, ServiceError } from '../../domain/errors.ts';
 import { type WorkSettingsSchemas, visibleSettingsOf } from '../../domain/agentSettingsSchemas.ts';
 import { type EventSchemas, agentRunEventSchemas, agentRunLedgerEventSchemas } from '../../domain/eventSchemas.ts';
 import type { Config } from '../../config.ts';
@@ -18,7 +19,6 @@ import type { ReadModelStore } from '../../ports/readModelStore.ts';
 import { agentRunsInStatus } from '../../readModels/agentRuns.ts';
 import { articleInputsOf } from '../../readModels/articles.ts';
 import { getSite } from '../../readModels/sites.ts';
-import { siteDecider, siteStream } from '../../domain/site.ts';
 import { scheduleDueRuns } from './scheduler.ts';
 
 export const AGENT_RUNNER = 'agentRunner';
@@ -51,6 +51,14 @@ export interface AgentRunnerOptions {
 }
 
 type RunRef = { runId: string; siteId: string; teamId: string; agentKey: AgentKey };
+/** A gate refused when the run starts: the failure reason recorded for each refusal. */
+const GATE_FAILURES: Partial<Record<ErrorCode, Exclude<RunFailureReason, 'worker_lost'>>> = {
+  SITE_NOT_FOUND: 'site_not_found',
+  SITE_NOT_LICENSED: 'site_not_licensed',
+  PLAN_REQUIRED: 'plan_required',
+  AGENT_INACTIVE: 'agent_inactive',
+};
+
 /** What one execution of the work came to, before it is recorded. */
 type Outcome =
   | { ok: true; result: { proposals: StoredProposal[]; counts: Record<string, number>; creditsUsed: number } }
@@ -239,16 +247,16 @@ export class AgentRunner {
     if (!site) return { ok: false, reason: 'site_not_found', detail: `site ${run.siteId} not found` } satisfies Outcome;
     const work = this.deps.registry?.[run.agentKey];
     if (!work) return { ok: false, reason: 'work_unavailable', detail: `no work is installed for the agent ${run.agentKey}` } satisfies Outcome;
-    const { state } = await aggregateStream(this.deps.events, agentsStream(run.siteId), agentsDecider);
-    // The gates again, from the site's stream as queuing reads them: the licence, the plan or the
-    // agent may have changed since the run was queued.
-    const { state: current } = await aggregateStream(this.deps.events, siteStream(run.siteId), siteDecider);
-    const { licensed, plan } = current.status === 'exists' ? current.settings : { licensed: false, plan: site.plan };
-    if (!licensed) return { ok: false, reason: 'site_not_licensed', detail: `site ${run.siteId} has no active licence` } satisfies Outcome;
-    if (!AUTOMATION_PLANS.includes(plan) || !planAllowsAgent(plan, run.agentKey)) {
-      return { ok: false, reason: 'plan_required', detail: `the ${run.agentKey} agent is not in the site's plan (${plan})` } satisfies Outcome;
+    // The gates again, as queuing checked them: the licence, the plan or the agent may have changed since.
+    let state: AgentsState;
+    try {
+      state = await assertRunGates(this.deps, run.siteId, run.agentKey);
+    } catch (error) {
+      if (!(error instanceof ServiceError)) throw error;
+      const reason = GATE_FAILURES[error.code];
+      if (!reason) throw error;
+      return { ok: false, reason, detail: error.message } satisfies Outcome;
     }
-    if (!settingsOf(state, run.agentKey).active) return { ok: false, reason: 'agent_inactive', detail: `the ${run.agentKey} agent was turned off` } satisfies Outcome;
     const settings = visibleSettingsOf(run.agentKey, settingsOf(state, run.agentKey), this.deps.workSettingsSchemas);
     const deps: AgentWorkDeps = {
       commands: this.deps,
