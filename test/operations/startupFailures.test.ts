@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { createSubscription } from '../../src/commands/webhookSubscriptions.ts';
+import { createSubscription, deleteSubscription } from '../../src/commands/webhookSubscriptions.ts';
 import { createTenant, startTestApp } from '../helpers/testApp.ts';
 
 t.setTimeout(180_000);
@@ -78,6 +78,22 @@ t.test('DATA_DIR is a file; the key file holds no key: one line each, and no sto
   t.equal(badKey.code, 1);
   oneLine(t, badKey.out, /cannot start: .*secret\.key does not hold a 32-byte base64 key/, 'bad key file');
   t.notOk(existsSync(join(dir, 'events.sqlite')), 'the key is read before any store is opened');
+});
+
+t.test('the secret of a deleted subscription is not checked, whether the read models are built or not', async (t) => {
+  const dataDir = join(scratch, 'deleted');
+  const app = await startTestApp({ env: { SECRET_KEY: randomBytes(32).toString('base64') }, dataDir });
+  const tenant = await createTenant(app.services);
+  const created = await createSubscription(app.services, { teamId: tenant.teamId, siteId: tenant.siteId, label: 'old', url: 'https://example.com/hook', eventTypes: ['outreach.reply_sent'], createdByOauthClientId: null });
+  await deleteSubscription(app.services, { siteId: tenant.siteId, subscriptionId: created.subscriptionId });
+  await app.services.projections.waitFor(await app.services.events.headPosition(), 5_000);
+  await app.close();
+
+  const built = await start({ DATA_DIR: dataDir, SECRET_KEY: randomBytes(32).toString('base64') });
+  t.equal(built.code, null, 'read models built: another key starts (nothing it must open)');
+  for (const suffix of ['', '-wal', '-shm']) rmSync(join(dataDir, `readmodels.sqlite${suffix}`), { force: true });
+  const unbuilt = await start({ DATA_DIR: dataDir, SECRET_KEY: randomBytes(32).toString('base64') });
+  t.equal(unbuilt.code, null, 'read models not built: the log scan passes over the deleted subscription too');
 });
 
 t.test('a key that does not open the sealed webhook secrets stops the start; the right key starts, and PORT=0 names its port', async (t) => {
