@@ -23,7 +23,13 @@ if (activate.statusCode !== 200) throw new Error(activate.body);
 t.test('queuing refuses an unlicensed site: scheduled runs and the CLI path too', async (t) => {
   await licensed(false);
   t.teardown(() => licensed(true));
-  t.equal(await scheduleDueRuns(app.services), 0, 'the scheduler queues nothing');
+  const warned: unknown[] = [];
+  const log = { warn: (obj: unknown) => void warned.push(obj) };
+  const refusals = new Map<string, string>();
+  t.equal(await scheduleDueRuns(app.services, log, refusals), 0, 'the scheduler queues nothing');
+  t.equal(await scheduleDueRuns(app.services, log, refusals), 0, 'nor on its next tick');
+  t.equal(warned.length, 1, 'the refusal is logged once, not on every tick');
+  t.match(warned[0], { err: { code: 'SITE_NOT_LICENSED' }, siteId: tenant.siteId, agentKey: 'ai_prompt' });
   const refused = await requestAgentRun(app.services, { teamId: tenant.teamId, siteId: tenant.siteId, agentKey: 'ai_prompt', trigger: 'on_demand', requestedBy: 'cli' }).catch((e: unknown) => e);
   t.ok(refused instanceof ServiceError);
   t.match(refused, { code: 'SITE_NOT_LICENSED' });

@@ -82,6 +82,8 @@ export class AgentRunner {
   private controller: AbortController | null = null;
   private loops: Promise<void>[] = [];
   private readonly inFlight = new Map<string, Promise<void>>();
+  /** The refusal code last logged per scheduled site and agent (see scheduleDueRuns). */
+  private readonly scheduleRefusals = new Map<string, string>();
 
   constructor(
     private readonly deps: AgentRunnerDeps,
@@ -111,7 +113,7 @@ export class AgentRunner {
     this.loops = [
       this.every(signal, 0, () => this.followLog(signal), 'following the log'),
       this.every(signal, Math.max(250, Math.floor(this.options.leaseMs / 2)), () => this.sweep(), 'sweeping abandoned runs'),
-      this.every(signal, this.options.scheduleIntervalMs, async () => void (await scheduleDueRuns(this.deps, this.options.log)), 'scheduling runs'),
+      this.every(signal, this.options.scheduleIntervalMs, async () => void (await scheduleDueRuns(this.deps, this.options.log, this.scheduleRefusals)), 'scheduling runs'),
     ];
   }
 

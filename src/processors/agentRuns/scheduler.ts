@@ -19,8 +19,10 @@ export const scheduledRunId = (siteId: string, agentKey: string, cadenceHours: n
 /**
  * Queues a run for every active agent with a cadence whose current slot has none, through
  * `requestAgentRun` (the same gates; a refused slot is tried again on the next tick). Returns how many were queued.
+ * A refusal is logged when it first happens or its cause changes, not on every tick: `refusals`
+ * (kept by the caller between ticks) holds the code last logged per site and agent.
  */
-export async function scheduleDueRuns(deps: AgentRunContext & { readModels: ReadModelStore }, log?: Log): Promise<number> {
+export async function scheduleDueRuns(deps: AgentRunContext & { readModels: ReadModelStore }, log?: Log, refusals = new Map<string, string>()): Promise<number> {
   const now = deps.clock.now().getTime();
   let queued = 0;
   for (const agent of await deps.readModels.find<AgentSettingsDoc>(AGENT_SETTINGS, { active: true })) {
@@ -30,12 +32,16 @@ export async function scheduleDueRuns(deps: AgentRunContext & { readModels: Read
     if (await getAgentRun(deps.readModels, runId)) continue;
     const site = await getSite(deps.readModels, agent.siteId);
     if (!site) continue;
+    const which = `${site.id}/${agent.agentKey}`;
     try {
       const result = await requestAgentRun(deps, { teamId: site.teamId, siteId: site.id, agentKey: agent.agentKey, trigger: 'scheduled', requestedBy: null, runId });
       if (result.queued) queued++;
+      refusals.delete(which);
     } catch (error) {
       if (!(error instanceof ServiceError)) throw error;
-      log?.warn?.({ err: error, siteId: site.id, agentKey: agent.agentKey }, 'scheduled agent run refused');
+      if (refusals.get(which) === error.code) continue;
+      refusals.set(which, error.code);
+      log?.warn?.({ err: error, siteId: site.id, agentKey: agent.agentKey }, 'scheduled agent run refused (logged again only when its cause changes)');
     }
   }
   return queued;
