@@ -19,11 +19,19 @@ export interface CommandResult<Event> {
 const turns = new WeakMap<EventStore, InTurn>();
 
 /**
+ * How long a command waits for the commands before it on its stream. An append normally takes
+ * milliseconds; one hung on the store (SQLite's busy timeout, EventStoreDB's deadline: 10 s each) would
+ * otherwise make every command queued behind it wait for all those before it, one after another.
+ */
+export const TURN_MAX_WAIT_MS = 15_000;
+
+/**
  * Loads a stream, folds it through the decider, decides, and appends with the revision it read.
  * Commands on the same stream in this process take turns; another process's writer can still make
  * the append conflict, and the command is then decided again on fresh state, after a short random
  * pause, up to `maxAttempts` times. A conflict left after that is 503 SERVICE_UNAVAILABLE (retry),
- * never a failure of the service.
+ * never a failure of the service; so is a turn that has not come within `TURN_MAX_WAIT_MS` (the
+ * command is then never decided).
  */
 export async function handleCommand<State, Command, Event extends DomainEvent>(
   store: EventStore,
@@ -31,11 +39,14 @@ export async function handleCommand<State, Command, Event extends DomainEvent>(
   decider: Decider<State, Command, Event>,
   command: Command,
   metadata: Record<string, unknown> = {},
-  options: { maxAttempts?: number; aggregate?: AggregateReader } = {},
+  options: { maxAttempts?: number; aggregate?: AggregateReader; maxWaitMs?: number } = {},
 ): Promise<CommandResult<Event>> {
   let queue = turns.get(store);
   if (!queue) turns.set(store, (queue = new InTurn()));
-  return queue.run(streamId, () => decideAndAppend(store, streamId, decider, command, metadata, options));
+  return queue.run(streamId, () => decideAndAppend(store, streamId, decider, command, metadata, options), {
+    maxWaitMs: options.maxWaitMs ?? TURN_MAX_WAIT_MS,
+    onTimeout: () => serviceUnavailable('Earlier requests on the same resource are still being written; retry.', 1),
+  });
 }
 
 async function decideAndAppend<State, Command, Event extends DomainEvent>(

@@ -54,6 +54,29 @@ t.test('a conflict that does not end is 503 SERVICE_UNAVAILABLE with a retry hin
   t.equal(appends, 8, 'decided again after each conflict, 8 times in all');
 });
 
+t.test('a command queued behind a hung append is 503 after its wait and is never appended', async (t) => {
+  const real = new SqliteEventStore(join(dir, 'hung.sqlite'));
+  t.teardown(() => real.close());
+  let release!: () => void;
+  const hung = new Promise<void>((resolve) => (release = resolve));
+  const store: EventStore = Object.create(real);
+  store.append = async (...args) => {
+    if ((args[1][0]!.data as { email: string }).email === 'first@example.com') await hung;
+    return real.append(...args);
+  };
+  const first = handleCommand(store, suppressionStream('team-1'), suppressionDecider, suppress('first@example.com'));
+  const queued = handleCommand(store, suppressionStream('team-1'), suppressionDecider, suppress('queued@example.com'), {}, { maxWaitMs: 50 }).catch((e: unknown) => e);
+  const error = await queued;
+  t.ok(error instanceof ServiceError);
+  t.match(error, { code: 'SERVICE_UNAVAILABLE', retryAfterSeconds: 1 });
+  release();
+  await first;
+  const after = await handleCommand(store, suppressionStream('team-1'), suppressionDecider, suppress('after@example.com'));
+  t.equal(after.events.length, 1, 'the stream goes on');
+  const emails = (await real.readStream(suppressionStream('team-1'))).map((e) => (e.data as { email: string }).email);
+  t.same(emails, ['first@example.com', 'after@example.com'], 'the refused command was never appended');
+});
+
 t.test('20 suppressions of one team at once through the API: all 201', async (t) => {
   const app = await startTestApp({ env: { WRITE_RATE_LIMIT_PER_MINUTE: '1000' } });
   t.teardown(() => app.close());
