@@ -67,8 +67,8 @@ const CallToolRequestAnyArguments = CallToolRequestSchema.extend({ params: CallT
  * built per request would repeat on every call. Here the registry converts once at start.
  *
  * One MCP server for one request (stateless mode), acting for `credential`: tools/list from the
- * registry, tools/call with the scope, the site, the tool's gate, the input and the write tier
- * checked, in that order. A refusal or failure is a tool error (isError) carrying the REST code, never a crash.
+ * registry, tools/call with the scope, the write tier (write tools), the site, the tool's gate and
+ * the input checked, in that order. A refusal or failure is a tool error (isError) carrying the REST code, never a crash.
  */
 export function mcpServerFor(app: FastifyInstance, credential: Credential, registry: ToolRegistry): Server {
   const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator });
@@ -78,7 +78,8 @@ export function mcpServerFor(app: FastifyInstance, credential: Credential, regis
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
     try {
       if (!credential.scopes.has(tool.scope)) throw insufficientScope(tool.scope);
-      // As REST: the site (from the path there), then the route's own gate, then the body.
+      // As REST: the write tier (before the route there), the site (from the path), then the route's own gate, then the body.
+      if (tool.write) await countWrite(app, credential.teamId, app.config.WRITE_RATE_LIMIT_PER_MINUTE);
       const args = (request.params.arguments ?? {}) as Record<string, unknown>;
       const siteId = siteIdInput.safeParse(args['siteId']);
       if (!siteId.success) return failure('VALIDATION_ERROR', validationDetails(siteId.error, ['siteId']));
@@ -86,7 +87,6 @@ export function mcpServerFor(app: FastifyInstance, credential: Credential, regis
       tool.gate?.(args, site);
       const parsed = tool.input.safeParse(args);
       if (!parsed.success) return failure('VALIDATION_ERROR', validationDetails(parsed.error));
-      if (tool.write) await countWrite(app, credential.teamId, app.config.WRITE_RATE_LIMIT_PER_MINUTE);
       return success(await tool.run(parsed.data, { app, credential, site }));
     } catch (error) {
       if (error instanceof ServiceError) return failure(codeOf(error), error.message, error.retryAfterSeconds);

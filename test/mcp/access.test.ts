@@ -237,7 +237,8 @@ t.test('transport: JSON by default, SSE when the Accept header prefers it; GET a
 });
 
 t.test('write tools count in the team\'s write rate tier, with the REST writes', async (t) => {
-  const limited = await startMcpApp({ env: { WRITE_RATE_LIMIT_PER_MINUTE: '3' } });
+  // Four writes a minute: the ingestion, an MCP write, a REST write, an MCP write with bad arguments.
+  const limited = await startMcpApp({ env: { WRITE_RATE_LIMIT_PER_MINUTE: '4' } });
   t.teardown(() => limited.app.close());
   const id = ((await ingest(limited.app.fastify, limited.tenant, PITCH)).json() as { conversationIds: string[] }).conversationIds[0]!;
   const token = await obtainToken(limited, { scope: MCP_SCOPES });
@@ -247,8 +248,10 @@ t.test('write tools count in the team\'s write rate tier, with the REST writes',
   t.equal(toolAnswer(await read()).isError, false, 'MCP write 1');
   const rest = await fetch(`${limited.base}/api/v1/sites/${limited.tenant.siteId}/outreach/conversations/${id}/unread`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
   t.equal(rest.status, 200, 'a REST write in between');
-  const answers = [toolAnswer(await read()), toolAnswer(await read())];
-  t.equal(answers.at(-1)!.body.error?.code, 'RATE_LIMITED', 'over the tier: RATE_LIMITED as a tool error');
+  const bad = toolAnswer(await client.callTool({ name: 'mark_conversation_read', arguments: { siteId: limited.tenant.siteId, conversationId: 42 } }));
+  t.equal(bad.body.error?.code, 'VALIDATION_ERROR', 'a write with bad arguments is refused…');
+  const answers = [toolAnswer(await read())];
+  t.equal(answers.at(-1)!.body.error?.code, 'RATE_LIMITED', '…and counted, as a REST write with a bad body is: the next is over the tier, RATE_LIMITED as a tool error');
   t.ok(answers.at(-1)!.body.error.retryAfterSeconds >= 1, 'with the seconds REST sends as Retry-After');
   t.equal(toolAnswer(await client.callTool({ name: 'list_opportunities', arguments: { siteId: limited.tenant.siteId } })).isError, false, 'reads are not limited');
 });
