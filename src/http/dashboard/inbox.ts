@@ -14,7 +14,7 @@ import { decodeCursor, pageOf } from '../pagination.ts';
 import { firstProblem, formText, parseForm } from '../web/forms.ts';
 import { type SafeHtml, html } from '../web/html.ts';
 import type { SignedIn } from '../web/session.ts';
-import { showSignedIn } from './show.ts';
+import { showSignedIn, siteNotLicensedPage } from './show.ts';
 
 const PAGE_SIZE = 25;
 
@@ -54,8 +54,10 @@ export async function inboxPages(app: FastifyInstance) {
     if (!query.success) return showSignedIn(reply, s, 'Inbox', html`<p class="error" role="alert">${firstProblem(query.error)}</p>`, 400);
     const sites = await listSitesOfTeam(app.readModels, s.user.teamId, { sortBy: 'createdAt' });
     if (sites.length === 0) return showSignedIn(reply, s, 'Inbox', html`<p>The team has no sites.</p>`);
-    const site = query.data.site ? sites.find((x) => x.id === query.data.site) : sites[0];
+    // By default the first site with a licence; an unlicensed one asked for by name is refused, as on REST.
+    const site = query.data.site ? sites.find((x) => x.id === query.data.site) : (sites.find((x) => x.licensed) ?? sites[0]);
     if (!site) return notFoundPage(reply, s, 'Site');
+    if (!site.licensed) return siteNotLicensedPage(reply, s, site.domain);
     let after;
     try {
       after = decodeCursor(query.data.cursor);

@@ -6,14 +6,14 @@ import { OAuthClientRuleError, TOKEN_ENDPOINT_AUTH_METHODS, type TokenEndpointAu
 import { SCOPES } from '../../domain/scopes.ts';
 import { getApiKey, listApiKeysOfTeam } from '../../readModels/apiKeys.ts';
 import { listOAuthClientsOfTeam } from '../../readModels/oauthClients.ts';
-import { listSitesOfTeam } from '../../readModels/sites.ts';
+import { getSite, listSitesOfTeam } from '../../readModels/sites.ts';
 import { csrfForm, firstProblem, formList, formText, parseForm, readForm } from '../web/forms.ts';
 import { type SafeHtml, html, page, sendPage } from '../web/html.ts';
 import { SCOPE_DESCRIPTIONS } from '../web/scopeDescriptions.ts';
 import { type SignedIn, csrfOk, loadSession } from '../web/session.ts';
 import { inboxPages } from './inbox.ts';
 import { deleteOAuthClientAndSweep } from './oauthClientDeletion.ts';
-import { showSignedIn } from './show.ts';
+import { showSignedIn, siteNotLicensedPage } from './show.ts';
 import { agentPages } from './agents.ts';
 import { connectedAppRoutes, connectedAppsSection } from './connectedApps.ts';
 import { webhookPages } from './webhooks.ts';
@@ -60,6 +60,11 @@ export async function dashboardPages(app: FastifyInstance) {
       return sendPage(reply, 403, page('Request refused', html`<p class="error">The form's CSRF token is missing or wrong. Go back, reload the page and try again.</p>`));
     }
     request.dashboard = session;
+    // One gate for every route of a site (`:siteId`); a site of another team is left to the route (404).
+    const siteId = (request.params as { siteId?: unknown } | undefined)?.siteId;
+    if (typeof siteId !== 'string') return;
+    const site = await getSite(app.readModels, siteId);
+    if (site && site.teamId === session.user.teamId && !site.licensed) return siteNotLicensedPage(reply, session, site.domain);
   });
 
   const show = showSignedIn;

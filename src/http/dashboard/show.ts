@@ -1,7 +1,14 @@
 import type { FastifyReply } from 'fastify';
-import { type SafeHtml, page, sendPage } from '../web/html.ts';
+import { type SafeHtml, html, page, sendPage } from '../web/html.ts';
 import type { SignedIn } from '../web/session.ts';
 
 /** A page of the signed-in dashboard: the navigation, the sign-out form with its CSRF token. */
 export const showSignedIn = (reply: FastifyReply, s: SignedIn, title: string, body: SafeHtml, status = 200) =>
   sendPage(reply, status, page(title, body, { signedIn: { email: s.user.email, csrf: s.csrf } }));
+
+/**
+ * REST refuses every call on a site without an active licence (403 SITE_NOT_LICENSED); so does the
+ * dashboard, for the site's pages and actions (its inbox, webhooks, agents).
+ */
+export const siteNotLicensedPage = (reply: FastifyReply, s: SignedIn, domain: string) =>
+  showSignedIn(reply, s, 'Site not licensed', html`<p class="error" role="alert">The site ${domain} has no active licence: its inbox, webhooks and agents are closed until it is licensed again.</p><p><a href="/dashboard">Back to the dashboard</a></p>`, 403);

@@ -7,12 +7,13 @@ import { ServiceError } from '../../domain/errors.ts';
 import { httpStatusOf } from '../errorHandler.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../domain/eventCatalog.ts';
 import { MAX_ROTATION_GRACE_SECONDS } from '../../domain/webhookSubscription.ts';
-import type { SiteDoc } from '../../readModels/sites.ts';
+import { type SiteDoc, getSite } from '../../readModels/sites.ts';
 import { listDeliveriesOfSubscription } from '../../readModels/webhookDeliveries.ts';
 import { type WebhookSubscriptionDoc, getSubscription, listSubscriptionsForSite } from '../../readModels/webhookSubscriptions.ts';
 import { firstProblem, formList, formText, parseForm } from '../web/forms.ts';
 import { type SafeHtml, html } from '../web/html.ts';
 import type { SignedIn } from '../web/session.ts';
+import { siteNotLicensedPage } from './show.ts';
 
 const LABEL = 'The label must be 1 to 120 characters.';
 const subscriptionForm = z.object({
@@ -162,6 +163,8 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
     if (!canManage(s)) return forbidden(reply, s);
     const sub = await teamSubscription(s, request.params.id);
     if (!sub) return problem(reply, s, 'Webhook subscription not found.', 404);
+    const site = await getSite(app.readModels, sub.site_id);
+    if (site && !site.licensed) return siteNotLicensedPage(reply, s, site.domain);
     if (!sub.is_active) return problem(reply, s, 'This subscription was disabled after repeated failures and stays disabled; create a new one.', 409);
     const form = parseForm(subscriptionForm, request.body);
     if (!form.success) return problem(reply, s, firstProblem(form.error), 400);
@@ -179,6 +182,8 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
     if (!canManage(s)) return forbidden(reply, s);
     const sub = await teamSubscription(s, request.params.id);
     if (!sub) return problem(reply, s, 'Webhook subscription not found.', 404);
+    const site = await getSite(app.readModels, sub.site_id);
+    if (site && !site.licensed) return siteNotLicensedPage(reply, s, site.domain);
     if (!sub.is_active) return problem(reply, s, 'This subscription was disabled after repeated failures and stays disabled; create a new one.', 409);
     const form = parseForm(rotateForm, request.body);
     if (!form.success) return problem(reply, s, firstProblem(form.error), 400);
@@ -200,6 +205,8 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
     if (!canManage(s)) return forbidden(reply, s);
     const sub = await teamSubscription(s, request.params.id);
     if (!sub) return problem(reply, s, 'Webhook subscription not found.', 404);
+    const site = await getSite(app.readModels, sub.site_id);
+    if (site && !site.licensed) return siteNotLicensedPage(reply, s, site.domain);
     return orProblem(reply, s, async () => {
       const { position } = await deleteSubscription(app, { siteId: sub.site_id, subscriptionId: sub.id });
       await app.waitForWrite(position);
