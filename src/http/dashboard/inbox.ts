@@ -98,7 +98,8 @@ export async function inboxPages(app: FastifyInstance) {
     );
   });
 
-  const conversationPage = async (reply: FastifyReply, s: SignedIn, found: FoundConversation, notice?: { error: string; status: number }) => {
+  /** The conversation; after a refused action, its message, and a refused reply's text back in the form. */
+  const conversationPage = async (reply: FastifyReply, s: SignedIn, found: FoundConversation, notice?: { error: string; status: number; typed?: string }) => {
     const { doc } = found;
     const [messages, opportunity] = await Promise.all([
       listMessagesOfConversation(app.readModels, doc.siteId, doc.id),
@@ -152,7 +153,7 @@ export async function inboxPages(app: FastifyInstance) {
         <form method="post" action="${base}/reply">
           <input type="hidden" name="csrf" value="${s.csrf}">
           <input type="hidden" name="idempotency_key" value="${randomBytes(16).toString('base64url')}">
-          <label for="reply_text">Your reply to ${doc.contactEmail}</label><textarea id="reply_text" name="text" rows="6" maxlength="20000" required></textarea>
+          <label for="reply_text">Your reply to ${doc.contactEmail}</label><textarea id="reply_text" name="text" rows="6" maxlength="20000" required>${notice?.typed ?? ''}</textarea>
           <button type="submit">Send reply</button>
         </form>
         <h2>Status history</h2>
@@ -187,15 +188,17 @@ export async function inboxPages(app: FastifyInstance) {
       const s = request.dashboard!;
       const hit = await findConversation(s, request.params);
       if (!hit) return notFoundPage(reply, s, 'Conversation');
+      const text = (request.body as { text?: unknown } | undefined)?.text;
+      const typed = typeof text === 'string' ? text : undefined;
       try {
         const done = await run(request, s, hit);
-        if ('problem' in done) return conversationPage(reply, s, hit.found, { error: done.problem, status: 400 });
+        if ('problem' in done) return conversationPage(reply, s, hit.found, { error: done.problem, status: 400, typed });
         await app.waitForWrite(done.position);
         return reply.redirect(conversationUrl(hit.found.doc), 303);
       } catch (error) {
         if (!(error instanceof ServiceError)) throw error;
         const fresh = (await conversationOnSite(app, hit.site.id, hit.found.doc.id)) ?? hit.found;
-        return conversationPage(reply, s, fresh, { error: error.message, status: httpStatusOf(error.code) });
+        return conversationPage(reply, s, fresh, { error: error.message, status: httpStatusOf(error.code), typed });
       }
     });
 

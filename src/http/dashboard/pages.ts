@@ -179,7 +179,7 @@ export async function dashboardPages(app: FastifyInstance) {
           <p><a href="/dashboard/oauth-apps">Back to OAuth apps</a></p>`,
       );
     } catch (error) {
-      if (error instanceof OAuthClientRuleError) return oauthAppsPage(reply, s, error.message, 404);
+      if (error instanceof OAuthClientRuleError) return oauthAppsPage(reply, s, error.message, error.reason === 'not_found' ? 404 : 409);
       throw error;
     }
   });
@@ -192,7 +192,7 @@ export async function dashboardPages(app: FastifyInstance) {
       await waitForWrite(r.position);
       return reply.redirect('/dashboard/oauth-apps', 303);
     } catch (error) {
-      if (error instanceof OAuthClientRuleError) return oauthAppsPage(reply, s, error.message, 404);
+      if (error instanceof OAuthClientRuleError) return oauthAppsPage(reply, s, error.message, error.reason === 'not_found' ? 404 : 409);
       throw error;
     }
   });

@@ -60,10 +60,12 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
     )}</ul>`;
   }
 
-  async function webhooksPage(reply: FastifyReply, s: SignedIn, message?: SafeHtml, status = 200) {
+  /** Each site's subscriptions and forms; after a refused create, `draft` puts what was typed back in that site's form. */
+  async function webhooksPage(reply: FastifyReply, s: SignedIn, message?: SafeHtml, status = 200, draft?: { siteId: string; label: string; url: string; eventTypes: string[] }) {
     const sections: SafeHtml[] = [];
     const manage = canManage(s);
     for (const site of await sites(s)) {
+      const typed = draft?.siteId === site.id ? draft : undefined;
       const subs = await listSubscriptionsForSite(app.readModels, site.id, { sortBy: 'created_at' });
       const on = site.webhooksEnabled ?? true;
       const rows: SafeHtml[] = [];
@@ -94,7 +96,7 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
         ${
           manage
             ? html`<form method="post" action="/dashboard/sites/${site.id}/webhooks"><input type="hidden" name="csrf" value="${s.csrf}">
-                <label>Label <input name="label" maxlength="120"></label> <label>URL <input name="url" maxlength="2000" placeholder="https://"></label> ${eventTypeBoxes([])}
+                <label>Label <input name="label" maxlength="120" value="${typed?.label ?? ''}"></label> <label>URL <input name="url" maxlength="2000" placeholder="https://" value="${typed?.url ?? ''}"></label> ${eventTypeBoxes(typed?.eventTypes ?? [])}
                 <button type="submit">Create subscription on ${site.domain}</button></form>`
             : ''
         }`);
@@ -102,6 +104,13 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
     return show(reply, s, 'Webhook subscriptions', html`${message ?? ''}${sections.length ? html`${sections}` : html`<p>The team has no sites.</p>`}`, status);
   }
   const problem = (reply: FastifyReply, s: SignedIn, text: string, status: number) => webhooksPage(reply, s, html`<p class="error">${text}</p>`, status);
+  /** What was typed into a site's create form, as strings (shown again, escaped, when it is refused). */
+  const draftOf = (siteId: string, body: unknown) => {
+    const b = (body ?? {}) as Record<string, unknown>;
+    const text = (v: unknown) => (typeof v === 'string' ? v : '');
+    const types = Array.isArray(b['event_types']) ? b['event_types'] : [b['event_types']];
+    return { siteId, label: text(b['label']), url: text(b['url']), eventTypes: types.filter((x): x is string => typeof x === 'string') };
+  };
 
   /** The team's subscription (through its site), or null. */
   async function teamSubscription(s: SignedIn, id: string): Promise<WebhookSubscriptionDoc | null> {
@@ -140,12 +149,14 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
     if (!canManage(s)) return forbidden(reply, s);
     const site = (await sites(s)).find((x) => x.id === request.params.siteId);
     if (!site) return problem(reply, s, 'Unknown site.', 404);
+    const typed = draftOf(site.id, request.body);
+    const refuse = (text: string, status: number) => webhooksPage(reply, s, html`<p class="error">${text}</p>`, status, typed);
     const form = parseForm(subscriptionForm, request.body);
-    if (!form.success) return problem(reply, s, firstProblem(form.error), 400);
+    if (!form.success) return refuse(firstProblem(form.error), 400);
     const urlProblem = webhookUrlProblem(form.data.url, allowedRanges);
-    if (urlProblem) return problem(reply, s, urlProblem, 400);
+    if (urlProblem) return refuse(urlProblem, 400);
     if ((await listSubscriptionsForSite(app.readModels, site.id)).length >= app.config.WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE) {
-      return problem(reply, s, `A site may have at most ${app.config.WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE} webhook subscriptions.`, 409);
+      return refuse(`A site may have at most ${app.config.WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE} webhook subscriptions.`, 409);
     }
     const r = await createSubscription(app, { teamId: s.user.teamId, siteId: site.id, label: form.data.label, url: form.data.url, eventTypes: form.data.event_types, createdByOauthClientId: null });
     await app.waitForWrite(r.position, 'answer');

@@ -54,10 +54,13 @@ export function issueSignInCsrf(services: Pick<SessionPorts, 'config'>, reply: F
   return token;
 }
 
-/** Only paths on this service, and only the dashboard or the authorization endpoint. */
+/**
+ * Only paths on this service, and only the dashboard or the authorization endpoint. Only printable
+ * ASCII, as a browser sends a path: anything else cannot go into a Location header (a 500).
+ */
 export function safeReturnTo(value: unknown): string {
   if (typeof value !== 'string') return '/dashboard';
-  if (!/^\/(dashboard(\/|$|\?)|oauth\/authorize\?)/.test(value) || value.includes('\\') || /[\r\n]/.test(value)) return '/dashboard';
+  if (!/^\/(dashboard(\/|$|\?)|oauth\/authorize\?)/.test(value) || value.includes('\\') || !/^[\x21-\x7e]+$/.test(value)) return '/dashboard';
   return value;
 }
 
