@@ -109,14 +109,14 @@ export const outreachWork: AgentWork = async (run, deps) => {
       drafter: 'pitch-template-v1',
     });
     const ref = { conversationId, siteId: run.siteId, teamId: run.teamId, now: ctx.clock.now().getTime() };
-    await handleCommand(ctx.events, conversationStream(conversationId), conversationDecider, {
+    await handleCommand(ctx, conversationStream(conversationId), conversationDecider, {
       type: 'StartOutboundConversation',
       data: { ...ref, opportunityId, contactName: prospect.name, prospectUrl: prospect.url, offeredUrl: article?.url ?? null, runId: run.runId, draft },
     });
     // A temporary failure is recorded with a retryAt: the agent worker, which follows the log, retries it.
     const { AGENT_SEND_ATTEMPTS: maxAttempts, AGENT_RETRY_BASE_MS: baseMs } = deps.config;
     const result = await sendDraft(deps.mailer, draft, () => (maxAttempts > 1 ? ctx.clock.now().getTime() + baseMs : null));
-    await handleCommand(ctx.events, conversationStream(conversationId), conversationDecider, {
+    await handleCommand(ctx, conversationStream(conversationId), conversationDecider, {
       type: 'RecordSendResult',
       data: { ...ref, now: ctx.clock.now().getTime(), messageId, attempt: 1, result },
     });

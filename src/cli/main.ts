@@ -3,6 +3,7 @@ import { StartupError, isSystemError } from '../lifecycle/startupFailure.ts';
 import { SingleBar, Presets } from 'cli-progress';
 import { ConfigError, loadConfig } from '../config.ts';
 import { createServices, type Services } from '../services.ts';
+import { actingAs } from '../commands/context.ts';
 import {
   TenancyError,
   addUser,
@@ -60,8 +61,13 @@ const wrapChoice = <T>(fn: (v: string) => T) => (v: string) => {
   }
 };
 
-/** Opens the stores for one command and closes them after it. */
+/** Opens the stores for one command and closes them after it; what the command records names the operator (`operator`/`cli`) as its actor. */
 async function withServices<T>(fn: (services: Services) => Promise<T>): Promise<T> {
+  return withServicesForRole((services) => fn(actingAs(services, { kind: 'operator', id: 'cli' })));
+}
+
+/** The same for a background role run as its own process: what it records is the service's own work (no actor). */
+async function withServicesForRole<T>(fn: (services: Services) => Promise<T>): Promise<T> {
   const services = await createServices(loadConfig());
   try {
     return await fn(services);
@@ -288,10 +294,10 @@ projections
     }),
   );
 
-registerWebhookCommands(program, json, withServices);
+registerWebhookCommands(program, json, withServicesForRole);
 registerSendingDomainCommands(program, json, withServices);
 registerOutboxCommands(program, json);
-registerAgentWorkerCommand(program, json, withServices);
+registerAgentWorkerCommand(program, json, withServicesForRole);
 registerProspectCommands(program, json, withServices);
 registerAgentsCommands(program, json, withServices);
 

@@ -39,7 +39,7 @@ export function parseDomain(name: string) {
   };
 }
 
-/** JSON lines for auditors: positions and revisions as strings, so no precision is lost. */
+/** JSON lines for auditors: positions and revisions as strings, so no precision is lost; data and metadata redacted. */
 export function eventLine(event: { position: bigint; revision: bigint; streamId: string; type: string; createdAt: Date; data: unknown; metadata: unknown }) {
   return JSON.stringify({
     position: event.position.toString(),
@@ -48,6 +48,8 @@ export function eventLine(event: { position: bigint; revision: bigint; streamId:
     type: event.type,
     time: event.createdAt.toISOString(),
     data: redact(event.data),
+    // Who acted (`actor`, `actorKind`) and the ingestion or worker an event belongs to.
+    metadata: redact(event.metadata),
   });
 }
 

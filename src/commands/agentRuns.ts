@@ -91,7 +91,7 @@ export async function requestAgentRun(ctx: AgentRunContext, input: RequestAgentR
   for (let attempt = 0; ; attempt++) {
     const earlier = await closedLedgerOf(ctx, input.siteId, hour - 1, run.queuedAt);
     try {
-      const result = await handleCommand(ctx.events, agentRunLedgerStream(input.siteId, hour), agentRunLedgerDecider, {
+      const result = await handleCommand(ctx, agentRunLedgerStream(input.siteId, hour), agentRunLedgerDecider, {
         type: 'QueueAgentRun',
         data: { run, earlier, limitPerHour: ctx.config.AGENT_RUNS_PER_HOUR },
       });
@@ -111,7 +111,7 @@ export async function requestAgentRun(ctx: AgentRunContext, input: RequestAgentR
 
 /** Closes the hour's ledger (once; a no-op after) and returns the runs it holds for good. */
 async function closedLedgerOf(ctx: CommandContext, siteId: string, hour: number, now: string): Promise<QueuedRun[]> {
-  await handleCommand(ctx.events, agentRunLedgerStream(siteId, hour), agentRunLedgerDecider, { type: 'CloseAgentRunLedger', data: { siteId, hour, now } });
+  await handleCommand(ctx, agentRunLedgerStream(siteId, hour), agentRunLedgerDecider, { type: 'CloseAgentRunLedger', data: { siteId, hour, now } });
   return ledgerOf(ctx, siteId, hour);
 }
 
@@ -135,14 +135,14 @@ type RunRef = { runId: string; siteId: string; teamId: string; agentKey: AgentKe
 
 /** Takes the run under a lease (first start, or a retry once the previous worker's lease expired). */
 export async function startAgentRun(ctx: CommandContext, input: { run: RunRef; workerId: string; leaseMs: number }) {
-  return handleCommand(ctx.events, agentRunStream(input.run.runId), agentRunDecider, {
+  return handleCommand(ctx, agentRunStream(input.run.runId), agentRunDecider, {
     type: 'StartAgentRun',
     data: { ...input, now: ctx.clock.now().toISOString() },
   });
 }
 
 export async function renewAgentRunLease(ctx: CommandContext, input: { runId: string; attempt: number; workerId: string; leaseMs: number }) {
-  return handleCommand(ctx.events, agentRunStream(input.runId), agentRunDecider, {
+  return handleCommand(ctx, agentRunStream(input.runId), agentRunDecider, {
     type: 'RenewAgentRunLease',
     data: { ...input, now: ctx.clock.now().toISOString() },
   });
@@ -154,10 +154,10 @@ export async function completeAgentRun(
   input: { runId: string; attempt: number; workerId: string; proposals: StoredProposal[]; counts: Record<string, number>; creditsUsed: number },
 ) {
   const { runId, ...data } = input;
-  return handleCommand(ctx.events, agentRunStream(runId), agentRunDecider, { type: 'CompleteAgentRun', data: { ...data, now: ctx.clock.now().toISOString() } });
+  return handleCommand(ctx, agentRunStream(runId), agentRunDecider, { type: 'CompleteAgentRun', data: { ...data, now: ctx.clock.now().toISOString() } });
 }
 
 export async function failAgentRun(ctx: CommandContext, input: { runId: string; attempt: number; workerId: string; reason: RunFailureReason; detail: string }) {
   const { runId, ...data } = input;
-  return handleCommand(ctx.events, agentRunStream(runId), agentRunDecider, { type: 'FailAgentRun', data: { ...data, now: ctx.clock.now().toISOString() } });
+  return handleCommand(ctx, agentRunStream(runId), agentRunDecider, { type: 'FailAgentRun', data: { ...data, now: ctx.clock.now().toISOString() } });
 }

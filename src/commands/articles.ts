@@ -22,7 +22,7 @@ export async function upsertArticle(ctx: CommandContext, input: UpsertArticleInp
   if (site.status !== 'exists') throw siteNotFound();
   if (!isOnSite(input.content.url, input.siteDomain)) throw validationError(`url must be a page of the site's domain ${input.siteDomain}.`);
   const content = { ...input.content, url: normaliseArticleUrl(input.content.url) };
-  const result = await handleCommand(ctx.events, articleStream(input.siteId, content.url), articleDecider, {
+  const result = await handleCommand(ctx, articleStream(input.siteId, content.url), articleDecider, {
     type: 'UpsertArticle',
     data: { articleId: ctx.newId(), siteId: input.siteId, teamId: input.teamId, siteDomain: input.siteDomain, content, now: ctx.clock.now().toISOString() },
   });
@@ -35,7 +35,7 @@ export async function upsertArticle(ctx: CommandContext, input: UpsertArticleInp
 /** Removes a site's article (`ArticleDeleted`); NOT_FOUND when there is none at that URL. */
 export async function deleteArticle(ctx: CommandContext, input: { teamId: string; siteId: string; url: string }) {
   try {
-    const result = await handleCommand(ctx.events, articleStream(input.siteId, input.url), articleDecider, {
+    const result = await handleCommand(ctx, articleStream(input.siteId, input.url), articleDecider, {
       type: 'DeleteArticle',
       data: { siteId: input.siteId, teamId: input.teamId, now: ctx.clock.now().toISOString() },
     });

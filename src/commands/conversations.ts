@@ -32,7 +32,8 @@ const API_INSTANCE = `api/${randomUUID()}`;
 
 async function decide(ctx: CommandContext, target: ConversationTarget, command: ConversationCommand, by: Actor): Promise<CommandResult<ConversationEvent>> {
   try {
-    return await handleCommand(ctx.events, conversationStream(target.conversationId), conversationDecider, command, { actor: by, workerInstance: API_INSTANCE });
+    // The actor is the context's (with its kind) when it has one; `by` names it otherwise.
+    return await handleCommand(ctx, conversationStream(target.conversationId), conversationDecider, command, { ...(ctx.actor ? {} : { actor: by }), workerInstance: API_INSTANCE });
   } catch (error) {
     if (error instanceof ConversationRuleError) throw new ServiceError(error.code, error.message);
     throw error;

@@ -8,7 +8,7 @@ import { TenancyError, requireTeam } from './tenancy.ts';
 export async function grantCredits(ctx: CommandContext, input: { teamId: string; amount: number; note?: string | null }) {
   await requireTeam(ctx, input.teamId);
   if (!Number.isSafeInteger(input.amount) || input.amount <= 0) throw new TenancyError('the amount must be a positive whole number');
-  const result = await handleCommand(ctx.events, creditsStream(input.teamId), creditsDecider, {
+  const result = await handleCommand(ctx, creditsStream(input.teamId), creditsDecider, {
     type: 'GrantCredits',
     data: { teamId: input.teamId, amount: input.amount, note: input.note ?? null, now: ctx.clock.now().toISOString() },
   });
@@ -17,7 +17,7 @@ export async function grantCredits(ctx: CommandContext, input: { teamId: string;
 
 /** What a run used (`CreditsDebited`), once per run however often it is asked. */
 export async function debitCredits(ctx: CommandContext, input: { teamId: string; siteId: string; runId: string; amount: number }) {
-  const result = await handleCommand(ctx.events, creditsStream(input.teamId), creditsDecider, {
+  const result = await handleCommand(ctx, creditsStream(input.teamId), creditsDecider, {
     type: 'DebitCredits',
     data: { ...input, now: ctx.clock.now().toISOString() },
   });

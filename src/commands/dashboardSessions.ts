@@ -8,7 +8,7 @@ import { handleCommand } from './handleCommand.ts';
 export async function startDashboardSession(ctx: CommandContext, input: { userId: string; teamId: string }) {
   const sessionId = ctx.newId();
   const token = randomBytes(32).toString('base64url');
-  const { position } = await handleCommand(ctx.events, dashboardSessionStream(sessionId), dashboardSessionDecider, {
+  const { position } = await handleCommand(ctx, dashboardSessionStream(sessionId), dashboardSessionDecider, {
     type: 'StartDashboardSession',
     data: { sessionId, sessionHash: sha256Hex(token), userId: input.userId, teamId: input.teamId, now: ctx.clock.now().toISOString() },
   });
@@ -16,7 +16,7 @@ export async function startDashboardSession(ctx: CommandContext, input: { userId
 }
 
 export async function endDashboardSession(ctx: CommandContext, input: { sessionId: string }) {
-  return handleCommand(ctx.events, dashboardSessionStream(input.sessionId), dashboardSessionDecider, {
+  return handleCommand(ctx, dashboardSessionStream(input.sessionId), dashboardSessionDecider, {
     type: 'EndDashboardSession',
     data: { sessionId: input.sessionId, now: ctx.clock.now().toISOString() },
   });

@@ -2,6 +2,7 @@ import type { Decider } from '../domain/decider.ts';
 import { serviceUnavailable } from '../domain/errors.ts';
 import type { DomainEvent } from '../domain/eventSchemas.ts';
 import { InTurn } from '../lib/inTurn.ts';
+import { type ActingAs, actedBy } from './context.ts';
 import { sleep } from '../lib/sleep.ts';
 import { type EventStore, type NewEvent, WrongExpectedRevisionError } from '../ports/eventStore.ts';
 import { type AggregateReader, aggregateStream } from './aggregateStream.ts';
@@ -26,7 +27,8 @@ const turns = new WeakMap<EventStore, InTurn>();
 export const TURN_MAX_WAIT_MS = 15_000;
 
 /**
- * Loads a stream, folds it through the decider, decides, and appends with the revision it read.
+ * Loads a stream, folds it through the decider, decides, and appends with the revision it read,
+ * with `metadata` and who the context acts for (`actedBy`) in each event's metadata.
  * Commands on the same stream in this process take turns; another process's writer can still make
  * the append conflict, and the command is then decided again on fresh state, after a short random
  * pause, up to `maxAttempts` times. A conflict left after that is 503 SERVICE_UNAVAILABLE (retry),
@@ -34,16 +36,18 @@ export const TURN_MAX_WAIT_MS = 15_000;
  * command is then never decided).
  */
 export async function handleCommand<State, Command, Event extends DomainEvent>(
-  store: EventStore,
+  ctx: { events: EventStore; actor?: ActingAs },
   streamId: string,
   decider: Decider<State, Command, Event>,
   command: Command,
   metadata: Record<string, unknown> = {},
   options: { maxAttempts?: number; aggregate?: AggregateReader; maxWaitMs?: number } = {},
 ): Promise<CommandResult<Event>> {
+  const store = ctx.events;
   let queue = turns.get(store);
   if (!queue) turns.set(store, (queue = new InTurn()));
-  return queue.run(streamId, () => decideAndAppend(store, streamId, decider, command, metadata, options), {
+  const stamped = { ...actedBy(ctx), ...metadata };
+  return queue.run(streamId, () => decideAndAppend(store, streamId, decider, command, stamped, options), {
     maxWaitMs: options.maxWaitMs ?? TURN_MAX_WAIT_MS,
     onTimeout: () => serviceUnavailable('Earlier requests on the same resource are still being written; retry.', 1),
   });

@@ -27,7 +27,7 @@ import type { Extractor } from '../ports/extractor.ts';
 import type { ReadModelStore } from '../ports/readModelStore.ts';
 import type { ThreadIndex } from '../ports/threadIndex.ts';
 import { aggregateStream, aggregateStreamCached } from './aggregateStream.ts';
-import type { CommandContext } from './context.ts';
+import { type CommandContext, actedBy } from './context.ts';
 import { sha256Hex } from './credentials.ts';
 
 export interface IngestMessageContext extends CommandContext {
@@ -212,7 +212,7 @@ async function run(
     const recorded = events.find((e) => e.type === 'IngestionRecorded')!;
     let result;
     try {
-      result = await ctx.events.append(streamId, events.map((e) => ({ type: e.type, data: e.data, metadata: { ingestionId } })), expected);
+      result = await ctx.events.append(streamId, events.map((e) => ({ type: e.type, data: e.data, metadata: { ingestionId, ...actedBy(ctx) } })), expected);
     } catch (error) {
       if (error instanceof WrongExpectedRevisionError) throw error;
       throw Object.assign(

@@ -24,7 +24,7 @@ import { deleteSubscription } from './webhookSubscriptions.ts';
 
 /** Decides on a grant's stream. It gains three events per refresh, so its fold is kept and carried on (aggregateStreamFolding). */
 const onGrant = (ctx: CommandContext, grantId: string, command: OAuthGrantCommand) =>
-  handleCommand(ctx.events, oauthGrantStream(grantId), oauthGrantDecider, command, {}, { aggregate: aggregateStreamFolding });
+  handleCommand(ctx, oauthGrantStream(grantId), oauthGrantDecider, command, {}, { aggregate: aggregateStreamFolding });
 
 /** `svc_` + 24 hex characters: never the shape of an API key (`svc_` + 64 hex). */
 export const generateClientId = () => `svc_${randomBytes(12).toString('hex')}`;
@@ -78,7 +78,7 @@ export async function registerOAuthClient(
   }
   const clientId = generateClientId();
   const clientSecret = input.tokenEndpointAuthMethod === 'none' ? null : generateClientSecret();
-  const { position } = await handleCommand(ctx.events, oauthClientStream(clientId), oauthClientDecider, {
+  const { position } = await handleCommand(ctx, oauthClientStream(clientId), oauthClientDecider, {
     type: 'RegisterOAuthClient',
     data: {
       clientId,
@@ -110,7 +110,7 @@ export async function registerOAuthClientDynamically(ctx: CommandContext, input:
   }
   const clientId = generateClientId();
   const now = ctx.clock.now().toISOString();
-  const { position } = await handleCommand(ctx.events, oauthClientStream(clientId), oauthClientDecider, {
+  const { position } = await handleCommand(ctx, oauthClientStream(clientId), oauthClientDecider, {
     type: 'RegisterOAuthClientDynamically',
     data: { clientId, name, redirectUris, clientUri: input.clientUri, now },
   });
@@ -127,7 +127,7 @@ async function requireTeamClient(ctx: CommandContext, clientId: string, teamId: 
 export async function rotateOAuthClientSecret(ctx: CommandContext, input: { clientId: string; teamId: string; userId: string }) {
   await requireTeamClient(ctx, input.clientId, input.teamId);
   const clientSecret = generateClientSecret();
-  const { position } = await handleCommand(ctx.events, oauthClientStream(input.clientId), oauthClientDecider, {
+  const { position } = await handleCommand(ctx, oauthClientStream(input.clientId), oauthClientDecider, {
     type: 'RotateOAuthClientSecret',
     data: { clientId: input.clientId, secretHash: sha256Hex(clientSecret), userId: input.userId, now: ctx.clock.now().toISOString() },
   });
@@ -141,7 +141,7 @@ export async function rotateOAuthClientSecret(ctx: CommandContext, input: { clie
  */
 export async function deleteOAuthClient(ctx: CommandContext, input: { clientId: string; teamId: string; userId: string }) {
   await requireTeamClient(ctx, input.clientId, input.teamId);
-  const { position } = await handleCommand(ctx.events, oauthClientStream(input.clientId), oauthClientDecider, {
+  const { position } = await handleCommand(ctx, oauthClientStream(input.clientId), oauthClientDecider, {
     type: 'DeleteOAuthClient',
     data: { clientId: input.clientId, userId: input.userId, now: ctx.clock.now().toISOString() },
   });
@@ -331,7 +331,7 @@ export async function revokeToken(
   if (ACCESS_TOKEN_SHAPE.test(input.token)) {
     const doc = input.stored;
     if (!doc || doc.kind !== 'access_token' || doc.clientId !== input.clientId) return { position: null };
-    return handleCommand(ctx.events, oauthGrantStream(doc.grantId), oauthGrantDecider, {
+    return handleCommand(ctx, oauthGrantStream(doc.grantId), oauthGrantDecider, {
       type: 'RevokeAccessToken',
       data: { tokenId: doc.tokenId, now: ctx.clock.now().toISOString() },
     });

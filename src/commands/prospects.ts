@@ -14,7 +14,7 @@ export interface ProspectsSite {
 export async function importProspects(ctx: CommandContext, input: ProspectsSite & { prospects: Prospect[] }) {
   if ((await ctx.events.readStream(siteStream(input.siteId))).length === 0) throw new TenancyError(`site ${input.siteId} not found`);
   const importId = ctx.newId();
-  const result = await handleCommand(ctx.events, prospectsStream(input.siteId), prospectsDecider, {
+  const result = await handleCommand(ctx, prospectsStream(input.siteId), prospectsDecider, {
     type: 'ImportProspects',
     data: { siteId: input.siteId, teamId: input.teamId, occurredAt: ctx.clock.now().getTime(), importId, prospects: input.prospects },
   });
@@ -31,4 +31,4 @@ export const recordPitch = (ctx: CommandContext, input: ProspectsSite & { prospe
 export const skipProspect = (ctx: CommandContext, input: ProspectsSite & { prospectUrl: string; reason: ProspectSkipReason; detail: string; runId: string }) =>
   prospectCommand(ctx, input.siteId, { type: 'SkipProspect', data: { ...input, occurredAt: ctx.clock.now().getTime() } });
 
-const prospectCommand = (ctx: CommandContext, siteId: string, command: ProspectCommand) => handleCommand(ctx.events, prospectsStream(siteId), prospectsDecider, command);
+const prospectCommand = (ctx: CommandContext, siteId: string, command: ProspectCommand) => handleCommand(ctx, prospectsStream(siteId), prospectsDecider, command);

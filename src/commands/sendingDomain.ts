@@ -51,7 +51,7 @@ export async function issueSendingDomainToken(
   if (!input.renew && current.status === 'issued' && current.domain === domain) {
     return { siteId: input.siteId, domain, recordName: current.recordName, recordValue: current.recordValue, issued: false };
   }
-  const { events } = await handleCommand(ctx.events, sendingDomainVerificationStream(input.siteId), sendingDomainVerificationDecider, {
+  const { events } = await handleCommand(ctx, sendingDomainVerificationStream(input.siteId), sendingDomainVerificationDecider, {
     type: 'IssueVerificationToken',
     data: { siteId: input.siteId, domain, token: randomToken(16), now: ctx.clock.now().toISOString() },
   });
@@ -71,7 +71,7 @@ export async function verifySendingDomain(ctx: CommandContext, resolver: DnsReso
   const state = await verificationState(ctx, siteId);
   const recordName = state.status === 'issued' && state.domain === domain ? state.recordName : null;
   const lookup: TxtLookup = recordName ? await lookUp(resolver, recordName) : { txtRecords: [] };
-  const { events } = await handleCommand(ctx.events, sendingDomainVerificationStream(siteId), sendingDomainVerificationDecider, {
+  const { events } = await handleCommand(ctx, sendingDomainVerificationStream(siteId), sendingDomainVerificationDecider, {
     type: 'CheckSendingDomain',
     data: { siteId, domain, now: ctx.clock.now().toISOString(), ...lookup },
   });

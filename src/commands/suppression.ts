@@ -29,7 +29,7 @@ export async function suppressContact(ctx: CommandContext, input: SuppressContac
   if (siteIds.length === 0) throw new TenancyError(`team ${input.teamId} has no site`);
   const email = normaliseEmail(input.email);
   if (!/^[^\s@]+@[^\s@]+$/.test(email)) throw new TenancyError(`not an email address: ${input.email}`);
-  const result = await handleCommand(ctx.events, suppressionStream(input.teamId), suppressionDecider, {
+  const result = await handleCommand(ctx, suppressionStream(input.teamId), suppressionDecider, {
     type: 'SuppressContact',
     data: { teamId: input.teamId, siteIds, email, reason: input.reason, source: input.source, now: ctx.clock.now().getTime() },
   });
@@ -42,7 +42,7 @@ export async function suppressContact(ctx: CommandContext, input: SuppressContac
  */
 export async function unsuppressContact(ctx: CommandContext, input: { teamId: string; siteId: string; email: string; source: string }) {
   const email = normaliseEmail(input.email);
-  const result = await handleCommand(ctx.events, suppressionStream(input.teamId), suppressionDecider, {
+  const result = await handleCommand(ctx, suppressionStream(input.teamId), suppressionDecider, {
     type: 'UnsuppressContact',
     data: { teamId: input.teamId, siteId: input.siteId, email, source: input.source, now: ctx.clock.now().getTime() },
   });

@@ -32,7 +32,7 @@ export async function createTeam(ctx: CommandContext, input: { name: string; own
   await claimEmail(ctx, { email, userId: ownerUserId, teamId });
   const result = await releasingOnFailure(ctx, { email, userId: ownerUserId }, async () => {
     const passwordHash = input.ownerPassword ? await hashPassword(input.ownerPassword) : null;
-    return handleCommand(ctx.events, teamStream(teamId), teamDecider, {
+    return handleCommand(ctx, teamStream(teamId), teamDecider, {
       type: 'CreateTeam',
       data: { teamId, name, owner: { userId: ownerUserId, email, passwordHash }, now: ctx.clock.now().toISOString() },
     });
@@ -48,7 +48,7 @@ export async function addUser(ctx: CommandContext, input: { teamId: string; emai
   await claimEmail(ctx, { email, userId, teamId: input.teamId });
   const result = await releasingOnFailure(ctx, { email, userId }, async () => {
     const passwordHash = input.password ? await hashPassword(input.password) : null;
-    return handleCommand(ctx.events, teamStream(input.teamId), teamDecider, {
+    return handleCommand(ctx, teamStream(input.teamId), teamDecider, {
       type: 'AddUser',
       data: { teamId: input.teamId, userId, email, role: input.role, passwordHash, now: ctx.clock.now().toISOString() },
     });
@@ -58,7 +58,7 @@ export async function addUser(ctx: CommandContext, input: { teamId: string; emai
 
 export async function setTeamBillingStatus(ctx: CommandContext, input: { teamId: string; billingStatus: BillingStatus }) {
   await requireTeam(ctx, input.teamId);
-  const result = await handleCommand(ctx.events, teamStream(input.teamId), teamDecider, {
+  const result = await handleCommand(ctx, teamStream(input.teamId), teamDecider, {
     type: 'SetTeamBillingStatus',
     data: { ...input, now: ctx.clock.now().toISOString() },
   });
@@ -69,7 +69,7 @@ export async function createSite(ctx: CommandContext, input: { teamId: string; d
   await requireTeam(ctx, input.teamId);
   const siteId = ctx.newId();
   const forwardingToken = randomToken(12);
-  const result = await handleCommand(ctx.events, siteStream(siteId), siteDecider, {
+  const result = await handleCommand(ctx, siteStream(siteId), siteDecider, {
     type: 'CreateSite',
     data: { siteId, teamId: input.teamId, domain: input.domain.toLowerCase(), plan: input.plan, forwardingToken, now: ctx.clock.now().toISOString() },
   });
@@ -80,7 +80,7 @@ export const forwardingAddress = (token: string, mailDomain: string) => `forward
 
 export async function changeSiteSettings(ctx: CommandContext, input: { siteId: string; changes: Partial<SiteSettings> }) {
   await requireSite(ctx, input.siteId);
-  const result = await handleCommand(ctx.events, siteStream(input.siteId), siteDecider, {
+  const result = await handleCommand(ctx, siteStream(input.siteId), siteDecider, {
     type: 'ChangeSiteSettings',
     data: { siteId: input.siteId, changes: input.changes, now: ctx.clock.now().toISOString() },
   });
@@ -90,7 +90,7 @@ export async function changeSiteSettings(ctx: CommandContext, input: { siteId: s
 /** Turns the site's outbound webhooks on or off; events that happen while off are never delivered. */
 export async function switchSiteWebhooks(ctx: CommandContext, input: { siteId: string; enabled: boolean }) {
   await requireSite(ctx, input.siteId);
-  const result = await handleCommand(ctx.events, siteStream(input.siteId), siteDecider, {
+  const result = await handleCommand(ctx, siteStream(input.siteId), siteDecider, {
     type: 'SwitchSiteWebhooks',
     data: { siteId: input.siteId, enabled: input.enabled, now: ctx.clock.now().toISOString() },
   });
@@ -106,7 +106,7 @@ export async function createApiKey(ctx: CommandContext, input: { teamId: string;
   }
   const apiKeyId = ctx.newId();
   const key = generateApiKey();
-  const result = await handleCommand(ctx.events, apiKeyStream(apiKeyId), apiKeyDecider, {
+  const result = await handleCommand(ctx, apiKeyStream(apiKeyId), apiKeyDecider, {
     type: 'CreateApiKey',
     data: { apiKeyId, ...input, scopes: [...new Set(input.scopes)], keyHash: sha256Hex(key), now: ctx.clock.now().toISOString() },
   });
@@ -115,7 +115,7 @@ export async function createApiKey(ctx: CommandContext, input: { teamId: string;
 
 export async function revokeApiKey(ctx: CommandContext, input: { apiKeyId: string }) {
   if ((await ctx.events.readStream(apiKeyStream(input.apiKeyId))).length === 0) throw new TenancyError(`API key ${input.apiKeyId} not found`);
-  const result = await handleCommand(ctx.events, apiKeyStream(input.apiKeyId), apiKeyDecider, {
+  const result = await handleCommand(ctx, apiKeyStream(input.apiKeyId), apiKeyDecider, {
     type: 'RevokeApiKey',
     data: { apiKeyId: input.apiKeyId, now: ctx.clock.now().toISOString() },
   });
@@ -123,7 +123,7 @@ export async function revokeApiKey(ctx: CommandContext, input: { apiKeyId: strin
 }
 
 export async function recordApiKeyUse(ctx: CommandContext, apiKeyId: string) {
-  return handleCommand(ctx.events, apiKeyStream(apiKeyId), apiKeyDecider, {
+  return handleCommand(ctx, apiKeyStream(apiKeyId), apiKeyDecider, {
     type: 'RecordApiKeyUse',
     data: { apiKeyId, now: ctx.clock.now().toISOString() },
   });
@@ -136,7 +136,7 @@ export async function recordApiKeyUse(ctx: CommandContext, apiKeyId: string) {
  */
 async function claimEmail(ctx: CommandContext, claim: { email: string; userId: string; teamId: string }) {
   try {
-    await handleCommand(ctx.events, userEmailStream(sha256Hex(claim.email)), userEmailDecider, {
+    await handleCommand(ctx, userEmailStream(sha256Hex(claim.email)), userEmailDecider, {
       type: 'ClaimUserEmail',
       data: { ...claim, now: ctx.clock.now().toISOString() },
     });
@@ -151,7 +151,7 @@ async function releasingOnFailure<T>(ctx: CommandContext, claim: { email: string
   try {
     return await step();
   } catch (error) {
-    await handleCommand(ctx.events, userEmailStream(sha256Hex(claim.email)), userEmailDecider, {
+    await handleCommand(ctx, userEmailStream(sha256Hex(claim.email)), userEmailDecider, {
       type: 'ReleaseUserEmail',
       data: { ...claim, reason: error instanceof Error ? error.message.slice(0, 200) : 'sign-up failed', now: ctx.clock.now().toISOString() },
     });

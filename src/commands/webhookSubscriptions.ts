@@ -43,7 +43,7 @@ export async function createSubscription(ctx: CommandContext, input: CreateSubsc
   const secret = generateWebhookSecret();
   const now = ctx.clock.now().toISOString();
   const secretPrefix = secretPrefixOf(secret);
-  const { events, position } = await handleCommand(ctx.events, subscriptionStream(subscriptionId), webhookSubscriptionDecider, {
+  const { events, position } = await handleCommand(ctx, subscriptionStream(subscriptionId), webhookSubscriptionDecider, {
     type: 'CreateSubscription',
     data: {
       subscriptionId,
@@ -60,7 +60,7 @@ export async function createSubscription(ctx: CommandContext, input: CreateSubsc
 
 export async function deleteSubscription(ctx: CommandContext, input: { siteId: string; subscriptionId: string }) {
   try {
-    const { position } = await handleCommand(ctx.events, subscriptionStream(input.subscriptionId), webhookSubscriptionDecider, {
+    const { position } = await handleCommand(ctx, subscriptionStream(input.subscriptionId), webhookSubscriptionDecider, {
       type: 'DeleteSubscription',
       data: { ...input, now: ctx.clock.now().toISOString() },
     });
@@ -73,7 +73,7 @@ export async function deleteSubscription(ctx: CommandContext, input: { siteId: s
 /** Changes label, url or event types (the caller has checked the url as for a creation). Returns the write's position, null when nothing changed. */
 export async function updateSubscription(ctx: CommandContext, input: { siteId: string; subscriptionId: string; changes: SubscriptionChanges }) {
   try {
-    const { position } = await handleCommand(ctx.events, subscriptionStream(input.subscriptionId), webhookSubscriptionDecider, {
+    const { position } = await handleCommand(ctx, subscriptionStream(input.subscriptionId), webhookSubscriptionDecider, {
       type: 'UpdateSubscription',
       data: { ...input, now: ctx.clock.now().toISOString() },
     });
@@ -90,7 +90,7 @@ export async function updateSubscription(ctx: CommandContext, input: { siteId: s
 export async function rotateSubscriptionSecret(ctx: CommandContext, input: { siteId: string; subscriptionId: string; graceSeconds: number }) {
   const secret = generateWebhookSecret();
   try {
-    const { events, position } = await handleCommand(ctx.events, subscriptionStream(input.subscriptionId), webhookSubscriptionDecider, {
+    const { events, position } = await handleCommand(ctx, subscriptionStream(input.subscriptionId), webhookSubscriptionDecider, {
       type: 'RotateSubscriptionSecret',
       data: { ...input, secretPrefix: secretPrefixOf(secret), sealedSecret: ctx.secrets.seal(secret), now: ctx.clock.now().toISOString() },
     });

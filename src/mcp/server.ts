@@ -18,6 +18,7 @@ import { countWrite } from '../http/writeRateLimit.ts';
 import { getSite } from '../readModels/sites.ts';
 import { siteIdInput } from './tools/tool.ts';
 import type { ToolRegistry } from './toolRegistry.ts';
+import { actingAs } from '../commands/context.ts';
 
 export const SERVER_INFO = { name: 'outreach-integration-service', version: '1.0.0' } as const;
 
@@ -87,7 +88,8 @@ export function mcpServerFor(app: FastifyInstance, credential: Credential, regis
       tool.gate?.(args, site);
       const parsed = tool.input.safeParse(args);
       if (!parsed.success) return failure('VALIDATION_ERROR', validationDetails(parsed.error));
-      return success(await tool.run(parsed.data, { app, credential, site }));
+      // The tool's commands record the token as their actor.
+      return success(await tool.run(parsed.data, { app: actingAs(app, { kind: credential.kind, id: credential.id }), credential, site }));
     } catch (error) {
       if (error instanceof ServiceError) return failure(codeOf(error), error.message, error.retryAfterSeconds);
       app.log.error({ err: error, tool: tool.name }, 'MCP tool failed');

@@ -104,7 +104,7 @@ async function orphanedClaimThenReply(a: Awaited<ReturnType<typeof startAgentHar
   const s = a.h.app.services;
   const draftId = s.newId();
   await handleCommand(
-    s.events,
+    s,
     conversationStream(id),
     conversationDecider,
     {

@@ -121,4 +121,6 @@ t.test('contact suppress works on a data directory no server keeps current', asy
   const suppressed = await outreach(['--json', 'contact', 'suppress', '--team', freshTeam, '--email', 'x@y.test'], freshEnv);
   t.equal(suppressed.code, 0, suppressed.stdout + suppressed.stderr);
   t.match(JSON.parse(suppressed.stdout), { teamId: freshTeam, email: 'x@y.test', changed: true });
+  const read = await outreach(['--json', 'events', 'read', `suppression-${freshTeam}`], freshEnv);
+  t.match(read.lines<EventLine>(), [{ type: 'ContactSuppressed', metadata: { actor: 'cli', actorKind: 'operator' } }], 'the event names the operator, and the line prints it');
 });

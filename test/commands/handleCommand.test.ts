@@ -30,7 +30,7 @@ t.test('40 commands on one stream from two writers of one file: every one is app
     await b.close();
   });
   const results = await Promise.all(
-    Array.from({ length: 40 }, (_, i) => handleCommand(i % 2 ? a : b, suppressionStream('team-1'), suppressionDecider, suppress(`c${i}@example.com`))),
+    Array.from({ length: 40 }, (_, i) => handleCommand({ events: i % 2 ? a : b }, suppressionStream('team-1'), suppressionDecider, suppress(`c${i}@example.com`))),
   );
   t.equal(results.filter((r) => r.events.length === 1).length, 40);
   const stream = await a.readStream(suppressionStream('team-1'));
@@ -48,7 +48,7 @@ t.test('a conflict that does not end is 503 SERVICE_UNAVAILABLE with a retry hin
     appends++;
     throw new WrongExpectedRevisionError(streamId, 'no_stream', 0n);
   };
-  const error = await handleCommand(store, suppressionStream('team-1'), suppressionDecider, suppress('x@example.com')).catch((e: unknown) => e);
+  const error = await handleCommand({ events: store }, suppressionStream('team-1'), suppressionDecider, suppress('x@example.com')).catch((e: unknown) => e);
   t.ok(error instanceof ServiceError);
   t.match(error, { code: 'SERVICE_UNAVAILABLE', retryAfterSeconds: 1 });
   t.equal(appends, 8, 'decided again after each conflict, 8 times in all');
@@ -64,14 +64,14 @@ t.test('a command queued behind a hung append is 503 after its wait and is never
     if ((args[1][0]!.data as { email: string }).email === 'first@example.com') await hung;
     return real.append(...args);
   };
-  const first = handleCommand(store, suppressionStream('team-1'), suppressionDecider, suppress('first@example.com'));
-  const queued = handleCommand(store, suppressionStream('team-1'), suppressionDecider, suppress('queued@example.com'), {}, { maxWaitMs: 50 }).catch((e: unknown) => e);
+  const first = handleCommand({ events: store }, suppressionStream('team-1'), suppressionDecider, suppress('first@example.com'));
+  const queued = handleCommand({ events: store }, suppressionStream('team-1'), suppressionDecider, suppress('queued@example.com'), {}, { maxWaitMs: 50 }).catch((e: unknown) => e);
   const error = await queued;
   t.ok(error instanceof ServiceError);
   t.match(error, { code: 'SERVICE_UNAVAILABLE', retryAfterSeconds: 1 });
   release();
   await first;
-  const after = await handleCommand(store, suppressionStream('team-1'), suppressionDecider, suppress('after@example.com'));
+  const after = await handleCommand({ events: store }, suppressionStream('team-1'), suppressionDecider, suppress('after@example.com'));
   t.equal(after.events.length, 1, 'the stream goes on');
   const emails = (await real.readStream(suppressionStream('team-1'))).map((e) => (e.data as { email: string }).email);
   t.same(emails, ['first@example.com', 'after@example.com'], 'the refused command was never appended');

@@ -8,6 +8,7 @@ export interface EventLine {
   position: string;
   time: string;
   data: Record<string, unknown>;
+  metadata: Record<string, unknown>;
   stream: string;
 }
 

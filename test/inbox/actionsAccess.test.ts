@@ -77,7 +77,7 @@ t.test('409 REPLY_IN_FLIGHT: no status change and no second reply while a reply 
     returnPath: null,
     drafter: 'user',
   });
-  await handleCommand(app.services.events, conversationStream(id), conversationDecider, { type: 'StartReply', data: { ...ref, draft } });
+  await handleCommand(app.services, conversationStream(id), conversationDecider, { type: 'StartReply', data: { ...ref, draft } });
   await settle(app.services);
   for (const status of ['resolved', 'declined', 'awaiting_human'] as const) {
     expectError(t, await act(app.fastify, a, id, 'status', { status }), 409, 'REPLY_IN_FLIGHT', status);

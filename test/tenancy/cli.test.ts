@@ -23,6 +23,7 @@ const streamEvents = async (stream: string): Promise<EventLine[]> => {
     position: e.position.toString(),
     time: e.createdAt.toISOString(),
     data: e.data as Record<string, unknown>,
+    metadata: e.metadata as Record<string, unknown>,
     stream: e.streamId,
   }));
 };

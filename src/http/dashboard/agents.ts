@@ -11,6 +11,7 @@ import { httpStatusOf } from '../errorHandler.ts';
 import { firstProblem, formText, parseForm } from '../web/forms.ts';
 import { type SafeHtml, html } from '../web/html.ts';
 import type { SignedIn } from '../web/session.ts';
+import { actingFor } from '../actingFor.ts';
 
 type Show = (reply: FastifyReply, s: SignedIn, title: string, body: SafeHtml, status?: number) => unknown;
 
@@ -116,7 +117,7 @@ export function agentPages(app: FastifyInstance, show: Show, canManage: (s: Sign
     if (!form.success) return agentsPage(reply, s, { error: firstProblem(form.error) }, 400);
     try {
       const body = { isActive: form.data.is_active, cadenceHours: form.data.cadence_hours, settings: form.data.settings };
-      const r = await updateAgent(app, { siteId: found.site.id, plan: found.site.plan, agentKey: found.agentKey, body, workSettingsSchemas: schemas() });
+      const r = await updateAgent(actingFor(app, request), { siteId: found.site.id, plan: found.site.plan, agentKey: found.agentKey, body, workSettingsSchemas: schemas() });
       await app.waitForWrite(r.position);
     } catch (error) {
       return refused(reply, s, error);
@@ -130,7 +131,7 @@ export function agentPages(app: FastifyInstance, show: Show, canManage: (s: Sign
     const found = await target(request);
     if (!found) return agentsPage(reply, s, { error: 'Site or agent not found.' }, 404);
     try {
-      const r = await requestAgentRun(app, { teamId: s.user.teamId, siteId: found.site.id, agentKey: found.agentKey, trigger: 'on_demand', requestedBy: s.user.id });
+      const r = await requestAgentRun(actingFor(app, request), { teamId: s.user.teamId, siteId: found.site.id, agentKey: found.agentKey, trigger: 'on_demand', requestedBy: s.user.id });
       await app.waitForWrite(r.position);
       return agentsPage(reply, s, { info: `Run ${r.run.id} of ${found.agentKey} queued.` }, 202);
     } catch (error) {

@@ -6,6 +6,7 @@ import { getUser } from '../../readModels/users.ts';
 import { type SafeHtml, html } from '../web/html.ts';
 import type { SignedIn } from '../web/session.ts';
 import type { DashboardKit } from './webhooks.ts';
+import { actingFor } from '../actingFor.ts';
 
 /**
  * The apps the team's people authorized: every grant of the team still in force, whichever team
@@ -35,7 +36,7 @@ export function connectedAppRoutes(app: FastifyInstance, kit: Pick<DashboardKit,
     const grant = await getOAuthGrant(app.readModels, request.params.grantId);
     // Another team's grant is answered as a missing one.
     if (!grant || grant.teamId !== s.user.teamId) return oauthAppsPage(reply, s, 'No such connected app.', 404);
-    const r = await revokeGrant(app, grant.id, 'revoked_by_team');
+    const r = await revokeGrant(actingFor(app, request), grant.id, 'revoked_by_team');
     if (r.position !== null) await app.waitForWrite(r.position);
     return reply.redirect('/dashboard/oauth-apps', 303);
   });

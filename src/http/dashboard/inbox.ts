@@ -15,6 +15,7 @@ import { firstProblem, formText, parseForm } from '../web/forms.ts';
 import { type SafeHtml, html } from '../web/html.ts';
 import type { SignedIn } from '../web/session.ts';
 import { showSignedIn, siteNotLicensedPage } from './show.ts';
+import { actingFor } from '../actingFor.ts';
 
 const PAGE_SIZE = 25;
 
@@ -205,14 +206,14 @@ export async function inboxPages(app: FastifyInstance) {
   act('reply', async (request, s, { site, found }) => {
     const form = parseForm(replyForm, request.body);
     if (!form.success) return { problem: firstProblem(form.error) };
-    return replyAsPerson(app, { found, site, text: form.data.text, idempotency: { scope: `dashboard_user:${s.user.id}`, key: form.data.idempotency_key }, by: s.user.id });
+    return replyAsPerson(actingFor(app, request), { found, site, text: form.data.text, idempotency: { scope: `dashboard_user:${s.user.id}`, key: form.data.idempotency_key }, by: s.user.id });
   });
   act('status', async (request, s, { found }) => {
     const form = parseForm(statusForm, request.body);
     if (!form.success) return { problem: firstProblem(form.error) };
-    return actOnConversation(app, found, { type: 'status', status: form.data.status, resolutionOutcome: 'manual' }, s.user.id);
+    return actOnConversation(actingFor(app, request), found, { type: 'status', status: form.data.status, resolutionOutcome: 'manual' }, s.user.id);
   });
   for (const type of ['takeover', 'handback', 'read', 'unread'] as const satisfies ReadonlyArray<ConversationAction['type']>) {
-    act(type, (_request, s, { found }) => actOnConversation(app, found, { type }, s.user.id));
+    act(type, (request, s, { found }) => actOnConversation(actingFor(app, request), found, { type }, s.user.id));
   }
 }

@@ -17,6 +17,7 @@ import { showSignedIn, siteNotLicensedPage } from './show.ts';
 import { agentPages } from './agents.ts';
 import { connectedAppRoutes, connectedAppsSection } from './connectedApps.ts';
 import { webhookPages } from './webhooks.ts';
+import { actingFor } from '../actingFor.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -137,7 +138,7 @@ export async function dashboardPages(app: FastifyInstance) {
     const form = parseForm(oauthAppForm, request.body);
     if (!form.success) return oauthAppsPage(reply, s, firstProblem(form.error), 400);
     try {
-      const r = await registerOAuthClient(app, {
+      const r = await registerOAuthClient(actingFor(app, request), {
         teamId: s.user.teamId,
         userId: s.user.id,
         name: form.data.name,
@@ -168,7 +169,7 @@ export async function dashboardPages(app: FastifyInstance) {
     const s = request.dashboard!;
     if (!canManage(s)) return forbidden(reply, s);
     try {
-      const r = await rotateOAuthClientSecret(app, { clientId: request.params.clientId, teamId: s.user.teamId, userId: s.user.id });
+      const r = await rotateOAuthClientSecret(actingFor(app, request), { clientId: request.params.clientId, teamId: s.user.teamId, userId: s.user.id });
       await waitForWrite(r.position, 'answer');
       return show(
         reply,
@@ -188,7 +189,7 @@ export async function dashboardPages(app: FastifyInstance) {
     const s = request.dashboard!;
     if (!canManage(s)) return forbidden(reply, s);
     try {
-      const r = await deleteOAuthClientAndSweep(app, { clientId: request.params.clientId, teamId: s.user.teamId, userId: s.user.id }, waitForWrite);
+      const r = await deleteOAuthClientAndSweep(actingFor(app, request), { clientId: request.params.clientId, teamId: s.user.teamId, userId: s.user.id }, waitForWrite);
       await waitForWrite(r.position);
       return reply.redirect('/dashboard/oauth-apps', 303);
     } catch (error) {
@@ -239,7 +240,7 @@ export async function dashboardPages(app: FastifyInstance) {
     if (!form.success) return apiKeysPage(reply, s, firstProblem(form.error), 400);
     const { name, scopes, site_id: siteId } = form.data;
     if (siteId && !(await sites(s)).some((x) => x.id === siteId)) return apiKeysPage(reply, s, 'Unknown site.', 400);
-    const r = await createApiKey(app, { teamId: s.user.teamId, name, scopes, siteId });
+    const r = await createApiKey(actingFor(app, request), { teamId: s.user.teamId, name, scopes, siteId });
     await waitForWrite(r.position, 'answer');
     return show(
       reply,
@@ -257,7 +258,7 @@ export async function dashboardPages(app: FastifyInstance) {
     const key = await getApiKey(app.readModels, request.params.id);
     if (!key || key.teamId !== s.user.teamId) return apiKeysPage(reply, s, 'API key not found.', 404);
     try {
-      const r = await revokeApiKey(app, { apiKeyId: key.id });
+      const r = await revokeApiKey(actingFor(app, request), { apiKeyId: key.id });
       await waitForWrite(r.position);
     } catch (error) {
       if (!(error instanceof TenancyError)) throw error;

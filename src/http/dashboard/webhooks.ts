@@ -14,6 +14,7 @@ import { firstProblem, formList, formText, parseForm } from '../web/forms.ts';
 import { type SafeHtml, html } from '../web/html.ts';
 import type { SignedIn } from '../web/session.ts';
 import { siteNotLicensedPage } from './show.ts';
+import { actingFor } from '../actingFor.ts';
 
 const LABEL = 'The label must be 1 to 120 characters.';
 const subscriptionForm = z.object({
@@ -139,7 +140,7 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
     const site = (await sites(s)).find((x) => x.id === request.params.siteId);
     const form = parseForm(switchForm, request.body);
     if (!site || !form.success) return problem(reply, s, 'Unknown site or switch position.', site ? 400 : 404);
-    const { position } = await switchSiteWebhooks(app, { siteId: site.id, enabled: form.data.enabled === 'on' });
+    const { position } = await switchSiteWebhooks(actingFor(app, request), { siteId: site.id, enabled: form.data.enabled === 'on' });
     await app.waitForWrite(position);
     return reply.redirect('/dashboard/webhooks', 303);
   });
@@ -158,7 +159,7 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
     if ((await listSubscriptionsForSite(app.readModels, site.id)).length >= app.config.WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE) {
       return refuse(`A site may have at most ${app.config.WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE} webhook subscriptions.`, 409);
     }
-    const r = await createSubscription(app, { teamId: s.user.teamId, siteId: site.id, label: form.data.label, url: form.data.url, eventTypes: form.data.event_types, createdByOauthClientId: null });
+    const r = await createSubscription(actingFor(app, request), { teamId: s.user.teamId, siteId: site.id, label: form.data.label, url: form.data.url, eventTypes: form.data.event_types, createdByOauthClientId: null });
     await app.waitForWrite(r.position, 'answer');
     return show(
       reply,
@@ -182,7 +183,7 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
     const urlProblem = webhookUrlProblem(form.data.url, allowedRanges);
     if (urlProblem) return problem(reply, s, urlProblem, 400);
     return orProblem(reply, s, async () => {
-      const { position } = await updateSubscription(app, { siteId: sub.site_id, subscriptionId: sub.id, changes: { label: form.data.label, url: form.data.url, eventTypes: form.data.event_types } });
+      const { position } = await updateSubscription(actingFor(app, request), { siteId: sub.site_id, subscriptionId: sub.id, changes: { label: form.data.label, url: form.data.url, eventTypes: form.data.event_types } });
       await app.waitForWrite(position);
       return reply.redirect('/dashboard/webhooks', 303);
     });
@@ -199,7 +200,7 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
     const form = parseForm(rotateForm, request.body);
     if (!form.success) return problem(reply, s, firstProblem(form.error), 400);
     return orProblem(reply, s, async () => {
-      const r = await rotateSubscriptionSecret(app, { siteId: sub.site_id, subscriptionId: sub.id, graceSeconds: form.data.grace_seconds });
+      const r = await rotateSubscriptionSecret(actingFor(app, request), { siteId: sub.site_id, subscriptionId: sub.id, graceSeconds: form.data.grace_seconds });
       await app.waitForWrite(r.position, 'answer');
       return show(
         reply,
@@ -219,7 +220,7 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
     const site = await getSite(app.readModels, sub.site_id);
     if (site && !site.licensed) return siteNotLicensedPage(reply, s, site.domain);
     return orProblem(reply, s, async () => {
-      const { position } = await deleteSubscription(app, { siteId: sub.site_id, subscriptionId: sub.id });
+      const { position } = await deleteSubscription(actingFor(app, request), { siteId: sub.site_id, subscriptionId: sub.id });
       await app.waitForWrite(position);
       return reply.redirect('/dashboard/webhooks', 303);
     });

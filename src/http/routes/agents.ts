@@ -10,6 +10,7 @@ import { isoParam, pageQuery } from '../pagination.ts';
 import { errors, siteParams } from '../schemas.ts';
 import { agentsOverview, agentRunsPage, runAgentNow, updateAgentNow } from '../views/agents.ts';
 import { agentObject, runObject } from './agentSchemas.ts';
+import { actingFor } from '../actingFor.ts';
 
 const agentParams = siteParams.extend({ agentKey: z.string().min(1).max(100).meta({ description: AGENT_KEYS.join(', ') }) });
 
@@ -100,7 +101,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async function updateAgentRoute(request) {
-      return updateAgentNow(app, request.site!, agentKeyOf(request), request.body);
+      return updateAgentNow(actingFor(app, request), request.site!, agentKeyOf(request), request.body);
     },
   );
 
@@ -118,7 +119,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
     },
     async function runAgentRoute(request, reply) {
       const credential = request.credential!;
-      return reply.status(202).send(await runAgentNow(app, request.site!, agentKeyOf(request), credential.oauthClientId ?? credential.id));
+      return reply.status(202).send(await runAgentNow(actingFor(app, request), request.site!, agentKeyOf(request), credential.oauthClientId ?? credential.id));
     },
   );
 };

@@ -8,6 +8,7 @@ import { type ArticleDoc, getArticle, listArticlesPage } from '../../readModels/
 import type { SiteDoc } from '../../readModels/sites.ts';
 import { decodeCursor, isoParam, pageOf, pageQuery } from '../pagination.ts';
 import { errors, siteParams } from '../schemas.ts';
+import { actingFor } from '../actingFor.ts';
 
 const isoTimestamp = z.string().meta({ format: 'date-time' });
 const isoDate = isoParam;
@@ -93,7 +94,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async function upsertArticleRoute(request, reply) {
-      const { created, article } = await syncArticle(app, request.site!, request.body);
+      const { created, article } = await syncArticle(actingFor(app, request), request.site!, request.body);
       return reply.status(created ? 201 : 200).send({ article });
     },
   );
@@ -154,7 +155,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
       const site = request.site!;
       const doc = await getArticle(app.readModels, request.params.articleId);
       if (!doc || doc.siteId !== site.id) throw notFound('Article not found.');
-      const result = await deleteArticle(app, { teamId: site.teamId, siteId: site.id, url: doc.url });
+      const result = await deleteArticle(actingFor(app, request), { teamId: site.teamId, siteId: site.id, url: doc.url });
       await app.waitForWrite(result.position);
       return { success: true as const };
     },

@@ -6,6 +6,7 @@ import { CONVERSATION_STATUSES } from '../../domain/conversation.ts';
 import { IDEMPOTENCY_KEY_SHAPE } from '../../domain/ingestion.ts';
 import { errors, siteParams } from '../schemas.ts';
 import { type SimpleAction, changeStatusAsPerson, findConversation, replyAsPerson, runSimpleAction } from '../views/conversationActions.ts';
+import { actingFor } from '../actingFor.ts';
 
 const params = siteParams.extend({ conversationId: z.string().min(1).max(100) });
 
@@ -63,7 +64,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
     `${path}/reply`,
     { config: { access }, schema: { ...schemaOf('Reply to a conversation as a person'), body: replyBody, response: { 201: replyResult, 200: replyResult, ...errors(400, 401, 403, 404, 409, 429, 503) } } },
     async function replyRoute(request, reply) {
-      const outcome = await replyAsPerson(app, {
+      const outcome = await replyAsPerson(actingFor(app, request), {
         ref: await conversationOf(request),
         site: request.site!,
         credential: request.credential!,
@@ -79,7 +80,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
     `${path}/status`,
     { config: { access }, schema: { ...schemaOf('Change a conversation\'s status as a person'), body: statusBody } },
     async function changeStatusRoute(request) {
-      return changeStatusAsPerson(app, {
+      return changeStatusAsPerson(actingFor(app, request), {
         ref: await conversationOf(request),
         status: request.body.status,
         resolutionOutcome: request.body.resolutionOutcome,
@@ -90,7 +91,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
 
   const simple = (action: SimpleAction, summary: string) =>
     app.post(`${path}/${action}`, { config: { access }, schema: schemaOf(summary) }, async function conversationActionRoute(request) {
-      return runSimpleAction(app, action, { ref: await conversationOf(request), by: request.credential!.id });
+      return runSimpleAction(actingFor(app, request), action, { ref: await conversationOf(request), by: request.credential!.id });
     });
 
   simple('takeover', 'Take a conversation over from the Outreach Agent');

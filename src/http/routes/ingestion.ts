@@ -7,6 +7,7 @@ import { SKIP_REASONS } from '../../domain/aiPause.ts';
 import { ServiceError } from '../../domain/errors.ts';
 import { IDEMPOTENCY_KEY_SHAPE, MESSAGE_ID_SHAPE } from '../../domain/ingestion.ts';
 import { errors, siteParams } from '../schemas.ts';
+import { actingFor } from '../actingFor.ts';
 
 /** RFC 5322 caps a header line at 998 characters; References chains may fold over many lines. */
 const headerValue = (max: number) => z.string().max(max).nullable().optional();
@@ -85,7 +86,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
       };
       const key = request.headers['idempotency-key'];
       const b = request.body;
-      const outcome = await ingestMessage(app, {
+      const outcome = await ingestMessage(actingFor(app, request), {
         site: request.site!,
         idempotency: key ? { scope: idempotencyScope(credential), key } : null,
         channel: 'api',

@@ -7,6 +7,7 @@ import { OUTREACH_AGENT_PLANS } from '../../domain/agents.ts';
 import { planRequired, validationError } from '../../domain/errors.ts';
 import { MAX_PROSPECTS_PER_IMPORT, prospectsFromCsv, prospectsFromEntries } from '../../domain/prospectList.ts';
 import { errors, siteParams } from '../schemas.ts';
+import { actingFor } from '../actingFor.ts';
 
 const CSV_BODY_LIMIT = 2 * 1024 * 1024;
 
@@ -55,7 +56,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
       const input = request.body;
       const list = typeof input === 'string' ? prospectsFromCsv(input) : prospectsFromEntries(Array.isArray(input) ? input : input.prospects);
       if (!list.ok) throw validationError(`Invalid prospect list: ${list.errors.join('; ')}`);
-      const result = await importProspects(app, { siteId: site.id, teamId: site.teamId, prospects: list.prospects });
+      const result = await importProspects(actingFor(app, request), { siteId: site.id, teamId: site.teamId, prospects: list.prospects });
       await app.waitForWrite(result.position);
       return reply.status(result.imported > 0 ? 201 : 200).send({ importId: result.importId, imported: result.imported, unchanged: result.unchanged });
     },

@@ -9,6 +9,7 @@ import { getSuppression, listSuppressionsPage } from '../../readModels/suppressi
 import { decodeCursor, pageOf, pageQuery } from '../pagination.ts';
 import { errors, siteParams } from '../schemas.ts';
 import { suppressionObject, suppressionOf } from './inboxSchemas.ts';
+import { actingFor } from '../actingFor.ts';
 
 const addBody = z.object({
   email: z.email({ pattern: EMAIL_ADDRESS_SHAPE }).max(320),
@@ -59,7 +60,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
     },
     async function addSuppressionRoute(request, reply) {
       const site = request.site!;
-      const result = await suppressContact(app, {
+      const result = await suppressContact(actingFor(app, request), {
         teamId: site.teamId,
         teamSiteIds: [site.id],
         siteId: site.id,
@@ -87,7 +88,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
     },
     async function removeSuppressionRoute(request) {
       const site = request.site!;
-      const result = await unsuppressContact(app, { teamId: site.teamId, siteId: site.id, email: normaliseEmail(request.params.email), source: 'manual' });
+      const result = await unsuppressContact(actingFor(app, request), { teamId: site.teamId, siteId: site.id, email: normaliseEmail(request.params.email), source: 'manual' });
       if (!result.removed) throw notFound('This address is not on the suppression list.');
       await app.waitForWrite(result.position);
       return { success: true as const };

@@ -10,6 +10,7 @@ import { undoIfClientDeleted } from '../../commands/oauth.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../domain/eventCatalog.ts';
 import { type WebhookSubscriptionDoc, getSubscription, listSubscriptionsForSite, subscriptionDocOf } from '../../readModels/webhookSubscriptions.ts';
 import { errors, siteParams } from '../schemas.ts';
+import { actingFor } from '../actingFor.ts';
 
 const isoTimestamp = z.string().meta({ format: 'date-time' });
 
@@ -83,7 +84,7 @@ const plugin: FastifyPluginAsyncZod<{ allowedRanges: BlockList }> = async (app, 
       const existing = await listSubscriptionsForSite(app.readModels, request.site!.id);
       if (existing.length >= limit) throw subscriptionLimitReached(limit);
       const credential = request.credential!;
-      const { subscriptionId, created, secret, position } = await createSubscription(app, {
+      const { subscriptionId, created, secret, position } = await createSubscription(actingFor(app, request), {
         teamId: credential.teamId,
         siteId: request.site!.id,
         label: request.body.label,
@@ -91,7 +92,7 @@ const plugin: FastifyPluginAsyncZod<{ allowedRanges: BlockList }> = async (app, 
         eventTypes: request.body.eventTypes,
         createdByOauthClientId: credential.oauthClientId,
       });
-      if (credential.oauthClientId && (await undoIfClientDeleted(app, { id: subscriptionId, siteId: created.siteId, clientId: credential.oauthClientId }))) {
+      if (credential.oauthClientId && (await undoIfClientDeleted(actingFor(app, request), { id: subscriptionId, siteId: created.siteId, clientId: credential.oauthClientId }))) {
         throw unauthorized('The OAuth client behind this token was deleted.');
       }
       await app.waitForWrite(position, 'answer');
@@ -144,7 +145,7 @@ const plugin: FastifyPluginAsyncZod<{ allowedRanges: BlockList }> = async (app, 
         const problem = webhookUrlProblem(request.body.url, allowedRanges);
         if (problem) throw validationError(problem);
       }
-      const { position } = await updateSubscription(app, { siteId, subscriptionId: id, changes: request.body });
+      const { position } = await updateSubscription(actingFor(app, request), { siteId, subscriptionId: id, changes: request.body });
       await app.waitForWrite(position);
       return { subscription: responseOf(await subscriptionOfSite(siteId, id)) };
     },
@@ -170,7 +171,7 @@ const plugin: FastifyPluginAsyncZod<{ allowedRanges: BlockList }> = async (app, 
       const { id } = request.params;
       const before = await subscriptionOfSite(siteId, id);
       if (!before.is_active) throw subscriptionDisabled();
-      const rotated = await rotateSubscriptionSecret(app, { siteId, subscriptionId: id, graceSeconds: request.body.graceSeconds });
+      const rotated = await rotateSubscriptionSecret(actingFor(app, request), { siteId, subscriptionId: id, graceSeconds: request.body.graceSeconds });
       await app.waitForWrite(rotated.position, 'answer');
       // From the rotation itself: the read model may not include it yet (see waitForWrite's 'answer').
       const subscription = { ...responseOf(await subscriptionOfSite(siteId, id)), secret_prefix: rotated.secretPrefix, updated_at: rotated.rotatedAt };
@@ -192,7 +193,7 @@ const plugin: FastifyPluginAsyncZod<{ allowedRanges: BlockList }> = async (app, 
     async function deleteSubscriptionRoute(request) {
       const { id } = request.params;
       if (!ID_SHAPE.test(id)) throw notFound('Webhook subscription not found.');
-      const { position } = await deleteSubscription(app, { siteId: request.site!.id, subscriptionId: id });
+      const { position } = await deleteSubscription(actingFor(app, request), { siteId: request.site!.id, subscriptionId: id });
       await app.waitForWrite(position);
       return { success: true as const };
     },

@@ -19,12 +19,12 @@ export async function commandOnReadState<State, Command, Event extends DomainEve
   metadata: Record<string, unknown>,
 ): Promise<CommandResult<Event>> {
   const events = decider.decide(command, read.state);
-  if (events.length === 0) return handleCommand(store, streamId, decider, command, metadata);
+  if (events.length === 0) return handleCommand({ events: store }, streamId, decider, command, metadata);
   try {
     const result = await store.append(streamId, events.map((e) => ({ type: e.type, data: e.data, metadata })), read.expectedRevision);
     return { events, position: result.position };
   } catch (error) {
-    if (error instanceof WrongExpectedRevisionError) return handleCommand(store, streamId, decider, command, metadata);
+    if (error instanceof WrongExpectedRevisionError) return handleCommand({ events: store }, streamId, decider, command, metadata);
     throw error;
   }
 }

@@ -132,7 +132,7 @@ export class ReplySender {
 
   private async retry(c: Conv, messageId: string, attempt: number): Promise<void> {
     const r = await handleCommand(
-      this.deps.events,
+      this.deps,
       conversationStream(c.conversationId),
       conversationDecider,
       { type: 'StartSendAttempt', data: { ...this.ref(c), messageId, attempt } },
@@ -180,7 +180,7 @@ export class ReplySender {
     const command: ConversationCommand = { type: 'RecordSendResult', data: { ...this.ref(c), messageId, attempt, result } };
     const r = read
       ? await commandOnReadState(this.deps.events, stream, conversationDecider, read, command, this.metadata)
-      : await handleCommand(this.deps.events, stream, conversationDecider, command, this.metadata);
+      : await handleCommand(this.deps, stream, conversationDecider, command, this.metadata);
     const failed = r.events.find((e) => e.type === 'ReplySendFailed');
     if (failed && failed.data.retryAt !== null) {
       this.track({ ...c, messageId, attempt, inFlight: false, retryAt: failed.data.retryAt, startedBy: null, startedAt: 0 });

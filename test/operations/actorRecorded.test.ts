@@ -1,0 +1,76 @@
+import t from 'tap';
+import type { RecordedEvent } from '../../src/ports/eventStore.ts';
+import { ingest, PITCH } from '../ingestion/helpers.ts';
+import { bearer } from '../helpers/testApp.ts';
+import { formFields } from '../oauth/helpers.ts';
+import { connectWithToken, obtainToken, startMcpApp } from '../mcp/helpers.ts';
+
+/**
+ * An auditor replaying the log sees who did what: every event a request's command appends names its
+ * actor in the metadata (`actor`, `actorKind`): the API key, the OAuth access token (REST and MCP),
+ * or the signed-in dashboard user. (The CLI's operator: `test/cli/eventsAndProjections.test.ts`.)
+ */
+const ctx = await startMcpApp();
+const { app, tenant, browser, base } = ctx;
+t.teardown(() => app.close());
+const site = `/api/v1/sites/${tenant.siteId}`;
+const rest = (method: 'POST' | 'PATCH' | 'PUT' | 'DELETE', url: string, payload?: object, key = tenant.key) =>
+  app.fastify.inject({ method, url, headers: bearer(key), ...(payload ? { payload } : {}) });
+
+/** The events appended while `work` ran, of the given types, by the request's command (background workers' own events left out). */
+async function appendedBy(work: () => Promise<void>, types: string[]): Promise<RecordedEvent[]> {
+  const from = await app.services.events.headPosition();
+  await work();
+  return (await app.services.events.readAll({ after: from, limit: 10_000 })).filter((e) => types.includes(e.type));
+}
+
+t.test('an API key: webhooks, suppressions, agent settings, articles, ingestion and conversation actions name it', async (t) => {
+  const types = ['SubscriptionCreated', 'SubscriptionUpdated', 'SubscriptionSecretRotated', 'SubscriptionDeleted', 'ContactSuppressed', 'ContactUnsuppressed', 'AgentConfigured', 'ArticleUpserted', 'ArticleDeleted', 'ConversationOpened', 'MessageIngested', 'IngestionRecorded', 'ConversationStatusChanged', 'ConversationTakenOver'];
+  const events = await appendedBy(async () => {
+    const created = await rest('POST', `${site}/outreach/webhooks`, { label: 'x', url: 'https://example.com/h', eventTypes: ['outreach.reply_sent'] });
+    const sub = created.json().subscription.id as string;
+    for (const r of [
+      await rest('PATCH', `${site}/outreach/webhooks/${sub}`, { label: 'y' }),
+      await rest('POST', `${site}/outreach/webhooks/${sub}/rotate-secret`, { graceSeconds: 0 }),
+      await rest('DELETE', `${site}/outreach/webhooks/${sub}`),
+      await rest('POST', `${site}/outreach/suppressions`, { email: 'a@b.io' }),
+      await rest('DELETE', `${site}/outreach/suppressions/a@b.io`),
+      await rest('PUT', `${site}/agents/article_boost`, { isActive: true }),
+    ]) {
+      if (r.statusCode >= 300) throw new Error(`${r.statusCode} ${r.body}`);
+    }
+    const conversationId = (await ingest(app.fastify, tenant, PITCH)).json().conversationIds[0] as string;
+    const status = await rest('POST', `${site}/outreach/conversations/${conversationId}/status`, { status: 'resolved' });
+    const takeover = await rest('POST', `${site}/outreach/conversations/${conversationId}/takeover`);
+    if (status.statusCode !== 200 || takeover.statusCode !== 200) throw new Error(`${status.body} ${takeover.body}`);
+    const article = await rest('PUT', `${site}/articles`, { url: 'https://example.test/a', title: 'A', text: 'x' });
+    const deleted = await rest('DELETE', `${site}/articles/${article.json().article.id}`);
+    if (deleted.statusCode >= 300) throw new Error(`${deleted.statusCode} ${deleted.body}`);
+  }, types);
+  t.same([...new Set(events.map((e) => e.type))].sort(), [...types].sort(), 'each kind of event was appended');
+  for (const e of events) t.match(e.metadata, { actor: tenant.keyId, actorKind: 'api_key' }, `${e.type} names the key`);
+});
+
+t.test('an OAuth access token over MCP names the token', async (t) => {
+  const token = await obtainToken(ctx, { scope: 'inbox:read inbox:write' });
+  const client = await connectWithToken(`${base}/mcp`, token);
+  t.teardown(() => client.close());
+  const conversationId = (await ingest(app.fastify, tenant, { ...PITCH, messageId: '<mcp-actor@prospect.io>' })).json().conversationIds[0] as string;
+  const events = await appendedBy(async () => {
+    const answer = await client.callTool({ name: 'change_conversation_status', arguments: { siteId: tenant.siteId, conversationId, status: 'declined' } });
+    if (answer.isError) throw new Error(JSON.stringify(answer));
+  }, ['ConversationStatusChanged']);
+  t.equal(events.length, 1);
+  t.match(events[0]!.metadata, { actor: /^[0-9A-Z]{26}$/, actorKind: 'oauth_access_token' }, 'the access token, by its id');
+});
+
+t.test('the dashboard names the signed-in user', async (t) => {
+  const events = await appendedBy(async () => {
+    const page = (await browser.request('/dashboard/webhooks')).text;
+    const action = `/dashboard/sites/${tenant.siteId}/webhooks`;
+    const created = await browser.request(action, { form: { ...formFields(page, action), label: 'crm', url: 'https://example.com/d', event_types: 'outreach.reply_sent' } });
+    if (created.status !== 201) throw new Error(`${created.status} ${created.text.slice(0, 300)}`);
+  }, ['SubscriptionCreated']);
+  t.equal(events.length, 1);
+  t.match(events[0]!.metadata, { actor: tenant.ownerUserId, actorKind: 'dashboard_user' });
+});
