@@ -15,44 +15,59 @@ export interface ProspectEntry {
 
 export type ProspectListResult = { ok: true; prospects: Prospect[] } | { ok: false; errors: string[] };
 
-/** RFC 4180 CSV: quoted fields with `""` escapes and line breaks inside quotes; `,` or `;` separated. */
-export function parseCsv(text: string): string[][] {
+/**
+ * RFC 4180 CSV: quoted fields with `""` escapes and line breaks inside quotes; `,` or `;` separated.
+ * A quoted field still open at the end is an error (with the line it opened on): read as a field, it
+ * would swallow every row after it.
+ */
+export function parseCsv(text: string): { ok: true; rows: string[][] } | { ok: false; error: string } {
   const rows: string[][] = [];
   const body = text.replace(/^\uFEFF/, '');
   const separator = /^[^\n]*;[^\n]*$/m.test(body.split(/\r?\n/)[0] ?? '') && !(body.split(/\r?\n/)[0] ?? '').includes(',') ? ';' : ',';
   let row: string[] = [];
   let field = '';
   let quoted = false;
+  let line = 1;
+  let quoteLine = 0;
   for (let i = 0; i < body.length; i++) {
     const ch = body[i]!;
+    if (ch === '\n' || (ch === '\r' && body[i + 1] !== '\n')) line++;
     if (quoted) {
       if (ch === '"' && body[i + 1] === '"') {
         field += '"';
         i++;
       } else if (ch === '"') quoted = false;
       else field += ch;
-    } else if (ch === '"' && field === '') quoted = true;
-    else if (ch === separator) {
+    } else if (ch === '"' && field === '') {
+      quoted = true;
+      quoteLine = line;
+    } else if (ch === separator) {
       row.push(field);
       field = '';
     } else if (ch === '\n' || ch === '\r') {
-      if (ch === '\r' && body[i + 1] === '\n') i++;
+      if (ch === '\r' && body[i + 1] === '\n') {
+        i++;
+        line++;
+      }
       row.push(field);
       rows.push(row);
       row = [];
       field = '';
     } else field += ch;
   }
+  if (quoted) return { ok: false, error: `line ${quoteLine}: a quoted field is not closed (a " is missing)` };
   if (field !== '' || row.length > 0) {
     row.push(field);
     rows.push(row);
   }
-  return rows;
+  return { ok: true, rows };
 }
 
 /** The prospects of a CSV file; the header row (naming `url`) is optional. */
 export function prospectsFromCsv(text: string): ProspectListResult {
-  const rows = parseCsv(text);
+  const parsed = parseCsv(text);
+  if (!parsed.ok) return { ok: false, errors: [parsed.error] };
+  const rows = parsed.rows;
   const header = rows[0]?.map((h) => h.trim().toLowerCase()) ?? [];
   const hasHeader = header.includes('url') || header.includes('website') || header.includes('site');
   const col = (names: string[]) => header.findIndex((h) => names.includes(h));

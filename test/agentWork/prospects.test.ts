@@ -29,6 +29,12 @@ t.test('CSV with a header, quotes, semicolons; one URL per line; errors by line'
       { url: 'https://two.example/blog', name: null, notes: null },
     ],
   }, 'no header; repeats folded');
+  t.same(
+    prospectsFromCsv('url,name\nhttps://a.prospect.io,"Alice\nhttps://b.prospect.io,Bob\r\nhttps://c.prospect.io,Carol\n'),
+    { ok: false, errors: ['line 2: a quoted field is not closed (a " is missing)'] },
+    'an unclosed quote is refused, not read as a name holding the rows after it',
+  );
+  t.same(prospectsFromCsv('url,name\r\nhttps://a.example,"A, ""the"" one\r\nsecond line"\r\nhttps://b.example,"B'), { ok: false, errors: ['line 4: a quoted field is not closed (a " is missing)'] }, 'its line counted across quoted line breaks');
   t.same(prospectsFromCsv('url\nhttp://plain.example\nnot a url\n'), { ok: false, errors: ['line 2: "http://plain.example" is not an https URL', 'line 3: "not a url" is not an https URL'] });
   t.same(prospectsFromCsv('url\n'), { ok: false, errors: ['the list has no prospects'] });
   t.same(prospectsFromEntries([{ url: 'https://ok.example' }, { url: 'ftp://x.example' }]), { ok: false, errors: ['entry 2: "ftp://x.example" is not an https URL'] });
