@@ -287,10 +287,17 @@ export function parseMessageIds(header: string | null): string[] {
 
 /**
  * An RFC 5322 msg-id (`<id-left@id-right>`), with or without its angle brackets: no white space,
- * no control characters, one `@`. A reply threads onto it and names it in In-Reply-To and References,
- * which the mailer refuses when it is malformed.
+ * no control characters, one `@`; UTF-8 allowed (RFC 6532), but no lone UTF-16 surrogate (it cannot
+ * be stored as text: the thread index would no longer find it after a restart). A reply threads onto
+ * it when it is also a `MAIL_MESSAGE_ID_SHAPE`.
  */
-export const MESSAGE_ID_SHAPE = /^(?:<[^<>\s@\p{Cc}]+@[^<>\s@\p{Cc}]+>|[^<>\s@\p{Cc}]+@[^<>\s@\p{Cc}]+)$/u;
+export const MESSAGE_ID_SHAPE = /^(?:<[^<>\s@\p{Cc}\p{Cs}]+@[^<>\s@\p{Cc}\p{Cs}]+>|[^<>\s@\p{Cc}\p{Cs}]+@[^<>\s@\p{Cc}\p{Cs}]+)$/u;
+
+/**
+ * A msg-id a mail header carries as it is: printable ASCII (no SMTPUTF8 is asked for). A reply's
+ * In-Reply-To and References leave other ids out, and the mailer refuses them.
+ */
+export const MAIL_MESSAGE_ID_SHAPE = /^(?:<[!-;=?A-~]+@[!-;=?A-~]+>|[!-;=?A-~]+@[!-;=?A-~]+)$/;
 
 /** Message-Ids are compared without angle brackets, case-sensitively (RFC 5322 ids are case-sensitive). */
 export const normaliseMessageId = (id: string) => id.trim().replace(/^<|>$/g, '');

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { type AgentSettings, OUTREACH_AGENT_PLANS } from './agents.ts';
 import { decideAiPause } from './aiPause.ts';
 import type { AgentSkipReason, ReplyDraft } from './conversation.ts';
-import { MESSAGE_ID_SHAPE, normaliseMessageId, parseMessageIds } from './ingestion.ts';
+import { MAIL_MESSAGE_ID_SHAPE, normaliseMessageId, parseMessageIds } from './ingestion.ts';
 
 /** What the Outreach Agent must know about a site and a contact before it may reply. */
 export interface ReplyPreconditionFacts {
@@ -39,8 +39,8 @@ export const replyRfcMessageId = (messageId: string, domain: string) => `<reply.
 
 /**
  * In-Reply-To and References of a reply to `inbound` (RFC 5322 §3.6.4): its References, then its own
- * id. Ids that are not msg-ids (a forwarded mail's odd header, an id stored before ingestion checked
- * them) are left out: the mailer refuses them, and the reply must still go.
+ * id. Ids that are not ASCII msg-ids (a forwarded mail's odd header, an id stored before ingestion
+ * checked them, an internationalised id) are left out: the mailer refuses them, and the reply must still go.
  */
 export function threadingHeaders(inbound: { externalMessageId: string | null; references: string | null; inReplyTo: string | null }): {
   inReplyTo: string | null;
@@ -48,8 +48,8 @@ export function threadingHeaders(inbound: { externalMessageId: string | null; re
 } {
   if (!inbound.externalMessageId) return { inReplyTo: null, references: [] };
   const own = normaliseMessageId(inbound.externalMessageId);
-  const valid = MESSAGE_ID_SHAPE.test(own);
-  const validIds = (header: string | null) => parseMessageIds(header).filter((id) => MESSAGE_ID_SHAPE.test(id));
+  const valid = MAIL_MESSAGE_ID_SHAPE.test(own);
+  const validIds = (header: string | null) => parseMessageIds(header).filter((id) => MAIL_MESSAGE_ID_SHAPE.test(id));
   const chain = validIds(inbound.references);
   if (chain.length === 0) chain.push(...validIds(inbound.inReplyTo));
   const refs = [...chain.filter((id) => id !== own), ...(valid ? [own] : [])].slice(-20).map((id) => `<${id}>`);

@@ -23,3 +23,8 @@ t.test('malformed ids are left out, the rest kept', async (t) => {
   t.same(threadingHeaders({ externalMessageId: 'not a message id', references: '<a@p.io>', inReplyTo: null }), { inReplyTo: null, references: ['<a@p.io>'] }, 'a malformed inbound id');
   t.same(threadingHeaders({ externalMessageId: 'p1@prospect.io>\r\nBcc: x@evil.test', references: 'junk, more junk', inReplyTo: 'x' }), { inReplyTo: null, references: [] }, 'nothing valid: no threading headers');
 });
+
+t.test('internationalised ids (RFC 6532) are ingested but left out of the reply: headers stay ASCII without SMTPUTF8', async (t) => {
+  t.same(threadingHeaders({ externalMessageId: '<café€@prospect.io>', references: '<a@p.io> <ü@p.io>', inReplyTo: null }), { inReplyTo: null, references: ['<a@p.io>'] });
+  t.same(threadingHeaders({ externalMessageId: '<c@p.io>', references: null, inReplyTo: '<日本@p.io>' }), { inReplyTo: '<c@p.io>', references: ['<c@p.io>'] });
+});

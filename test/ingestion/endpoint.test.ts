@@ -24,7 +24,7 @@ t.test('ingestion: validation, defaults, results and the facts it appends', asyn
       expectError(t, await ingest(fastify, tenant, { from }), 400, 'VALIDATION_ERROR', `from ${JSON.stringify(from)}`);
     }
     // A reply threads onto the Message-Id; the mailer refuses a malformed one, so it is refused here.
-    for (const messageId of ['not a message id', 'no-at-sign', '<p1@prospect.io>\r\nBcc: x@evil.test', '<a@b@c>', '<half@open', '<>']) {
+    for (const messageId of ['not a message id', 'no-at-sign', '<p1@prospect.io>\r\nBcc: x@evil.test', '<a@b@c>', '<half@open', '<>', '<x\ud800@prospect.io>', '<x@prospect\udfff.io>']) {
       expectError(t, await ingest(fastify, tenant, { from: 'a@b.io', messageId }), 400, 'VALIDATION_ERROR', `messageId ${JSON.stringify(messageId)}`);
     }
     const limit = services.config.INGESTION_BODY_LIMIT_BYTES;

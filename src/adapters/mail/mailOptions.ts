@@ -1,5 +1,5 @@
 import type { Address, SendMailOptions } from 'nodemailer';
-import { MESSAGE_ID_SHAPE } from '../../domain/ingestion.ts';
+import { MAIL_MESSAGE_ID_SHAPE } from '../../domain/ingestion.ts';
 import { MailSendError, type MailAddress, type OutgoingMail } from '../../ports/mailer.ts';
 
 
@@ -30,10 +30,10 @@ function address(a: MailAddress): Address | string {
 }
 
 /**
- * A malformed id is a bug in the caller: sending it again cannot succeed. The rule is ingestion's
- * (MESSAGE_ID_SHAPE, which a reply's threading headers are filtered by), with the brackets required.
+ * A malformed id is a bug in the caller: sending it again cannot succeed. The rule is
+ * MAIL_MESSAGE_ID_SHAPE (printable ASCII, which a reply's threading headers are filtered by), with the brackets required.
  */
 function checkIds(mail: OutgoingMail): void {
-  const bad = [mail.messageId, ...(mail.inReplyTo ? [mail.inReplyTo] : []), ...mail.references].find((id) => !id.startsWith('<') || !MESSAGE_ID_SHAPE.test(id));
+  const bad = [mail.messageId, ...(mail.inReplyTo ? [mail.inReplyTo] : []), ...mail.references].find((id) => !id.startsWith('<') || !MAIL_MESSAGE_ID_SHAPE.test(id));
   if (bad !== undefined) throw new MailSendError(`not a Message-Id with angle brackets: ${JSON.stringify(bad)}`, true);
 }
