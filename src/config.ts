@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { parseAllowedRanges } from './domain/destination.ts';
 
@@ -9,6 +11,59 @@ const isDnsServer = (v: string) => {
   const m = /^\[(.+)\](?::(\d{1,5}))?$/.exec(v) ?? (isIP(v) ? [v, v] : /^([^:]+):(\d{1,5})$/.exec(v));
   return Boolean(m && isIP(m[1]!) && (m[2] === undefined || Number(m[2]) <= 65535));
 };
+
+/**
+ * A PEM file of CA certificates, read at start: a missing, unreadable or certificate-less file stops
+ * the start naming the variable (the role that uses it, in the background thread, would only crash
+ * and restart, delivering nothing, while /readyz said ready).
+ */
+const caFile = z
+  .string()
+  .min(1)
+  .superRefine((path, ctx) => {
+    try {
+      const blocks = readFileSync(path, 'utf8').match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+      if (blocks.length === 0) throw new Error('no PEM certificate in it');
+      for (const block of blocks) new X509Certificate(block);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: `must be a readable PEM file of CA certificates: ${(error as Error).message}` });
+    }
+  });
+
+/**
+ * Whom to believe in X-Forwarded-For (fastify's `trustProxy`): `false`; the reverse proxies'
+ * addresses or CIDR ranges, comma-separated (`loopback` for one on the same host), so the client is
+ * the first address they did not add; or `true`, every hop, which lets a client name its own address
+ * unless the proxy replaces the header. (A hop count is not offered: fastify trusts no hop for it.)
+ */
+const trustProxy = z
+  .string()
+  .trim()
+  .transform((v, ctx): boolean | string[] => {
+    if (v === 'false' || v === '0') return false;
+    if (v === 'true' || v === '1') return true;
+    const parts = v.split(',').map((p) => p.trim());
+    if (parts.every(isProxyAddress)) return parts;
+    ctx.addIssue({ code: 'custom', message: 'must be false, true, or a comma-separated list of proxy addresses or CIDR ranges (loopback, linklocal and uniquelocal name those ranges)' });
+    return z.NEVER;
+  });
+function isProxyAddress(p: string): boolean {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(p) || isIP(p) > 0) return true;
+  const [address, bits, extra] = p.split('/');
+  const family = isIP(address ?? '');
+  return family > 0 && extra === undefined && /^\d{1,3}$/.test(bits ?? '') && Number(bits) <= (family === 4 ? 32 : 128);
+}
+
+/** The service's own address as clients reach it: http(s), a host, an optional path; no credentials, query or fragment. */
+const publicBaseUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).refine((v) => {
+  let url: URL;
+  try {
+    url = new URL(v);
+  } catch {
+    return false; // already reported by z.url
+  }
+  return url.hostname !== '' && url.username === '' && url.password === '' && url.search === '' && url.hash === '';
+}, 'must be an http(s) address with a host and no credentials, query or fragment');
 
 const cidrList = z.string().refine((v) => {
   try {
@@ -24,7 +79,7 @@ export const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default('0.0.0.0'),
   DATA_DIR: z.string().min(1).default('./data'),
-  PUBLIC_BASE_URL: z.url().optional(),
+  PUBLIC_BASE_URL: publicBaseUrl.optional(),
   MAIL_DOMAIN: z.string().regex(/^[a-z0-9.-]+$/i, 'must be a domain name').default('inbound.localhost'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   EVENTSTORE_URL: z.string().regex(/^(esdb|kurrentdb|kdb)(\+discover)?:\/\//, 'must be an esdb:// connection string').optional(),
@@ -48,7 +103,7 @@ export const configSchema = z.object({
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   READY_MAX_LAG_EVENTS: z.coerce.number().int().min(0).default(10_000),
-  TRUST_PROXY: bool.default(false),
+  TRUST_PROXY: trustProxy.default(false),
   // Slow and numerous clients (the README's table): every connection is bounded in time, and the process in connections.
   HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
@@ -57,13 +112,13 @@ export const configSchema = z.object({
   WEBHOOK_ALLOWED_RANGES: cidrList.optional(),
   // MCP clients without a person in the dashboard (docs/mcp.md has the table).
   OAUTH_CLIENT_METADATA_ALLOWED_RANGES: cidrList.optional(),
-  OAUTH_CLIENT_METADATA_EXTRA_CA_FILE: z.string().min(1).optional(),
+  OAUTH_CLIENT_METADATA_EXTRA_CA_FILE: caFile.optional(),
   OAUTH_CLIENT_METADATA_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(5_000),
   OAUTH_DYNAMIC_REGISTRATION: bool.default(false),
   OAUTH_DYNAMIC_REGISTRATION_PER_HOUR: z.coerce.number().int().min(1).max(100_000).default(20),
   // Webhook delivery engine (docs/webhooks.md has the table).
   RUN_WEBHOOKS: bool.default(true),
-  WEBHOOK_EXTRA_CA_FILE: z.string().min(1).optional(),
+  WEBHOOK_EXTRA_CA_FILE: caFile.optional(),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(1).max(10_000).default(10_000),
   WEBHOOK_MAX_RETRIES: z.coerce.number().int().min(0).max(3).default(3),
   WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(0).max(86_400_000).default(10_000),
@@ -138,5 +193,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const config = parsed.data;
+  if (config.HTTP_HEADERS_TIMEOUT_MS > config.HTTP_REQUEST_TIMEOUT_MS) {
+    throw new ConfigError(`Invalid configuration:\n  HTTP_HEADERS_TIMEOUT_MS: must be at most HTTP_REQUEST_TIMEOUT_MS (${config.HTTP_REQUEST_TIMEOUT_MS}); node refuses a longer one`);
+  }
   return { ...config, PUBLIC_BASE_URL: (config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`).replace(/\/$/, '') };
 }

@@ -135,7 +135,8 @@ export const metricsPlugin = fp(
 
     const token = app.config.METRICS_TOKEN;
     app.get('/metrics', { schema: { hide: true } }, async function metricsEndpoint(request, reply) {
-      if (!metricsAllowed(token, request.headers.authorization, request.socket.remoteAddress)) {
+      // The client's address through the trusted proxies (TRUST_PROXY): behind a reverse proxy on this host every socket is loopback.
+      if (!metricsAllowed(token, request.headers.authorization, request.ip)) {
         return reply.status(401).header('www-authenticate', 'Bearer').send(errorBody('UNAUTHORIZED', 'Metrics need the METRICS_TOKEN bearer token.'));
       }
       await app.projections.refresh();

@@ -88,6 +88,17 @@ t.test('/metrics without METRICS_TOKEN answers loopback callers only', async (t)
   t.equal(remote.statusCode, 401, 'another address');
 });
 
+t.test('/metrics without METRICS_TOKEN behind a reverse proxy on the same host (TRUST_PROXY=loopback): the client behind it is not loopback', async (t) => {
+  const app = await startTestApp({ env: { TRUST_PROXY: 'loopback' } });
+  t.teardown(() => app.close());
+  const viaProxy = await app.fastify.inject({ method: 'GET', url: '/metrics', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '203.0.113.9' } });
+  t.equal(viaProxy.statusCode, 401, 'a client through the proxy is refused');
+  const spoofed = await app.fastify.inject({ method: 'GET', url: '/metrics', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '127.0.0.1, 203.0.113.9' } });
+  t.equal(spoofed.statusCode, 401, 'a client naming itself 127.0.0.1 is refused: the proxy appended its real address');
+  const local = await app.fastify.inject({ method: 'GET', url: '/metrics', remoteAddress: '127.0.0.1' });
+  t.equal(local.statusCode, 200, 'a caller on this host, not through the proxy');
+});
+
 t.test('the parser is strict', async (t) => {
   t.throws(() => parsePrometheusText('foo 1\n'), /before its # TYPE/);
   t.throws(() => parsePrometheusText('# TYPE foo counter\nfoo{a="1} 1\n'));

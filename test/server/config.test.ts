@@ -48,6 +48,16 @@ t.test('a bad value is refused with a message naming the variable', async (t) =>
     ['READ_YOUR_WRITES_TIMEOUT_MS', '-5'],
     ['RUN_PROJECTIONS', 'maybe'],
     ['WEBHOOK_ALLOWED_RANGES', '10.0.0.0/99'],
+    ['PUBLIC_BASE_URL', 'localhost:3000'],
+    ['PUBLIC_BASE_URL', 'ftp://example.com'],
+    ['PUBLIC_BASE_URL', 'https://example.com/?x=1'],
+    ['PUBLIC_BASE_URL', 'https://user:pw@example.com'],
+    ['TRUST_PROXY', 'yes'],
+    ['TRUST_PROXY', '2'],
+    ['TRUST_PROXY', '10.0.0.0/33'],
+    ['WEBHOOK_EXTRA_CA_FILE', '/nonexistent/ca.pem'],
+    ['WEBHOOK_EXTRA_CA_FILE', new URL(import.meta.url).pathname],
+    ['OAUTH_CLIENT_METADATA_EXTRA_CA_FILE', '/nonexistent/ca.pem'],
   ];
   for (const [name, value] of cases) {
     let thrown: unknown = null;
@@ -59,6 +69,14 @@ t.test('a bad value is refused with a message naming the variable', async (t) =>
     t.ok(thrown instanceof ConfigError, `${name}=${value} refused with a ConfigError`);
     t.match((thrown as Error | null)?.message ?? '', new RegExp(`\\b${name}\\b`), `${name}=${value}: message names ${name}`);
   }
+});
+
+t.test('TRUST_PROXY: false, true, or the proxies\' addresses; a header timeout longer than the request timeout is refused', async (t) => {
+  t.equal(loadConfig({}).TRUST_PROXY, false);
+  t.equal(loadConfig({ TRUST_PROXY: 'true' }).TRUST_PROXY, true);
+  t.same(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8,::1' }).TRUST_PROXY, ['loopback', '10.0.0.0/8', '::1']);
+  t.throws(() => loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '1000', HTTP_HEADERS_TIMEOUT_MS: '60000' }), /HTTP_HEADERS_TIMEOUT_MS: must be at most HTTP_REQUEST_TIMEOUT_MS/);
+  t.equal(loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '1000', HTTP_HEADERS_TIMEOUT_MS: '1000' }).HTTP_HEADERS_TIMEOUT_MS, 1000);
 });
 
 t.test('several bad values: every one is named', async (t) => {
