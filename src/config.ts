@@ -54,6 +54,44 @@ function isProxyAddress(p: string): boolean {
   return family > 0 && extra === undefined && /^\d{1,3}$/.test(bits ?? '') && Number(bits) <= (family === 4 ? 32 : 128);
 }
 
+/**
+ * The options of @eventstore/db-client's connection string, by their case- and `_`/`-`-insensitive
+ * key. Checked here because its own parser prints the whole string, password included, on an
+ * unknown key, and throws a stack for a bad value.
+ */
+const ESDB_OPTIONS: Record<string, 'integer' | 'true or false' | 'text' | 'leader, follower, readOnlyReplica or random'> = {
+  usercertfile: 'text',
+  userkeyfile: 'text',
+  maxdiscoverattempts: 'integer',
+  connectionname: 'text',
+  defaultdeadline: 'integer',
+  discoveryinterval: 'integer',
+  gossiptimeout: 'integer',
+  nodepreference: 'leader, follower, readOnlyReplica or random',
+  tls: 'true or false',
+  tlsverifycert: 'true or false',
+  tlscafile: 'text',
+  throwonappendfailure: 'true or false',
+  keepaliveinterval: 'integer',
+  keepalivetimeout: 'integer',
+};
+const flat = (v: string) => v.trim().toLowerCase().replace(/[_-]/g, '');
+const eventStoreUrl = z
+  .string()
+  .regex(/^(esdb|kurrentdb|kdb)(\+discover)?:\/\//, 'must be an esdb:// connection string')
+  .superRefine((url, ctx) => {
+    const query = url.includes('?') ? url.slice(url.indexOf('?') + 1) : '';
+    for (const pair of query.split('&').filter(Boolean)) {
+      const [key = '', value = ''] = pair.split('=');
+      const expected = ESDB_OPTIONS[flat(key)];
+      const bad = (why: string) => ctx.addIssue({ code: 'custom', message: why });
+      if (!expected) bad(`unknown option "${key.slice(0, 40)}" (known: ${Object.keys(ESDB_OPTIONS).join(', ')}, any case)`);
+      else if (expected === 'integer' && !/^\d+$/.test(value)) bad(`option ${key} must be an integer`);
+      else if (expected === 'true or false' && value !== 'true' && value !== 'false') bad(`option ${key} must be true or false`);
+      else if (expected.startsWith('leader') && !['leader', 'follower', 'readonlyreplica', 'random'].includes(flat(value))) bad(`option ${key} must be ${expected}`);
+    }
+  });
+
 /** The service's own address as clients reach it: http(s), a host, an optional path; no credentials, query or fragment. */
 const publicBaseUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).refine((v) => {
   let url: URL;
@@ -82,7 +120,7 @@ export const configSchema = z.object({
   PUBLIC_BASE_URL: publicBaseUrl.optional(),
   MAIL_DOMAIN: z.string().regex(/^[a-z0-9.-]+$/i, 'must be a domain name').default('inbound.localhost'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  EVENTSTORE_URL: z.string().regex(/^(esdb|kurrentdb|kdb)(\+discover)?:\/\//, 'must be an esdb:// connection string').optional(),
+  EVENTSTORE_URL: eventStoreUrl.optional(),
   MONGODB_URL: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// connection string').optional(),
   MONGODB_DB: z.string().min(1).default('outreach'),
   SECRET_KEY: z

@@ -23,7 +23,7 @@ t.test('good values are accepted', async (t) => {
   const c = loadConfig({
     PORT: '8080',
     SECRET_KEY: validKey,
-    EVENTSTORE_URL: 'esdb://localhost:2113?tls=false',
+    EVENTSTORE_URL: 'esdb://localhost:2113?tls=false&node_preference=Leader&keepAliveInterval=10000',
     MONGODB_URL: 'mongodb://localhost:27017/?replicaSet=rs0',
     LOG_LEVEL: 'debug',
     PUBLIC_BASE_URL: 'https://api.example.com/',
@@ -58,6 +58,9 @@ t.test('a bad value is refused with a message naming the variable', async (t) =>
     ['WEBHOOK_EXTRA_CA_FILE', '/nonexistent/ca.pem'],
     ['WEBHOOK_EXTRA_CA_FILE', new URL(import.meta.url).pathname],
     ['OAUTH_CLIENT_METADATA_EXTRA_CA_FILE', '/nonexistent/ca.pem'],
+    ['EVENTSTORE_URL', 'esdb://admin:s3cret@127.0.0.1:2113?tls=false&bogusOption=1'],
+    ['EVENTSTORE_URL', 'esdb://admin:s3cret@127.0.0.1:2113?tls=maybe'],
+    ['EVENTSTORE_URL', 'esdb://admin:s3cret@127.0.0.1:2113?defaultDeadline=soon'],
   ];
   for (const [name, value] of cases) {
     let thrown: unknown = null;
@@ -68,6 +71,7 @@ t.test('a bad value is refused with a message naming the variable', async (t) =>
     }
     t.ok(thrown instanceof ConfigError, `${name}=${value} refused with a ConfigError`);
     t.match((thrown as Error | null)?.message ?? '', new RegExp(`\\b${name}\\b`), `${name}=${value}: message names ${name}`);
+    t.notMatch((thrown as Error | null)?.message ?? '', /s3cret/, `${name}=${value}: the message has no password`);
   }
 });
 
