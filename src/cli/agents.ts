@@ -10,7 +10,7 @@ import { listAgentRuns } from '../readModels/agentRuns.ts';
 import { listAgents } from '../readModels/agentViews.ts';
 import { getSite } from '../readModels/sites.ts';
 import type { Services } from '../services.ts';
-import { parseBool, parseChoice, print } from './output.ts';
+import { decimal, parseBool, parseChoice, print } from './output.ts';
 
 type WithServices = <T>(fn: (services: Services) => Promise<T>) => Promise<T>;
 
@@ -79,7 +79,7 @@ export function registerAgentsCommands(program: Command, json: () => boolean, wi
         const site = await siteOf(s, opts.site);
         const body: Record<string, unknown> = {};
         if (opts.active !== undefined) body.isActive = opts.active;
-        if (opts.cadenceHours !== undefined) body.cadenceHours = opts.cadenceHours === 'none' ? null : Number(opts.cadenceHours);
+        if (opts.cadenceHours !== undefined) body.cadenceHours = opts.cadenceHours === 'none' ? null : decimal(opts.cadenceHours);
         if (Object.keys(opts.setting).length > 0) body.settings = opts.setting;
         await updateAgent(s, { siteId: site.id, plan: site.plan, agentKey: opts.key, body, workSettingsSchemas: s.agentWork.workSettingsSchemas });
         print(json(), { siteId: site.id, agentKey: opts.key, ...body }, `agent ${opts.key} of site ${site.id} updated`);
@@ -107,7 +107,7 @@ export function registerAgentsCommands(program: Command, json: () => boolean, wi
     .action(async (opts) =>
       withServices(async (s) => {
         const site = await siteOf(s, opts.site);
-        const limit = Number(opts.limit);
+        const limit = decimal(opts.limit);
         if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new TenancyError('--limit must be 1 to 100');
         const page = await listAgentRuns(s.readModels, site.id, { agentKey: opts.key, status: opts.status }, undefined, limit);
         const lines = page.runs.map((r) => `${r.id}  ${r.agentKey.padEnd(17)} ${r.status.padEnd(9)} ${r.queuedAt}  ${r.failureReason ?? JSON.stringify(r.counts)}`);
@@ -123,7 +123,7 @@ export function registerAgentsCommands(program: Command, json: () => boolean, wi
     .option('--note <text>', 'why (kept on the ledger)')
     .action(async (opts) =>
       withServices(async (s) => {
-        const amount = Number(opts.amount);
+        const amount = decimal(opts.amount);
         const r = await grantCredits(s, { teamId: opts.team, amount, note: opts.note ?? null });
         print(json(), { teamId: r.teamId, granted: r.granted, debited: r.debited, balance: r.balance }, `granted ${amount} credits to team ${r.teamId}; balance ${r.balance}`);
       }),

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { OUTBOX_FILE, OutboxMailer, type OutboxEntry } from '../adapters/mail/outboxMailer.ts';
 import { TenancyError } from '../commands/tenancy.ts';
 import { loadConfig } from '../config.ts';
-import { print } from './output.ts';
+import { decimal, print } from './output.ts';
 
 /** The outbox is read without the event store: only DATA_DIR matters. Null when nothing was ever sent. */
 async function withOutbox<T>(fn: (outbox: OutboxMailer | null, relay: boolean) => T): Promise<T> {
@@ -21,7 +21,7 @@ async function withOutbox<T>(fn: (outbox: OutboxMailer | null, relay: boolean) =
 const angleBrackets = (id: string) => (id.startsWith('<') ? id : `<${id}>`);
 
 const positiveInt = (value: string): number => {
-  const n = Number(value);
+  const n = decimal(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('--limit must be a positive integer');
   return n;
 };

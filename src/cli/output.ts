@@ -18,9 +18,12 @@ export function parseChoice<T extends string>(name: string, choices: readonly T[
   };
 }
 
+/** A whole number written in decimal digits, else NaN: `Number()` also reads `0x10`, `1e3` and blanks as numbers. */
+export const decimal = (value: string): number => (/^\d+$/.test(value.trim()) ? Number(value.trim()) : Number.NaN);
+
 export function parseNonNegativeInt(name: string) {
   return (value: string): number => {
-    const n = Number(value);
+    const n = decimal(value);
     if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer`);
     return n;
   };

@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { type WorkerMetricsServer, serveWorkerMetrics } from '../http/workerMetricsServer.ts';
 import type { Services } from '../services.ts';
+import { decimal } from './output.ts';
 
 export interface WorkerMetricsOptions {
   metricsPort?: number;
@@ -8,7 +9,7 @@ export interface WorkerMetricsOptions {
 }
 
 const port = (value: string): number => {
-  const n = Number(value);
+  const n = decimal(value);
   if (!Number.isInteger(n) || n < 0 || n > 65_535) throw new InvalidArgumentError('a port number from 0 to 65535');
   return n;
 };

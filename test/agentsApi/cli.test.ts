@@ -32,6 +32,12 @@ t.test('agents set|list|run|runs and credits grant|show, through the same comman
   t.match((await cli('credits', 'grant', '--team', team.teamId, '--amount', '25', '--note', 'trial')).json(), { granted: 25, balance: 25 });
   t.match((await cli('credits', 'show', '--team', team.teamId)).json(), { granted: 25, debited: 0, balance: 25, enforced: true });
   t.equal((await cli('credits', 'grant', '--team', team.teamId, '--amount', '-3')).code, 1, 'a grant is positive');
+  const [hex, exponent] = await Promise.all([
+    cli('credits', 'grant', '--team', team.teamId, '--amount', '0x10'),
+    cli('credits', 'grant', '--team', team.teamId, '--amount', '1e3'),
+  ]);
+  t.same([hex.code, exponent.code], [1, 1], 'amounts are decimal digits: 0x10 and 1e3 are refused, not read as 16 and 1000');
+  t.match((await cli('credits', 'show', '--team', team.teamId)).json(), { balance: 25 }, 'nothing granted by them');
 
   const run = await cli('agents', 'run', '--site', site.siteId, '--key', 'article_boost');
   t.equal(run.code, 0, run.stderr);
