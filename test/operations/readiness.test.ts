@@ -19,3 +19,20 @@ t.test('/readyz stays ready while projections are a little behind, and reports 5
   t.ok(await app.services.projections.waitFor(await app.services.events.headPosition(), 5_000));
   t.equal((await readyz()).statusCode, 200, 'ready again once caught up');
 });
+
+t.test('/readyz with a store that does not answer: 503 naming the store, the cause in the log only', async (t) => {
+  const app = await startTestApp();
+  t.teardown(() => app.close());
+  const original = app.services.readModels.ping.bind(app.services.readModels);
+  // Our own port, not a client library: the driver's error, with an internal host in it.
+  app.services.readModels.ping = async () => {
+    throw new Error('connect ECONNREFUSED 10.1.2.3:27017');
+  };
+  t.teardown(() => {
+    app.services.readModels.ping = original;
+  });
+  const res = await app.fastify.inject({ method: 'GET', url: '/readyz' });
+  t.equal(res.statusCode, 503);
+  t.same(res.json(), { status: 'not_ready', reason: 'read-model store unreachable (the cause is in the service log)' });
+  t.notMatch(res.body, /10\.1\.2\.3/, 'no internal address in the answer');
+});

@@ -12,11 +12,14 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
     { schema: { hide: true, response: { 200: z.object({ status: z.literal('ready') }), 503: z.object({ status: z.literal('not_ready'), reason: z.string() }) } } },
     /** Ready when both stores answer and no projection is more than READY_MAX_LAG_EVENTS events behind the log. */
     async function readyz(_request, reply) {
-      try {
-        await app.events.ping();
-        await app.readModels.ping();
-      } catch (error) {
-        return reply.status(503).send({ status: 'not_ready' as const, reason: `store unreachable: ${(error as Error).message}` });
+      for (const [which, store] of [['event store', app.events], ['read-model store', app.readModels]] as const) {
+        try {
+          await store.ping();
+        } catch (error) {
+          // The cause (hosts, ports, driver detail) goes to the log, not to an unauthenticated caller.
+          app.log.warn({ err: error }, `readiness: the ${which} does not answer`);
+          return reply.status(503).send({ status: 'not_ready' as const, reason: `${which} unreachable (the cause is in the service log)` });
+        }
       }
       await app.projections.refresh();
       const head = await app.events.headPosition();
