@@ -54,6 +54,21 @@ t.test('a refused form keeps what was typed', async (t) => {
   t.match(bad.text, 'value="My CRM &quot;receiver&quot;"', 'the label is kept');
   t.match(bad.text, 'value="http://crm.example.com/hook"', 'the URL is kept');
   t.match(bad.text, /value="outreach\.reply_sent" checked/, 'the event types are kept');
+
+  const apps = (await owner.request('/dashboard/oauth-apps')).text;
+  const app_ = await owner.request('/dashboard/oauth-apps', {
+    form: { ...formFields(apps, '/dashboard/oauth-apps'), name: 'Our <CRM>', redirect_uris: 'https://crm.example.com/cb\nhttp://evil.example.com/cb', token_endpoint_auth_method: 'client_secret_post' },
+  });
+  t.equal(app_.status, 400, 'an http redirect URI off loopback is refused');
+  t.match(app_.text, 'value="Our &lt;CRM&gt;"', 'the app name is kept');
+  t.match(app_.text, '>https://crm.example.com/cb\nhttp://evil.example.com/cb</textarea>', 'the redirect URIs are kept');
+  t.match(app_.text, /value="client_secret_post" checked/, 'the client type is kept');
+
+  const keys = (await owner.request('/dashboard/api-keys')).text;
+  const key = await owner.request('/dashboard/api-keys', { form: { ...formFields(keys, '/dashboard/api-keys'), name: 'reporting', scopes: ['inbox:read'], site_id: 'not-a-site' } });
+  t.equal(key.status, 400, 'an unknown site is refused');
+  t.match(key.text, 'value="reporting"', 'the key name is kept');
+  t.match(key.text, /value="inbox:read" checked/, 'the scopes are kept');
 });
 
 t.test('rotating the secret of a public client is a 409 saying it has none, not a 404', async (t) => {

@@ -7,7 +7,7 @@ import { SCOPES } from '../../domain/scopes.ts';
 import { getApiKey, listApiKeysOfTeam } from '../../readModels/apiKeys.ts';
 import { listOAuthClientsOfTeam } from '../../readModels/oauthClients.ts';
 import { getSite, listSitesOfTeam } from '../../readModels/sites.ts';
-import { csrfForm, firstProblem, formList, formText, parseForm, readForm } from '../web/forms.ts';
+import { type Typed, csrfForm, firstProblem, formList, formText, parseForm, readForm, typedIn } from '../web/forms.ts';
 import { type SafeHtml, html, page, sendPage } from '../web/html.ts';
 import { SCOPE_DESCRIPTIONS } from '../web/scopeDescriptions.ts';
 import { type SignedIn, csrfOk, loadSession } from '../web/session.ts';
@@ -85,7 +85,7 @@ export async function dashboardPages(app: FastifyInstance) {
   });
 
   // ---- OAuth apps ----
-  const oauthAppsPage = async (reply: FastifyReply, s: SignedIn, error?: string, status = 200) => {
+  const oauthAppsPage = async (reply: FastifyReply, s: SignedIn, error?: string, status = 200, typed?: Typed) => {
     const clients = await listOAuthClientsOfTeam(app.readModels, s.user.teamId);
     const rows = clients.map(
       (c) => html`<tr>
@@ -111,12 +111,13 @@ export async function dashboardPages(app: FastifyInstance) {
             ? html`<h2>Register an app</h2>
               <form method="post" action="/dashboard/oauth-apps">
                 <input type="hidden" name="csrf" value="${s.csrf}">
-                <label for="name">Name</label><input id="name" name="name" type="text" maxlength="120" required>
+                <label for="name">Name</label><input id="name" name="name" type="text" maxlength="120" required value="${typed?.text('name') ?? ''}">
                 <label for="redirect_uris">Redirect URIs (one per line; HTTPS, or http://localhost / 127.0.0.1 for desktop clients)</label>
-                <textarea id="redirect_uris" name="redirect_uris" rows="3" required></textarea>
+                <textarea id="redirect_uris" name="redirect_uris" rows="3" required>${typed?.text('redirect_uris') ?? ''}</textarea>
                 <fieldset><legend>Client type</legend>
                   ${TOKEN_ENDPOINT_AUTH_METHODS.map(
-                    (m, i) => html`<label><input type="radio" name="token_endpoint_auth_method" value="${m}" ${i === 0 ? html`checked` : ''}> ${METHOD_LABELS[m]}</label>`,
+                    (m, i) =>
+                      html`<label><input type="radio" name="token_endpoint_auth_method" value="${m}" ${(typed ? typed.text('token_endpoint_auth_method') === m : i === 0) ? html`checked` : ''}> ${METHOD_LABELS[m]}</label>`,
                   )}
                 </fieldset>
                 <button type="submit">Register app</button>
@@ -136,7 +137,7 @@ export async function dashboardPages(app: FastifyInstance) {
     const s = request.dashboard!;
     if (!canManage(s)) return forbidden(reply, s);
     const form = parseForm(oauthAppForm, request.body);
-    if (!form.success) return oauthAppsPage(reply, s, firstProblem(form.error), 400);
+    if (!form.success) return oauthAppsPage(reply, s, firstProblem(form.error), 400, typedIn(request.body));
     try {
       const r = await registerOAuthClient(actingFor(app, request), {
         teamId: s.user.teamId,
@@ -160,7 +161,7 @@ export async function dashboardPages(app: FastifyInstance) {
         201,
       );
     } catch (error) {
-      if (error instanceof OAuthClientInputError) return oauthAppsPage(reply, s, error.message, 400);
+      if (error instanceof OAuthClientInputError) return oauthAppsPage(reply, s, error.message, 400, typedIn(request.body));
       throw error;
     }
   });
@@ -201,7 +202,7 @@ export async function dashboardPages(app: FastifyInstance) {
   connectedAppRoutes(app, { forbidden, canManage }, oauthAppsPage);
 
   // ---- API keys ----
-  const apiKeysPage = async (reply: FastifyReply, s: SignedIn, error?: string, status = 200) => {
+  const apiKeysPage = async (reply: FastifyReply, s: SignedIn, error?: string, status = 200, typed?: Typed) => {
     const keys = await listApiKeysOfTeam(app.readModels, s.user.teamId);
     const teamSites = await sites(s);
     const rows = keys.map(
@@ -219,9 +220,9 @@ export async function dashboardPages(app: FastifyInstance) {
           canManage(s)
             ? html`<h2>Create a key</h2><form method="post" action="/dashboard/api-keys">
               <input type="hidden" name="csrf" value="${s.csrf}">
-              <label for="key_name">Name</label><input id="key_name" name="name" type="text" maxlength="120" required>
-              <fieldset><legend>Scopes</legend>${SCOPES.map((sc) => html`<label><input type="checkbox" name="scopes" value="${sc}"> <code>${sc}</code>: ${SCOPE_DESCRIPTIONS[sc]}</label>`)}</fieldset>
-              <label for="site">Site</label><select id="site" name="site_id"><option value="">All sites of the team</option>${teamSites.map((x) => html`<option value="${x.id}">${x.domain} (${x.id})</option>`)}</select>
+              <label for="key_name">Name</label><input id="key_name" name="name" type="text" maxlength="120" required value="${typed?.text('name') ?? ''}">
+              <fieldset><legend>Scopes</legend>${SCOPES.map((sc) => html`<label><input type="checkbox" name="scopes" value="${sc}" ${typed?.list('scopes').includes(sc) ? html`checked` : ''}> <code>${sc}</code>: ${SCOPE_DESCRIPTIONS[sc]}</label>`)}</fieldset>
+              <label for="site">Site</label><select id="site" name="site_id"><option value="">All sites of the team</option>${teamSites.map((x) => html`<option value="${x.id}" ${typed?.text('site_id') === x.id ? html`selected` : ''}>${x.domain} (${x.id})</option>`)}</select>
               <button type="submit">Create key</button></form>`
             : ''
         }`,
@@ -237,9 +238,9 @@ export async function dashboardPages(app: FastifyInstance) {
     const s = request.dashboard!;
     if (!canManage(s)) return forbidden(reply, s);
     const form = parseForm(apiKeyForm, request.body);
-    if (!form.success) return apiKeysPage(reply, s, firstProblem(form.error), 400);
+    if (!form.success) return apiKeysPage(reply, s, firstProblem(form.error), 400, typedIn(request.body));
     const { name, scopes, site_id: siteId } = form.data;
-    if (siteId && !(await sites(s)).some((x) => x.id === siteId)) return apiKeysPage(reply, s, 'Unknown site.', 400);
+    if (siteId && !(await sites(s)).some((x) => x.id === siteId)) return apiKeysPage(reply, s, 'Unknown site.', 400, typedIn(request.body));
     const r = await createApiKey(actingFor(app, request), { teamId: s.user.teamId, name, scopes, siteId });
     await waitForWrite(r.position, 'answer');
     return show(

@@ -10,7 +10,7 @@ import { MAX_ROTATION_GRACE_SECONDS } from '../../domain/webhookSubscription.ts'
 import { type SiteDoc, getSite } from '../../readModels/sites.ts';
 import { listDeliveriesOfSubscription } from '../../readModels/webhookDeliveries.ts';
 import { type WebhookSubscriptionDoc, getSubscription, listSubscriptionsForSite } from '../../readModels/webhookSubscriptions.ts';
-import { firstProblem, formList, formText, parseForm } from '../web/forms.ts';
+import { type Typed, firstProblem, formList, formText, parseForm, typedIn } from '../web/forms.ts';
 import { type SafeHtml, html } from '../web/html.ts';
 import type { SignedIn } from '../web/session.ts';
 import { siteNotLicensedPage } from './show.ts';
@@ -62,7 +62,7 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
   }
 
   /** Each site's subscriptions and forms; after a refused create, `draft` puts what was typed back in that site's form. */
-  async function webhooksPage(reply: FastifyReply, s: SignedIn, message?: SafeHtml, status = 200, draft?: { siteId: string; label: string; url: string; eventTypes: string[] }) {
+  async function webhooksPage(reply: FastifyReply, s: SignedIn, message?: SafeHtml, status = 200, draft?: Typed & { siteId: string }) {
     const sections: SafeHtml[] = [];
     const manage = canManage(s);
     for (const site of await sites(s)) {
@@ -97,7 +97,7 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
         ${
           manage
             ? html`<form method="post" action="/dashboard/sites/${site.id}/webhooks"><input type="hidden" name="csrf" value="${s.csrf}">
-                <label>Label <input name="label" maxlength="120" value="${typed?.label ?? ''}"></label> <label>URL <input name="url" maxlength="2000" placeholder="https://" value="${typed?.url ?? ''}"></label> ${eventTypeBoxes(typed?.eventTypes ?? [])}
+                <label>Label <input name="label" maxlength="120" value="${typed?.text('label') ?? ''}"></label> <label>URL <input name="url" maxlength="2000" placeholder="https://" value="${typed?.text('url') ?? ''}"></label> ${eventTypeBoxes(typed?.list('event_types') ?? [])}
                 <button type="submit">Create subscription on ${site.domain}</button></form>`
             : ''
         }`);
@@ -105,13 +105,6 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
     return show(reply, s, 'Webhook subscriptions', html`${message ?? ''}${sections.length ? html`${sections}` : html`<p>The team has no sites.</p>`}`, status);
   }
   const problem = (reply: FastifyReply, s: SignedIn, text: string, status: number) => webhooksPage(reply, s, html`<p class="error">${text}</p>`, status);
-  /** What was typed into a site's create form, as strings (shown again, escaped, when it is refused). */
-  const draftOf = (siteId: string, body: unknown) => {
-    const b = (body ?? {}) as Record<string, unknown>;
-    const text = (v: unknown) => (typeof v === 'string' ? v : '');
-    const types = Array.isArray(b['event_types']) ? b['event_types'] : [b['event_types']];
-    return { siteId, label: text(b['label']), url: text(b['url']), eventTypes: types.filter((x): x is string => typeof x === 'string') };
-  };
 
   /** The team's subscription (through its site), or null. */
   async function teamSubscription(s: SignedIn, id: string): Promise<WebhookSubscriptionDoc | null> {
@@ -150,7 +143,7 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
     if (!canManage(s)) return forbidden(reply, s);
     const site = (await sites(s)).find((x) => x.id === request.params.siteId);
     if (!site) return problem(reply, s, 'Unknown site.', 404);
-    const typed = draftOf(site.id, request.body);
+    const typed = { siteId: site.id, ...typedIn(request.body) };
     const refuse = (text: string, status: number) => webhooksPage(reply, s, html`<p class="error">${text}</p>`, status, typed);
     const form = parseForm(subscriptionForm, request.body);
     if (!form.success) return refuse(firstProblem(form.error), 400);

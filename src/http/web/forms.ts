@@ -29,3 +29,11 @@ export function readForm<T extends z.ZodType>(schema: T, body: unknown): z.outpu
 
 /** The first problem a failed parse found, worded for the page. */
 export const firstProblem = (error: z.ZodError) => error.issues[0]?.message ?? 'The form is not valid.';
+
+/** What a form sent, field by field, as strings: a refused form is shown again with it (escaped), not empty. */
+export function typedIn(body: unknown) {
+  const fields = (body !== null && typeof body === 'object' ? body : {}) as Record<string, unknown>;
+  const list = (name: string): string[] => (Array.isArray(fields[name]) ? fields[name] : [fields[name]]).filter((v): v is string => typeof v === 'string');
+  return { text: (name: string): string => list(name)[0] ?? '', list };
+}
+export type Typed = ReturnType<typeof typedIn>;
