@@ -145,6 +145,9 @@ site
         dailyExtractionCap: opts.dailyExtractionCap,
       };
       for (const key of Object.keys(changes) as (keyof SiteSettings)[]) if (changes[key] === undefined) delete changes[key];
+      if (Object.keys(changes).length === 0) {
+        throw new TenancyError('nothing to change: give --plan, --licensed, --sending-domain-verified, --ai-credits, --daily-ingestion-cap or --daily-extraction-cap');
+      }
       await changeSiteSettings(s, { siteId: opts.site, changes });
       print(json(), { siteId: opts.site, ...changes }, `site ${opts.site} updated`);
     }),

@@ -99,6 +99,10 @@ export async function switchSiteWebhooks(ctx: CommandContext, input: { siteId: s
 
 /** Creates an API key; the key itself is returned once and only its SHA-256 hash is stored. */
 export async function createApiKey(ctx: CommandContext, input: { teamId: string; name: string; scopes: Scope[]; siteId: string | null }) {
+  // The dashboard's rule, for every caller (the CLI too): a name to recognise the key by.
+  const name = input.name.trim();
+  if (name.length === 0 || name.length > 120) throw new TenancyError('the key name must be 1 to 120 characters');
+  if (input.scopes.length === 0) throw new TenancyError('give the key one or more scopes');
   await requireTeam(ctx, input.teamId);
   if (input.siteId) {
     const site = await requireSite(ctx, input.siteId);
@@ -108,7 +112,7 @@ export async function createApiKey(ctx: CommandContext, input: { teamId: string;
   const key = generateApiKey();
   const result = await handleCommand(ctx, apiKeyStream(apiKeyId), apiKeyDecider, {
     type: 'CreateApiKey',
-    data: { apiKeyId, ...input, scopes: [...new Set(input.scopes)], keyHash: sha256Hex(key), now: ctx.clock.now().toISOString() },
+    data: { apiKeyId, ...input, name, scopes: [...new Set(input.scopes)], keyHash: sha256Hex(key), now: ctx.clock.now().toISOString() },
   });
   return { id: apiKeyId, key, position: result.position };
 }

@@ -134,6 +134,8 @@ t.test('bad arguments exit non-zero with a clear message', async (t) => {
     [['team', 'create', '--name', 'X', '--owner-email', 'short@acme.test', '--owner-password', 'short'], /at least 8 characters/],
     [['team', 'add-user', '--team', teamId, '--email', 'not an email'], /not an email address: not an email/],
     [['team', 'set', '--team', teamId], /nothing to change: give --billing/],
+    [['site', 'set', '--site', siteId], /nothing to change: give --plan/],
+    [['apikey', 'create', '--team', teamId, '--scopes', 'webhooks:read', '--name', '  '], /the key name must be 1 to 120 characters/],
     [['credits', 'show', '--team', '01ARZ3NDEKTSV4RRFFQ69G5FAV'], /team 01ARZ3NDEKTSV4RRFFQ69G5FAV not found/],
     [['webhooks', 'deliveries', '01ARZ3NDEKTSV4RRFFQ69G5FAV'], /subscription 01ARZ3NDEKTSV4RRFFQ69G5FAV not found/],
   ];
