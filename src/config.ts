@@ -74,6 +74,7 @@ const ESDB_OPTIONS: Record<string, 'integer' | 'true or false' | 'text' | 'leade
   throwonappendfailure: 'true or false',
   keepaliveinterval: 'integer',
   keepalivetimeout: 'integer',
+  dnsdiscover: 'true or false',
 };
 const flat = (v: string) => v.trim().toLowerCase().replace(/[_-]/g, '');
 const eventStoreUrl = z
@@ -86,8 +87,10 @@ const eventStoreUrl = z
       const expected = ESDB_OPTIONS[flat(key)];
       const bad = (why: string) => ctx.addIssue({ code: 'custom', message: why });
       if (!expected) bad(`unknown option "${key.slice(0, 40)}" (known: ${Object.keys(ESDB_OPTIONS).join(', ')}, any case)`);
-      else if (expected === 'integer' && !/^\d+$/.test(value)) bad(`option ${key} must be an integer`);
+      else if (expected === 'integer' && !/^-?\d+$/.test(value)) bad(`option ${key} must be an integer`);
       else if (expected === 'true or false' && value !== 'true' && value !== 'false') bad(`option ${key} must be true or false`);
+      // The client warns with the whole string, password included, and ignores it.
+      else if (flat(key) === 'tlsverifycert' && value === 'false') bad(`option ${key}=false is not supported by the EventStoreDB client (it has no effect); trust the server's CA with tlsCAFile instead`);
       else if (expected.startsWith('leader') && !['leader', 'follower', 'readonlyreplica', 'random'].includes(flat(value))) bad(`option ${key} must be ${expected}`);
     }
   });
@@ -100,7 +103,7 @@ const publicBaseUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// o
   } catch {
     return false; // already reported by z.url
   }
-  return url.hostname !== '' && url.username === '' && url.password === '' && url.search === '' && url.hash === '';
+  return url.hostname !== '' && url.username === '' && url.password === '' && !/[?#]/.test(v);
 }, 'must be an http(s) address with a host and no credentials, query or fragment');
 
 const cidrList = z.string().refine((v) => {
@@ -231,8 +234,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const config = parsed.data;
+  // Node refuses a header timeout longer than the request timeout: the default follows a shorter request timeout, a value given is refused.
   if (config.HTTP_HEADERS_TIMEOUT_MS > config.HTTP_REQUEST_TIMEOUT_MS) {
-    throw new ConfigError(`Invalid configuration:\n  HTTP_HEADERS_TIMEOUT_MS: must be at most HTTP_REQUEST_TIMEOUT_MS (${config.HTTP_REQUEST_TIMEOUT_MS}); node refuses a longer one`);
+    if (input['HTTP_HEADERS_TIMEOUT_MS'] !== undefined) {
+      throw new ConfigError(`Invalid configuration:\n  HTTP_HEADERS_TIMEOUT_MS: must be at most HTTP_REQUEST_TIMEOUT_MS (${config.HTTP_REQUEST_TIMEOUT_MS}); node refuses a longer one`);
+    }
+    config.HTTP_HEADERS_TIMEOUT_MS = config.HTTP_REQUEST_TIMEOUT_MS;
   }
   return { ...config, PUBLIC_BASE_URL: (config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`).replace(/\/$/, '') };
 }

@@ -24,16 +24,15 @@ export interface ConversationTarget {
   teamId: string;
 }
 
-/** Who acted: the credential's id, kept in the events' metadata and in take-over/read marks. */
+/** Who acted: the credential's or user's id, kept in take-over and read marks (the events' metadata names them with their kind: `ctx.actor`). */
 export type Actor = string | null;
 
 /** This API process, as the claimant of the send attempts it starts (the agent worker waits for it before recovering one). */
 const API_INSTANCE = `api/${randomUUID()}`;
 
-async function decide(ctx: CommandContext, target: ConversationTarget, command: ConversationCommand, by: Actor): Promise<CommandResult<ConversationEvent>> {
+async function decide(ctx: CommandContext, target: ConversationTarget, command: ConversationCommand): Promise<CommandResult<ConversationEvent>> {
   try {
-    // The actor is the context's (with its kind) when it has one; `by` names it otherwise.
-    return await handleCommand(ctx, conversationStream(target.conversationId), conversationDecider, command, { ...(ctx.actor ? {} : { actor: by }), workerInstance: API_INSTANCE });
+    return await handleCommand(ctx, conversationStream(target.conversationId), conversationDecider, command, { workerInstance: API_INSTANCE });
   } catch (error) {
     if (error instanceof ConversationRuleError) throw new ServiceError(error.code, error.message);
     throw error;
@@ -45,28 +44,28 @@ const ref = (ctx: CommandContext, target: ConversationTarget) => ({ ...target, n
 /** `ChangeConversationStatus` by a person: any status, `open` reopens; the same status again records nothing. */
 export function changeConversationStatus(
   ctx: CommandContext,
-  input: { conversation: ConversationTarget; newStatus: ConversationStatus; resolutionOutcome: string; by: Actor },
+  input: { conversation: ConversationTarget; newStatus: ConversationStatus; resolutionOutcome: string },
 ) {
   return decide(ctx, input.conversation, {
     type: 'ChangeConversationStatus',
     data: { ...ref(ctx, input.conversation), newStatus: input.newStatus, resolvedBy: 'user', resolutionOutcome: input.resolutionOutcome },
-  }, input.by);
+  });
 }
 
 /** A person takes the conversation over: the agent skips its later dispatches (`AgentSkipped`, `taken_over`). */
 export const takeOverConversation = (ctx: CommandContext, input: { conversation: ConversationTarget; by: Actor }) =>
-  decide(ctx, input.conversation, { type: 'TakeOver', data: { ...ref(ctx, input.conversation), by: input.by } }, input.by);
+  decide(ctx, input.conversation, { type: 'TakeOver', data: { ...ref(ctx, input.conversation), by: input.by } });
 
 /** Hands the conversation back to the agent, from the next prospect message on. */
 export const handBackConversation = (ctx: CommandContext, input: { conversation: ConversationTarget; by: Actor }) =>
-  decide(ctx, input.conversation, { type: 'HandBack', data: { ...ref(ctx, input.conversation), by: input.by } }, input.by);
+  decide(ctx, input.conversation, { type: 'HandBack', data: { ...ref(ctx, input.conversation), by: input.by } });
 
 /** Marks the conversation read up to its latest inbound message as the caller knows it. */
 export const markConversationRead = (ctx: CommandContext, input: { conversation: ConversationTarget; lastInboundMessageId: string | null; by: Actor }) =>
-  decide(ctx, input.conversation, { type: 'MarkRead', data: { ...ref(ctx, input.conversation), lastInboundMessageId: input.lastInboundMessageId, by: input.by } }, input.by);
+  decide(ctx, input.conversation, { type: 'MarkRead', data: { ...ref(ctx, input.conversation), lastInboundMessageId: input.lastInboundMessageId, by: input.by } });
 
 export const markConversationUnread = (ctx: CommandContext, input: { conversation: ConversationTarget; by: Actor }) =>
-  decide(ctx, input.conversation, { type: 'MarkUnread', data: { ...ref(ctx, input.conversation), by: input.by } }, input.by);
+  decide(ctx, input.conversation, { type: 'MarkUnread', data: { ...ref(ctx, input.conversation), by: input.by } });
 
 export type DeliveryStatus = 'sending' | 'sent' | 'retrying' | 'failed';
 
@@ -83,7 +82,6 @@ export interface ReplyInput {
   idempotency: { scope: string; key: string } | null;
   /** The agent's sending settings: From local part, the forwarding mailbox's domain, the retry policy of a temporary failure. */
   sending: { fromLocalPart: string; mailDomain: string; maxAttempts: number; baseMs: number };
-  by: Actor;
 }
 
 export interface ReplyOutcome {
@@ -125,13 +123,13 @@ export async function replyToConversation(ctx: CommandContext & { mailer: Mailer
     returnPath: forwardingAddress(input.site.forwardingToken, input.sending.mailDomain),
     drafter: 'user',
   });
-  const started = await decide(ctx, target, { type: 'StartReply', data: { ...ref(ctx, target), draft } }, input.by);
+  const started = await decide(ctx, target, { type: 'StartReply', data: { ...ref(ctx, target), draft } });
   // A concurrent request with the same key drafted it first: answer as its repeat.
   if (started.events.length === 0) return (await recordedReply(ctx, target, messageId, sha))!;
 
   const { maxAttempts, baseMs } = input.sending;
   const result = await sendDraft(ctx.mailer, draft, () => (maxAttempts > 1 ? ctx.clock.now().getTime() + baseMs : null));
-  const recorded = await decide(ctx, target, { type: 'RecordSendResult', data: { ...ref(ctx, target), messageId, attempt: 1, result } }, input.by);
+  const recorded = await decide(ctx, target, { type: 'RecordSendResult', data: { ...ref(ctx, target), messageId, attempt: 1, result } });
   const deliveryStatus: DeliveryStatus = result.ok ? 'sent' : result.retryAt === null ? 'failed' : 'retrying';
   return { status: 201, message: { id: messageId, rfcMessageId: draft.rfcMessageId, deliveryStatus }, position: recorded.position ?? started.position };
 }

@@ -53,7 +53,7 @@ export function actOnConversation(services: CommandContext, found: FoundConversa
   const conversation = found.target;
   switch (action.type) {
     case 'status':
-      return changeConversationStatus(services, { conversation, newStatus: action.status, resolutionOutcome: action.resolutionOutcome, by });
+      return changeConversationStatus(services, { conversation, newStatus: action.status, resolutionOutcome: action.resolutionOutcome });
     case 'takeover':
       return takeOverConversation(services, { conversation, by });
     case 'handback':
@@ -73,7 +73,7 @@ export function actOnConversation(services: CommandContext, found: FoundConversa
  */
 export async function replyAsPerson(
   services: InboxServices,
-  input: { found: FoundConversation; site: SiteDoc; text: string; subject?: string; idempotency: { scope: string; key: string } | null; by: Actor },
+  input: { found: FoundConversation; site: SiteDoc; text: string; subject?: string; idempotency: { scope: string; key: string } | null },
 ): Promise<ReplyOutcome> {
   const { doc, target } = input.found;
   const inbound = doc.lastInboundMessageId ? await getMessage(services.readModels, doc.lastInboundMessageId) : null;
@@ -94,6 +94,5 @@ export async function replyAsPerson(
       maxAttempts: config.AGENT_SEND_ATTEMPTS,
       baseMs: config.AGENT_RETRY_BASE_MS,
     },
-    by: input.by,
   });
 }

@@ -135,8 +135,7 @@ export const metricsPlugin = fp(
 
     const token = app.config.METRICS_TOKEN;
     app.get('/metrics', { schema: { hide: true } }, async function metricsEndpoint(request, reply) {
-      // The client's address through the trusted proxies (TRUST_PROXY): behind a reverse proxy on this host every socket is loopback.
-      if (!metricsAllowed(token, request.headers.authorization, request.ip)) {
+      if (!metricsAllowed(token, request.headers.authorization, request.socket.remoteAddress, request.ip)) {
         return reply.status(401).header('www-authenticate', 'Bearer').send(errorBody('UNAUTHORIZED', 'Metrics need the METRICS_TOKEN bearer token.'));
       }
       await app.projections.refresh();
@@ -146,9 +145,13 @@ export const metricsPlugin = fp(
   { name: 'metrics', dependencies: ['services'] },
 );
 
-/** With a METRICS_TOKEN, its bearer header; without, loopback callers only. */
-export function metricsAllowed(token: string | undefined, authorization: string | undefined, remoteAddress: string | undefined): boolean {
-  return token ? bearerMatches(authorization, token) : LOOPBACK.test(remoteAddress ?? '');
+/**
+ * With a METRICS_TOKEN, its bearer header; without, loopback callers only: the socket's peer and the
+ * client behind the trusted proxies (TRUST_PROXY) both loopback. Behind a reverse proxy on this host
+ * every socket is loopback; the forwarded address alone is the client's word with `TRUST_PROXY=true`.
+ */
+export function metricsAllowed(token: string | undefined, authorization: string | undefined, socketAddress: string | undefined, clientAddress = socketAddress): boolean {
+  return token ? bearerMatches(authorization, token) : LOOPBACK.test(socketAddress ?? '') && LOOPBACK.test(clientAddress ?? '');
 }
 
 function bearerMatches(header: string | undefined, token: string): boolean {

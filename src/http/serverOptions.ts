@@ -23,8 +23,8 @@ export type ServerLimits = Pick<Config, 'HTTP_REQUEST_TIMEOUT_MS' | 'HTTP_HEADER
  */
 export function serverOptions(config: ServerLimits): FastifyServerOptions {
   const requestTimeout = config.HTTP_REQUEST_TIMEOUT_MS;
-  // Node refuses a header timeout longer than the request timeout.
-  const headersTimeout = Math.min(config.HTTP_HEADERS_TIMEOUT_MS, requestTimeout);
+  // At most the request timeout (loadConfig sees to it: node refuses a longer one).
+  const headersTimeout = config.HTTP_HEADERS_TIMEOUT_MS;
   // Node's default check runs every 30 s, which would let a 1 s bound hold a socket for 30 s.
   const connectionsCheckingInterval = Math.max(50, Math.min(1_000, Math.floor(headersTimeout / 4)));
   return {

@@ -18,7 +18,7 @@ import { countWrite } from '../http/writeRateLimit.ts';
 import { getSite } from '../readModels/sites.ts';
 import { siteIdInput } from './tools/tool.ts';
 import type { ToolRegistry } from './toolRegistry.ts';
-import { actingAs } from '../commands/context.ts';
+import { actingForCredential } from '../http/actingFor.ts';
 
 export const SERVER_INFO = { name: 'outreach-integration-service', version: '1.0.0' } as const;
 
@@ -89,7 +89,7 @@ export function mcpServerFor(app: FastifyInstance, credential: Credential, regis
       const parsed = tool.input.safeParse(args);
       if (!parsed.success) return failure('VALIDATION_ERROR', validationDetails(parsed.error));
       // The tool's commands record the token as their actor.
-      return success(await tool.run(parsed.data, { app: actingAs(app, { kind: credential.kind, id: credential.id }), credential, site }));
+      return success(await tool.run(parsed.data, { app: actingForCredential(app, credential), credential, site }));
     } catch (error) {
       if (error instanceof ServiceError) return failure(codeOf(error), error.message, error.retryAfterSeconds);
       app.log.error({ err: error, tool: tool.name }, 'MCP tool failed');

@@ -37,7 +37,7 @@ export async function settle(services: Services): Promise<void> {
 
 /** An API key with the given scopes (optionally restricted to one site), usable when it returns. */
 export async function keyWith(services: Services, teamId: string, scopes: Scope[], siteId: string | null = null) {
-  const key = await createApiKey(services, { teamId, name: `key ${scopes.join(' ')}`, scopes, siteId });
+  const key = await createApiKey(services, { teamId, name: `key ${scopes.join(' ')}`.slice(0, 120), scopes, siteId });
   await settle(services);
   return key;
 }

@@ -52,3 +52,13 @@ t.test('a task whose turn comes in time runs with its wait cleared', async (t) =
   const waited = turns.run('k', async () => 'waited', { maxWaitMs: 1_000, onTimeout: () => new Error('busy') });
   t.same(await Promise.all([quick, waited]), ['quick', 'waited']);
 });
+
+t.test('a task that throws before returning a promise rejects its caller and frees the key', async (t) => {
+  const turns = new InTurn();
+  const thrown = turns.run('k', (() => {
+    throw new Error('sync');
+  }) as () => Promise<never>);
+  const next = turns.run('k', async () => 'next');
+  await t.rejects(thrown, /sync/);
+  t.equal(await next, 'next');
+});

@@ -99,6 +99,14 @@ t.test('/metrics without METRICS_TOKEN behind a reverse proxy on the same host (
   t.equal(local.statusCode, 200, 'a caller on this host, not through the proxy');
 });
 
+t.test('/metrics without METRICS_TOKEN and TRUST_PROXY=true: a remote client naming itself 127.0.0.1 is refused', async (t) => {
+  const app = await startTestApp({ env: { TRUST_PROXY: 'true' } });
+  t.teardown(() => app.close());
+  const forged = await app.fastify.inject({ method: 'GET', url: '/metrics', remoteAddress: '203.0.113.9', headers: { 'x-forwarded-for': '127.0.0.1' } });
+  t.equal(forged.statusCode, 401, 'its socket is not loopback');
+  t.equal((await app.fastify.inject({ method: 'GET', url: '/metrics', remoteAddress: '127.0.0.1' })).statusCode, 200, 'a local caller');
+});
+
 t.test('the parser is strict', async (t) => {
   t.throws(() => parsePrometheusText('foo 1\n'), /before its # TYPE/);
   t.throws(() => parsePrometheusText('# TYPE foo counter\nfoo{a="1} 1\n'));

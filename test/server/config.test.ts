@@ -51,6 +51,7 @@ t.test('a bad value is refused with a message naming the variable', async (t) =>
     ['PUBLIC_BASE_URL', 'localhost:3000'],
     ['PUBLIC_BASE_URL', 'ftp://example.com'],
     ['PUBLIC_BASE_URL', 'https://example.com/?x=1'],
+    ['PUBLIC_BASE_URL', 'https://example.com/?'],
     ['PUBLIC_BASE_URL', 'https://user:pw@example.com'],
     ['TRUST_PROXY', 'yes'],
     ['TRUST_PROXY', '2'],
@@ -61,6 +62,7 @@ t.test('a bad value is refused with a message naming the variable', async (t) =>
     ['EVENTSTORE_URL', 'esdb://admin:s3cret@127.0.0.1:2113?tls=false&bogusOption=1'],
     ['EVENTSTORE_URL', 'esdb://admin:s3cret@127.0.0.1:2113?tls=maybe'],
     ['EVENTSTORE_URL', 'esdb://admin:s3cret@127.0.0.1:2113?defaultDeadline=soon'],
+    ['EVENTSTORE_URL', 'esdb://admin:s3cret@127.0.0.1:2113?tls=true&tlsVerifyCert=false'],
   ];
   for (const [name, value] of cases) {
     let thrown: unknown = null;
@@ -81,6 +83,10 @@ t.test('TRUST_PROXY: false, true, or the proxies\' addresses; a header timeout l
   t.same(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8,::1' }).TRUST_PROXY, ['loopback', '10.0.0.0/8', '::1']);
   t.throws(() => loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '1000', HTTP_HEADERS_TIMEOUT_MS: '60000' }), /HTTP_HEADERS_TIMEOUT_MS: must be at most HTTP_REQUEST_TIMEOUT_MS/);
   t.equal(loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '1000', HTTP_HEADERS_TIMEOUT_MS: '1000' }).HTTP_HEADERS_TIMEOUT_MS, 1000);
+  t.equal(loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '5000' }).HTTP_HEADERS_TIMEOUT_MS, 5000, 'the default header timeout follows a shorter request timeout');
+  for (const url of ['esdb://db:2113?tls=false&keepAliveInterval=-1&keepAliveTimeout=-1', 'esdb+discover://db:2113?dnsDiscover=true&tlsVerifyCert=true']) {
+    t.equal(loadConfig({ EVENTSTORE_URL: url }).EVENTSTORE_URL, url, `the client's own values are accepted: ${url}`);
+  }
 });
 
 t.test('several bad values: every one is named', async (t) => {

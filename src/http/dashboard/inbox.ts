@@ -206,7 +206,7 @@ export async function inboxPages(app: FastifyInstance) {
   act('reply', async (request, s, { site, found }) => {
     const form = parseForm(replyForm, request.body);
     if (!form.success) return { problem: firstProblem(form.error) };
-    return replyAsPerson(actingFor(app, request), { found, site, text: form.data.text, idempotency: { scope: `dashboard_user:${s.user.id}`, key: form.data.idempotency_key }, by: s.user.id });
+    return replyAsPerson(actingFor(app, request), { found, site, text: form.data.text, idempotency: { scope: `dashboard_user:${s.user.id}`, key: form.data.idempotency_key } });
   });
   act('status', async (request, s, { found }) => {
     const form = parseForm(statusForm, request.body);

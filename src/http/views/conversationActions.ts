@@ -48,7 +48,6 @@ export async function replyAsPerson(
     text: input.text,
     subject: input.subject,
     idempotency: input.idempotencyKey ? { scope: idempotencyScope(credential), key: input.idempotencyKey } : null,
-    by: credential.id,
   });
   const conversation = await conversationStateAfter(app, outcome.position, input.ref.doc.id);
   return { status: outcome.status, message: outcome.message, conversation };
