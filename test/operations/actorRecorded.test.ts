@@ -1,5 +1,6 @@
 import t from 'tap';
 import type { RecordedEvent } from '../../src/ports/eventStore.ts';
+import { changeSiteSettings } from '../../src/commands/tenancy.ts';
 import { ingest, PITCH } from '../ingestion/helpers.ts';
 import { bearer } from '../helpers/testApp.ts';
 import { formFields } from '../oauth/helpers.ts';
@@ -73,4 +74,30 @@ t.test('the dashboard names the signed-in user', async (t) => {
   }, ['SubscriptionCreated']);
   t.equal(events.length, 1);
   t.match(events[0]!.metadata, { actor: tenant.ownerUserId, actorKind: 'dashboard_user' });
+});
+
+t.test('an Advanced site: a prospect import and an on-demand agent run name the key; use marks name no one', async (t) => {
+  await changeSiteSettings(app.services, { siteId: tenant.siteId, changes: { plan: 'advanced' } });
+  await app.services.projections.waitFor(await app.services.events.headPosition(), 5_000);
+  const events = await appendedBy(async () => {
+    const imported = await rest('POST', `${site}/agents/outreach/prospects`, { prospects: [{ url: 'https://prospect.example' }] });
+    const active = await rest('PUT', `${site}/agents/article_boost`, { isActive: true });
+    const run = await rest('POST', `${site}/agents/article_boost/run`);
+    if (imported.statusCode !== 201 || active.statusCode !== 200 || run.statusCode !== 202) throw new Error(`${imported.body} ${active.body} ${run.body}`);
+  }, ['ProspectsImported', 'AgentRunQueued', 'ApiKeyUsed']);
+  for (const e of events.filter((x) => x.type !== 'ApiKeyUsed')) t.match(e.metadata, { actor: tenant.keyId, actorKind: 'api_key' }, `${e.type} names the key`);
+  t.same(events.map((e) => e.type).filter((x) => x !== 'ApiKeyUsed').sort(), ['AgentRunQueued', 'ProspectsImported']);
+  for (const e of events.filter((x) => x.type === 'ApiKeyUsed')) t.notOk('actor' in e.metadata, 'the use mark is the service\'s own: no actor');
+});
+
+t.test('the dashboard: an API key and an OAuth app created there name the user', async (t) => {
+  const events = await appendedBy(async () => {
+    const keys = (await browser.request('/dashboard/api-keys')).text;
+    const key = await browser.request('/dashboard/api-keys', { form: { ...formFields(keys, '/dashboard/api-keys'), name: 'reporting', scopes: ['inbox:read'], site_id: '' } });
+    const apps = (await browser.request('/dashboard/oauth-apps')).text;
+    const registered = await browser.request('/dashboard/oauth-apps', { form: { ...formFields(apps, '/dashboard/oauth-apps'), name: 'crm', redirect_uris: 'https://crm.example.com/cb', token_endpoint_auth_method: 'none' } });
+    if (key.status !== 201 || registered.status !== 201) throw new Error(`${key.status} ${registered.status}`);
+  }, ['ApiKeyCreated', 'OAuthClientRegistered']);
+  t.same(events.map((e) => e.type).sort(), ['ApiKeyCreated', 'OAuthClientRegistered']);
+  for (const e of events) t.match(e.metadata, { actor: tenant.ownerUserId, actorKind: 'dashboard_user' }, `${e.type} names the user`);
 });
