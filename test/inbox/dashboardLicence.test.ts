@@ -41,6 +41,13 @@ t.test('unlicensed: every page and action of the site is refused, nothing is wri
   refusedPage(t, await browser.request(`/dashboard/webhooks/${existing.subscriptionId}/edit`, { form: { csrf, label: 'y', url: 'https://hooks.example.com/c', event_types: 'outreach.reply_sent' } }), 'a webhook edit');
   refusedPage(t, await browser.request(`/dashboard/webhooks/${existing.subscriptionId}/delete`, { form: { csrf } }), 'a webhook delete');
   refusedPage(t, await browser.request(`/dashboard/agents/${tenant.siteId}/ai_prompt`, { form: { csrf, settings: '{"isActive":true}' } }), 'agent settings');
+  for (const list of ['/dashboard/webhooks', '/dashboard/agents']) {
+    const page = await browser.request(list);
+    t.equal(page.status, 200, `${list} still lists the site`);
+    t.match(page.text, /No active licence: this site's data and forms are closed/, `${list}: says why it shows nothing of it`);
+    t.notMatch(page.text, `action="/dashboard/sites/${tenant.siteId}/webhooks"`, `${list}: no form for it`);
+    t.notMatch(page.text, 'hooks.example.com/a', `${list}: none of its data (REST refuses the reads too)`);
+  }
 
   const subs = await listSubscriptionsForSite(app.services.readModels, tenant.siteId);
   t.same(subs.map((x) => [x.label, x.url, x.secret_prefix]), [['crm', 'https://hooks.example.com/a', existing.created.secretPrefix]], 'the subscription is as it was');

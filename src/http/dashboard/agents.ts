@@ -12,6 +12,7 @@ import { firstProblem, formText, parseForm } from '../web/forms.ts';
 import { type SafeHtml, html } from '../web/html.ts';
 import type { SignedIn } from '../web/session.ts';
 import { actingFor } from '../actingFor.ts';
+import { unlicensedSiteSection } from './show.ts';
 
 type Show = (reply: FastifyReply, s: SignedIn, title: string, body: SafeHtml, status?: number) => unknown;
 
@@ -47,6 +48,10 @@ export function agentPages(app: FastifyInstance, show: Show, canManage: (s: Sign
   const agentsPage = async (reply: FastifyReply, s: SignedIn, notice?: { error?: string; info?: string }, status = 200) => {
     const sections: SafeHtml[] = [];
     for (const site of await listSitesOfTeam(app.readModels, s.user.teamId, { sortBy: 'createdAt' })) {
+      if (!site.licensed) {
+        sections.push(unlicensedSiteSection(site));
+        continue;
+      }
       const agents = await listAgents(app.readModels, site, schemas());
       const runs = (await listAgentRuns(app.readModels, site.id, {}, undefined, 10)).runs;
       const rows = agents.map(

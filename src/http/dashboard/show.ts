@@ -12,3 +12,7 @@ export const showSignedIn = (reply: FastifyReply, s: SignedIn, title: string, bo
  */
 export const siteNotLicensedPage = (reply: FastifyReply, s: SignedIn, domain: string) =>
   showSignedIn(reply, s, 'Site not licensed', html`<p class="error" role="alert">The site ${domain} has no active licence: its inbox, webhooks and agents are closed until it is licensed again.</p><p><a href="/dashboard">Back to the dashboard</a></p>`, 403);
+
+/** In a list of the team's sites, an unlicensed site's section: its name and why nothing else is shown (REST refuses its reads too). */
+export const unlicensedSiteSection = (site: { id: string; domain: string }) =>
+  html`<h2>${site.domain} <small>(${site.id})</small></h2><p role="status">No active licence: this site's data and forms are closed until it is licensed again.</p>`;

@@ -13,7 +13,7 @@ import { type WebhookSubscriptionDoc, getSubscription, listSubscriptionsForSite 
 import { type Typed, firstProblem, formList, formText, parseForm, typedIn } from '../web/forms.ts';
 import { type SafeHtml, html } from '../web/html.ts';
 import type { SignedIn } from '../web/session.ts';
-import { siteNotLicensedPage } from './show.ts';
+import { siteNotLicensedPage, unlicensedSiteSection } from './show.ts';
 import { actingFor } from '../actingFor.ts';
 
 const LABEL = 'The label must be 1 to 120 characters.';
@@ -66,6 +66,10 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
     const sections: SafeHtml[] = [];
     const manage = canManage(s);
     for (const site of await sites(s)) {
+      if (!site.licensed) {
+        sections.push(unlicensedSiteSection(site));
+        continue;
+      }
       const typed = draft?.siteId === site.id ? draft : undefined;
       const subs = await listSubscriptionsForSite(app.readModels, site.id, { sortBy: 'created_at' });
       const on = site.webhooksEnabled ?? true;
