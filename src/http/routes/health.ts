@@ -3,6 +3,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 
 const plugin: FastifyPluginAsyncZod = async (app) => {
+  // A store's outage is logged when it starts and when it ends, not on every probe of a load balancer.
+  const down = new Set<string>();
   app.get('/healthz', { schema: { hide: true } }, async function healthz() {
     return { status: 'ok' };
   });
@@ -15,9 +17,11 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
       for (const [which, store] of [['event store', app.events], ['read-model store', app.readModels]] as const) {
         try {
           await store.ping();
+          if (down.delete(which)) app.log.info(`readiness: the ${which} answers again`);
         } catch (error) {
           // The cause (hosts, ports, driver detail) goes to the log, not to an unauthenticated caller.
-          app.log.warn({ err: error }, `readiness: the ${which} does not answer`);
+          if (!down.has(which)) app.log.warn({ err: error }, `readiness: the ${which} does not answer`);
+          down.add(which);
           return reply.status(503).send({ status: 'not_ready' as const, reason: `${which} unreachable (the cause is in the service log)` });
         }
       }
