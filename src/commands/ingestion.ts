@@ -202,10 +202,14 @@ async function run(
     });
 
     const ids = Array.from({ length: idsNeeded(extraction) }, () => ctx.newId());
+    // Stamped now, after the extraction (an LLM call may take seconds), just before the append: lists are newest
+    // first by this time, so an ingestion stored after a faster, later one still lands at the top, not behind a
+    // client's cursor.
+    const decidedAt = ctx.clock.now().getTime();
     const events = ingestionDecider.decide(
       {
         type: 'IngestMessage',
-        data: { ingestionId, siteId: site.id, teamId: site.teamId, channel: input.channel, message, extraction, thread, pause, ids, now: nowMs, requestHash: input.idempotency ? requestHash(input) : null },
+        data: { ingestionId, siteId: site.id, teamId: site.teamId, channel: input.channel, message, extraction, thread, pause, ids, now: decidedAt, requestHash: input.idempotency ? requestHash(input) : null },
       },
       state,
     );
