@@ -35,7 +35,7 @@ type Outcome =
   | { kind: 'ok'; request: AuthorizeRequest }
   /** The redirect URI cannot be trusted: tell the user, never redirect (RFC 6749 §4.1.2.1). */
   | { kind: 'page'; message: string }
-  | { kind: 'redirect'; redirectUri: string; state: string | undefined; error: AuthorizeErrorCode; description: string };
+  | { kind: 'redirect'; redirectUri: string; state: string | undefined; error: AuthorizeErrorCode; description: string; trusted: boolean };
 
 function single(raw: unknown, name: string): string | undefined | null {
   const value = (raw as Record<string, unknown> | undefined)?.[name];
@@ -59,7 +59,7 @@ async function validate(services: CommandContext & { clientMetadata: ClientMetad
   const redirectUri = single(raw, 'redirect_uri');
   if (redirectUri === null) return { kind: 'page', message: 'redirect_uri is repeated.' };
   if (!redirectUri) return { kind: 'page', message: 'The request has no redirect_uri.' };
-  if (!client.redirectUris.includes(redirectUri)) return { kind: 'page', message: 'The redirect_uri does not match any redirect URI registered for this app.' };
+  if (!redirectUriRegistered(client.redirectUris, redirectUri)) return { kind: 'page', message: 'The redirect_uri does not match any redirect URI registered for this app.' };
 
   const state = single(raw, 'state');
   const fail = (error: AuthorizeErrorCode, description: string): Outcome => ({
@@ -68,6 +68,8 @@ async function validate(services: CommandContext & { clientMetadata: ClientMetad
     state: state ?? undefined,
     error,
     description,
+    // Only a team's own app has a redirect URI someone vouched for (RFC 9700 §4.11.2).
+    trusted: client.teamId !== null,
   });
   for (const name of AUTHORIZE_PARAMS) if (single(raw, name) === null) return fail('invalid_request', `Parameter ${name} is repeated.`);
   const responseType = single(raw, 'response_type');
@@ -92,13 +94,32 @@ async function validate(services: CommandContext & { clientMetadata: ClientMetad
   return { kind: 'ok', request: { client, redirectUri, scopes, state, codeChallenge, resource } };
 }
 
-/** RFC 6749 §4.1.2 / RFC 9207: parameters appended to the registered URI's own query. */
-function redirectTo(issuer: string, redirectUri: string, params: Record<string, string | undefined>): string {
-  const url = new URL(redirectUri);
-  for (const [k, v] of Object.entries(params)) if (v !== undefined) url.searchParams.append(k, v);
-  url.searchParams.append('iss', issuer);
-  return url.toString();
+/**
+ * A registered redirect URI, compared exactly; but for a loopback IP literal over http (a native app's
+ * listener, RFC 8252 §7.3) any port is allowed, the rest exact. The code is bound to the URI as sent,
+ * so the token request must repeat that port.
+ */
+export function redirectUriRegistered(registered: readonly string[], requested: string): boolean {
+  if (registered.includes(requested)) return true;
+  const asked = URL.canParse(requested) ? new URL(requested) : null;
+  if (!asked || asked.protocol !== 'http:' || !['127.0.0.1', '[::1]'].includes(asked.hostname)) return false;
+  const withoutPort = (u: URL) => `${u.protocol}//${u.hostname}${u.pathname}${u.search}${u.hash}`;
+  return registered.some((uri) => URL.canParse(uri) && withoutPort(new URL(uri)) === withoutPort(asked) && uri.startsWith(`http://${asked.hostname}`));
 }
+
+/**
+ * RFC 6749 §4.1.2 / RFC 9207: parameters appended to the registered URI, whose own query is kept as
+ * written (RFC 6749 §3.1.2: re-serialising it would turn `?flag` into `?flag=`).
+ */
+function redirectTo(issuer: string, redirectUri: string, params: Record<string, string | undefined>): string {
+  const added = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) added.append(k, v);
+  added.append('iss', issuer);
+  const hash = redirectUri.indexOf('#');
+  const base = hash === -1 ? redirectUri : redirectUri.slice(0, hash);
+  return `${base}${base.includes('?') ? (base.endsWith('?') || base.endsWith('&') ? '' : '&') : '?'}${added}`;
+}
+
 
 /** Owners and admins only; a dashboard client only by its own team's, any other client by any team's. */
 const canApprove = (s: SignedIn, client: AuthenticatedClient) =>
@@ -138,6 +159,11 @@ export async function authorizeRoutes(app: FastifyInstance) {
   const issuer = () => app.config.PUBLIC_BASE_URL;
   const errorPage = (reply: FastifyReply, status: number, message: string) =>
     sendPage(reply, status, page('Authorization failed', html`<p class="error" role="alert">${message}</p><p>Return to the app you came from and try again.</p>`));
+  /** An invalid authorization request: back to the app's redirect URI when someone vouched for it, otherwise shown here. */
+  const refuse = (reply: FastifyReply, outcome: Extract<Outcome, { kind: 'redirect' }>) => {
+    if (!outcome.trusted) return errorPage(reply, 400, `The app's authorization request is not valid (${outcome.error}): ${outcome.description}`);
+    return reply.redirect(redirectTo(issuer(), outcome.redirectUri, { error: outcome.error, error_description: outcome.description, state: outcome.state }), 303);
+  };
 
   const consentPage = async (reply: FastifyReply, s: SignedIn, r: AuthorizeRequest, error?: string, status = 200) => {
     const host = new URL(r.redirectUri).host;
@@ -187,9 +213,7 @@ export async function authorizeRoutes(app: FastifyInstance) {
   app.get('/oauth/authorize', async function authorizationRequest(request: FastifyRequest, reply) {
     const outcome = await validate(app, issuer(), request.query);
     if (outcome.kind === 'page') return errorPage(reply, 400, outcome.message);
-    if (outcome.kind === 'redirect') {
-      return reply.redirect(redirectTo(issuer(), outcome.redirectUri, { error: outcome.error, error_description: outcome.description, state: outcome.state }), 303);
-    }
+    if (outcome.kind === 'redirect') return refuse(reply, outcome);
     const session = await loadSession(app, request);
     if (!session) return reply.redirect(`/dashboard/sign-in?return_to=${encodeURIComponent(request.url)}`, 303);
     return consentPage(reply, session, outcome.request);
@@ -203,9 +227,7 @@ export async function authorizeRoutes(app: FastifyInstance) {
     // The authorization request's own parameters are re-validated as the GET did (a repeated one is an error).
     const outcome = await validate(app, issuer(), request.body);
     if (outcome.kind === 'page') return errorPage(reply, 400, outcome.message);
-    if (outcome.kind === 'redirect') {
-      return reply.redirect(redirectTo(issuer(), outcome.redirectUri, { error: outcome.error, error_description: outcome.description, state: outcome.state }), 303);
-    }
+    if (outcome.kind === 'redirect') return refuse(reply, outcome);
     const r = outcome.request;
     if (form.decision === 'deny') {
       return reply.redirect(redirectTo(issuer(), r.redirectUri, { error: 'access_denied', error_description: 'The user denied the request.', state: r.state }), 303);

@@ -4,6 +4,7 @@ import { OAuthGrantRuleError } from '../../domain/oauthGrant.ts';
 import { isScope } from '../../domain/scopes.ts';
 import { sha256Hex } from '../../commands/credentials.ts';
 import { getOAuthTokenByHash } from '../../readModels/oauthTokens.ts';
+import { credentialCatchUp } from '../credentialsInForce.ts';
 import { authenticateClient, readParams } from './clientAuthentication.ts';
 import { NO_STORE, OAuthError } from './errors.ts';
 import { servedResource } from './resources.ts';
@@ -24,6 +25,8 @@ function asOAuthError(error: unknown): unknown {
 
 /** POST /oauth/token (RFC 6749 §3.2, OAuth 2.1) and POST /oauth/revoke (RFC 7009). */
 export async function tokenRoutes(app: FastifyInstance) {
+  // An access token issued by another API node is in this node's read model only once it has caught up (as bearer authentication does).
+  const catchUp = credentialCatchUp(app, app.config.CREDENTIAL_CATCH_UP_MS);
   app.post('/oauth/token', async function tokenEndpoint(request, reply) {
     const params = readParams(request.body);
     const grantType = params.grant_type;
@@ -69,6 +72,8 @@ export async function tokenRoutes(app: FastifyInstance) {
     const params = readParams(request.body);
     const client = await authenticateClient(app, request, params);
     const token = requiredParam(params, 'token');
+    if (ACCESS_TOKEN_SHAPE.test(token)) await catchUp();
+    // RFC 7009 §2.2: a 200 means the token is revoked, so it must be found wherever it was issued.
     const stored = ACCESS_TOKEN_SHAPE.test(token) ? await getOAuthTokenByHash(app.readModels, sha256Hex(token)) : null;
     const { position } = await revokeToken(app, { token, clientId: client.clientId, stored });
     await app.waitForWrite(position);

@@ -1,0 +1,66 @@
+import t from 'tap';
+import { redirectUriRegistered } from '../../src/http/oauth/authorize.ts';
+import { clientDocument, startDocumentServer, startMcpApp } from '../mcp/helpers.ts';
+import { Browser, authorizeUrl, pkce, registerClient, tokenRequest } from './helpers.ts';
+
+/** The authorization endpoint at the edges of the RFCs a real client relies on. */
+const docs = await startDocumentServer();
+t.teardown(() => docs.close());
+const ctx = await startMcpApp();
+t.teardown(() => ctx.app.close());
+const { app, tenant, base, browser } = ctx;
+
+t.test('RFC 8252 §7.3: a loopback redirect URI over http may use any port at request time; the token request repeats it', async (t) => {
+  const client = await registerClient(app, tenant, 'none', ['http://127.0.0.1:8765/callback']);
+  const { verifier, challenge } = pkce();
+  const redirectUri = 'http://127.0.0.1:53999/callback';
+  const url = authorizeUrl(base, { client_id: client.clientId, scope: 'webhooks:read', code_challenge: challenge, redirect_uri: redirectUri });
+  t.equal((await browser.request(url)).status, 200, 'the consent screen, for the port the app listens on now');
+  const answer = await browser.consent(url, 'approve', [tenant.siteId]);
+  t.equal(new URL(answer.location!).port, '53999', 'the code goes to that port');
+  const code = new URL(answer.location!).searchParams.get('code')!;
+  const otherPort = await tokenRequest(base, { grant_type: 'authorization_code', client_id: client.clientId, code, redirect_uri: 'http://127.0.0.1:8765/callback', code_verifier: verifier });
+  t.equal(otherPort.status, 400, 'the token request must name the port the code went to');
+});
+
+t.test('RFC 8252 §7.3 only for loopback IP literals over http: the rest is compared exactly', async (t) => {
+  t.ok(redirectUriRegistered(['http://[::1]:1/cb'], 'http://[::1]:4242/cb'), 'IPv6 loopback');
+  t.notOk(redirectUriRegistered(['http://127.0.0.1:1/cb'], 'http://127.0.0.1:2/other'), 'another path');
+  t.notOk(redirectUriRegistered(['http://127.0.0.1:1/cb?x=1'], 'http://127.0.0.1:2/cb?x=2'), 'another query');
+  t.notOk(redirectUriRegistered(['https://app.example/cb'], 'https://app.example:8443/cb'), 'not loopback');
+  t.notOk(redirectUriRegistered(['http://localhost:1/cb'], 'http://localhost:2/cb'), 'a name, not an IP literal');
+  t.notOk(redirectUriRegistered(['http://127.0.0.1:1/cb'], 'http://[::1]:1/cb'), 'another loopback address');
+  t.notOk(redirectUriRegistered(['https://127.0.0.1:1/cb'], 'http://127.0.0.1:1/cb'), 'another scheme');
+});
+
+t.test('RFC 9700 §4.11.2: an invalid request of a client nobody vouched for is shown here, never redirected', async (t) => {
+  const clientId = docs.serve('/phish.json', (origin) => ({ body: clientDocument(origin + '/phish.json', { redirect_uris: ['https://evil.example/login'] }) }));
+  const url = new URL('/oauth/authorize', base);
+  url.searchParams.set('client_id', clientId);
+  url.searchParams.set('redirect_uri', 'https://evil.example/login');
+  url.searchParams.set('response_type', 'x');
+  const res = await new Browser(base).request(url.toString());
+  t.equal(res.status, 400, 'an error page, signed out or not');
+  t.notOk(res.location, 'no redirect off the authorization server');
+  t.match(res.text, /unsupported_response_type/);
+
+  const own = await registerClient(app, tenant, 'none', ['https://app.example.test/cb']);
+  const ownUrl = new URL('/oauth/authorize', base);
+  ownUrl.searchParams.set('client_id', own.clientId);
+  ownUrl.searchParams.set('redirect_uri', 'https://app.example.test/cb');
+  ownUrl.searchParams.set('response_type', 'x');
+  ownUrl.searchParams.set('state', 's1');
+  const ownAnswer = await new Browser(base).request(ownUrl.toString());
+  t.equal(ownAnswer.status, 303, "a team's own app still gets the error at its redirect URI");
+  t.match(ownAnswer.location, /^https:\/\/app\.example\.test\/cb\?error=unsupported_response_type&.*state=s1/);
+});
+
+t.test('RFC 6749 §3.1.2: the registered redirect URI keeps its query as written when code, state and iss are added', async (t) => {
+  const registered = 'https://app.example.test/cb?flag&tenant=a%20b';
+  const client = await registerClient(app, tenant, 'none', [registered]);
+  const { challenge } = pkce();
+  const answer = await browser.consent(authorizeUrl(base, { client_id: client.clientId, scope: 'webhooks:read', code_challenge: challenge, redirect_uri: registered }), 'approve', [tenant.siteId]);
+  t.equal(answer.status, 303);
+  t.ok(answer.location!.startsWith(`${registered}&code=`), `the query kept verbatim: ${answer.location}`);
+  t.match(new URL(answer.location!).searchParams.get('iss'), base);
+});
