@@ -54,6 +54,12 @@ t.test('list_opportunities and get_opportunity', async (t) => {
   t.equal(list.body.opportunities.length, 2);
   const stubs = await call('list_opportunities', { stub: true });
   t.same(stubs.body, await rest('/opportunities?stub=true'));
+  const pitches = await call('list_opportunities', { kind: 'inbound_pitch' });
+  t.same(pitches.body, await rest('/opportunities?kind=inbound_pitch'), 'the kind filter, as REST');
+  t.equal(pitches.body.opportunities.length, 2);
+  const proposals = await call('list_opportunities', { kind: 'interlinking' });
+  t.same(proposals.body, await rest('/opportunities?kind=interlinking'));
+  t.equal(proposals.body.opportunities.length, 0, 'no agent proposed anything');
   const one = await call('get_opportunity', { opportunityId: first.opportunityIds[0] });
   t.same(one.body, await rest(`/opportunities/${first.opportunityIds[0]}`));
 });

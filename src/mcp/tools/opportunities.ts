@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { isoDateTime } from '../../http/pagination.ts';
 import { opportunitiesPage, opportunityDetail } from '../../http/views/inbox.ts';
 import { ENTRY_SOURCES } from '../../http/routes/inboxSchemas.ts';
+import { OPPORTUNITY_KINDS } from '../../readModels/opportunities.ts';
 import { defineTool } from './tool.ts';
 import { pageInput } from './paging.ts';
 
@@ -11,10 +12,11 @@ export const opportunityTools = [
     name: 'list_opportunities',
     title: 'List link opportunities',
     description:
-      'Lists the link opportunities of a site, newest first: what each prospect asked for (target URL, anchor text, suggested sentence, the page of the site the link would go on). Pass nextCursor back as cursor for the next page.',
+      'Lists the link opportunities of a site, newest first: what each prospect asked for (target URL, anchor text, suggested sentence, the page of the site the link would go on), and what the agents proposed (kind). Pass nextCursor back as cursor for the next page.',
     scope: 'opportunities:read',
     input: {
       ...pageInput,
+      kind: z.enum(OPPORTUNITY_KINDS).optional().describe("only this kind: inbound_pitch (a pitch's ask) or the key of the agent that proposed it"),
       entrySource: z.enum(ENTRY_SOURCES).optional().describe('only opportunities that entered this way'),
       stub: z.boolean().optional().describe('true: only stubs (no ask extracted); false: only real asks'),
       createdAfter: isoDateTime.optional(),
