@@ -21,8 +21,24 @@ export const isoDateTime = z.iso
   // zod runs a refinement even when the format check failed: an unparseable value is that check's to report.
   .refine((v) => Number.isNaN(Date.parse(v)) || /^\d{4}-/.test(new Date(v).toISOString()), 'must fall within the years 0000 to 9999 in UTC');
 
-/** `isoDateTime` as the UTC ISO string the read models compare. */
-export const isoParam = isoDateTime.transform((v) => new Date(v).toISOString());
+/**
+ * A valid `isoDateTime` as the UTC ISO string the read models compare, at their millisecond precision.
+ * Bounds are exclusive: a lower one (`…After`) is cut to the millisecond, an upper one (`…Before`) with
+ * a finer part is rounded up, so an item inside the bound is never left out (`createdBefore=…01.0005Z`
+ * keeps an item of `…01.000Z`).
+ */
+const LAST_MS_OF_9999 = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+export function utcBound(v: string, side: 'after' | 'before'): string {
+  const at = new Date(v);
+  const finer = /\.\d{3}(\d+)/.exec(v)?.[1] ?? '';
+  if (side === 'before' && /[1-9]/.test(finer) && at.getTime() < LAST_MS_OF_9999) at.setTime(at.getTime() + 1);
+  return at.toISOString();
+}
+
+/** A lower bound (`…After`) as `utcBound` gives it. */
+export const isoParam = isoDateTime.transform((v) => utcBound(v, 'after'));
+/** An upper bound (`…Before`) as `utcBound` gives it. */
+export const isoBeforeParam = isoDateTime.transform((v) => utcBound(v, 'before'));
 
 export interface CursorPosition {
   value: SortValue;

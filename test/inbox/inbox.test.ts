@@ -71,6 +71,11 @@ t.test('filters: status, aiPaused, unread, contactEmail, created and updated ran
   t.same(await ids('conversations?unread=false'), []);
   t.same(await ids(`conversations?createdBefore=${encodeURIComponent(first.createdAt)}`), []);
   t.same(await ids(`conversations?createdAfter=${encodeURIComponent(first.createdAt)}`).then((x: string[]) => x.length), 1);
+  // Finer than the millisecond the read models keep: an exclusive upper bound just after an item keeps it, a lower one drops it.
+  const justAfterFirst = first.createdAt.replace(/Z$/, '5Z');
+  t.same(await ids(`conversations?createdBefore=${encodeURIComponent(justAfterFirst)}`), [first.id], 'createdBefore …0005 past it keeps it');
+  t.same(await ids(`conversations?createdAfter=${encodeURIComponent(justAfterFirst)}`).then((x: string[]) => x.includes(first.id)), false, 'createdAfter …0005 past it drops it');
+  t.equal(await ids(`conversations?createdBefore=${encodeURIComponent('9999-12-31T23:59:59.9999Z')}`).then((x: string[]) => x.length), 2, 'rounding up stays within 9999');
   t.same(await ids(`conversations?updatedAfter=2000-01-01T00:00:00Z&updatedBefore=2100-01-01T00:00:00Z`).then((x: string[]) => x.length), 2);
   t.same(await ids('conversations?updatedAfter=2100-01-01T00:00:00Z'), []);
   expectError(t, await app.fastify.inject({ url: `${base(tenant.siteId)}/conversations?status=nope`, headers: bearer(tenant.key) }), 400, 'VALIDATION_ERROR');

@@ -6,7 +6,7 @@ import { assertPlanAllows } from '../../commands/agentRuns.ts';
 import { AGENT_KEYS, type AgentKey, CADENCE_HOURS_MAX, isAgentKey } from '../../domain/agents.ts';
 import { RUN_STATUSES } from '../../domain/agentRun.ts';
 import { agentNotFound } from '../../domain/errors.ts';
-import { isoParam, pageQuery } from '../pagination.ts';
+import { isoBeforeParam, isoParam, pageQuery } from '../pagination.ts';
 import { errors, siteParams } from '../schemas.ts';
 import { agentsOverview, agentRunsPage, runAgentNow, updateAgentNow } from '../views/agents.ts';
 import { agentObject, runObject } from './agentSchemas.ts';
@@ -27,7 +27,7 @@ export const runsQuery = pageQuery.extend({
   agentKey: z.enum(AGENT_KEYS).optional(),
   status: z.enum(RUN_STATUSES).optional(),
   queuedAfter: isoParam.optional(),
-  queuedBefore: isoParam.optional(),
+  queuedBefore: isoBeforeParam.optional(),
 });
 
 const agentKeyOf = (request: FastifyRequest): AgentKey => {

@@ -2,7 +2,7 @@ import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { CONVERSATION_STATUSES } from '../../domain/conversation.ts';
-import { booleanParam, isoParam, pageQuery } from '../pagination.ts';
+import { booleanParam, isoBeforeParam, isoParam, pageQuery } from '../pagination.ts';
 import { errors, siteParams } from '../schemas.ts';
 import { conversationDetail as conversationDetailView, conversationsPage } from '../views/inbox.ts';
 import { conversationDetail, conversationObject } from './inboxSchemas.ts';
@@ -16,9 +16,9 @@ const listQuery = pageQuery.extend({
   aiPaused: booleanParam.optional(),
   contactEmail: z.string().max(320).optional(),
   createdAfter: isoParam.optional(),
-  createdBefore: isoParam.optional(),
+  createdBefore: isoBeforeParam.optional(),
   updatedAfter: isoParam.optional().meta({ description: 'updatedAt: the last message, status change, triage or take-over' }),
-  updatedBefore: isoParam.optional(),
+  updatedBefore: isoBeforeParam.optional(),
 });
 
 /** The Outreach Agent inbox, read side: the site's conversations and one conversation with its messages. */

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { booleanParam, isoParam, pageQuery } from '../pagination.ts';
+import { booleanParam, isoBeforeParam, isoParam, pageQuery } from '../pagination.ts';
 import { OPPORTUNITY_KINDS } from '../../readModels/opportunities.ts';
 import { errors, siteParams } from '../schemas.ts';
 import { opportunitiesPage, opportunityDetail } from '../views/inbox.ts';
@@ -12,7 +12,7 @@ const listQuery = pageQuery.extend({
   entrySource: z.enum(ENTRY_SOURCES).optional(),
   stub: booleanParam.optional(),
   createdAfter: isoParam.optional(),
-  createdBefore: isoParam.optional(),
+  createdBefore: isoBeforeParam.optional(),
 });
 
 /** The site's opportunities: what each pitch asked for, and what the agents proposed (`kind`). */

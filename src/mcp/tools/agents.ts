@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isoDateTime } from '../../http/pagination.ts';
+import { isoDateTime, utcBound } from '../../http/pagination.ts';
 import { assertPlanAllows } from '../../commands/agentRuns.ts';
 import { AGENT_KEYS, type AgentKey, isAgentKey } from '../../domain/agents.ts';
 import { agentNotFound } from '../../domain/errors.ts';
@@ -54,8 +54,8 @@ export const agentTools: McpTool[] = [
       gated(site.plan, null);
       return agentRunsPage(app, site.id, {
         ...query,
-        ...(queuedAfter ? { queuedAfter: new Date(queuedAfter).toISOString() } : {}),
-        ...(queuedBefore ? { queuedBefore: new Date(queuedBefore).toISOString() } : {}),
+        ...(queuedAfter ? { queuedAfter: utcBound(queuedAfter, 'after') } : {}),
+        ...(queuedBefore ? { queuedBefore: utcBound(queuedBefore, 'before') } : {}),
       });
     },
   }),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isoDateTime } from '../../http/pagination.ts';
+import { isoDateTime, utcBound } from '../../http/pagination.ts';
 import { CONVERSATION_STATUSES } from '../../domain/conversation.ts';
 import { IDEMPOTENCY_KEY_SHAPE } from '../../domain/ingestion.ts';
 import { replyBody, statusBody } from '../../http/routes/conversationActions.ts';
@@ -9,7 +9,7 @@ import { type McpTool, defineTool } from './tool.ts';
 import { pageInput } from './paging.ts';
 
 const conversationId = z.string().min(1).max(100).describe('The conversation id (from list_conversations)');
-const isoOrUndefined = (v: string | undefined) => (v === undefined ? undefined : new Date(v).toISOString());
+const bound = (v: string | undefined, side: 'after' | 'before') => (v === undefined ? undefined : utcBound(v, side));
 
 /** The Outreach Agent inbox, as the REST inbox API (/api/v1/sites/{siteId}/outreach/conversations…). */
 export const inboxTools: McpTool[] = [
@@ -33,10 +33,10 @@ export const inboxTools: McpTool[] = [
     run: ({ siteId: _siteId, createdAfter, createdBefore, updatedAfter, updatedBefore, ...query }, { app, site }) =>
       conversationsPage(app.readModels, site.id, {
         ...query,
-        createdAfter: isoOrUndefined(createdAfter),
-        createdBefore: isoOrUndefined(createdBefore),
-        updatedAfter: isoOrUndefined(updatedAfter),
-        updatedBefore: isoOrUndefined(updatedBefore),
+        createdAfter: bound(createdAfter, 'after'),
+        createdBefore: bound(createdBefore, 'before'),
+        updatedAfter: bound(updatedAfter, 'after'),
+        updatedBefore: bound(updatedBefore, 'before'),
       }),
   }),
   defineTool({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isoDateTime } from '../../http/pagination.ts';
+import { isoDateTime, utcBound } from '../../http/pagination.ts';
 import { opportunitiesPage, opportunityDetail } from '../../http/views/inbox.ts';
 import { ENTRY_SOURCES } from '../../http/routes/inboxSchemas.ts';
 import { OPPORTUNITY_KINDS } from '../../readModels/opportunities.ts';
@@ -25,8 +25,8 @@ export const opportunityTools = [
     run: ({ siteId: _siteId, createdAfter, createdBefore, ...query }, { app, site }) =>
       opportunitiesPage(app.readModels, site.id, {
         ...query,
-        ...(createdAfter ? { createdAfter: new Date(createdAfter).toISOString() } : {}),
-        ...(createdBefore ? { createdBefore: new Date(createdBefore).toISOString() } : {}),
+        ...(createdAfter ? { createdAfter: utcBound(createdAfter, 'after') } : {}),
+        ...(createdBefore ? { createdBefore: utcBound(createdBefore, 'before') } : {}),
       }),
   }),
   defineTool({
