@@ -6,6 +6,14 @@ import type { Filter, PageQuery, ReadModelStore, SortValue } from '../ports/read
 /** The `agentRuns` read model, written by the agentRuns projection: one document per run. */
 export const AGENT_RUNS = 'agentRuns';
 
+/** The runs list (newest first) by each of its filters, and the runner's sweep across sites by status (oldest first). */
+export const AGENT_RUN_INDEXES = [
+  ['siteId', 'queuedAt'],
+  ['siteId', 'agentKey', 'queuedAt'],
+  ['siteId', 'status', 'queuedAt'],
+  ['status', 'queuedAt'],
+] as const;
+
 export interface AgentRunDoc {
   [key: string]: unknown;
   id: string;

@@ -5,6 +5,9 @@ import type { PageQuery, ReadModelStore, SortValue } from '../ports/readModelSto
 /** The `articles` read model, written by the articles projection: each article's text already extracted. */
 export const ARTICLES = 'articles';
 
+/** The site's articles list, newest first (`changedAfter` is checked on the walk). */
+export const ARTICLE_INDEXES = [['siteId', 'createdAt']] as const;
+
 export interface ArticleDoc {
   [key: string]: unknown;
   id: string;

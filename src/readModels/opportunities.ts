@@ -35,6 +35,7 @@ export const OPPORTUNITY_INDEXES = [
   ['siteId', 'createdAt'],
   ['siteId', 'entrySource', 'createdAt'],
   ['siteId', 'stub', 'createdAt'],
+  ['siteId', 'kind', 'createdAt'],
 ] as const;
 
 export const getOpportunity = (store: ReadModelStore, opportunityId: string) => store.get<OpportunityDoc>(OPPORTUNITIES, opportunityId);

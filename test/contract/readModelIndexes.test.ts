@@ -10,6 +10,8 @@ import { READ_MODEL_INDEXES } from '../../src/readModels/indexes.ts';
 import { listMessagesOfConversation } from '../../src/readModels/messages.ts';
 import { type OpportunityFilters, listOpportunitiesPage } from '../../src/readModels/opportunities.ts';
 import { listSuppressionsPage } from '../../src/readModels/suppressions.ts';
+import { type AgentRunFilters, agentRunsInStatus, listAgentRunsPage } from '../../src/readModels/agentRuns.ts';
+import { listArticlesPage } from '../../src/readModels/articles.ts';
 
 /** A store that records the page queries the read-model functions issue and answers nothing. */
 function recorder() {
@@ -40,12 +42,16 @@ async function apiQueries() {
     { updatedAfter: T, updatedBefore: T },
     { status: 'open', unread: true, aiPaused: true, contactEmail: 'jane@prospect.io', createdAfter: T, updatedBefore: T },
   ];
-  const opportunityFilters: OpportunityFilters[] = [{}, { entrySource: 'forwarded_actionable' }, { stub: true }, { createdAfter: T, createdBefore: T }, { entrySource: 'direct_inbound_external', stub: false }];
+  const opportunityFilters: OpportunityFilters[] = [{}, { entrySource: 'forwarded_actionable' }, { stub: true }, { kind: 'interlinking' }, { createdAfter: T, createdBefore: T }, { entrySource: 'direct_inbound_external', stub: false }];
+  const runFilters: AgentRunFilters[] = [{}, { agentKey: 'outreach' }, { status: 'running' }, { queuedAfter: T, queuedBefore: T }, { agentKey: 'outreach', status: 'failed' }];
   for (const after of [null, AFTER]) {
     for (const f of conversationFilters) await listConversationsPage(store, 'site', f, after, 25);
     for (const f of opportunityFilters) await listOpportunitiesPage(store, 'site', f, after, 25);
     await listSuppressionsPage(store, 'team', after, 25);
+    for (const f of runFilters) await listAgentRunsPage(store, 'site', f, after, 25);
+    for (const f of [{}, { changedAfter: T }]) await listArticlesPage(store, 'site', f, after, 25);
   }
+  await agentRunsInStatus(store, 'running', 100);
   await listMessagesOfConversation(store, 'site', 'conversation');
   return pages;
 }
@@ -58,7 +64,7 @@ t.test('every page the API asks for has a declared index that seeks its filter a
     rmSync(dir, { recursive: true, force: true });
   });
   const queries = await apiQueries();
-  t.equal(queries.length, 29, "every shape was recorded");
+  t.equal(queries.length, 46, "every shape was recorded");
   for (const { collection, query } of queries) {
     const what = `${collection} ${JSON.stringify(query.filter)} ${JSON.stringify(query.ranges ?? {})}${query.after ? ' after a cursor' : ''}`;
     const index = chooseIndex(READ_MODEL_INDEXES, collection, query);
