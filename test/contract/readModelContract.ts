@@ -97,6 +97,8 @@ export function readModelContract(t: Test, name: string, makeStore: MakeReadMode
         await w(1n).put('items', { id: 'a', kind: 'fruit', n: 3, tags: ['x'], nested: { ok: true } });
         await w(2n).put('items', { id: 'b', kind: 'veg', n: 1, note: null });
         await w(3n).put('items', { id: 'c', kind: 'fruit', n: 2 });
+        // Ties of a sort key, written against their id order.
+        for (const id of ['t3', 't1', 't2']) await w(3n).put('ties', { id, at: 'same' });
         t.same(await w(3n).get('items', 'a'), { id: 'a', kind: 'fruit', n: 3, tags: ['x'], nested: { ok: true } }, 'the writer sees its own batch');
         t.same(
           (await w(3n).find('items', { kind: 'fruit' })).map((d) => d.id).sort(),
@@ -140,6 +142,11 @@ export function readModelContract(t: Test, name: string, makeStore: MakeReadMode
         (await store.find('items', { kind: 'fruit' }, { sortBy: 'n' })).map((d) => d.id),
         ['c', 'a'],
         'filter + sortBy',
+      );
+      t.same(
+        (await store.find('ties', {}, { sortBy: 'at' })).map((d) => d.id),
+        ['t1', 't2', 't3'],
+        'sortBy ties broken by id, on every adapter (MongoDB sorts by _id next)',
       );
       const found = await store.find('items', { kind: 'veg' });
       t.same(found, [{ id: 'b', kind: 'veg', n: 1, note: null }], 'documents come back as stored, without adapter fields');
