@@ -21,6 +21,12 @@ t.test('RFC 8252 §7.3: a loopback redirect URI over http may use any port at re
   const code = new URL(answer.location!).searchParams.get('code')!;
   const otherPort = await tokenRequest(base, { grant_type: 'authorization_code', client_id: client.clientId, code, redirect_uri: 'http://127.0.0.1:8765/callback', code_verifier: verifier });
   t.equal(otherPort.status, 400, 'the token request must name the port the code went to');
+
+  const again = pkce();
+  const url2 = authorizeUrl(base, { client_id: client.clientId, scope: 'webhooks:read', code_challenge: again.challenge, redirect_uri: redirectUri });
+  const code2 = new URL((await browser.consent(url2, 'approve', [tenant.siteId])).location!).searchParams.get('code')!;
+  const samePort = await tokenRequest(base, { grant_type: 'authorization_code', client_id: client.clientId, code: code2, redirect_uri: redirectUri, code_verifier: again.verifier });
+  t.equal(samePort.status, 200, 'with the port the code went to, the code is redeemed');
 });
 
 t.test('RFC 8252 §7.3 only for loopback IP literals over http: the rest is compared exactly', async (t) => {
@@ -31,6 +37,34 @@ t.test('RFC 8252 §7.3 only for loopback IP literals over http: the rest is comp
   t.notOk(redirectUriRegistered(['http://localhost:1/cb'], 'http://localhost:2/cb'), 'a name, not an IP literal');
   t.notOk(redirectUriRegistered(['http://127.0.0.1:1/cb'], 'http://[::1]:1/cb'), 'another loopback address');
   t.notOk(redirectUriRegistered(['https://127.0.0.1:1/cb'], 'http://127.0.0.1:1/cb'), 'another scheme');
+  t.ok(redirectUriRegistered(['http://127.0.0.1/cb'], 'http://127.0.0.1:5/cb'), 'a port where none was registered');
+  // Only the port may differ: every other character as registered.
+  for (const other of [
+    'http://evil@127.0.0.1:1/callback',
+    'http://u:p@127.0.0.1/callback',
+    'http://127.1:1/callback',
+    'http://2130706433:1/callback',
+    'http://127.0.0.1.:1/callback',
+    'http://[0:0:0:0:0:0:0:1]:5/callback',
+    'http://127.0.0.1:1/x/../callback',
+    'HTTP://127.0.0.1:1/callback',
+    'http://127.0.0.1:1/callback?',
+    'http://127.0.0.1:1/callback#',
+    'http://127.0.0.1:1/callback\n',
+    ' http://127.0.0.1:1/callback',
+    'http://127.0.0.1:99999/callback',
+  ]) {
+    t.notOk(redirectUriRegistered(['http://127.0.0.1:8765/callback', 'http://[::1]:8765/callback'], other), JSON.stringify(other));
+  }
+});
+
+t.test('a registered redirect URI with an international host or path: the browser is sent there, encoded', async (t) => {
+  const registered = 'https://例え.example/日本/cb';
+  const client = await registerClient(app, tenant, 'none', [registered]);
+  const { challenge } = pkce();
+  const answer = await browser.consent(authorizeUrl(base, { client_id: client.clientId, scope: 'webhooks:read', code_challenge: challenge, redirect_uri: registered }), 'approve', [tenant.siteId]);
+  t.equal(answer.status, 303);
+  t.match(answer.location, /^https:\/\/xn--r8jz45g\.example\/%E6%97%A5%E6%9C%AC\/cb\?code=/);
 });
 
 t.test('RFC 9700 §4.11.2: an invalid request of a client nobody vouched for is shown here, never redirected', async (t) => {

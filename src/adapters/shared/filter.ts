@@ -14,8 +14,9 @@ export function sortDocuments(docs: Document[], options: { sortBy?: string; limi
     docs.sort((a, b) => {
       const x = a[key] as string | number;
       const y = b[key] as string | number;
-      if (x !== y) return x < y ? -1 : 1;
-      // Ties by id, as MongoDB's find sorts (`{ [key]: 1, _id: 1 }`): the same order on every adapter.
+      if (x < y) return -1;
+      if (x > y) return 1;
+      // Ties (and values that do not compare) by id, as MongoDB's find sorts (`{ [key]: 1, _id: 1 }`): the same order on every adapter.
       return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
     });
   }

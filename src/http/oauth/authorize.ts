@@ -94,32 +94,37 @@ async function validate(services: CommandContext & { clientMetadata: ClientMetad
   return { kind: 'ok', request: { client, redirectUri, scopes, state, codeChallenge, resource } };
 }
 
+/** `http://127.0.0.1` or `http://[::1]` as written, then its port (RFC 8252 §7.3 loopback IP literals). */
+const LOOPBACK_PORT = /^(http:\/\/(?:127\.0\.0\.1|\[::1\]))(?::(\d{1,5}))?(?=[/?]|$)/;
+
 /**
- * A registered redirect URI, compared exactly; but for a loopback IP literal over http (a native app's
- * listener, RFC 8252 §7.3) any port is allowed, the rest exact. The code is bound to the URI as sent,
- * so the token request must repeat that port.
+ * A registered redirect URI, compared exactly as written; but for a loopback IP literal over http (a
+ * native app's listener, RFC 8252 §7.3) any port is allowed, every other character still exact. The
+ * code is bound to the URI as sent, so the token request must repeat that port.
  */
 export function redirectUriRegistered(registered: readonly string[], requested: string): boolean {
   if (registered.includes(requested)) return true;
-  const asked = URL.canParse(requested) ? new URL(requested) : null;
-  if (!asked || asked.protocol !== 'http:' || !['127.0.0.1', '[::1]'].includes(asked.hostname)) return false;
-  const withoutPort = (u: URL) => `${u.protocol}//${u.hostname}${u.pathname}${u.search}${u.hash}`;
-  return registered.some((uri) => URL.canParse(uri) && withoutPort(new URL(uri)) === withoutPort(asked) && uri.startsWith(`http://${asked.hostname}`));
+  const port = LOOPBACK_PORT.exec(requested)?.[2];
+  if (!LOOPBACK_PORT.test(requested) || (port !== undefined && Number(port) > 65_535)) return false;
+  const withoutPort = (uri: string) => uri.replace(LOOPBACK_PORT, '$1');
+  return registered.some((uri) => LOOPBACK_PORT.test(uri) && withoutPort(uri) === withoutPort(requested));
 }
 
 /**
  * RFC 6749 §4.1.2 / RFC 9207: parameters appended to the registered URI, whose own query is kept as
- * written (RFC 6749 §3.1.2: re-serialising it would turn `?flag` into `?flag=`).
+ * written (RFC 6749 §3.1.2: re-serialising it would turn `?flag` into `?flag=`). The URL is still
+ * serialised by the URL parser, so an international host or path goes out encoded.
  */
 function redirectTo(issuer: string, redirectUri: string, params: Record<string, string | undefined>): string {
   const added = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined) added.append(k, v);
   added.append('iss', issuer);
-  const hash = redirectUri.indexOf('#');
-  const base = hash === -1 ? redirectUri : redirectUri.slice(0, hash);
-  return `${base}${base.includes('?') ? (base.endsWith('?') || base.endsWith('&') ? '' : '&') : '?'}${added}`;
+  const url = new URL(redirectUri);
+  url.hash = '';
+  const own = url.search.replace(/^\?/, '');
+  url.search = own === '' || own.endsWith('&') ? `${own}${added}` : `${own}&${added}`;
+  return url.href;
 }
-
 
 /** Owners and admins only; a dashboard client only by its own team's, any other client by any team's. */
 const canApprove = (s: SignedIn, client: AuthenticatedClient) =>

@@ -72,9 +72,10 @@ export async function tokenRoutes(app: FastifyInstance) {
     const params = readParams(request.body);
     const client = await authenticateClient(app, request, params);
     const token = requiredParam(params, 'token');
-    if (ACCESS_TOKEN_SHAPE.test(token)) await catchUp();
-    // RFC 7009 §2.2: a 200 means the token is revoked, so it must be found wherever it was issued.
-    const stored = ACCESS_TOKEN_SHAPE.test(token) ? await getOAuthTokenByHash(app.readModels, sha256Hex(token)) : null;
+    // RFC 7009 §2.2: a 200 means the token is revoked, so an access token must be found wherever it was issued.
+    const isAccessToken = ACCESS_TOKEN_SHAPE.test(token);
+    if (isAccessToken) await catchUp();
+    const stored = isAccessToken ? await getOAuthTokenByHash(app.readModels, sha256Hex(token)) : null;
     const { position } = await revokeToken(app, { token, clientId: client.clientId, stored });
     await app.waitForWrite(position);
     return reply.status(200).headers(NO_STORE).send();

@@ -44,7 +44,7 @@ export const messageObject = z.object({
   inReplyTo: z.string().nullable(),
   references: z.string().nullable(),
   channel: z.string(),
-  receivedAt: isoTimestamp.meta({ description: 'inbound: when it arrived; outbound: when it was written' }),
+  receivedAt: isoTimestamp.meta({ description: 'inbound: when the service recorded it (after any extraction, just before it was stored); outbound: when it was written' }),
   deliveryStatus: z.enum(['sending', 'retrying', 'sent', 'failed']).nullable().meta({ description: 'outbound only' }),
   sentAt: isoTimestamp.nullable(),
 });
