@@ -8,7 +8,7 @@ import { createTenant, startTestApp } from '../helpers/testApp.ts';
 import { Browser, PASSWORD, formFields, obtainCode, registerClient, tokenRequest } from './helpers.ts';
 
 /**
- * Zero tolerance across processes: an OAuth access token revoked at /oauth/revoke, or an OAuth
+ * Zero tolerance across processes: an OAuth access token revoked at /oauth/revoke (on either server), or an OAuth
  * client deleted (or its secret rotated) from the dashboard, on server A is refused by server B on the very next request
  * (no sleep, no retry); both servers share one DATA_DIR.
  */
@@ -69,6 +69,21 @@ t.test('an access token revoked on server A is refused by server B at once', asy
     const [fromB, fromA] = await Promise.all([status(b, token), status(a, token)]);
     t.equal(fromB, 401, `token ${i} refused by B right after the revocation returned`);
     t.equal(fromA, 401, `token ${i} refused by A too`);
+  }
+});
+
+// RFC 7009 §2.2: a 200 means revoked. The token is issued on A and revoked on B before B used or saw it,
+// so B must catch its read models up to find it (it once answered 200 and left it alive).
+t.test('an access token issued on A and revoked right away on B is dead', async (t) => {
+  for (let i = 0; i < 5; i++) {
+    const token = await accessToken(a, onA, clients[0]!.clientId);
+    const revoked = await fetch(`${b.url}/oauth/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token, client_id: clients[0]!.clientId }).toString(),
+    });
+    t.equal(revoked.status, 200, `token ${i}: B answers 200`);
+    t.equal(await status(a, token), 401, `token ${i}: refused by A, where it was issued`);
   }
 });
 
