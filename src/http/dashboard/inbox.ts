@@ -11,7 +11,7 @@ import { type SiteDoc, listSitesOfTeam } from '../../readModels/sites.ts';
 import { httpStatusOf } from '../errorHandler.ts';
 import { type ConversationAction, type FoundConversation, actOnConversation, conversationOnSite, replyAsPerson } from '../inboxActions.ts';
 import { decodeCursor, pageOf } from '../pagination.ts';
-import { firstProblem, formText, parseForm } from '../web/forms.ts';
+import { firstProblem, formText, parseForm, typedIn } from '../web/forms.ts';
 import { type SafeHtml, html } from '../web/html.ts';
 import type { SignedIn } from '../web/session.ts';
 import { showSignedIn, siteNotLicensedPage } from './show.ts';
@@ -189,8 +189,7 @@ export async function inboxPages(app: FastifyInstance) {
       const s = request.dashboard!;
       const hit = await findConversation(s, request.params);
       if (!hit) return notFoundPage(reply, s, 'Conversation');
-      const text = (request.body as { text?: unknown } | undefined)?.text;
-      const typed = typeof text === 'string' ? text : undefined;
+      const typed = typedIn(request.body).text('text');
       try {
         const done = await run(request, s, hit);
         if ('problem' in done) return conversationPage(reply, s, hit.found, { error: done.problem, status: 400, typed });

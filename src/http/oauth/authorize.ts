@@ -104,8 +104,8 @@ const LOOPBACK_PORT = /^(http:\/\/(?:127\.0\.0\.1|\[::1\]))(?::(\d{1,5}))?(?=[/?
  */
 export function redirectUriRegistered(registered: readonly string[], requested: string): boolean {
   if (registered.includes(requested)) return true;
-  const port = LOOPBACK_PORT.exec(requested)?.[2];
-  if (!LOOPBACK_PORT.test(requested) || (port !== undefined && Number(port) > 65_535)) return false;
+  const port = LOOPBACK_PORT.exec(requested);
+  if (!port || (port[2] !== undefined && Number(port[2]) > 65_535)) return false;
   const withoutPort = (uri: string) => uri.replace(LOOPBACK_PORT, '$1');
   return registered.some((uri) => LOOPBACK_PORT.test(uri) && withoutPort(uri) === withoutPort(requested));
 }
