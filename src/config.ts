@@ -241,5 +241,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     }
     config.HTTP_HEADERS_TIMEOUT_MS = config.HTTP_REQUEST_TIMEOUT_MS;
   }
+  // A delivery attempt may take WEBHOOK_TIMEOUT_MS: a shorter orphan bound lets another worker send it again while it is in flight.
+  if (config.WEBHOOK_ORPHAN_AFTER_MS <= config.WEBHOOK_TIMEOUT_MS) {
+    throw new ConfigError(
+      `Invalid configuration:\n  WEBHOOK_ORPHAN_AFTER_MS: must be longer than WEBHOOK_TIMEOUT_MS (${config.WEBHOOK_TIMEOUT_MS}); another worker would send a delivery again while its attempt is in flight`,
+    );
+  }
   return { ...config, PUBLIC_BASE_URL: (config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`).replace(/\/$/, '') };
 }

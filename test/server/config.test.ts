@@ -84,6 +84,10 @@ t.test('TRUST_PROXY: false, true, or the proxies\' addresses; a header timeout l
   t.throws(() => loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '1000', HTTP_HEADERS_TIMEOUT_MS: '60000' }), /HTTP_HEADERS_TIMEOUT_MS: must be at most HTTP_REQUEST_TIMEOUT_MS/);
   t.equal(loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '1000', HTTP_HEADERS_TIMEOUT_MS: '1000' }).HTTP_HEADERS_TIMEOUT_MS, 1000);
   t.equal(loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '5000' }).HTTP_HEADERS_TIMEOUT_MS, 5000, 'the default header timeout follows a shorter request timeout');
+  for (const orphan of ['0', '10000']) {
+    t.throws(() => loadConfig({ WEBHOOK_ORPHAN_AFTER_MS: orphan }), /WEBHOOK_ORPHAN_AFTER_MS: must be longer than WEBHOOK_TIMEOUT_MS \(10000\)/, `orphan bound ${orphan} ms`);
+  }
+  t.equal(loadConfig({ WEBHOOK_ORPHAN_AFTER_MS: '3000', WEBHOOK_TIMEOUT_MS: '2000' }).WEBHOOK_ORPHAN_AFTER_MS, 3000);
   for (const url of ['esdb://db:2113?tls=false&keepAliveInterval=-1&keepAliveTimeout=-1', 'esdb+discover://db:2113?dnsDiscover=true&tlsVerifyCert=true']) {
     t.equal(loadConfig({ EVENTSTORE_URL: url }).EVENTSTORE_URL, url, `the client's own values are accepted: ${url}`);
   }
