@@ -3,7 +3,7 @@ import { validationError } from '../domain/errors.ts';
 import type { Document, SortValue } from '../ports/readModelStore.ts';
 
 /** `limit` and `cursor`, shared by every list route. */
-export const pageQuery = z.object({
+export const pageQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(100).default(25).meta({ description: '1 to 100, default 25' }),
   cursor: z.string().max(1_000).optional().meta({ description: 'nextCursor of the previous page' }),
 });
