@@ -4,7 +4,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { resolveCredential } from '../http/authenticate.ts';
 import type { Credential } from '../http/credentials.ts';
 import { errorBody } from '../http/errorHandler.ts';
-import { mcpResource } from '../http/oauth/resources.ts';
+import { mcpResource, wellKnownPaths } from '../http/oauth/resources.ts';
 import { bearerChallenge, prefersEventStream } from './challenge.ts';
 import { mcpServerFor } from './server.ts';
 import { ToolRegistry } from './toolRegistry.ts';
@@ -54,7 +54,7 @@ async function mcpEndpoint(app: FastifyInstance) {
       });
   // The MCP server is the only resource here with RFC 9728 metadata: the root path answers the same document.
   // A browser client's fetch of it carries MCP-Protocol-Version, so it is preflighted (as the authorization server's metadata is).
-  for (const url of ['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource']) {
+  for (const url of [...wellKnownPaths(base(), 'oauth-protected-resource', '/mcp'), '/.well-known/oauth-protected-resource']) {
     app.get(url, metadata);
     app.options(url, async (_request, reply) =>
       reply

@@ -8,7 +8,7 @@ import { sendErrorPage } from '../web/html.ts';
 import { formsAndCookies } from '../web/formsAndCookies.ts';
 import { authorizeRoutes } from './authorize.ts';
 import { NO_STORE, OAuthError } from './errors.ts';
-import { metadataRoutes } from './metadata.ts';
+import { authorizationServerMetadataPaths, metadataRoutes } from './metadata.ts';
 import { registrationRoutes } from './registration.ts';
 
 declare module 'fastify' {
@@ -54,7 +54,7 @@ async function oauthServer(app: FastifyInstance) {
     tokens.addHook('onSend', async (_request, reply) => {
       reply.header('access-control-allow-origin', '*');
     });
-    for (const url of ['/oauth/token', '/oauth/revoke', '/oauth/register', '/.well-known/oauth-authorization-server']) {
+    for (const url of ['/oauth/token', '/oauth/revoke', '/oauth/register', ...authorizationServerMetadataPaths(config.PUBLIC_BASE_URL)]) {
       tokens.options(url, async (_request, reply) =>
         reply
           .status(204)

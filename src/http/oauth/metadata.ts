@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { TOKEN_ENDPOINT_AUTH_METHODS } from '../../domain/oauthClient.ts';
 import { SCOPES } from '../../domain/scopes.ts';
+import { wellKnownPaths } from './resources.ts';
 
 /**
  * RFC 8414 metadata; the issuer is PUBLIC_BASE_URL, read per request. MCP clients read
@@ -26,11 +27,16 @@ export function authorizationServerMetadata(issuer: string, options: { dynamicRe
   };
 }
 
+/** Where the metadata is served: the RFC 8414 location, and the one under the issuer's path (docs/oauth.md). */
+export const authorizationServerMetadataPaths = (issuer: string) => wellKnownPaths(issuer, 'oauth-authorization-server');
+
 export async function metadataRoutes(app: FastifyInstance) {
-  app.get('/.well-known/oauth-authorization-server', async function authorizationServerMetadataRoute(_request, reply) {
-    return reply
-      .header('cache-control', 'public, max-age=300')
-      .header('access-control-allow-origin', '*')
-      .send(authorizationServerMetadata(app.config.PUBLIC_BASE_URL, { dynamicRegistration: app.config.OAUTH_DYNAMIC_REGISTRATION }));
-  });
+  for (const url of authorizationServerMetadataPaths(app.config.PUBLIC_BASE_URL)) {
+    app.get(url, async function authorizationServerMetadataRoute(_request, reply) {
+      return reply
+        .header('cache-control', 'public, max-age=300')
+        .header('access-control-allow-origin', '*')
+        .send(authorizationServerMetadata(app.config.PUBLIC_BASE_URL, { dynamicRegistration: app.config.OAUTH_DYNAMIC_REGISTRATION }));
+    });
+  }
 }

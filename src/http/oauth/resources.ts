@@ -5,6 +5,17 @@
  */
 export const mcpResource = (base: string) => `${base}/mcp`;
 
+/**
+ * The well-known URL paths of a metadata document (RFC 8414 §3.1, RFC 9728 §3.1) for an identifier
+ * `<base><suffix>`: the one inserted between the host and the identifier's path (where clients look
+ * first, the MCP SDK only there for an issuer with a path), and the one under `<base>` that a reverse
+ * proxy stripping the base path hands to this service as the same path.
+ */
+export function wellKnownPaths(base: string, wellKnown: string, suffix = ''): string[] {
+  const path = `${new URL(base).pathname.replace(/\/+$/, '')}${suffix}`;
+  return [...new Set([`/.well-known/${wellKnown}${path}`, `/.well-known/${wellKnown}${suffix}`])];
+}
+
 /** The served resource `raw` names (normalised: no trailing slash), or why it names none. */
 export function servedResource(base: string, raw: string): { resource: string } | { problem: string } {
   let url: URL;
