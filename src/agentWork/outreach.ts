@@ -8,6 +8,7 @@
 import { loadProspects, recordPitch, skipProspect } from '../commands/prospects.ts';
 import { sendDraft } from '../commands/sendDraft.ts';
 import { handleCommand } from '../commands/handleCommand.ts';
+import { mailRefusal } from '../commands/mailGate.ts';
 import { forwardingAddress } from '../commands/tenancy.ts';
 import type { ArticleInput, ProposalOf } from '../domain/agentWork.ts';
 import { chooseContact, contactPageLinks, extractEmails, pageTopicText } from '../domain/agentWork/contactEmail.ts';
@@ -19,7 +20,6 @@ import { replyRfcMessageId, senderAddress, withDraftHash } from '../domain/outre
 import { type Prospect, ProspectRuleError, type ProspectSkipReason, criteriaOf, fitsCriteria, pitchesOn } from '../domain/prospects.ts';
 import { PageFetchError, type PageFetcher } from '../ports/pageFetcher.ts';
 import { getSite } from '../readModels/sites.ts';
-import { getSuppression } from '../readModels/suppressions.ts';
 import { workSettingsOf } from './settings.ts';
 import type { AgentWork } from './types.ts';
 
@@ -42,7 +42,7 @@ export const outreachWork: AgentWork = async (run, deps) => {
   // Prospect criteria: only the prospects matching a keyword, at most maxProspectsPerRun of them.
   const criteria = criteriaOf(run.settings);
   const todo = [...state.prospects.values()].filter((p) => p.status === 'new' && fitsCriteria(p, criteria)).slice(0, settings.maxProspectsPerRun);
-  const counts = { prospectsLooked: 0, pagesFetched: 0, pitchesSent: 0, sendFailures: 0, suppressed: 0, noContact: 0, robotsDisallowed: 0, unreachable: 0, notOnDomain: 0, capReached: 0 };
+  const counts = { prospectsLooked: 0, pagesFetched: 0, pitchesSent: 0, sendFailures: 0, suppressed: 0, noContact: 0, robotsDisallowed: 0, unreachable: 0, notOnDomain: 0, alreadyPitched: 0, capReached: 0 };
   const proposals: ProposalOf<'outreach'>[] = [];
   let sentToday = pitchesOn(state, ctx.clock.now().getTime());
   let articles: ArticleInput[] | null = null;
@@ -72,7 +72,10 @@ export const outreachWork: AgentWork = async (run, deps) => {
       await skip(prospect, 'not_on_prospect_domain', `${email} is not on the prospect's domain`);
       continue;
     }
-    if (await getSuppression(deps.readModels, run.teamId, normaliseEmail(email))) {
+    // From the streams: a bounce or opt-out recorded a moment ago counts, and so does a withdrawn verification.
+    const refused = await mailRefusal(ctx, { teamId: run.teamId, siteId: run.siteId, to: email });
+    if (refused?.reason === 'sending_domain_unverified') throw new OutreachRunError(`the sending domain ${site.domain} is no longer verified; ${counts.pitchesSent} pitches were sent before`);
+    if (refused) {
       counts.suppressed += 1;
       await skip(prospect, 'contact_suppressed', `${email} is on the team's suppression list`);
       continue;
@@ -91,6 +94,12 @@ export const outreachWork: AgentWork = async (run, deps) => {
       if (error instanceof ProspectRuleError && error.code === 'DAILY_SEND_CAP_REACHED') {
         counts.capReached = 1;
         break;
+      }
+      // The same person behind another prospect (another page of the site, a shared editor): one pitch is all they get.
+      if (error instanceof ProspectRuleError && error.code === 'CONTACT_ALREADY_PITCHED') {
+        counts.alreadyPitched += 1;
+        await skip(prospect, 'contact_already_pitched', error.message);
+        continue;
       }
       throw error;
     }

@@ -15,6 +15,7 @@ import type { CommandContext } from './context.ts';
 import { type CommandResult, handleCommand } from './handleCommand.ts';
 import { sendDraft } from './sendDraft.ts';
 import { forwardingAddress } from './tenancy.ts';
+import { mailRefusal, mailRefused } from './mailGate.ts';
 import { parseEvent } from '../lib/parseEvent.ts';
 
 /** The conversation an action is on, as the caller found it (its site checked). */
@@ -111,6 +112,8 @@ export async function replyToConversation(ctx: CommandContext & { mailer: Mailer
   const sha = draftSha256(input.subject, input.text);
   const known = input.idempotency ? await recordedReply(ctx, target, messageId, sha) : null;
   if (known) return known;
+  const refusal = await mailRefusal(ctx, { teamId: target.teamId, siteId: target.siteId, to: input.to.address });
+  if (refusal) throw mailRefused(refusal);
 
   const draft = withDraftHash({
     messageId,

@@ -23,6 +23,8 @@ export type ErrorCode =
   | 'CONVERSATION_TAKEN_OVER'
   | 'CONVERSATION_NOT_TAKEN_OVER'
   | 'REPLY_NOT_PENDING'
+  | 'CONTACT_SUPPRESSED'
+  | 'SENDING_DOMAIN_UNVERIFIED'
   /** The agents API: the site's plan lacks automations (or Advanced for the Outreach Agent). */
   | 'PLAN_REQUIRED'
   /** The team's AI credit balance is spent (only while credit enforcement is on). */

@@ -15,7 +15,7 @@ export interface Prospect {
   notes: string | null;
 }
 
-export const PROSPECT_SKIP_REASONS = ['no_contact_found', 'contact_suppressed', 'robots_disallowed', 'unreachable', 'not_on_prospect_domain'] as const;
+export const PROSPECT_SKIP_REASONS = ['no_contact_found', 'contact_suppressed', 'robots_disallowed', 'unreachable', 'not_on_prospect_domain', 'contact_already_pitched'] as const;
 export type ProspectSkipReason = (typeof PROSPECT_SKIP_REASONS)[number];
 
 type Base = { siteId: string; teamId: string; occurredAt: number };
@@ -44,11 +44,13 @@ export interface ProspectsState {
   prospects: ImmutableMap<Prospect & { status: ProspectStatus; skipReason: ProspectSkipReason | null }>;
   /** Pitches per UTC day (`YYYY-MM-DD`), for the daily cap. */
   pitchesByDay: ImmutableMap<number>;
+  /** Contact address (lower case) → the prospect URL it was pitched for: a person gets one cold pitch from the site. */
+  pitchedContacts: ImmutableMap<string>;
 }
 
 export class ProspectRuleError extends Error {
   constructor(
-    readonly code: 'DAILY_SEND_CAP_REACHED' | 'PROSPECT_NOT_FOUND' | 'PROSPECT_ALREADY_HANDLED',
+    readonly code: 'DAILY_SEND_CAP_REACHED' | 'PROSPECT_NOT_FOUND' | 'PROSPECT_ALREADY_HANDLED' | 'CONTACT_ALREADY_PITCHED',
     message: string,
   ) {
     super(message);
@@ -61,7 +63,7 @@ const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 export const pitchesOn = (state: ProspectsState, now: number) => state.pitchesByDay.get(dayOf(now)) ?? 0;
 
 export const prospectsDecider: Decider<ProspectsState, ProspectCommand, ProspectEvent> = {
-  initialState: () => ({ prospects: ImmutableMap.empty(), pitchesByDay: ImmutableMap.empty() }),
+  initialState: () => ({ prospects: ImmutableMap.empty(), pitchesByDay: ImmutableMap.empty(), pitchedContacts: ImmutableMap.empty() }),
   evolve(state, event) {
     switch (event.type) {
       case 'ProspectsImported': {
@@ -78,6 +80,7 @@ export const prospectsDecider: Decider<ProspectsState, ProspectCommand, Prospect
         return {
           prospects: withStatus(state, event.data.prospectUrl, 'pitched', null),
           pitchesByDay: state.pitchesByDay.set(day, (state.pitchesByDay.get(day) ?? 0) + 1),
+          pitchedContacts: state.pitchedContacts.set(contactKey(event.data.contactEmail), event.data.prospectUrl),
         };
       }
       case 'ProspectSkipped':
@@ -101,6 +104,8 @@ export const prospectsDecider: Decider<ProspectsState, ProspectCommand, Prospect
         const { dailySendCap, ...c } = command.data;
         const prospect = requireNew(state, c.prospectUrl);
         if (!prospect) return [];
+        const pitchedFor = state.pitchedContacts.get(contactKey(c.contactEmail));
+        if (pitchedFor !== undefined) throw new ProspectRuleError('CONTACT_ALREADY_PITCHED', `${c.contactEmail} was already pitched (for ${pitchedFor})`);
         if (pitchesOn(state, c.occurredAt) >= dailySendCap) {
           throw new ProspectRuleError('DAILY_SEND_CAP_REACHED', `the daily send cap (${dailySendCap}) is reached for ${dayOf(c.occurredAt)}`);
         }
@@ -116,6 +121,8 @@ export const prospectsDecider: Decider<ProspectsState, ProspectCommand, Prospect
     }
   },
 };
+
+const contactKey = (email: string) => email.trim().toLowerCase();
 
 /** The prospect when it is still to be handled; null when it was handled already (a retry records nothing). */
 function requireNew(state: ProspectsState, url: string) {

@@ -22,6 +22,8 @@ const HTTP_ERRORS: Record<ErrorCode, { status: number; code: string }> = {
   CONVERSATION_TAKEN_OVER: { status: 409, code: 'CONVERSATION_TAKEN_OVER' },
   CONVERSATION_NOT_TAKEN_OVER: { status: 409, code: 'CONVERSATION_NOT_TAKEN_OVER' },
   REPLY_NOT_PENDING: { status: 409, code: 'REPLY_NOT_PENDING' },
+  CONTACT_SUPPRESSED: { status: 409, code: 'CONTACT_SUPPRESSED' },
+  SENDING_DOMAIN_UNVERIFIED: { status: 409, code: 'SENDING_DOMAIN_UNVERIFIED' },
   PLAN_REQUIRED: { status: 403, code: 'PLAN_REQUIRED' },
   INSUFFICIENT_CREDITS: { status: 402, code: 'INSUFFICIENT_CREDITS' },
   AGENT_INACTIVE: { status: 409, code: 'AGENT_INACTIVE' },

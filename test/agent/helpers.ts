@@ -1,3 +1,4 @@
+import { changeSiteSettings } from '../../src/commands/tenancy.ts';
 import { conversationStream } from '../../src/domain/conversation.ts';
 import type { RunningAgent } from '../../src/processors/agent/startAgentWorker.ts';
 import { startAgentWorker } from '../../src/processors/agent/startAgentWorker.ts';
@@ -26,11 +27,14 @@ export interface AgentHarness {
  * agent's three event types, and the Outreach Agent sending through a real SMTP sink.
  */
 export async function startAgentHarness(
+  /** `ready: false`: the outreach agent stays inactive (the site's sending domain is verified either way). */
   options: { env?: Record<string, string>; sink?: SinkBehaviour; ready?: boolean; startAgent?: boolean } = {},
 ): Promise<AgentHarness> {
   const sink = await startSmtpSink(options.sink ?? {});
   const h = await startHarness({ env: { OUTBOUND_SMTP_URL: sink.url, AGENT_RETRY_BASE_MS: '50', AGENT_RETRY_FACTOR: '2', ...options.env } });
   if (options.ready ?? true) await makeAgentReady(h.app.services, h.tenant.siteId);
+  // Agent off, but a person may still reply: mail leaves only from a verified sending domain.
+  else await changeSiteSettings(h.app.services, { siteId: h.tenant.siteId, changes: { sendingDomainVerified: true } });
   const receiver = await startReceiver();
   const { secret } = await h.subscribe(receiver.url, ['outreach.reply_sent', 'outreach.conversation_status_changed', 'outreach.contact_suppressed']);
   const harness: AgentHarness = {

@@ -68,7 +68,7 @@ t.test('outbound discovery: contact found on the prospect site, pitch sent, supp
 
   const run = runOf('outreach', tenant.siteId, { senderName: 'Mia from Brew at Home', signature: 'Mia\nbrewathome.example', dailySendCap: 10 });
   const result = await outreachWork({ ...run, teamId: tenant.teamId }, deps);
-  t.same(result.counts, { prospectsLooked: 5, pagesFetched: result.counts.pagesFetched, pitchesSent: 1, sendFailures: 0, suppressed: 1, noContact: 1, robotsDisallowed: 1, unreachable: 1, notOnDomain: 0, capReached: 0 });
+  t.same(result.counts, { prospectsLooked: 5, pagesFetched: result.counts.pagesFetched, pitchesSent: 1, sendFailures: 0, suppressed: 1, noContact: 1, robotsDisallowed: 1, unreachable: 1, notOnDomain: 0, alreadyPitched: 0, capReached: 0 });
   t.equal(result.proposals.length, 1);
   const proposal = result.proposals[0] as ProposalOf<'outreach'>;
   t.match(proposal, { kind: 'outreach', prospectUrl: roast.origin, contactEmail: 'editor@roastweekly.example', subject: 'A resource for Roast Weekly: Choosing a Burr Grinder', offeredUrl: 'https://brewathome.example/burr-grinder/' });
@@ -163,4 +163,34 @@ t.test('an unverified sending domain: the run fails and sends nothing', async (t
   const other = await createTenant(app.services, { plan: 'advanced' });
   await t.rejects(outreachWork({ ...runOf('outreach', other.siteId), teamId: other.teamId }, deps), /sending domain example\.test is not verified/);
   t.equal(sink.received.length, 0);
+});
+
+t.test('one person behind two prospects of the site gets one pitch; the second is skipped as contact_already_pitched, in this run and the next', async (t) => {
+  const { app, tenant, sink, site, deps, settle } = await setUp(t);
+  const page = { body: html('Roast Weekly: espresso and burr grinder reviews', '<p>Pitches to <a href="mailto:Editor@roastweekly.example">our editor</a></p>') };
+  const roast = await site({ '/': page, '/blog': page, '/news': page });
+  await importProspects(app.services, {
+    siteId: tenant.siteId,
+    teamId: tenant.teamId,
+    prospects: [
+      { url: roast.origin, name: 'Roast Weekly', notes: null },
+      { url: `${roast.origin}/blog`, name: 'Roast Weekly blog', notes: null },
+    ],
+  });
+  await settle();
+  const run = { ...runOf('outreach', tenant.siteId, { dailySendCap: 10 }), teamId: tenant.teamId };
+  const first = await outreachWork(run, deps);
+  t.equal(first.counts.pitchesSent, 1);
+  t.equal(first.counts.alreadyPitched, 1);
+  await importProspects(app.services, { siteId: tenant.siteId, teamId: tenant.teamId, prospects: [{ url: `${roast.origin}/news`, name: null, notes: null }] });
+  await settle();
+  const second = await outreachWork(run, deps);
+  t.equal(second.counts.pitchesSent, 0, 'a prospect imported later, same person: no second pitch');
+  t.equal(second.counts.alreadyPitched, 1);
+  t.same(sink.received.map((m) => m.rcptTo[0]), ['editor@roastweekly.example'], 'one cold pitch to the person');
+  const state = await loadProspects(app.services, tenant.siteId);
+  t.same(
+    [`${roast.origin}/blog`, `${roast.origin}/news`].map((url) => [state.prospects.get(url)?.status, state.prospects.get(url)?.skipReason]),
+    [['skipped', 'contact_already_pitched'], ['skipped', 'contact_already_pitched']],
+  );
 });

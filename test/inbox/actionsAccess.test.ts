@@ -9,7 +9,7 @@ import { ACTIONS, act, bodyOf } from './actionsHelpers.ts';
 
 const app = await startTestApp();
 t.teardown(() => app.close());
-const a = await createTenant(app.services);
+const a = await createTenant(app.services, { sendingDomainVerified: true });
 const b = await createTenant(app.services);
 
 async function conversationOn(siteId: string, messageId: string): Promise<string> {

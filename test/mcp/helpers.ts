@@ -25,7 +25,7 @@ export async function startMcpApp(options: { env?: Record<string, string>; clock
   });
   (app.services.config as { PUBLIC_BASE_URL: string }).PUBLIC_BASE_URL = app.url;
   const ownerEmail = `owner-${randomBytes(4).toString('hex')}@example.test`;
-  const tenant = await createTenant(app.services, { email: ownerEmail, password: PASSWORD });
+  const tenant = await createTenant(app.services, { email: ownerEmail, password: PASSWORD, sendingDomainVerified: true });
   const browser = new Browser(app.url);
   const signIn = await browser.signIn(ownerEmail);
   if (signIn.status !== 303) throw new Error(`sign-in failed: ${signIn.status}`);

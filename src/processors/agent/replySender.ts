@@ -1,5 +1,6 @@
 import { type ConversationCommand, type ConversationState, agentNoLongerActs, conversationDecider, conversationStream } from '../../domain/conversation.ts';
 import { handleCommand } from '../../commands/handleCommand.ts';
+import { mailRefusal } from '../../commands/mailGate.ts';
 import { sendDraft } from '../../commands/sendDraft.ts';
 import { type Aggregate, aggregateStream } from '../../commands/aggregateStream.ts';
 import type { Mailer } from '../../ports/mailer.ts';
@@ -162,6 +163,9 @@ export class ReplySender {
     const superseded = agentNoLongerActs(state, pending);
     if (superseded) return this.record(c, messageId, attempt, { ok: false, error: 'not sent', permanent: true, retryAt: null }, read);
     const { draft } = pending;
+    // Suppressed, or the domain's verification withdrawn, since the draft (or the last attempt): it does not go out.
+    const refused = await mailRefusal(this.deps, { teamId: c.teamId, siteId: c.siteId, to: draft.to.address });
+    if (refused) return this.record(c, messageId, attempt, { ok: false, error: `not sent; withdrawn: ${refused.detail}`, permanent: true, retryAt: null }, read);
     const result = await sendDraft(this.deps.mailer, draft, () =>
       attempt < this.policy.maxAttempts ? this.deps.clock.now().getTime() + retryDelay(attempt, this.policy) : null,
     );
