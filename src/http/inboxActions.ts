@@ -14,7 +14,7 @@ import { assertNever } from '../domain/decider.ts';
 import { replySubject } from '../domain/outreachAgent.ts';
 import { getAgentSettings } from '../readModels/agentSettings.ts';
 import { type ConversationDoc, getConversation } from '../readModels/conversations.ts';
-import { getMessage } from '../readModels/messages.ts';
+import { getMessage, listMessagesOfConversation } from '../readModels/messages.ts';
 import type { SiteDoc } from '../readModels/sites.ts';
 import type { CommandContext } from '../commands/context.ts';
 import type { Services } from '../services.ts';
@@ -68,7 +68,7 @@ export function actOnConversation(services: CommandContext, found: FoundConversa
 }
 
 /**
- * A person's reply: onto the thread of the latest inbound message, from the outreach agent's sender
+ * A person's reply: onto the thread of the latest inbound message (without one, of the last mail sent), from the outreach agent's sender
  * name (or the site's domain), subject `Re: ` and that message's subject unless one is given.
  */
 export async function replyAsPerson(
@@ -76,7 +76,10 @@ export async function replyAsPerson(
   input: { found: FoundConversation; site: SiteDoc; text: string; subject?: string; idempotency: { scope: string; key: string } | null },
 ): Promise<ReplyOutcome> {
   const { doc, target } = input.found;
-  const inbound = doc.lastInboundMessageId ? await getMessage(services.readModels, doc.lastInboundMessageId) : null;
+  // A follow-up on a pitch nobody has answered yet threads onto the last mail we sent.
+  const inbound = doc.lastInboundMessageId
+    ? await getMessage(services.readModels, doc.lastInboundMessageId)
+    : ((await listMessagesOfConversation(services.readModels, input.site.id, target.conversationId)).findLast((m) => m.direction === 'outbound') ?? null);
   const settings = await getAgentSettings(services.readModels, input.site.id, 'outreach');
   const config = services.config;
   return replyToConversation(services, {

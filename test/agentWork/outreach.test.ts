@@ -12,6 +12,7 @@ import { startSmtpSink } from '../agent/smtpSink.ts';
 import { testCertificate } from '../webhooks/helpers.ts';
 import { ARTICLES } from './corpus/homeCoffee.ts';
 import { runOf, workDeps } from './helpers.ts';
+import { act } from '../inbox/actionsHelpers.ts';
 import { html, loopbackFetcher, startSite, type TestSite } from './sites.ts';
 
 async function setUp(t: Test) {
@@ -193,4 +194,20 @@ t.test('one person behind two prospects of the site gets one pitch; the second i
     [`${roast.origin}/blog`, `${roast.origin}/news`].map((url) => [state.prospects.get(url)?.status, state.prospects.get(url)?.skipReason]),
     [['skipped', 'contact_already_pitched'], ['skipped', 'contact_already_pitched']],
   );
+});
+
+t.test("a person's follow-up on a pitch nobody answered yet threads onto the pitch", async (t) => {
+  const { app, tenant, sink, site, deps, settle } = await setUp(t);
+  const roast = await site({ '/': { body: html('Roast Weekly: espresso and burr grinder reviews', '<a href="mailto:editor@roastweekly.example">mail</a>') } });
+  await importProspects(app.services, { siteId: tenant.siteId, teamId: tenant.teamId, prospects: [{ url: roast.origin, name: 'Roast Weekly', notes: null }] });
+  await settle();
+  const result = await outreachWork({ ...runOf('outreach', tenant.siteId, { dailySendCap: 10 }), teamId: tenant.teamId }, deps);
+  const { conversationId } = result.proposals[0] as ProposalOf<'outreach'>;
+  await settle();
+  const res = await act(app.fastify, tenant, conversationId, 'reply', { text: 'Just following up on my note below.' });
+  t.equal(res.statusCode, 201);
+  const [pitch, followUp] = sink.received;
+  t.equal(followUp?.parsed.inReplyTo, pitch?.parsed.messageId, 'In-Reply-To names the pitch');
+  t.same(followUp?.parsed.references, pitch?.parsed.messageId, 'References too');
+  t.equal(followUp?.parsed.subject, `Re: ${pitch?.parsed.subject}`);
 });
