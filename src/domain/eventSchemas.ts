@@ -354,6 +354,7 @@ export const ingestionEventSchemas = schemasOf<IngestionEvent>()({
     bodyHtml: nullableStr,
     inReplyTo: nullableStr,
     references: nullableStr,
+    forwarded: z.boolean().optional(),
   }),
   MessageReceived: z.object({ ...outreachBase, conversationId: str, opportunityId: str, messageId: str, entrySource }),
   AgentDispatchRequested: z.object({ ...outreachBase, dispatchId: str, conversationId: str, messageId: str, task: z.literal('triage_and_reply') }),

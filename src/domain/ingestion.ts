@@ -39,6 +39,11 @@ export interface InboundMessage {
   messageId: string | null;
   inReplyTo: string | null;
   references: string | null;
+  /**
+   * The prospect was read from a forwarded block (a team member forwarded the pitch): the ids above
+   * are the forward's, which the prospect never saw; they thread later forwards but never a reply.
+   */
+  forwarded?: boolean;
 }
 
 export type Extraction = { ran: false } | { ran: true; extractor: string; asks: Ask[] };
@@ -221,6 +226,7 @@ function ingest(c: IngestionCommand['data']): IngestionEvent[] {
       inReplyTo: c.message.inReplyTo,
       references: c.message.references,
       externalMessageId: c.message.messageId === null ? null : normaliseMessageId(c.message.messageId),
+      ...(c.message.forwarded ? { forwarded: true } : {}),
       ingestionId: c.ingestionId,
       messageId,
       conversationIds: pairs.map((p) => p.conversationId),

@@ -42,11 +42,12 @@ export const replyRfcMessageId = (messageId: string, domain: string) => `<reply.
  * id. Ids that are not ASCII msg-ids (a forwarded mail's odd header, an id stored before ingestion
  * checked them, an internationalised id) are left out: the mailer refuses them, and the reply must still go.
  */
-export function threadingHeaders(inbound: { externalMessageId: string | null; references: string | null; inReplyTo: string | null }): {
+export function threadingHeaders(inbound: { externalMessageId: string | null; references: string | null; inReplyTo: string | null; forwarded?: boolean }): {
   inReplyTo: string | null;
   references: string[];
 } {
-  if (!inbound.externalMessageId) return { inReplyTo: null, references: [] };
+  // A forwarded pitch's ids are the team member's forward: the reply starts the prospect's thread.
+  if (!inbound.externalMessageId || inbound.forwarded) return { inReplyTo: null, references: [] };
   const own = normaliseMessageId(inbound.externalMessageId);
   const valid = MAIL_MESSAGE_ID_SHAPE.test(own);
   const validIds = (header: string | null) => parseMessageIds(header).filter((id) => MAIL_MESSAGE_ID_SHAPE.test(id));

@@ -122,6 +122,7 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
             messageId,
             inReplyTo: mail.inReplyTo ?? null,
             references,
+            forwarded: forwarded !== null,
           },
         });
       } catch (error) {

@@ -26,6 +26,8 @@ export interface MessageDoc {
   externalMessageId: string | null;
   inReplyTo: string | null;
   references: string | null;
+  /** Inbound only: read from a team member's forward, whose ids no reply threads on. */
+  forwarded?: boolean;
   channel: string;
   /** Inbound: when it arrived; outbound: when it was drafted. */
   receivedAt: string;

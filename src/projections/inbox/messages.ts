@@ -37,6 +37,7 @@ export async function applyToMessages(event: InboxEvent, w: ProjectionWriter): P
         externalMessageId: d.externalMessageId,
         inReplyTo: d.inReplyTo,
         references: d.references,
+        ...(d.forwarded ? { forwarded: true } : {}),
         channel: d.channel,
         receivedAt: iso(d.occurredAt),
       };
