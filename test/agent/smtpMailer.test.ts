@@ -1,5 +1,6 @@
 import { createServer, type AddressInfo, type Socket } from 'node:net';
-import t from 'tap';
+import { SMTPServer } from 'smtp-server';
+import t, { type Test } from 'tap';
 import { queueId, SmtpMailer } from '../../src/adapters/mail/smtpMailer.ts';
 import { MailSendError, type OutgoingMail } from '../../src/ports/mailer.ts';
 import { startSmtpSink } from './smtpSink.ts';
@@ -142,6 +143,50 @@ t.test('connection failures are transient', async (t) => {
     t.match(e.message, /Greeting never received/);
     t.equal((e.cause as { code?: string }).code, 'ETIMEDOUT');
   });
+});
+
+/** A relay that holds its answer at one step of the transaction longer than the mailer's socket timeout. */
+async function stallingRelay(t: Test, at: 'rcpt' | 'data') {
+  const received: string[] = [];
+  const relay = new SMTPServer({
+    logger: false,
+    hideSTARTTLS: true,
+    authOptional: true,
+    onRcptTo(_address, _session, callback) {
+      if (at === 'rcpt') setTimeout(() => callback(), 1_500);
+      else callback();
+    },
+    onData(stream, _session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        received.push(Buffer.concat(chunks).toString());
+        setTimeout(() => callback(null), 1_500);
+      });
+    },
+  });
+  await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => relay.close(() => r())));
+  const mailer = new SmtpMailer(`smtp://127.0.0.1:${(relay.server.address() as AddressInfo).port}`, { socketTimeoutMs: 400 });
+  t.teardown(() => mailer.close());
+  return { mailer, received };
+}
+
+t.test('a timeout after the whole message reached the relay is outcome_unknown and permanent: a retry could deliver it twice', async (t) => {
+  const { mailer, received } = await stallingRelay(t, 'data');
+  const e = await sendError(mailer.send(reply(1)));
+  t.equal(received.length, 1, 'the relay has the message; only its 250 is late');
+  t.equal(e.permanent, true, 'not retried');
+  t.match(e.message, /^outcome_unknown: SMTP send failed: Timeout after the whole message was handed to the relay/);
+  t.equal((e.cause as { code?: string }).code, 'ETIMEDOUT');
+});
+
+t.test('a timeout before the message was sent stays temporary', async (t) => {
+  const { mailer, received } = await stallingRelay(t, 'rcpt');
+  const e = await sendError(mailer.send(reply(1)));
+  t.equal(received.length, 0);
+  t.equal(e.permanent, false, 'retried later');
+  t.notMatch(e.message, /outcome_unknown/);
 });
 
 t.test('queue ids from common relays', async (t) => {

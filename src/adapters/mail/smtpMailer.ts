@@ -1,3 +1,4 @@
+import { PassThrough } from 'node:stream';
 import nodemailer, { type NodemailerError, type SMTPPoolSentMessageInfo, type Transporter } from 'nodemailer';
 import { MailSendError, type Mailer, type OutgoingMail, type SendResult } from '../../ports/mailer.ts';
 import { mailOptions } from './mailOptions.ts';
@@ -12,12 +13,17 @@ export interface SmtpMailerOptions {
 /**
  * Sends through an SMTP relay given as `smtp://[user:pass@]host[:port]` or `smtps://…` (implicit
  * TLS). Further nodemailer options may ride in the query string (`?tls.rejectUnauthorized=false`).
- * Not idempotent: a relay that queued the message but whose 250 was lost will get it again on a retry.
+ * Not idempotent: a relay that queued the message but whose 250 was lost would get it again on a
+ * retry. So a failure without a reply after the whole message was handed to the connection (a
+ * timeout or a dropped connection while the relay had it) is reported as permanent
+ * (`outcome_unknown`): it is not sent again; a person checks.
  */
 export class SmtpMailer implements Mailer {
   readonly name = 'smtp';
   readonly idempotent = false;
   private readonly transport: Transporter<SMTPPoolSentMessageInfo>;
+  /** Message-Ids whose whole message the connection has read (written towards the relay after its 354). */
+  private readonly handedOver = new Set<string>();
 
   constructor(url: string, options: SmtpMailerOptions = {}) {
     this.transport = nodemailer.createTransport({
@@ -35,6 +41,16 @@ export class SmtpMailer implements Mailer {
       dnsTimeout: 10_000,
       logger: false,
     });
+    this.transport.use('stream', (mail, done) => {
+      const id = String(mail.data.messageId);
+      mail.message.processFunc((input) => {
+        const watched = new PassThrough();
+        input.on('error', (error) => watched.destroy(error));
+        watched.once('end', () => this.handedOver.add(id));
+        return input.pipe(watched);
+      });
+      done();
+    });
   }
 
   async send(mail: OutgoingMail): Promise<SendResult> {
@@ -42,7 +58,9 @@ export class SmtpMailer implements Mailer {
     try {
       info = await this.transport.sendMail(mailOptions(mail));
     } catch (error) {
-      throw toMailSendError(error);
+      throw toMailSendError(error, { handedOver: this.handedOver.has(mail.messageId) });
+    } finally {
+      this.handedOver.delete(mail.messageId);
     }
     if (info.rejected.length > 0 && info.accepted.length === 0) {
       throw new MailSendError(`the relay refused ${info.rejected.join(', ')}`, true);
@@ -55,14 +73,25 @@ export class SmtpMailer implements Mailer {
   }
 }
 
-/** 5xx: the relay refuses this message for good. 4xx, 503, timeouts and dropped connections: try again later. */
-export function toMailSendError(error: unknown): MailSendError {
+/**
+ * 5xx: the relay refuses this message for good. 4xx, 503, timeouts and dropped connections: try
+ * again later, unless the whole message had been handed over (`handedOver`) and no reply came: the
+ * relay may hold it, so it is not sent again.
+ */
+export function toMailSendError(error: unknown, progress: { handedOver: boolean } = { handedOver: false }): MailSendError {
   if (error instanceof MailSendError) return error;
   const e = error as NodemailerError;
   const message = `SMTP send failed: ${e?.message ?? String(error)}`;
   if (typeof e?.responseCode === 'number') {
     const permanent = e.responseCode >= 500 && e.responseCode < 600 && e.responseCode !== 503;
     return new MailSendError(message, permanent, { cause: error });
+  }
+  if (progress.handedOver) {
+    return new MailSendError(
+      `outcome_unknown: ${message} after the whole message was handed to the relay; it may have been accepted, so it is not sent again`,
+      true,
+      { cause: error },
+    );
   }
   // No SMTP reply: a network failure, or nodemailer refusing the message itself (an invalid
   // address, a bad configuration), which no retry fixes.
