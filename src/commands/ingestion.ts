@@ -22,7 +22,7 @@ import type { Plan } from '../domain/site.ts';
 import { suppressionDecider, suppressionStream } from '../domain/suppression.ts';
 import { teamDecider, teamStream } from '../domain/team.ts';
 import type { CounterStore } from '../ports/counterStore.ts';
-import { type EventStore, WrongExpectedRevisionError } from '../ports/eventStore.ts';
+import { type EventStore, EventTooLargeError, WrongExpectedRevisionError } from '../ports/eventStore.ts';
 import type { Extractor } from '../ports/extractor.ts';
 import type { ReadModelStore } from '../ports/readModelStore.ts';
 import type { ThreadIndex } from '../ports/threadIndex.ts';
@@ -218,7 +218,7 @@ async function run(
     try {
       result = await ctx.events.append(streamId, events.map((e) => ({ type: e.type, data: e.data, metadata: { ingestionId, ...actedBy(ctx) } })), expected);
     } catch (error) {
-      if (error instanceof WrongExpectedRevisionError) throw error;
+      if (error instanceof WrongExpectedRevisionError || error instanceof EventTooLargeError) throw error;
       throw Object.assign(
         serviceUnavailable('The ingestion and its agent dispatch could not be recorded; nothing was stored. Retry with the same Idempotency-Key.', 1),
         { cause: error },
@@ -228,7 +228,7 @@ async function run(
     return { status: 201, body: recorded.data.response, position: result.position };
   } catch (error) {
     await giveBack();
-    if (error instanceof ServiceError || error instanceof WrongExpectedRevisionError) throw error;
+    if (error instanceof ServiceError || error instanceof WrongExpectedRevisionError || error instanceof EventTooLargeError) throw error;
     throw Object.assign(serviceUnavailable('The ingestion could not be completed; nothing was stored. Retry with the same Idempotency-Key.', 1), {
       cause: error,
     });

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { type ErrorCode, ServiceError } from '../domain/errors.ts';
+import { EventTooLargeError } from '../ports/eventStore.ts';
 
 export const errorBody = (code: string, message: string) => ({ error: { code, message } });
 
@@ -46,6 +47,9 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
       const { status, code } = HTTP_ERRORS[error.code];
       if (error.retryAfterSeconds !== null) reply.header('retry-after', String(error.retryAfterSeconds));
       return reply.status(status).send(errorBody(code, error.message));
+    }
+    if ((error as unknown) instanceof EventTooLargeError) {
+      return reply.status(400).send(errorBody('VALIDATION_ERROR', 'The request is larger than the event store accepts in one write; send less.'));
     }
     if (hasZodFastifySchemaValidationErrors(error)) {
       const details = error.validation

@@ -66,6 +66,17 @@ export class WrongExpectedRevisionError extends Error {
   }
 }
 
+/** The store refuses an append this large (EventStoreDB: over its `MaxAppendSize`); retrying cannot help. */
+export class EventTooLargeError extends Error {
+  override readonly name = 'EventTooLargeError';
+  constructor(
+    readonly streamId: string,
+    readonly maxBytes: number | null,
+  ) {
+    super(`stream ${streamId}: the append is larger than the event store accepts${maxBytes === null ? '' : ` (${maxBytes} bytes)`}`);
+  }
+}
+
 export interface EventStore {
   append(streamId: string, events: NewEvent[], expectedRevision: ExpectedRevision): Promise<AppendResult>;
   /**

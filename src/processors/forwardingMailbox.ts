@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { type IngestionContext, ingestMessage } from '../commands/ingestion.ts';
 import { ServiceError } from '../domain/errors.ts';
+import { EventTooLargeError } from '../ports/eventStore.ts';
 import { type DeliveryReport, classifyDeliveryReport } from '../adapters/mail/deliveryReport.ts';
 import { suppressContact } from '../commands/suppression.ts';
 import { forwardingToken, originalSender } from '../domain/forwarded.ts';
@@ -126,6 +127,7 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
           },
         });
       } catch (error) {
+        if (error instanceof EventTooLargeError) throw new SmtpReply(552, '5.3.4 message too big for the event store');
         if (error instanceof ServiceError) {
           if (error.code === 'SERVICE_UNAVAILABLE' && error.cause) options.onError?.(error.cause);
           const permanent = error.code === 'PAYMENT_REQUIRED' || error.code === 'SITE_NOT_LICENSED';

@@ -66,3 +66,15 @@ if (url) {
 } else {
   t.skip('MongoReadModelStore: set MONGODB_URL (e.g. mongodb://localhost:27017) to run the contract against MongoDB', () => {});
 }
+
+t.test('MongoReadModelStore: a rebuild drops only the shadows no running rebuild owns (runs without a server)', async (t) => {
+  const { isStaleShadow } = await import('../../src/adapters/mongodb/mongoReadModelStore.ts');
+  const now = Date.UTC(2026, 10, 26);
+  const hour = 3_600_000;
+  t.equal(isStaleShadow(`rm_items__rebuild_${now - hour}_0a1b2c3d`, 'items', now), false, "another node's rebuild of an hour ago is left alone");
+  t.equal(isStaleShadow(`rm_items__rebuild_${now - 25 * hour}_0a1b2c3d`, 'items', now), true, 'a day-old leftover is dropped');
+  t.equal(isStaleShadow('rm_items__rebuild', 'items', now), true, 'the one shared shadow of older builds');
+  t.equal(isStaleShadow(`rm_itemsX__rebuild_${now - 25 * hour}_0a1b2c3d`, 'items', now), false, "another collection's shadow");
+  t.equal(isStaleShadow('rm_items', 'items', now), false, 'the live collection');
+  t.equal(isStaleShadow(`rm_items__rebuild_${now - 25 * hour}_0a1b2c3d_x`, 'items', now), false);
+});

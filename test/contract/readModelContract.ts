@@ -208,6 +208,28 @@ export function readModelContract(t: Test, name: string, makeStore: MakeReadMode
         'an error in the projection rejects',
       );
       t.same(await store.getCheckpoint('p'), { position: maxPosition, version: 3 }, 'and leaves the checkpoint');
+      await t.rejects(
+        store.applyBatch('p', 3, maxPosition, maxPosition, async (w) => {
+          await w(maxPosition).put('items', { id: 'half', v: 1 });
+          await w(maxPosition).remove('items', 'a');
+          throw new Error('projection failed halfway');
+        }),
+        /projection failed halfway/,
+      );
+      t.equal(await store.get('items', 'half'), null, 'a batch that throws after writing writes nothing');
+      t.same(await store.get('items', 'a'), { id: 'a', v: 1 }, 'nor removes anything');
+
+      t.equal(
+        await store.applyBatch('s', 1, -1n, 5n, async (w) => {
+          await w(5n).put('items', { id: 'loser', v: 1 });
+          // Another runner moves the checkpoint while this batch is being applied.
+          t.equal(await store.applyBatch('s', 1, -1n, 5n, async (w2) => w2(5n).put('items', { id: 'winner', v: 1 })), true);
+        }),
+        false,
+        'the batch that finds its checkpoint moved at the end is not applied',
+      );
+      t.equal(await store.get('items', 'loser'), null, 'and writes nothing');
+      t.same(await store.get('items', 'winner'), { id: 'winner', v: 1 });
 
       const racers = await Promise.all(
         [1, 2, 3].map(() =>

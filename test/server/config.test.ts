@@ -63,6 +63,9 @@ t.test('a bad value is refused with a message naming the variable', async (t) =>
     ['EVENTSTORE_URL', 'esdb://admin:s3cret@127.0.0.1:2113?tls=maybe'],
     ['EVENTSTORE_URL', 'esdb://admin:s3cret@127.0.0.1:2113?defaultDeadline=soon'],
     ['EVENTSTORE_URL', 'esdb://admin:s3cret@127.0.0.1:2113?tls=true&tlsVerifyCert=false'],
+    ['EVENTSTORE_URL', 'kurrentdb://admin:s3cret@127.0.0.1:2113?tls=false'],
+    ['EVENTSTORE_URL', 'esdb+discover://admin:s3cret@db:2113?dnsdiscover=true'],
+    ['EVENTSTORE_URL', 'esdb://admin:s3cret@127.0.0.1:2113?throwOnAppendFailure=false'],
   ];
   for (const [name, value] of cases) {
     let thrown: unknown = null;
@@ -145,4 +148,25 @@ t.test('the server process serves /healthz on the configured port', async (t) =>
   t.equal(res.status, 200);
   server.child.kill('SIGTERM');
   t.equal(await server.exited, 0, 'SIGTERM shuts down cleanly');
+});
+
+t.test('every EVENTSTORE_URL the configuration accepts, the real client parses without a warning (which would print the password)', async (t) => {
+  const { EventStoreDBClient } = await import('@eventstore/db-client');
+  const urls = [
+    'esdb://admin:s3cret@localhost:2113?tls=false&node_preference=Leader&keepAliveInterval=10000',
+    'esdb://admin:s3cret@db:2113?tls=false&keepAliveInterval=-1&keepAliveTimeout=-1&throwOnAppendFailure=true',
+    'esdb+discover://admin:s3cret@db:2113?dnsDiscover=true&tlsVerifyCert=true&defaultDeadline=5000',
+  ];
+  const warned: unknown[] = [];
+  const warn = console.warn;
+  console.warn = (...args: unknown[]) => void warned.push(args);
+  try {
+    for (const url of urls) {
+      t.equal(loadConfig({ EVENTSTORE_URL: url }).EVENTSTORE_URL, url);
+      t.doesNotThrow(() => EventStoreDBClient.connectionString(url), url);
+    }
+  } finally {
+    console.warn = warn;
+  }
+  t.same(warned, [], 'the client warned about nothing');
 });

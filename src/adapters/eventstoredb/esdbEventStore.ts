@@ -3,6 +3,7 @@ import {
   BACKWARDS,
   END,
   EventStoreDBClient,
+  MaxAppendSizeExceededError,
   NO_STREAM,
   START,
   STREAM_EXISTS,
@@ -28,7 +29,7 @@ import type {
   RecordedEvent,
   SubscribeOptions,
 } from '../../ports/eventStore.ts';
-import { WrongExpectedRevisionError } from '../../ports/eventStore.ts';
+import { EventTooLargeError, WrongExpectedRevisionError } from '../../ports/eventStore.ts';
 import { catchUpSubscription } from '../shared/catchUpSubscription.ts';
 
 const PING_TIMEOUT_MS = 5_000;
@@ -61,8 +62,11 @@ export class EsdbEventStore implements EventStore {
         ),
         { expectedRevision: toEsdbExpected(expectedRevision) },
       );
+      // Only with throwOnAppendFailure=false (the configuration refuses it): a conflict resolves instead of throwing.
+      if (!result.success) throw new WrongExpectedRevisionError(streamId, expectedRevision, result.nextExpectedRevision >= 0n ? result.nextExpectedRevision : 'no_stream');
       return { nextExpectedRevision: result.nextExpectedRevision, position: result.position?.commit ?? -1n };
     } catch (error) {
+      if (error instanceof MaxAppendSizeExceededError) throw new EventTooLargeError(streamId, error.maxAppendSize ?? null);
       if (error instanceof WrongExpectedVersionError) {
         const actual = error.actualVersion;
         throw new WrongExpectedRevisionError(

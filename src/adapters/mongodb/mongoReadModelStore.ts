@@ -1,4 +1,5 @@
-import { MongoClient, MongoServerError, type Collection, type Db, type Filter as MongoFilter, type IndexSpecification, type Sort } from 'mongodb';
+import { randomBytes } from 'node:crypto';
+import { type ClientSession, MongoClient, MongoServerError, type Collection, type Db, type Filter as MongoFilter, type IndexSpecification, type Sort } from 'mongodb';
 import type {
   Checkpoint,
   Document,
@@ -29,12 +30,19 @@ interface StoredCheckpoint {
 }
 
 const POSITION_WIDTH = 20; // 2^64 - 1 has 20 digits
+const PING_TIMEOUT_MS = 5_000;
+/** A rebuild's shadow older than this is a leftover of a process that stopped mid-rebuild. */
+const STALE_SHADOW_MS = 24 * 3_600_000;
+
+/** The checkpoint was no longer `from` when the batch came to move it: its transaction is abandoned. */
+class CheckpointMoved extends Error {}
 
 /**
  * MongoDB read models: collection `x` is stored as `rm_x`, checkpoints in `checkpoints`.
- * Writes are not transactional (a standalone server is enough): every document write is guarded by
- * the writing event's position and the checkpoint moves last with compare-and-set, so a batch that is
- * replayed, or that lost the race for the checkpoint, leaves the same documents as a single run.
+ * A batch writes its documents and moves its checkpoint (compare-and-set) in one transaction, so a
+ * batch that throws, or that lost the race for the checkpoint, writes nothing, as the port says
+ * (MongoDB must be a replica set; one node is enough). Every document write is also guarded by the
+ * writing event's position, so a replayed batch leaves the documents as a single run did.
  */
 export class MongoReadModelStore implements ReadModelStore {
   private readonly client: MongoClient;
@@ -96,14 +104,14 @@ export class MongoReadModelStore implements ReadModelStore {
     return this.db.collection<StoredDocument>(`rm_${name}`);
   }
 
-  async get<T extends Document>(collection: string, id: string): Promise<T | null> {
-    const stored = await this.collection(collection).findOne({ _id: id });
+  async get<T extends Document>(collection: string, id: string, session?: ClientSession): Promise<T | null> {
+    const stored = await this.collection(collection).findOne({ _id: id }, session ? { session } : {});
     return stored ? (toDocument(stored) as T) : null;
   }
 
-  async find<T extends Document>(collection: string, filter: Filter, options: { sortBy?: string; limit?: number } = {}): Promise<T[]> {
+  async find<T extends Document>(collection: string, filter: Filter, options: { sortBy?: string; limit?: number } = {}, session?: ClientSession): Promise<T[]> {
     if (options.limit !== undefined && options.limit <= 0) return [];
-    let cursor = this.collection(collection).find(filter as MongoFilter<StoredDocument>);
+    let cursor = this.collection(collection).find(filter as MongoFilter<StoredDocument>, session ? { session } : {});
     if (options.sortBy) cursor = cursor.sort({ [options.sortBy]: 1, _id: 1 });
     if (options.limit !== undefined) cursor = cursor.limit(options.limit);
     return (await cursor.toArray()).map((stored) => toDocument(stored) as T);
@@ -134,9 +142,18 @@ export class MongoReadModelStore implements ReadModelStore {
       [query.orderBy, desc ? -1 : 1],
       ['_id', desc ? -1 : 1],
     ];
-    let cursor = coll.find({ $and: clauses }).sort(sort).limit(query.limit);
-    if (index) cursor = cursor.hint(indexName(index));
-    const stored = await cursor.toArray();
+    const read = (hinted: boolean) => {
+      const cursor = coll.find({ $and: clauses }).sort(sort).limit(query.limit);
+      return (index && hinted ? cursor.hint(indexName(index)) : cursor).toArray();
+    };
+    let stored: StoredDocument[];
+    try {
+      stored = await read(true);
+    } catch (error) {
+      // Another node of another version dropped the index (a rolling deploy): the planner chooses.
+      if (!isMissingHintedIndex(error)) throw error;
+      stored = await read(false);
+    }
     return stored.map((s) => toDocument(s) as T);
   }
 
@@ -155,57 +172,67 @@ export class MongoReadModelStore implements ReadModelStore {
     // Cheap early exit so a stale runner writes nothing; the compare-and-set below is what decides.
     const current = await this.getCheckpoint(projection);
     if ((current?.position ?? -1n) !== from) return false;
+    const session = this.client.startSession();
+    try {
+      // MongoDB runs the callback again after a transient conflict: `apply` is a fold of the page over the writer, so that is safe.
+      await session.withTransaction(async () => {
+        await apply((position) => this.writerAt(position, session));
+        if (!(await this.moveCheckpoint(projection, version, from, to, session))) throw new CheckpointMoved();
+      });
+      return true;
+    } catch (error) {
+      // A duplicate key here is the first checkpoint's upsert colliding with one another runner wrote.
+      if (error instanceof CheckpointMoved || isDuplicateKey(error)) return false;
+      throw error;
+    } finally {
+      await session.endSession();
+    }
+  }
 
-    const writerAt = (position: bigint): ProjectionWriter => {
-      const pos = encodePosition(position);
-      return {
-        get: (collection, id) => this.get(collection, id),
-        find: (collection, filter) => this.find(collection, filter),
-        put: async (collection, doc) => {
-          const replacement = { ...(JSON.parse(JSON.stringify(doc)) as Document), _position: pos };
-          try {
-            await this.collection(collection).replaceOne(
-              { _id: doc.id, $or: [{ _position: { $lt: pos } }, { _position: { $exists: false } }] },
-              replacement,
-              { upsert: true },
-            );
-          } catch (error) {
-            // The document exists with a position >= this one: the upsert's insert collided. Already applied.
-            if (!isDuplicateKey(error)) throw error;
-          }
-        },
-        remove: async (collection, id) => {
-          await this.collection(collection).deleteOne({ _id: id, _position: { $lt: pos } });
-        },
-      };
+  /** The writer for the event at `position`, inside the batch's transaction (reads see its own writes). */
+  private writerAt(position: bigint, session: ClientSession): ProjectionWriter {
+    const pos = encodePosition(position);
+    return {
+      get: (collection, id) => this.get(collection, id, session),
+      find: (collection, filter) => this.find(collection, filter, {}, session),
+      put: async (collection, doc) => {
+        const coll = this.collection(collection);
+        // Written by a later event already (a replayed batch): it stays. A write error would abort the transaction, so look first.
+        const existing = await coll.findOne({ _id: doc.id }, { session, projection: { _position: 1 } });
+        if (existing && typeof existing._position === 'string' && existing._position >= pos) return;
+        await coll.replaceOne({ _id: doc.id }, { ...(JSON.parse(JSON.stringify(doc)) as Document), _position: pos }, { upsert: true, session });
+      },
+      remove: async (collection, id) => {
+        await this.collection(collection).deleteOne({ _id: id, _position: { $lt: pos } }, { session });
+      },
     };
+  }
 
-    await apply(writerAt);
-
+  /** Compare-and-set of the checkpoint from `from` to `to`; false when it is no longer `from`. */
+  private async moveCheckpoint(projection: string, version: number, from: bigint, to: bigint, session: ClientSession): Promise<boolean> {
     const update = { $set: { version, position: to.toString() } };
     if (from === -1n) {
-      try {
-        await this.checkpoints.updateOne({ _id: projection, position: '-1' }, update, { upsert: true });
-        return true;
-      } catch (error) {
-        if (isDuplicateKey(error)) return false; // a checkpoint exists and is not -1
-        throw error;
-      }
+      // A checkpoint at another position makes this upsert's insert collide: a duplicate key, handled by the caller.
+      await this.checkpoints.updateOne({ _id: projection, position: '-1' }, update, { upsert: true, session });
+      return true;
     }
-    const result = await this.checkpoints.updateOne({ _id: projection, position: from.toString() }, update);
+    const result = await this.checkpoints.updateOne({ _id: projection, position: from.toString() }, update, { session });
     return result.matchedCount === 1;
   }
 
   /**
-   * Each collection is rebuilt into `rm_<name>__rebuild` with one unordered `bulkWrite` per `write`,
+   * Each collection is rebuilt into a shadow of its own, `rm_<name>__rebuild_<started>_<random>` (two
+   * rebuilds at once, on two nodes, never share one), with one unordered `bulkWrite` per `write`,
    * then `commit` renames it over the live collection with `dropTarget` (a collection nothing was
    * written to is dropped) and sets the checkpoint last. A rename is atomic, so a reader of one
    * collection sees the old documents or the new, never a mix; a projection with several collections
    * switches them one after another, and the checkpoint moves only once all have switched.
    */
   async beginRebuild(projection: string, collections: readonly string[]): Promise<ReadModelRebuild> {
-    const shadowOf = (collection: string) => `rm_${collection}__rebuild`;
-    for (const collection of collections) await this.db.collection(shadowOf(collection)).drop().catch(ignoreNamespaceNotFound);
+    const started = Date.now();
+    const suffix = `${started}_${randomBytes(4).toString('hex')}`;
+    const shadowOf = (collection: string) => `rm_${collection}__rebuild_${suffix}`;
+    await this.dropStaleShadows(collections, started);
     const written = new Set<string>();
     let open = true;
     return {
@@ -241,13 +268,33 @@ export class MongoReadModelStore implements ReadModelStore {
     };
   }
 
+  /** Shadows a stopped process left behind (see isStaleShadow). */
+  private async dropStaleShadows(collections: readonly string[], now: number): Promise<void> {
+    for (const { name } of await this.db.listCollections({}, { nameOnly: true }).toArray()) {
+      if (collections.some((collection) => isStaleShadow(name, collection, now))) await this.db.collection(name).drop().catch(ignoreNamespaceNotFound);
+    }
+  }
+
   async reset(projection: string, collections: readonly string[]): Promise<void> {
     for (const collection of collections) await this.collection(collection).deleteMany({});
     await this.checkpoints.deleteOne({ _id: projection });
   }
 
   async ping(): Promise<void> {
-    await this.db.command({ ping: 1 });
+    // Without a bound the driver waits for server selection (30 s by default) and /readyz hangs.
+    let timer: NodeJS.Timeout | undefined;
+    const answered = this.db.command({ ping: 1 });
+    answered.catch(() => {}); // a late failure after the timeout is already reported by the race
+    try {
+      await Promise.race([
+        answered,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`MongoDB did not answer within ${PING_TIMEOUT_MS} ms`)), PING_TIMEOUT_MS);
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async close(): Promise<void> {
@@ -278,6 +325,22 @@ function ignoreNamespaceNotFound(error: unknown): void {
 function toDocument(stored: StoredDocument): Document {
   const { _id, _position, ...fields } = stored;
   return { ...fields, id: _id };
+}
+
+/**
+ * Whether `name` is a rebuild shadow of `collection` that no rebuild running now owns: a day old, or
+ * the single shared name older builds used.
+ */
+export function isStaleShadow(name: string, collection: string, now: number): boolean {
+  const prefix = `rm_${collection}__rebuild`;
+  if (!name.startsWith(prefix)) return false;
+  const rest = /^(?:_(\d+)_[0-9a-f]+)?$/.exec(name.slice(prefix.length));
+  return rest !== null && (rest[1] === undefined || now - Number(rest[1]) > STALE_SHADOW_MS);
+}
+
+/** The page's hint names an index this collection does not have (yet, or any longer). */
+function isMissingHintedIndex(error: unknown): boolean {
+  return error instanceof MongoServerError && error.code === 2 && /hint/i.test(error.message);
 }
 
 function isDuplicateKey(error: unknown): boolean {
