@@ -53,7 +53,9 @@ export function threadingHeaders(inbound: { externalMessageId: string | null; re
   const validIds = (header: string | null) => parseMessageIds(header).filter((id) => MAIL_MESSAGE_ID_SHAPE.test(id));
   const chain = validIds(inbound.references);
   if (chain.length === 0) chain.push(...validIds(inbound.inReplyTo));
-  const refs = [...chain.filter((id) => id !== own), ...(valid ? [own] : [])].slice(-20).map((id) => `<${id}>`);
+  const all = [...chain.filter((id) => id !== own), ...(valid ? [own] : [])];
+  // At most 20, the thread's root first (RFC 5322 §3.6.4: clients thread a trimmed chain by its first and last ids).
+  const refs = (all.length > 20 ? [all[0]!, ...all.slice(-19)] : all).map((id) => `<${id}>`);
   return { inReplyTo: valid ? `<${own}>` : null, references: refs };
 }
 

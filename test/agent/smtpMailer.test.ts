@@ -112,7 +112,8 @@ t.test('credentials in the URL authenticate', async (t) => {
   t.teardown(() => bad.close());
   const e = await sendError(bad.send(reply(2)));
   t.match(e.message, /535/);
-  t.equal(e.permanent, true, 'a 535 is a 5xx');
+  t.match(e.message, /the relay refused our credentials; check OUTBOUND_SMTP_URL/);
+  t.equal(e.permanent, false, 'a 535 is about our credentials, not the message: retried (within AGENT_SEND_ATTEMPTS) once they are fixed');
 });
 
 t.test('connection failures are transient', async (t) => {

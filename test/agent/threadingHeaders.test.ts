@@ -28,3 +28,11 @@ t.test('internationalised ids (RFC 6532) are ingested but left out of the reply:
   t.same(threadingHeaders({ externalMessageId: '<café€@prospect.io>', references: '<a@p.io> <ü@p.io>', inReplyTo: null }), { inReplyTo: null, references: ['<a@p.io>'] });
   t.same(threadingHeaders({ externalMessageId: '<c@p.io>', references: null, inReplyTo: '<日本@p.io>' }), { inReplyTo: '<c@p.io>', references: ['<c@p.io>'] });
 });
+
+t.test('a long thread keeps its root and the 19 latest ids in References', async (t) => {
+  const chain = Array.from({ length: 30 }, (_, i) => `<m${i}@p.io>`);
+  const { references } = threadingHeaders({ externalMessageId: '<m30@p.io>', references: chain.join(' '), inReplyTo: '<m29@p.io>' });
+  t.equal(references.length, 20);
+  t.equal(references[0], '<m0@p.io>', 'the root stays first');
+  t.same(references.slice(1), [...chain.slice(-18), '<m30@p.io>'], 'then the latest, ending with the message answered');
+});

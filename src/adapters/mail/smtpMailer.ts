@@ -73,8 +73,11 @@ export class SmtpMailer implements Mailer {
   }
 }
 
+/** RFC 4954: authentication required (530), too weak (534), credentials invalid (535), encryption required (538). */
+const RELAY_AUTH_CODES = new Set([530, 534, 535, 538]);
+
 /**
- * 5xx: the relay refuses this message for good. 4xx, 503, timeouts and dropped connections: try
+ * 5xx: the relay refuses this message for good (not our credentials: those are fixed by the operator). 4xx, 503, timeouts and dropped connections: try
  * again later, unless the whole message had been handed over (`handedOver`) and no reply came: the
  * relay may hold it, so it is not sent again.
  */
@@ -83,6 +86,8 @@ export function toMailSendError(error: unknown, progress: { handedOver: boolean 
   const e = error as NodemailerError;
   const message = `SMTP send failed: ${e?.message ?? String(error)}`;
   if (typeof e?.responseCode === 'number') {
+    // An authentication failure is about our relay credentials, not this message: a retry goes once the operator fixed them.
+    if (e.code === 'EAUTH' || RELAY_AUTH_CODES.has(e.responseCode)) return new MailSendError(`${message} (the relay refused our credentials; check OUTBOUND_SMTP_URL)`, false, { cause: error });
     const permanent = e.responseCode >= 500 && e.responseCode < 600 && e.responseCode !== 503;
     return new MailSendError(message, permanent, { cause: error });
   }
