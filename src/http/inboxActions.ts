@@ -14,7 +14,7 @@ import { assertNever } from '../domain/decider.ts';
 import { replySubject } from '../domain/outreachAgent.ts';
 import { getAgentSettings } from '../readModels/agentSettings.ts';
 import { type ConversationDoc, getConversation } from '../readModels/conversations.ts';
-import { getMessage, listMessagesOfConversation } from '../readModels/messages.ts';
+import { type MessageDoc, getMessage, listMessagesOfConversation } from '../readModels/messages.ts';
 import type { SiteDoc } from '../readModels/sites.ts';
 import type { CommandContext } from '../commands/context.ts';
 import type { Services } from '../services.ts';
@@ -67,6 +67,12 @@ export function actOnConversation(services: CommandContext, found: FoundConversa
   }
 }
 
+/** The conversation's last outbound message that went out (else the last one written), if any. */
+async function lastMailSent(services: InboxServices, siteId: string, conversationId: string): Promise<MessageDoc | null> {
+  const outbound = (await listMessagesOfConversation(services.readModels, siteId, conversationId)).filter((m) => m.direction === 'outbound');
+  return outbound.findLast((m) => m.deliveryStatus === 'sent') ?? outbound.at(-1) ?? null;
+}
+
 /**
  * A person's reply: onto the thread of the latest inbound message (without one, of the last mail sent), from the outreach agent's sender
  * name (or the site's domain), subject `Re: ` and that message's subject unless one is given.
@@ -76,10 +82,10 @@ export async function replyAsPerson(
   input: { found: FoundConversation; site: SiteDoc; text: string; subject?: string; idempotency: { scope: string; key: string } | null },
 ): Promise<ReplyOutcome> {
   const { doc, target } = input.found;
-  // A follow-up on a pitch nobody has answered yet threads onto the last mail we sent.
-  const inbound = doc.lastInboundMessageId
-    ? await getMessage(services.readModels, doc.lastInboundMessageId)
-    : ((await listMessagesOfConversation(services.readModels, input.site.id, target.conversationId)).findLast((m) => m.direction === 'outbound') ?? null);
+  const lastInbound = doc.lastInboundMessageId ? await getMessage(services.readModels, doc.lastInboundMessageId) : null;
+  // Without a message of the prospect's to answer (a pitch nobody answered yet, or only a team
+  // member's forward, whose ids the prospect never saw), it threads onto the last mail the prospect got.
+  const inbound = lastInbound && !lastInbound.forwarded ? lastInbound : ((await lastMailSent(services, input.site.id, target.conversationId)) ?? lastInbound);
   const settings = await getAgentSettings(services.readModels, input.site.id, 'outreach');
   const config = services.config;
   return replyToConversation(services, {

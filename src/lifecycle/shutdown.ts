@@ -57,19 +57,23 @@ export async function gracefulShutdown(deps: ShutdownDeps): Promise<void> {
 /** How long the stores may still take to close after the shutdown bound. */
 export const CLOSE_GRACE_MS = 5_000;
 
+/** A signal this soon after the first is the same one again (npm forwards the terminal's Ctrl-C it also received). */
+export const REPEAT_SIGNAL_MS = 2_000;
+
 /**
  * Runs the graceful shutdown once, on the first SIGTERM or SIGINT, then exits 0 (1 if it failed). A
- * second signal exits at once with 1: what was acknowledged is already durable, and work cut short
- * resumes at the next start, as after a crash.
+ * second signal, later than REPEAT_SIGNAL_MS after the first, exits at once with 1: what was
+ * acknowledged is already durable, and work cut short resumes at the next start, as after a crash.
  */
 export function exitGracefullyOnSignals(deps: ShutdownDeps): void {
-  let started = false;
+  let startedAt: number | null = null;
   const onSignal = (signal: NodeJS.Signals) => {
-    if (started) {
+    if (startedAt !== null) {
+      if (performance.now() - startedAt < REPEAT_SIGNAL_MS) return;
       deps.log.warn({ signal }, 'second signal during the shutdown: exiting now');
       process.exit(1);
     }
-    started = true;
+    startedAt = performance.now();
     deps.log.info({ signal }, 'shutting down');
     gracefulShutdown(deps).then(
       () => process.exit(0),

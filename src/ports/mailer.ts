@@ -43,5 +43,7 @@ export interface Mailer {
   /** True when sending the same messageId twice delivers it once (the embedded outbox); false for SMTP. */
   readonly idempotent: boolean;
   send(mail: OutgoingMail): Promise<SendResult>;
+  /** An idempotent mailer: whether it already holds this Message-Id (sent before, by a worker that stopped before recording it). */
+  holds?(messageId: string): Promise<boolean>;
   close(): Promise<void>;
 }

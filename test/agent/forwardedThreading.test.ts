@@ -2,6 +2,8 @@ import nodemailer from 'nodemailer';
 import t from 'tap';
 import { startForwardingMailbox } from '../../src/processors/forwardingMailbox.ts';
 import { PITCH, eventsOfType } from '../ingestion/helpers.ts';
+import { settle } from '../helpers/http.ts';
+import { act } from '../inbox/actionsHelpers.ts';
 import { startAgentHarness, waitFor } from './helpers.ts';
 
 /**
@@ -36,6 +38,14 @@ t.test("the agent's reply to a forwarded pitch names none of the forward's ids; 
   t.equal(mail.parsed.subject, `Re: ${PITCH.subject}`);
 
   const [first] = await eventsOfType(a.h.app.services, 'MessageIngested');
+  const conversationId = (first!.data as { conversationIds: string[] }).conversationIds[0]!;
+  await a.waitForEvent(conversationId, 'ReplySent');
+  await settle(a.h.app.services);
+  t.equal((await act(a.h.app.fastify, a.h.tenant, conversationId, 'reply', { text: 'Adding to my colleague: next week works.' })).statusCode, 201);
+  const followUp = await waitFor("the person's follow-up", async () => a.sink.received[1]);
+  t.equal(followUp.parsed.inReplyTo, mail.parsed.messageId, "a person's follow-up threads onto the agent's reply, the mail the prospect got");
+  t.notMatch(followUp.raw.toString(), /mail\.example\.test/);
+
   t.match(first!.data, { forwarded: true, externalMessageId: 'fwd-internal-1@mail.example.test' }, 'the forward is recorded as such, with its id');
   await forward('<fwd-internal-2@mail.example.test>', ['<internal-thread-root@mail.example.test>', '<fwd-internal-1@mail.example.test>'], 'Any news on this?');
   const second = (await eventsOfType(a.h.app.services, 'MessageIngested')).at(-1)!.data as { threaded: boolean; conversationIds: string[] };

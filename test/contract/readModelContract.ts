@@ -219,15 +219,21 @@ export function readModelContract(t: Test, name: string, makeStore: MakeReadMode
       t.equal(await store.get('items', 'half'), null, 'a batch that throws after writing writes nothing');
       t.same(await store.get('items', 'a'), { id: 'a', v: 1 }, 'nor removes anything');
 
-      t.equal(
-        await store.applyBatch('s', 1, -1n, 5n, async (w) => {
-          await w(5n).put('items', { id: 'loser', v: 1 });
-          // Another runner moves the checkpoint while this batch is being applied.
-          t.equal(await store.applyBatch('s', 1, -1n, 5n, async (w2) => w2(5n).put('items', { id: 'winner', v: 1 })), true);
-        }),
-        false,
-        'the batch that finds its checkpoint moved at the end is not applied',
-      );
+      // Another runner moves the checkpoint while this batch is being applied (outside its callback,
+      // which a store may run more than once: MongoDB retries a transaction after a conflict).
+      let entered!: () => void;
+      const inside = new Promise<void>((resolve) => (entered = resolve));
+      let resume!: () => void;
+      const proceed = new Promise<void>((resolve) => (resume = resolve));
+      const loser = store.applyBatch('s', 1, -1n, 5n, async (w) => {
+        await w(5n).put('items', { id: 'loser', v: 1 });
+        entered();
+        await proceed;
+      });
+      await inside;
+      t.equal(await store.applyBatch('s', 1, -1n, 5n, async (w) => w(5n).put('items', { id: 'winner', v: 1 })), true, 'the other runner wins');
+      resume();
+      t.equal(await loser, false, 'the batch that finds its checkpoint moved at the end is not applied');
       t.equal(await store.get('items', 'loser'), null, 'and writes nothing');
       t.same(await store.get('items', 'winner'), { id: 'winner', v: 1 });
 

@@ -91,6 +91,10 @@ export class OutboxMailer implements Mailer {
     return { mailProviderMessageId: mail.messageId };
   }
 
+  async holds(messageId: string): Promise<boolean> {
+    return this.has(messageId);
+  }
+
   /** Newest first; `to` matches the recipient address, ignoring case. */
   listOutbox(query: { limit: number; to?: string }): OutboxEntry[] {
     const columns = 'message_id, to_address, from_address, subject, in_reply_to, created_at';

@@ -145,7 +145,7 @@ export class ReplySender {
 
   /** An attempt claimed by a worker that is gone. */
   private async recover(p: PendingReplyRef): Promise<void> {
-    if (this.deps.mailer.idempotent) return this.send(p, p.messageId, p.attempt);
+    if (this.deps.mailer.idempotent) return this.send(p, p.messageId, p.attempt, { recovering: true });
     await this.record(p, p.messageId, p.attempt, {
       ok: false,
       error: 'outcome_unknown: the worker stopped while sending; the reply may have reached the prospect, so it is not sent again',
@@ -154,11 +154,15 @@ export class ReplySender {
     });
   }
 
-  private async send(c: Conv, messageId: string, attempt: number): Promise<void> {
+  private async send(c: Conv, messageId: string, attempt: number, options: { recovering?: boolean } = {}): Promise<void> {
     const read = await aggregateStream(this.deps.events, conversationStream(c.conversationId), conversationDecider);
     const { state } = read;
     const pending = state.pending.get(messageId);
     if (!pending || !pending.inFlight || pending.attempts !== attempt) return; // recorded meanwhile
+    // Sent before its worker stopped (the idempotent mailer has it): recorded as sent, whatever changed since; it cannot be called back.
+    if (options.recovering && (await this.deps.mailer.holds?.(pending.draft.rfcMessageId))) {
+      return this.record(c, messageId, attempt, await sendDraft(this.deps.mailer, pending.draft, () => null), read);
+    }
     // A person took the conversation over since the claim (or since its sender died): it does not go out.
     const superseded = agentNoLongerActs(state, pending);
     if (superseded) return this.record(c, messageId, attempt, { ok: false, error: 'not sent', permanent: true, retryAt: null }, read);
