@@ -36,6 +36,10 @@ const REFUSED_V6: Array<[string, number, string]> = [
   ['2002::', 16, 'reserved'],
   // Teredo (RFC 4380) embeds IPv4 addresses too (obfuscated), and is IETF protocol space (RFC 6890).
   ['2001::', 32, 'reserved'],
+  // Benchmarking (RFC 5180; its IPv4 twin 198.18/15 is refused), documentation (RFC 9637), SRv6 SIDs (RFC 9602).
+  ['2001:2::', 48, 'reserved'],
+  ['3fff::', 20, 'reserved'],
+  ['5f00::', 16, 'reserved'],
   ['fc00::', 7, 'private'],
   ['fe80::', 10, 'link_local'],
   ['fec0::', 10, 'reserved'],
@@ -57,9 +61,10 @@ function addRange(reason: string, net: string, prefix: number, type: 'ipv4' | 'i
 export function parseAllowedRanges(spec: string | undefined): BlockList {
   const list = new BlockList();
   for (const part of (spec ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
-    const [net, prefixText] = part.split('/');
-    const type = isIP(net ?? '');
-    if (!net || type === 0) throw new Error(`not a CIDR range: ${part}`);
+    // Digits only after one slash: `10.20.0.0/` read as /0 would allow every address.
+    const [, net = '', prefixText] = /^([^/]+)(?:\/(\d{1,3}))?$/.exec(part) ?? [];
+    const type = isIP(net);
+    if (type === 0) throw new Error(`not a CIDR range: ${part}`);
     const prefix = prefixText === undefined ? (type === 4 ? 32 : 128) : Number(prefixText);
     if (!Number.isInteger(prefix) || prefix < 0 || prefix > (type === 4 ? 32 : 128)) throw new Error(`not a CIDR range: ${part}`);
     list.addSubnet(net, prefix, type === 4 ? 'ipv4' : 'ipv6');

@@ -59,15 +59,16 @@ export class ClientMetadataFetcher implements ClientMetadataSource {
         headers: { accept: 'application/json' },
         signal: controller.signal,
       }).catch((error: unknown) => {
-        throw new ClientMetadataError(`the client metadata document could not be fetched: ${describe(error, controller.signal)}`);
+        throw new ClientMetadataError(`the client metadata document could not be fetched: ${describe(error, controller.signal)}`, { unreachable: true });
       });
+      // A refused answer's body is not read: a peer trickling it would hold the socket long after the timeout.
       if (res.statusCode !== 200) {
-        res.body.dump().catch(() => {});
+        res.body.on('error', () => {}).destroy();
         throw new ClientMetadataError(`fetching the client metadata document answered HTTP ${res.statusCode} (redirects are not followed)`);
       }
       const type = String(res.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
       if (type !== 'application/json' && !type.endsWith('+json')) {
-        res.body.dump().catch(() => {});
+        res.body.on('error', () => {}).destroy();
         throw new ClientMetadataError('the client metadata document is not application/json');
       }
       const text = await readCapped(res.body, CLIENT_METADATA_MAX_BYTES);

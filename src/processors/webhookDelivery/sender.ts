@@ -67,15 +67,16 @@ export class WebhookSender {
       const res = await Promise.race([pending, deadline]);
       const durationMs = elapsed();
       clearTimeout(timer);
-      // Drain a little of the answer so the connection can be reused; its content is not inspected.
-      res.body.dump({ limit: 64 * 1024 }).catch(() => {});
+      // Drain a little of the answer so the connection can be reused (its content is not inspected),
+      // within the attempt's bound again: a receiver trickling its body must not hold the socket.
+      res.body.dump({ limit: 64 * 1024, signal: AbortSignal.timeout(this.timeoutMs) }).catch(() => {});
       const code = res.statusCode;
       if (code >= 200 && code < 300) return { status: 'ok', statusCode: code, error: null, durationMs };
       return { status: `http_${code}`, statusCode: code, error: null, durationMs };
     } catch (error) {
       clearTimeout(timer);
       // Settles later (aborted) when the deadline won; an answer arriving in the same tick is drained.
-      pending.then((res) => res.body.dump({ limit: 64 * 1024 }).catch(() => {}), () => {});
+      pending.then((res) => res.body.on('error', () => {}).destroy(), () => {});
       return { ...classify(error, controller.signal), statusCode: null, durationMs: elapsed() };
     }
   }
