@@ -3,9 +3,11 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { suppressContact, unsuppressContact } from '../../commands/suppression.ts';
 import { EMAIL_ADDRESS_SHAPE, normaliseEmail } from '../../domain/email.ts';
-import { notFound } from '../../domain/errors.ts';
+import { ServiceError, notFound } from '../../domain/errors.ts';
 import { SUPPRESSION_REASONS } from '../../domain/suppression.ts';
+import { listSitesOfTeam } from '../../readModels/sites.ts';
 import { getSuppression, listSuppressionsPage } from '../../readModels/suppressions.ts';
+import type { Credential } from '../credentials.ts';
 import { decodeCursor, pageOf, pageQuery } from '../pagination.ts';
 import { errors, siteParams } from '../schemas.ts';
 import { suppressionObject, suppressionOf } from './inboxSchemas.ts';
@@ -18,10 +20,22 @@ const addBody = z.object({
 
 /**
  * The team's suppression list (one list for every site of the team; the site in the path is the one
- * the change is recorded for, so its webhook subscribers hear of an addition).
+ * the change is recorded for, so its webhook subscribers hear of an addition). Anyone who may write
+ * to a site may add to it; reading or removing entries, which other sites recorded, needs a
+ * credential that reaches every site of the team.
  */
 const plugin: FastifyPluginAsyncZod = async (app) => {
   const path = '/api/v1/sites/:siteId/outreach/suppressions';
+
+  async function assertReachesEveryTeamSite(credential: Credential, teamId: string): Promise<void> {
+    if (credential.siteIds === null) return;
+    const reached = new Set(credential.siteIds);
+    if ((await listSitesOfTeam(app.readModels, teamId)).every((site) => reached.has(site.id))) return;
+    throw new ServiceError(
+      'INSUFFICIENT_SCOPE',
+      "The suppression list is the whole team's: reading or removing entries needs a credential for every site of the team; this one is restricted to some of them.",
+    );
+  }
 
   app.get(
     path,
@@ -39,6 +53,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async function listSuppressionsRoute(request) {
+      await assertReachesEveryTeamSite(request.credential!, request.site!.teamId);
       const { limit, cursor } = request.query;
       const docs = await listSuppressionsPage(app.readModels, request.site!.teamId, decodeCursor(cursor), limit);
       const page = pageOf(docs, limit, 'email');
@@ -88,6 +103,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
     },
     async function removeSuppressionRoute(request) {
       const site = request.site!;
+      await assertReachesEveryTeamSite(request.credential!, site.teamId);
       const result = await unsuppressContact(actingFor(app, request), { teamId: site.teamId, siteId: site.id, email: normaliseEmail(request.params.email), source: 'manual' });
       if (!result.removed) throw notFound('This address is not on the suppression list.');
       await app.waitForWrite(result.position);
