@@ -1,7 +1,8 @@
 import { type ParsedMail, simpleParser } from 'mailparser';
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { EMAIL_ADDRESS_SHAPE } from '../domain/email.ts';
+import { EMAIL_ADDRESS_SHAPE, normaliseEmail } from '../domain/email.ts';
+import { listConversationsPage } from '../readModels/conversations.ts';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { type IngestionContext, ingestMessage } from '../commands/ingestion.ts';
@@ -146,8 +147,18 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     for (const rcpt of session.envelope.rcptTo) {
       const site = await siteOf(rcpt.address);
       if (!site) continue;
-      for (const c of contacts) await suppressContact(ctx, { teamId: site.teamId, teamSiteIds: [site.id], siteId: site.id, ...c });
+      for (const c of contacts) {
+        // Anyone who knows the address (every mail the site sends names it as Return-Path) can send a
+        // report: only a contact of this site (a conversation with it) is suppressed, never an address
+        // the site has not dealt with.
+        if (!(await isContactOf(site.id, c.email))) continue;
+        await suppressContact(ctx, { teamId: site.teamId, teamSiteIds: [site.id], siteId: site.id, ...c });
+      }
     }
+  }
+
+  async function isContactOf(siteId: string, email: string): Promise<boolean> {
+    return (await listConversationsPage(ctx.readModels, siteId, { contactEmail: normaliseEmail(email) }, null, 1)).length > 0;
   }
 
   await new Promise<void>((resolve, reject) => {

@@ -20,6 +20,9 @@ t.test('bounce DSN and ARF complaint through the SMTP listener suppress the cont
   t.teardown(() => mailbox.close());
   const transport = nodemailer.createTransport({ host: '127.0.0.1', port: mailbox.port, secure: false, ignoreTLS: true });
   t.teardown(() => transport.close());
+  // The two contacts the reports name wrote to the site first; a report only suppresses a contact of the site.
+  for (const from of ['jane.doe@prospect.test', 'Priya.Shah@yahoo.test']) t.equal((await ingest(a.h.app.fastify, a.h.tenant, { ...PITCH, from })).statusCode, 201);
+  await services.projections.waitFor(await services.events.headPosition(), 5_000);
   const ingestedBefore = (await services.events.readAll({ limit: 100_000 })).filter((e) => e.type === 'MessageIngested').length;
 
   // A DSN has an empty envelope sender (RFC 5321 §4.5.5), as a mail server sends it.
@@ -39,6 +42,11 @@ t.test('bounce DSN and ARF complaint through the SMTP listener suppress the cont
   await makeAgentReady(services, a.h.tenant.siteId);
   const res = await ingest(a.h.app.fastify, a.h.tenant, { ...PITCH, from: 'Jane.Doe@prospect.test' });
   t.match(res.json(), { aiPaused: true, skipReason: 'contact_suppressed' });
+
+  // A report naming an address the site never dealt with (forged by anyone who knows the forwarding address): nothing is suppressed.
+  await transport.sendMail({ envelope: { from: '', to: [a.h.tenant.forwardingAddress] }, raw: fixture('gmail-no-such-user.eml') });
+  await new Promise((r) => setTimeout(r, 300));
+  t.equal(envelopes(a.receiver, 'outreach.contact_suppressed').length, 2, 'a stranger is not suppressed');
 
   // A delay notice (4.x.x) is not a bounce: nothing is suppressed.
   await transport.sendMail({ envelope: { from: '', to: [a.h.tenant.forwardingAddress] }, raw: fixture('postfix-delayed.eml') });
