@@ -2,7 +2,7 @@ import { type ParsedMail, simpleParser } from 'mailparser';
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { EMAIL_ADDRESS_SHAPE, normaliseEmail } from '../domain/email.ts';
-import { listConversationsPage } from '../readModels/conversations.ts';
+import { getMessage } from '../readModels/messages.ts';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { type IngestionContext, ingestMessage } from '../commands/ingestion.ts';
@@ -95,7 +95,7 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     const raw = Buffer.concat(chunks);
     // A bounce or a complaint about the agent's mail: the contact goes on the suppression list, nothing is ingested.
     const report = await classifyDeliveryReport(raw);
-    if (report) return suppressReported(report, session);
+    if (report) return suppressReported(report, returnedReplyIds(raw.toString('latin1')), session);
     const mail = await simpleParser(raw);
     const headerFrom = mail.from?.value[0];
     const forwarded = originalSender(mail.text ?? '');
@@ -139,7 +139,7 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     }
   }
 
-  async function suppressReported(report: DeliveryReport, session: SMTPServerSession) {
+  async function suppressReported(report: DeliveryReport, returned: string[], session: SMTPServerSession) {
     const contacts =
       report.kind === 'bounce'
         ? report.recipients.map((r) => ({ email: r.email, reason: 'bounced', source: 'bounce' }))
@@ -149,16 +149,20 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
       if (!site) continue;
       for (const c of contacts) {
         // Anyone who knows the address (every mail the site sends names it as Return-Path) can send a
-        // report: only a contact of this site (a conversation with it) is suppressed, never an address
-        // the site has not dealt with.
-        if (!(await isContactOf(site.id, c.email))) continue;
+        // report: it counts only when it returns a mail this site sent to that very address (its
+        // Message-Id, `reply.<id>@…`, carries an id nobody but the recipient has seen).
+        if (!(await sentTo(site.id, returned, c.email))) continue;
         await suppressContact(ctx, { teamId: site.teamId, teamSiteIds: [site.id], siteId: site.id, ...c });
       }
     }
   }
 
-  async function isContactOf(siteId: string, email: string): Promise<boolean> {
-    return (await listConversationsPage(ctx.readModels, siteId, { contactEmail: normaliseEmail(email) }, null, 1)).length > 0;
+  async function sentTo(siteId: string, returned: string[], email: string): Promise<boolean> {
+    for (const id of returned) {
+      const message = await getMessage(ctx.readModels, id);
+      if (message?.direction === 'outbound' && message.siteId === siteId && normaliseEmail(message.to ?? '') === normaliseEmail(email)) return true;
+    }
+    return false;
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -173,4 +177,14 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     port: (server.server.address() as AddressInfo).port,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/**
+ * Our message ids among the Message-Id headers a delivery report carries (the returned message or
+ * its headers): `<reply.<id>@<site domain>>` (replyRfcMessageId) gives back `<id>`, upper case.
+ */
+export function returnedReplyIds(text: string): string[] {
+  const ids = new Set<string>();
+  for (const m of text.matchAll(/^(?:X-Original-)?Message-Id:\s*<reply\.([0-9a-z]{26})@[^>\s]+>/gim)) ids.add(m[1]!.toUpperCase());
+  return [...ids];
 }

@@ -51,10 +51,13 @@ async function startTrickler(status: number, contentType = 'application/json') {
 
 const TIMEOUT_MS = 1000;
 
-t.test('client metadata fetch (anonymous, /oauth/authorize): a non-200 answer with an endless trickling body keeps the socket after the timeout', async (t) => {
+t.test('client metadata fetch (anonymous, /oauth/authorize): a non-200 answer with an endless trickling body does not keep the socket past the timeout', async (t) => {
   const { caFile } = await testCertificate();
   const fetcher = new ClientMetadataFetcher({ allowed: parseAllowedRanges('127.0.0.1/32'), extraCa: readFileSync(caFile, 'utf8'), timeoutMs: TIMEOUT_MS });
   t.teardown(() => fetcher.close());
+  const trickled = await startTrickler(200, 'application/json');
+  await t.rejects(fetcher.load(`${trickled.origin}/client.json`), { name: 'ClientMetadataError', unreachable: true, message: /no answer within the timeout/ }, 'a JSON body trickled past the timeout: no answer (not a crash)');
+  await trickled.close();
   for (const [label, status, type] of [['404', 404, 'application/json'], ['302', 302, 'application/json'], ['200 text/html', 200, 'text/html']] as const) {
     const peer = await startTrickler(status, type);
     const started = Date.now();
@@ -67,7 +70,7 @@ t.test('client metadata fetch (anonymous, /oauth/authorize): a non-200 answer wi
   }
 });
 
-t.test('webhook delivery: a 200 with an endless trickling body keeps the pooled socket busy after the attempt ended', async (t) => {
+t.test('webhook delivery: a 200 with an endless trickling body does not keep the pooled socket busy past the attempt\'s bound', async (t) => {
   const { caFile } = await testCertificate();
   const sender = new WebhookSender({ allowed: parseAllowedRanges('127.0.0.0/8'), extraCa: readFileSync(caFile, 'utf8'), timeoutMs: TIMEOUT_MS, connectionsPerOrigin: 2 });
   t.teardown(() => sender.destroy());
@@ -107,12 +110,13 @@ t.test('allowed-range parsing: a prefix is digits after one slash; "10.20.0.0/" 
   t.equal(refusalReason('169.254.169.254', allowed), 'link_local', 'nothing else');
 });
 
-t.test('refused ranges: IPv6 documentation (3fff::/20, RFC 9637) and benchmarking (2001:2::/48) are not refused', async (t) => {
+t.test('refused ranges: IPv6 documentation (3fff::/20, RFC 9637), benchmarking (2001:2::/48) and SRv6 (5f00::/16) are refused', async (t) => {
   t.equal(refusalReason('3fff::1'), 'reserved', '3fff::/20 documentation');
   t.equal(refusalReason('2001:2::1'), 'reserved', '2001:2::/48 benchmarking (its IPv4 twin 198.18/15 is refused)');
+  t.equal(refusalReason('5f00::1'), 'reserved', '5f00::/16 SRv6 SIDs');
 });
 
-t.test('anonymous /oauth/authorize reflects what an arbitrary host name resolves to (internal DNS oracle)', async (t) => {
+t.test('anonymous /oauth/authorize and /oauth/token do not tell what an arbitrary host name resolves to (no internal DNS oracle)', async (t) => {
   const { startTestApp } = await import('../helpers/testApp.ts');
   const app = await startTestApp({ env: { OAUTH_CLIENT_METADATA_ALLOWED_RANGES: '' } });
   t.teardown(() => app.close());
@@ -126,4 +130,8 @@ t.test('anonymous /oauth/authorize reflects what an arbitrary host name resolves
   t.comment(`missing name:  ${missing}`);
   t.equal(internal, missing, 'an anonymous caller cannot tell a name resolving to an internal address from a name that does not exist');
   t.equal(internal, "The app&#39;s client metadata document could not be fetched.");
+  for (const clientId of ['https://localhost/client.json', 'https://no-such-host.invalid/client.json']) {
+    const res = await app.fastify.inject({ method: 'POST', url: '/oauth/token', payload: { grant_type: 'authorization_code', client_id: clientId, code: 'x', redirect_uri: 'http://127.0.0.1/cb', code_verifier: 'v'.repeat(43) } });
+    t.same(res.json(), { error: 'invalid_client', error_description: 'The client metadata document could not be fetched.' }, `the token endpoint tells as little (${clientId})`);
+  }
 });

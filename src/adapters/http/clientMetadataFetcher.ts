@@ -71,7 +71,11 @@ export class ClientMetadataFetcher implements ClientMetadataSource {
         res.body.on('error', () => {}).destroy();
         throw new ClientMetadataError('the client metadata document is not application/json');
       }
-      const text = await readCapped(res.body, CLIENT_METADATA_MAX_BYTES);
+      // A body that does not arrive within the timeout (a peer trickling it) is no answer either.
+      const text = await readCapped(res.body, CLIENT_METADATA_MAX_BYTES).catch((error: unknown) => {
+        if (error instanceof ClientMetadataError) throw error;
+        throw new ClientMetadataError(`the client metadata document could not be fetched: ${describe(error, controller.signal)}`, { unreachable: true });
+      });
       let json: unknown;
       try {
         json = JSON.parse(text);

@@ -75,7 +75,7 @@ export class WebhookSender {
       return { status: `http_${code}`, statusCode: code, error: null, durationMs };
     } catch (error) {
       clearTimeout(timer);
-      // Settles later (aborted) when the deadline won; an answer arriving in the same tick is drained.
+      // Settles later (aborted) when the deadline won; an answer arriving in the same tick is dropped.
       pending.then((res) => res.body.on('error', () => {}).destroy(), () => {});
       return { ...classify(error, controller.signal), statusCode: null, durationMs: elapsed() };
     }
