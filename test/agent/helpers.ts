@@ -1,5 +1,14 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Test } from 'tap';
+import { OutboxMailer } from '../../src/adapters/mail/outboxMailer.ts';
+import { SqliteEventStore } from '../../src/adapters/sqlite/sqliteEventStore.ts';
 import { changeSiteSettings } from '../../src/commands/tenancy.ts';
 import { conversationStream } from '../../src/domain/conversation.ts';
+import type { EventStore } from '../../src/ports/eventStore.ts';
+import type { Mailer } from '../../src/ports/mailer.ts';
+import { ReplySender } from '../../src/processors/agent/replySender.ts';
 import type { RunningAgent } from '../../src/processors/agent/startAgentWorker.ts';
 import { startAgentWorker } from '../../src/processors/agent/startAgentWorker.ts';
 import { makeAgentReady, ingest, PITCH } from '../ingestion/helpers.ts';
@@ -87,4 +96,38 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/** An agent reply to p@prospect.test on conversation c1 (site s1, team t1), drafted and claimed by a worker that is gone (`gone/1`). */
+export const GONE_WORKERS_DRAFT = {
+  messageId: 'm-out', rfcMessageId: '<reply.m-out@example.com>', from: { name: null, address: 'outreach@example.com' }, to: { name: null, address: 'p@prospect.test' },
+  subject: 'Re: x', bodyText: 'Yes', inReplyTo: null, references: [], returnPath: null, drafter: 'template-v1', draftSha256: 'ab',
+};
+
+/** Appends that claimed reply's stream (and `after`, e.g. a take-over), and starts a ReplySender that recovers it through `mailer`. */
+export async function recoverGoneWorkersReply(events: EventStore, mailer: Mailer, after: Array<{ type: string; data: Record<string, unknown> }> = []) {
+  const base = { conversationId: 'c1', siteId: 's1', teamId: 't1', occurredAt: 1_000 };
+  await events.append(conversationStream('c1'), [
+    { type: 'AgentTriaged', data: { ...base, dispatchId: 'd1', inboundMessageId: 'm-in', outcome: 'accept', classifier: 'offline-v1', reasons: [] }, metadata: {} },
+    { type: 'ReplyDrafted', data: { ...base, ...GONE_WORKERS_DRAFT, dispatchId: 'd1', direction: 'outbound', senderType: 'agent', triage: 'accept' }, metadata: {} },
+    { type: 'ReplySendAttempted', data: { ...base, messageId: 'm-out', attempt: 1 }, metadata: { workerInstance: 'gone/1' } },
+    ...after.map((e) => ({ type: e.type, data: { ...base, ...e.data }, metadata: {} })),
+  ], 'no_stream');
+  const deps = { events, readModels: null as never, clock: { now: () => new Date() }, secrets: null as never, newId: () => 'x', fromLocalPart: 'outreach', mailDomain: 'mail.test', mailer };
+  const sender = new ReplySender(deps, { maxAttempts: 3, baseMs: 1_000, factor: 1, orphanAfterMs: 0 }, { workerId: 'w', instanceId: 'w/1' });
+  sender.track({ conversationId: 'c1', siteId: 's1', teamId: 't1', messageId: 'm-out', attempt: 1, inFlight: true, retryAt: null, startedBy: 'gone/1', startedAt: 0 });
+  return sender;
+}
+
+/** An embedded event store and outbox in a temporary directory, closed and removed at the test's end. */
+export function storeAndOutbox(t: Test) {
+  const dir = mkdtempSync(join(tmpdir(), 'recovery-'));
+  const events = new SqliteEventStore(join(dir, 'events.sqlite'));
+  const outbox = new OutboxMailer(join(dir, 'outbox.sqlite'));
+  t.teardown(async () => {
+    await events.close();
+    await outbox.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { events, outbox };
 }

@@ -1,20 +1,14 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { OutboxMailer } from '../../src/adapters/mail/outboxMailer.ts';
-import { SqliteEventStore } from '../../src/adapters/sqlite/sqliteEventStore.ts';
 import { handleCommand } from '../../src/commands/handleCommand.ts';
 import { sendDraft } from '../../src/commands/sendDraft.ts';
 import { conversationStream } from '../../src/domain/conversation.ts';
 import { siteDecider, siteStream } from '../../src/domain/site.ts';
 import { suppressionDecider, suppressionStream } from '../../src/domain/suppression.ts';
-import { ReplySender } from '../../src/processors/agent/replySender.ts';
 import { suppressContact } from '../../src/commands/suppression.ts';
 import { changeSiteSettings } from '../../src/commands/tenancy.ts';
 import { expectError } from '../helpers/http.ts';
 import { act } from '../inbox/actionsHelpers.ts';
-import { startAgentHarness, waitFor } from './helpers.ts';
+import { GONE_WORKERS_DRAFT, recoverGoneWorkersReply, startAgentHarness, storeAndOutbox, waitFor } from './helpers.ts';
 
 /**
  * No mail leaves for a suppressed contact or from a site whose sending domain is not verified: not a
@@ -71,33 +65,14 @@ for (const [what, change] of [
 
 /** A reply claimed by a worker that stopped, recovered through the idempotent outbox after its contact was suppressed. */
 async function recoverAfterSuppression(t: Test, alreadyInOutbox: boolean) {
-  const dir = mkdtempSync(join(tmpdir(), 'gate-recovery-'));
-  const events = new SqliteEventStore(join(dir, 'events.sqlite'));
-  const outbox = new OutboxMailer(join(dir, 'outbox.sqlite'));
-  t.teardown(async () => {
-    await events.close();
-    await outbox.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { events, outbox } = storeAndOutbox(t);
   const ctx = { events };
   await handleCommand(ctx, siteStream('s1'), siteDecider, { type: 'CreateSite', data: { siteId: 's1', teamId: 't1', domain: 'example.com', plan: 'advanced', forwardingToken: 'tok', now: new Date().toISOString() } });
   await handleCommand(ctx, siteStream('s1'), siteDecider, { type: 'ChangeSiteSettings', data: { siteId: 's1', changes: { sendingDomainVerified: true }, now: new Date().toISOString() } });
   await handleCommand(ctx, suppressionStream('t1'), suppressionDecider, { type: 'SuppressContact', data: { teamId: 't1', siteIds: ['s1'], email: 'p@prospect.test', reason: 'bounced', source: 'bounce', now: 2_000 } });
-  const base = { conversationId: 'c1', siteId: 's1', teamId: 't1', occurredAt: 1_000 };
-  const draft = {
-    messageId: 'm-out', rfcMessageId: '<reply.m-out@example.com>', from: { name: null, address: 'outreach@example.com' }, to: { name: null, address: 'p@prospect.test' },
-    subject: 'Re: x', bodyText: 'Yes', inReplyTo: null, references: [], returnPath: null, drafter: 'template-v1', draftSha256: 'ab',
-  };
-  await events.append(conversationStream('c1'), [
-    { type: 'AgentTriaged', data: { ...base, dispatchId: 'd1', inboundMessageId: 'm-in', outcome: 'accept', classifier: 'offline-v1', reasons: [] }, metadata: {} },
-    { type: 'ReplyDrafted', data: { ...base, ...draft, dispatchId: 'd1', direction: 'outbound', senderType: 'agent', triage: 'accept' }, metadata: {} },
-    { type: 'ReplySendAttempted', data: { ...base, messageId: 'm-out', attempt: 1 }, metadata: { workerInstance: 'gone/1' } },
-  ], 'no_stream');
   // The worker that stopped had sent it before the contact bounced, or had not.
-  if (alreadyInOutbox) await sendDraft(outbox, draft, () => null);
-  const deps = { events, readModels: null as never, clock: { now: () => new Date() }, secrets: null as never, newId: () => 'x', fromLocalPart: 'outreach', mailDomain: 'mail.test', mailer: outbox };
-  const sender = new ReplySender(deps, { maxAttempts: 3, baseMs: 1_000, factor: 1, orphanAfterMs: 0 }, { workerId: 'w', instanceId: 'w/1' });
-  sender.track({ conversationId: 'c1', siteId: 's1', teamId: 't1', messageId: 'm-out', attempt: 1, inFlight: true, retryAt: null, startedBy: 'gone/1', startedAt: 0 });
+  if (alreadyInOutbox) await sendDraft(outbox, GONE_WORKERS_DRAFT, () => null);
+  const sender = await recoverGoneWorkersReply(events, outbox);
   await waitFor('the recovery to be recorded', async () => ((await events.readStream(conversationStream('c1'))).length >= 4 ? true : undefined), 5_000);
   await sender.stop();
   // The recovery's record, right after the claim (a status change may follow it).

@@ -1,20 +1,14 @@
 import t from 'tap';
 import { handleCommand } from '../../src/commands/handleCommand.ts';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createDrafter } from '../../src/adapters/drafting/createDrafter.ts';
-import { OutboxMailer } from '../../src/adapters/mail/outboxMailer.ts';
-import { SqliteEventStore } from '../../src/adapters/sqlite/sqliteEventStore.ts';
 import { createTriage } from '../../src/adapters/triage/createTriage.ts';
 import { conversationDecider, conversationStream } from '../../src/domain/conversation.ts';
 import type { EventStore, ReadAllOptions, RecordedEvent } from '../../src/ports/eventStore.ts';
 import { OutreachAgentWorker } from '../../src/processors/agent/outreachAgentWorker.ts';
-import { ReplySender } from '../../src/processors/agent/replySender.ts';
 import { agentOptionsFrom } from '../../src/processors/agent/startAgentWorker.ts';
 import { bearer } from '../helpers/testApp.ts';
 import { act } from '../inbox/actionsHelpers.ts';
-import { envelopes, startAgentHarness, waitFor } from './helpers.ts';
+import { GONE_WORKERS_DRAFT, envelopes, recoverGoneWorkersReply, startAgentHarness, storeAndOutbox, waitFor } from './helpers.ts';
 
 /** A person's decision wins over the agent's: what the agent has not sent yet, it does not send. */
 
@@ -52,10 +46,7 @@ for (const [action, body] of [
 t.test('a reply in flight when a person takes over: sent, not auto-resolved, and a failure is not retried', async (t) => {
   const s = await import('../../src/domain/conversation.ts');
   const base = { conversationId: 'c1', siteId: 's1', teamId: 't1', occurredAt: 1_000 };
-  const draft = {
-    messageId: 'm-out', rfcMessageId: '<reply.m-out@example.com>', from: { name: null, address: 'outreach@example.com' }, to: { name: null, address: 'p@prospect.test' },
-    subject: 'Re: x', bodyText: 'Yes', inReplyTo: null, references: [], returnPath: null, drafter: 'template-v1', draftSha256: 'ab',
-  };
+  const draft = GONE_WORKERS_DRAFT;
   const history: import('../../src/domain/conversation.ts').ConversationEvent[] = [
     { type: 'AgentTriaged', data: { ...base, dispatchId: 'd1', inboundMessageId: 'm-in', outcome: 'accept', classifier: 'offline-v1', reasons: [] } },
     { type: 'ReplyDrafted', data: { ...base, ...draft, dispatchId: 'd1', direction: 'outbound', senderType: 'agent', triage: 'accept' } },
@@ -224,28 +215,8 @@ t.test("a prospect's reply on a conversation a person handles: aiPaused with the
 });
 
 t.test("an agent reply whose sender died is not sent once a person took the conversation over, even through the idempotent outbox", async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'withdrawn-recovery-'));
-  const events = new SqliteEventStore(join(dir, 'events.sqlite'));
-  const outbox = new OutboxMailer(join(dir, 'outbox.sqlite'));
-  t.teardown(async () => {
-    await events.close();
-    await outbox.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const base = { conversationId: 'c1', siteId: 's1', teamId: 't1', occurredAt: 1_000 };
-  const draft = {
-    messageId: 'm-out', rfcMessageId: '<reply.m-out@example.com>', from: { name: null, address: 'outreach@example.com' }, to: { name: null, address: 'p@prospect.test' },
-    subject: 'Re: x', bodyText: 'Yes', inReplyTo: null, references: [], returnPath: null, drafter: 'template-v1', draftSha256: 'ab',
-  };
-  await events.append(conversationStream('c1'), [
-    { type: 'AgentTriaged', data: { ...base, dispatchId: 'd1', inboundMessageId: 'm-in', outcome: 'accept', classifier: 'offline-v1', reasons: [] }, metadata: {} },
-    { type: 'ReplyDrafted', data: { ...base, ...draft, dispatchId: 'd1', direction: 'outbound', senderType: 'agent', triage: 'accept' }, metadata: {} },
-    { type: 'ReplySendAttempted', data: { ...base, messageId: 'm-out', attempt: 1 }, metadata: { workerInstance: 'gone/1' } },
-    { type: 'ConversationTakenOver', data: { ...base, by: 'u1' }, metadata: {} },
-  ], 'no_stream');
-  const deps = { events, readModels: null as never, clock: { now: () => new Date() }, secrets: null as never, newId: () => 'x', fromLocalPart: 'outreach', mailDomain: 'mail.test', mailer: outbox };
-  const sender = new ReplySender(deps, { maxAttempts: 3, baseMs: 1_000, factor: 1, orphanAfterMs: 0 }, { workerId: 'w', instanceId: 'w/1' });
-  sender.track({ conversationId: 'c1', siteId: 's1', teamId: 't1', messageId: 'm-out', attempt: 1, inFlight: true, retryAt: null, startedBy: 'gone/1', startedAt: 0 });
+  const { events, outbox } = storeAndOutbox(t);
+  const sender = await recoverGoneWorkersReply(events, outbox, [{ type: 'ConversationTakenOver', data: { by: 'u1' } }]);
   await waitFor('the recovery to be recorded', async () => ((await events.readStream(conversationStream('c1'))).length === 5 ? true : undefined), 5_000);
   await sender.stop();
   const last = (await events.readStream(conversationStream('c1'))).at(-1)!;
