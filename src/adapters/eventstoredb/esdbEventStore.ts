@@ -30,6 +30,7 @@ import type {
   SubscribeOptions,
 } from '../../ports/eventStore.ts';
 import { EventTooLargeError, WrongExpectedRevisionError } from '../../ports/eventStore.ts';
+import { timeBound } from '../../lib/timeBound.ts';
 import { catchUpSubscription } from '../shared/catchUpSubscription.ts';
 
 const PING_TIMEOUT_MS = 5_000;
@@ -195,20 +196,12 @@ export class EsdbEventStore implements EventStore {
   /** Reads one event of `$all` backwards; fails when the server is unreachable or slower than 5 s. */
   async ping(): Promise<void> {
     const read = this.client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1 });
-    let timer: NodeJS.Timeout | undefined;
     try {
       const consumed = (async () => {
         for await (const _ of read);
       })();
-      consumed.catch(() => {}); // a late failure after the timeout is already reported by the race
-      await Promise.race([
-        consumed,
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`EventStoreDB did not answer within ${PING_TIMEOUT_MS} ms`)), PING_TIMEOUT_MS);
-        }),
-      ]);
+      await timeBound(consumed, PING_TIMEOUT_MS, `EventStoreDB did not answer within ${PING_TIMEOUT_MS} ms`);
     } finally {
-      clearTimeout(timer);
       if (!read.readableEnded) {
         read.on('error', () => {});
         await read.cancel().catch(() => {});

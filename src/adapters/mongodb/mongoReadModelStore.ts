@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { type ClientSession, MongoClient, MongoServerError, type Collection, type Db, type Filter as MongoFilter, type IndexSpecification, type Sort } from 'mongodb';
+import { timeBound } from '../../lib/timeBound.ts';
 import type {
   Checkpoint,
   Document,
@@ -282,19 +283,7 @@ export class MongoReadModelStore implements ReadModelStore {
 
   async ping(): Promise<void> {
     // Without a bound the driver waits for server selection (30 s by default) and /readyz hangs.
-    let timer: NodeJS.Timeout | undefined;
-    const answered = this.db.command({ ping: 1 });
-    answered.catch(() => {}); // a late failure after the timeout is already reported by the race
-    try {
-      await Promise.race([
-        answered,
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`MongoDB did not answer within ${PING_TIMEOUT_MS} ms`)), PING_TIMEOUT_MS);
-        }),
-      ]);
-    } finally {
-      clearTimeout(timer);
-    }
+    await timeBound(this.db.command({ ping: 1 }), PING_TIMEOUT_MS, `MongoDB did not answer within ${PING_TIMEOUT_MS} ms`);
   }
 
   async close(): Promise<void> {
