@@ -13,6 +13,11 @@ export class ClientMetadataError extends Error {
     super(message);
     this.unreachable = options.unreachable ?? false;
   }
+
+  /** What follows "The client metadata document" for a caller who may be anyone: the reason, unless nothing answered. */
+  forCaller(): string {
+    return this.unreachable ? 'could not be fetched' : `cannot be used: ${this.message}`;
+  }
 }
 
 /** Fetches, validates and caches Client ID Metadata Documents. */

@@ -52,6 +52,8 @@ export class ClientMetadataFetcher implements ClientMetadataSource {
     if (urlProblem) throw new ClientMetadataError(urlProblem);
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.options.timeoutMs);
+    const unreachable = (error: unknown) =>
+      new ClientMetadataError(`the client metadata document could not be fetched: ${describe(error, controller.signal)}`, { unreachable: true });
     try {
       const res = await request(clientId, {
         dispatcher: this.agent,
@@ -59,7 +61,7 @@ export class ClientMetadataFetcher implements ClientMetadataSource {
         headers: { accept: 'application/json' },
         signal: controller.signal,
       }).catch((error: unknown) => {
-        throw new ClientMetadataError(`the client metadata document could not be fetched: ${describe(error, controller.signal)}`, { unreachable: true });
+        throw unreachable(error);
       });
       // A refused answer's body is not read: a peer trickling it would hold the socket long after the timeout.
       if (res.statusCode !== 200) {
@@ -73,8 +75,7 @@ export class ClientMetadataFetcher implements ClientMetadataSource {
       }
       // A body that does not arrive within the timeout (a peer trickling it) is no answer either.
       const text = await readCapped(res.body, CLIENT_METADATA_MAX_BYTES).catch((error: unknown) => {
-        if (error instanceof ClientMetadataError) throw error;
-        throw new ClientMetadataError(`the client metadata document could not be fetched: ${describe(error, controller.signal)}`, { unreachable: true });
+        throw error instanceof ClientMetadataError ? error : unreachable(error);
       });
       let json: unknown;
       try {

@@ -52,11 +52,7 @@ async function validate(services: CommandContext & { clientMetadata: ClientMetad
   try {
     client = await resolveClient(services, services.clientMetadata, clientId);
   } catch (error) {
-    if (error instanceof ClientMetadataError) {
-      // Anyone may send any client_id here: what failed on the way (DNS, the address, the connection) stays unsaid.
-      if (error.unreachable) return { kind: 'page', message: "The app's client metadata document could not be fetched." };
-      return { kind: 'page', message: `The app's client metadata document cannot be used: ${error.message}.` };
-    }
+    if (error instanceof ClientMetadataError) return { kind: 'page', message: `The app's client metadata document ${error.forCaller()}.` };
     throw error;
   }
   if (!client) return { kind: 'page', message: 'This app is unknown or has been deleted.' };

@@ -77,10 +77,7 @@ export async function authenticateClient(
   try {
     client = await resolveClient(services, services.clientMetadata, clientId);
   } catch (error) {
-    if (error instanceof ClientMetadataError) {
-      // As at /oauth/authorize: what failed on the way (DNS, the address, the connection) stays unsaid.
-      throw fail(error.unreachable ? 'The client metadata document could not be fetched.' : `The client metadata document cannot be used: ${error.message}.`);
-    }
+    if (error instanceof ClientMetadataError) throw fail(`The client metadata document ${error.forCaller()}.`);
     throw error;
   }
   if (!client) throw fail('Unknown client.');
