@@ -89,11 +89,11 @@ const eventStoreUrl = z
       if (!expected) bad(`unknown option "${key.slice(0, 40)}" (known: ${Object.keys(ESDB_OPTIONS).join(', ')}, any case)`);
       else if (expected === 'integer' && !/^-?\d+$/.test(value)) bad(`option ${key} must be an integer`);
       else if (expected === 'true or false' && value !== 'true' && value !== 'false') bad(`option ${key} must be true or false`);
-      // The client warns with the whole string, password included, and ignores it.
       // The client knows this one in exactly this spelling; any other it prints with the whole string, password included.
       else if (flat(key) === 'dnsdiscover' && key !== 'dnsDiscover') bad(`option ${key.slice(0, 40)} must be written dnsDiscover`);
       // The service needs a refused append to throw; the client would report it as a success.
       else if (flat(key) === 'throwonappendfailure' && value === 'false') bad(`option ${key}=false is not supported: a conflicting append must fail`);
+      // The client warns with the whole string, password included, and ignores it.
       else if (flat(key) === 'tlsverifycert' && value === 'false') bad(`option ${key}=false is not supported by the EventStoreDB client (it has no effect); trust the server's CA with tlsCAFile instead`);
       else if (expected.startsWith('leader') && !['leader', 'follower', 'readonlyreplica', 'random'].includes(flat(value))) bad(`option ${key} must be ${expected}`);
     }

@@ -38,6 +38,16 @@ export const senderAddress = (localPart: string, domain: string) => `${localPart
 export const replyRfcMessageId = (messageId: string, domain: string) => `<reply.${messageId.toLowerCase()}@${domain}>`;
 
 /**
+ * Our message ids among the Message-Id headers in `text` (a delivery report returns the message or its
+ * headers): each `replyRfcMessageId` gives back its id, upper case again.
+ */
+export function returnedReplyIds(text: string): string[] {
+  const ids = new Set<string>();
+  for (const m of text.matchAll(/^(?:X-Original-)?Message-Id:\s*<reply\.([0-9a-z]{26})@[^>\s]+>/gim)) ids.add(m[1]!.toUpperCase());
+  return [...ids];
+}
+
+/**
  * In-Reply-To and References of a reply to `inbound` (RFC 5322 §3.6.4): its References, then its own
  * id. Ids that are not ASCII msg-ids (a forwarded mail's odd header, an id stored before ingestion
  * checked them, an internationalised id) are left out: the mailer refuses them, and the reply must still go.

@@ -1,4 +1,5 @@
 import { type Decider, assertNever } from './decider.ts';
+import { normaliseEmail } from './email.ts';
 import { ImmutableMap } from './immutableMap.ts';
 
 /**
@@ -80,7 +81,7 @@ export const prospectsDecider: Decider<ProspectsState, ProspectCommand, Prospect
         return {
           prospects: withStatus(state, event.data.prospectUrl, 'pitched', null),
           pitchesByDay: state.pitchesByDay.set(day, (state.pitchesByDay.get(day) ?? 0) + 1),
-          pitchedContacts: state.pitchedContacts.set(contactKey(event.data.contactEmail), event.data.prospectUrl),
+          pitchedContacts: state.pitchedContacts.set(normaliseEmail(event.data.contactEmail), event.data.prospectUrl),
         };
       }
       case 'ProspectSkipped':
@@ -104,7 +105,7 @@ export const prospectsDecider: Decider<ProspectsState, ProspectCommand, Prospect
         const { dailySendCap, ...c } = command.data;
         const prospect = requireNew(state, c.prospectUrl);
         if (!prospect) return [];
-        const pitchedFor = state.pitchedContacts.get(contactKey(c.contactEmail));
+        const pitchedFor = state.pitchedContacts.get(normaliseEmail(c.contactEmail));
         if (pitchedFor !== undefined) throw new ProspectRuleError('CONTACT_ALREADY_PITCHED', `${c.contactEmail} was already pitched (for ${pitchedFor})`);
         if (pitchesOn(state, c.occurredAt) >= dailySendCap) {
           throw new ProspectRuleError('DAILY_SEND_CAP_REACHED', `the daily send cap (${dailySendCap}) is reached for ${dayOf(c.occurredAt)}`);
@@ -121,8 +122,6 @@ export const prospectsDecider: Decider<ProspectsState, ProspectCommand, Prospect
     }
   },
 };
-
-const contactKey = (email: string) => email.trim().toLowerCase();
 
 /** The prospect when it is still to be handled; null when it was handled already (a retry records nothing). */
 function requireNew(state: ProspectsState, url: string) {

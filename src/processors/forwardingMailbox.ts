@@ -11,6 +11,7 @@ import { EventTooLargeError } from '../ports/eventStore.ts';
 import { type DeliveryReport, classifyDeliveryReport } from '../adapters/mail/deliveryReport.ts';
 import { suppressContact } from '../commands/suppression.ts';
 import { forwardingToken, originalSender } from '../domain/forwarded.ts';
+import { returnedReplyIds } from '../domain/outreachAgent.ts';
 import { type SiteDoc, findSiteByForwardingToken } from '../readModels/sites.ts';
 
 export interface ForwardingMailboxOptions {
@@ -177,14 +178,4 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     port: (server.server.address() as AddressInfo).port,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
-}
-
-/**
- * Our message ids among the Message-Id headers a delivery report carries (the returned message or
- * its headers): `<reply.<id>@<site domain>>` (replyRfcMessageId) gives back `<id>`, upper case.
- */
-export function returnedReplyIds(text: string): string[] {
-  const ids = new Set<string>();
-  for (const m of text.matchAll(/^(?:X-Original-)?Message-Id:\s*<reply\.([0-9a-z]{26})@[^>\s]+>/gim)) ids.add(m[1]!.toUpperCase());
-  return [...ids];
 }
