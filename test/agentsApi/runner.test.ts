@@ -10,7 +10,8 @@ import { bearer, createTenant, startTestApp } from '../helpers/testApp.ts';
 import { agentsPath, testAgentWork, testRegistry } from './helpers.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const env = { AI_CREDITS_ENFORCED: 'true', AGENT_RUN_LEASE_MS: '1000', AGENT_SCHEDULE_INTERVAL_MS: '1000', AGENT_RUNNER_WORKER_ID: 'runner-a' };
+// The runner's own lease is long: on a loaded machine a 1 s lease expired between renewals and the sweep took its own run over (attempt 2). The take-over test sets short leases for its dead workers itself.
+const env = { AI_CREDITS_ENFORCED: 'true', AGENT_RUN_LEASE_MS: '10000', AGENT_SCHEDULE_INTERVAL_MS: '1000', AGENT_RUNNER_WORKER_ID: 'runner-a' };
 const app = await startTestApp({ env, agentWork: testAgentWork() });
 t.teardown(() => app.close());
 const tenant = await createTenant(app.services, { plan: 'advanced' });
