@@ -9,7 +9,7 @@ import { loadProspects, recordPitch, skipProspect } from '../commands/prospects.
 import { sendDraft } from '../commands/sendDraft.ts';
 import { handleCommand } from '../commands/handleCommand.ts';
 import { mailRefusal } from '../commands/mailGate.ts';
-import { forwardingAddress } from '../commands/tenancy.ts';
+import { bounceAddress } from '../domain/bounceAddress.ts';
 import type { ArticleInput, ProposalOf } from '../domain/agentWork.ts';
 import { chooseContact, contactPageLinks, extractEmails, pageTopicText } from '../domain/agentWork/contactEmail.ts';
 import { bestArticleFor, composePitch } from '../domain/agentWork/pitch.ts';
@@ -114,7 +114,7 @@ export const outreachWork: AgentWork = async (run, deps) => {
       bodyText: pitch.text,
       inReplyTo: null,
       references: [],
-      returnPath: forwardingAddress(site.forwardingToken, deps.config.MAIL_DOMAIN),
+      returnPath: bounceAddress(ctx.secrets, messageId, deps.config.MAIL_DOMAIN),
       drafter: 'pitch-template-v1',
     });
     const ref = { conversationId, siteId: run.siteId, teamId: run.teamId, now: ctx.clock.now().getTime() };

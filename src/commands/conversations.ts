@@ -14,7 +14,7 @@ import type { MailAddress, Mailer } from '../ports/mailer.ts';
 import type { CommandContext } from './context.ts';
 import { type CommandResult, handleCommand } from './handleCommand.ts';
 import { sendDraft } from './sendDraft.ts';
-import { forwardingAddress } from './tenancy.ts';
+import { bounceAddress } from '../domain/bounceAddress.ts';
 import { mailRefusal, mailRefused } from './mailGate.ts';
 import { parseEvent } from '../lib/parseEvent.ts';
 
@@ -81,7 +81,7 @@ export interface ReplyInput {
   subject: string;
   text: string;
   idempotency: { scope: string; key: string } | null;
-  /** The agent's sending settings: From local part, the forwarding mailbox's domain, the retry policy of a temporary failure. */
+  /** The agent's sending settings: From local part, MAIL_DOMAIN (where bounces return), the retry policy of a temporary failure. */
   sending: { fromLocalPart: string; mailDomain: string; maxAttempts: number; baseMs: number };
 }
 
@@ -123,7 +123,7 @@ export async function replyToConversation(ctx: CommandContext & { mailer: Mailer
     subject: input.subject,
     bodyText: input.text,
     ...threadingHeaders(input.inbound ?? { externalMessageId: null, references: null, inReplyTo: null }),
-    returnPath: forwardingAddress(input.site.forwardingToken, input.sending.mailDomain),
+    returnPath: bounceAddress(ctx.secrets, messageId, input.sending.mailDomain),
     drafter: 'user',
   });
   const started = await decide(ctx, target, { type: 'StartReply', data: { ...ref(ctx, target), draft } });

@@ -61,7 +61,7 @@ export interface ReplyDraft {
   bodyText: string;
   inReplyTo: string | null;
   references: string[];
-  /** Envelope sender: the site's forwarding mailbox, so bounces come back as delivery reports. */
+  /** Envelope sender: the mail's own bounce address at MAIL_DOMAIN (`bounceAddress`), so bounces come back as delivery reports about it (the site's forwarding mailbox before). */
   returnPath: string | null;
   drafter: string;
   /** SHA-256 (hex) of subject + body, for auditors. */

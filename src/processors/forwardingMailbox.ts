@@ -10,6 +10,7 @@ import { ServiceError } from '../domain/errors.ts';
 import { EventTooLargeError } from '../ports/eventStore.ts';
 import { type DeliveryReport, classifyDeliveryReport } from '../adapters/mail/deliveryReport.ts';
 import { suppressContact } from '../commands/suppression.ts';
+import { bouncedMessageId } from '../domain/bounceAddress.ts';
 import { forwardingToken, originalSender } from '../domain/forwarded.ts';
 import { returnedReplyIds } from '../domain/outreachAgent.ts';
 import { type SiteDoc, findSiteByForwardingToken } from '../readModels/sites.ts';
@@ -37,12 +38,6 @@ class SmtpReply extends Error {
 }
 
 /**
- * The forwarding mailbox: an SMTP listener for `forward+<token>@<MAIL_DOMAIN>`. Unknown recipients
- * are refused at RCPT TO (550). Each accepted message is ingested once per recipient site through
- * the same IngestMessage command as the REST endpoint, with extraction on; its Message-Id is the
- * idempotency key (scoped to the site), so a sending server's retry never ingests twice.
- */
-/**
  * The idempotency key of a message without a Message-Id: a digest of what a sending server's retry
  * sends again unchanged (the envelope sender, the Date, From and Subject headers, the bodies), and
  * not of trace headers a relay may add. Two different messages with all of these equal are one.
@@ -56,6 +51,15 @@ function contentKey(mail: ParsedMail, session: SMTPServerSession): string {
   return `content:${digest}`;
 }
 
+/**
+ * The forwarding mailbox: an SMTP listener for `forward+<token>@<MAIL_DOMAIN>` and for the bounce
+ * addresses our mail is sent from (`bounce+<message id>.<tag>@<MAIL_DOMAIN>`). Unknown recipients
+ * are refused at RCPT TO (550). Each accepted message is ingested once per recipient site through
+ * the same IngestMessage command as the REST endpoint, with extraction on; its Message-Id is the
+ * idempotency key (scoped to the site), so a sending server's retry never ingests twice. Delivery
+ * reports suppress the contact they concern and are not ingested; anything else sent to a bounce
+ * address (an out-of-office answer, RFC 3834) is accepted and dropped.
+ */
 export async function startForwardingMailbox(ctx: IngestionContext, options: ForwardingMailboxOptions): Promise<ForwardingMailbox> {
   const siteOf = async (address: string): Promise<SiteDoc | null> => {
     const token = forwardingToken(address, options.mailDomain);
@@ -70,6 +74,7 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     disabledCommands: ['AUTH'],
     size: options.maxMessageBytes,
     onRcptTo(address, _session, callback) {
+      if (bouncedMessageId(ctx.secrets, address.address, options.mailDomain)) return callback();
       siteOf(address.address).then(
         (site) => callback(site ? null : new SmtpReply(550, `5.1.1 <${address.address}>: no such forwarding mailbox`)),
         (error) => {
@@ -96,6 +101,9 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     const raw = Buffer.concat(chunks);
     // A bounce or a complaint about the agent's mail: the contact goes on the suppression list, nothing is ingested.
     const report = await classifyDeliveryReport(raw);
+    const bounced = session.envelope.rcptTo.map((r) => bouncedMessageId(ctx.secrets, r.address, options.mailDomain)).filter((id) => id !== null);
+    if (report) for (const id of new Set(bounced)) await suppressRecipientOf(id, report);
+    if (bounced.length === session.envelope.rcptTo.length) return;
     if (report) return suppressReported(report, returnedReplyIds(raw.toString('latin1')), session);
     const mail = await simpleParser(raw);
     const headerFrom = mail.from?.value[0];
@@ -140,6 +148,15 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     }
   }
 
+  /** A report sent to a mail's own bounce address is about that mail's one recipient, whatever address it names (a forward's may differ). */
+  async function suppressRecipientOf(messageId: string, report: DeliveryReport) {
+    const message = await getMessage(ctx.readModels, messageId);
+    if (message?.direction !== 'outbound' || !message.to) return;
+    const [reason, source] = report.kind === 'bounce' ? ['bounced', 'bounce'] : ['complained', 'complaint'];
+    await suppressContact(ctx, { teamId: message.teamId, teamSiteIds: [message.siteId], siteId: message.siteId, email: message.to, reason, source });
+  }
+
+  /** Reports sent to the forwarding address, where mail sent before bounce addresses existed returns its bounces. */
   async function suppressReported(report: DeliveryReport, returned: string[], session: SMTPServerSession) {
     const contacts =
       report.kind === 'bounce'
@@ -149,9 +166,9 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
       const site = await siteOf(rcpt.address);
       if (!site) continue;
       for (const c of contacts) {
-        // Anyone who knows the address (every mail the site sends names it as Return-Path) can send a
-        // report: it counts only when it returns a mail this site sent to that very address (its
-        // Message-Id, `reply.<id>@…`, carries an id nobody but the recipient has seen).
+        // Anyone who knows the address (mail sent before bounce addresses named it as Return-Path) can
+        // send a report: it counts only when it returns a mail this site sent to that very address
+        // (its Message-Id, `reply.<id>@…`, carries an id nobody but the recipient has seen).
         if (!(await sentTo(site.id, returned, c.email))) continue;
         await suppressContact(ctx, { teamId: site.teamId, teamSiteIds: [site.id], siteId: site.id, ...c });
       }

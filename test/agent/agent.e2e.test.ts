@@ -15,7 +15,9 @@ t.test('a pitch ingested over REST is triaged, answered by mail with threading h
   const mail = a.sink.received[0]!;
   t.same(mail.rcptTo, ['jane@prospect.io']);
   t.equal(mail.parsed.from?.value[0]?.address, 'outreach@example.test', 'From is on the site\'s sending domain');
-  t.equal(mail.mailFrom, a.h.tenant.forwardingAddress, 'bounces return to the forwarding mailbox');
+  const replyId = /^<reply\.([0-9a-z]+)@/.exec(mail.parsed.messageId ?? '')?.[1];
+  t.match(mail.mailFrom, new RegExp(`^bounce\\+${replyId}\\.[0-9a-f]{24}@${a.h.app.services.config.MAIL_DOMAIN.replaceAll('.', '\\.')}$`), 'bounces return to this mail\'s own bounce address');
+  t.notOk(mail.raw.includes(a.h.tenant.forwardingAddress.split('@')[0]!), 'the site\'s forwarding address is nowhere in the mail');
   t.equal(mail.parsed.inReplyTo, '<pitch-1@prospect.io>');
   t.same(mail.parsed.references, ['<older@prospect.io>', '<pitch-1@prospect.io>']);
   t.equal(mail.parsed.subject, 'Re: Quick link suggestion for your SEO article');

@@ -9,7 +9,8 @@ const fixture = (name: string) => readFileSync(new URL(`../fixtures/deliveryRepo
 
 /**
  * A bounce (RFC 3464 DSN) and a complaint (RFC 5965 ARF) arrive on the forwarding mailbox, where
- * the agent's replies send their bounces, through a real SMTP client: each contact goes on the
+ * mail sent before bounce addresses (bounceAddress.smtp.test.ts) returns its bounces, through a
+ * real SMTP client: each contact goes on the
  * team's suppression list and subscribers hear `outreach.contact_suppressed`; nothing is ingested.
  */
 t.test('bounce DSN and ARF complaint through the SMTP listener suppress the contact', async (t) => {

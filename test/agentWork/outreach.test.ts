@@ -3,6 +3,7 @@ import { outreachWork } from '../../src/agentWork/outreach.ts';
 import { importProspects, loadProspects } from '../../src/commands/prospects.ts';
 import { suppressContact } from '../../src/commands/suppression.ts';
 import type { ProposalOf } from '../../src/domain/agentWork.ts';
+import { bouncedMessageId } from '../../src/domain/bounceAddress.ts';
 import { getConversation } from '../../src/readModels/conversations.ts';
 import { MESSAGES, type MessageDoc } from '../../src/readModels/messages.ts';
 import { findThread } from '../../src/readModels/messageThreads.ts';
@@ -79,7 +80,9 @@ t.test('outbound discovery: contact found on the prospect site, pitch sent, supp
   t.same(mail.rcptTo, ['editor@roastweekly.example']);
   t.equal(mail.parsed.from?.value[0]?.address, 'outreach@example.test');
   t.equal(mail.parsed.from?.value[0]?.name, 'Mia from Brew at Home');
-  t.equal(mail.mailFrom, tenant.forwardingAddress, 'bounces come back to the forwarding mailbox');
+  const pitchMessageId = /^<reply\.([0-9a-z]{26})@/.exec(mail.parsed.messageId ?? '')?.[1]?.toUpperCase();
+  t.ok(pitchMessageId);
+  t.equal(bouncedMessageId(app.services.secrets, mail.mailFrom, app.services.config.MAIL_DOMAIN), pitchMessageId, "bounces come back to the pitch's own bounce address");
   t.match(mail.parsed.text, /"Choosing a Burr Grinder" on example\.test:\nhttps:\/\/brewathome\.example\/burr-grinder\//);
   t.match(mail.parsed.text, /Mia\nbrewathome\.example\s*$/);
   t.notOk(closed.requests.some((r) => r.path === '/'), "robots.txt kept us off the closed site's pages");

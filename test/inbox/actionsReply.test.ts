@@ -1,5 +1,6 @@
 import t from 'tap';
 import { configureAgent } from '../../src/commands/agents.ts';
+import { bouncedMessageId } from '../../src/domain/bounceAddress.ts';
 import { getMessage } from '../../src/readModels/messages.ts';
 import { envelopes, startAgentHarness } from '../agent/helpers.ts';
 import { expectError } from '../helpers/http.ts';
@@ -25,7 +26,7 @@ t.test("a person's reply reaches the SMTP sink on the prospect's thread, is an o
   const mail = a.sink.received[0]!;
   t.same(mail.rcptTo, ['jane@prospect.io']);
   t.same(mail.parsed.from?.value[0], { name: 'Ana at Example', address: 'outreach@example.test' });
-  t.equal(mail.mailFrom, a.h.tenant.forwardingAddress, 'bounces return to the forwarding mailbox');
+  t.equal(bouncedMessageId(a.h.app.services.secrets, mail.mailFrom, a.h.app.services.config.MAIL_DOMAIN), message.id, "bounces return to this reply's own bounce address");
   t.equal(mail.parsed.messageId, message.rfcMessageId);
   t.equal(mail.parsed.inReplyTo, '<person-1@prospect.io>');
   t.same(mail.parsed.references, ['<older@prospect.io>', '<person-1@prospect.io>']);

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { type KeyObject, createCipheriv, createDecipheriv, createHmac, createSecretKey, hkdfSync, randomBytes } from 'node:crypto';
 import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { SecretBox } from '../../ports/secretBox.ts';
@@ -6,8 +6,20 @@ import { StartupError } from '../../lifecycle/startupFailure.ts';
 
 /** AES-256-GCM; sealed form `v1.<iv>.<tag>.<ciphertext>` in base64url. */
 export class AesSecretBox implements SecretBox {
+  private readonly tagKeys = new Map<string, KeyObject>();
+
   constructor(private readonly key: Buffer) {
     if (key.length !== 32) throw new Error('secret key must be 32 bytes');
+  }
+
+  tag(purpose: string, data: string): Buffer {
+    let key = this.tagKeys.get(purpose);
+    if (!key) {
+      // HKDF (RFC 5869): one key per purpose, none of them the sealing key itself.
+      key = createSecretKey(Buffer.from(hkdfSync('sha256', this.key, Buffer.alloc(0), `outreach tag: ${purpose}`, 32)));
+      this.tagKeys.set(purpose, key);
+    }
+    return createHmac('sha256', key).update(data, 'utf8').digest();
   }
 
   seal(plaintext: string): string {

@@ -12,6 +12,6 @@ export interface AgentDeps {
   newId(): string;
   /** Local part of the agent's From address on the site's sending domain. */
   fromLocalPart: string;
-  /** Domain of the forwarding mailbox (MAIL_DOMAIN): replies' bounces return there. */
+  /** MAIL_DOMAIN: replies' bounces return to their own address there (`bounceAddress`). */
   mailDomain: string;
 }

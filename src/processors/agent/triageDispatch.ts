@@ -11,7 +11,7 @@ import { isSuppressed } from '../../domain/suppression.ts';
 import { replyPrecondition, replyRfcMessageId, senderAddress, threadingHeaders, withDraftHash } from '../../domain/outreachAgent.ts';
 import { aggregateStream } from '../../commands/aggregateStream.ts';
 import { suppressContact } from '../../commands/suppression.ts';
-import { forwardingAddress } from '../../commands/tenancy.ts';
+import { bounceAddress } from '../../domain/bounceAddress.ts';
 import type { Drafter } from '../../ports/drafter.ts';
 import type { Triage } from '../../ports/triage.ts';
 import type { AgentDeps } from './agentDeps.ts';
@@ -103,7 +103,7 @@ export async function triageDispatch(
       subject: written.subject,
       bodyText: written.text,
       ...threadingHeaders(message),
-      returnPath: forwardingAddress(site.forwardingToken, deps.mailDomain),
+      returnPath: bounceAddress(deps.secrets, messageId, deps.mailDomain),
       drafter: written.drafter,
     });
   }
