@@ -26,7 +26,8 @@ const conversationState = z.object({
 });
 const actionResult = z.object({ conversation: conversationState });
 
-export const replyBody = z.object({
+// Strict: a mistyped optional field (`subjet`) would send mail other than the caller meant.
+export const replyBody = z.strictObject({
   text: z.string().min(1).max(20_000).refine((s) => s.trim().length > 0, 'must not be blank'),
   subject: z
     .string()
@@ -47,7 +48,7 @@ const replyResult = z.object({
   conversation: conversationState,
 });
 
-export const statusBody = z.object({
+export const statusBody = z.strictObject({
   status: z.enum(CONVERSATION_STATUSES),
   resolutionOutcome: z.string().min(1).max(64).optional().meta({ description: 'free-form outcome for the webhook (default `manual`)' }),
 });

@@ -13,7 +13,7 @@ import { errors, siteParams } from '../schemas.ts';
 import { suppressionObject, suppressionOf } from './inboxSchemas.ts';
 import { actingFor } from '../actingFor.ts';
 
-const addBody = z.object({
+const addBody = z.strictObject({
   email: z.email({ pattern: EMAIL_ADDRESS_SHAPE }).max(320),
   reason: z.enum(SUPPRESSION_REASONS).default('manual'),
 });

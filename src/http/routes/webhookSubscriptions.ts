@@ -38,7 +38,8 @@ const label = z
 const url = z.string().min(1).max(2000).meta({ description: 'HTTPS URL, at most 2000 characters' });
 const eventTypes = z.array(z.enum(WEBHOOK_EVENT_TYPES)).min(1);
 
-const createBody = z.object({ label, url, eventTypes });
+/** Strict, as PATCH: a field this route does not take (`active: false`) is refused, not ignored. */
+const createBody = z.strictObject({ label, url, eventTypes });
 
 /** PATCH: any of the three, with the create rules; anything else is refused rather than ignored. */
 const updateBody = z

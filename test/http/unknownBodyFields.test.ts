@@ -1,0 +1,44 @@
+import t from 'tap';
+import { bearer } from '../helpers/testApp.ts';
+import { expectError } from '../helpers/http.ts';
+import { act } from '../inbox/actionsHelpers.ts';
+import { startAgentHarness } from '../agent/helpers.ts';
+
+/**
+ * A write body with a field its route does not take is refused, naming the field, and changes
+ * nothing: ignored, a mistyped `subjet` would mail the prospect another subject, `active: false`
+ * would create a live subscription the client thinks is off.
+ */
+t.test('write bodies refuse a field they do not take with 400 VALIDATION_ERROR naming it, and nothing happens', async (t) => {
+  const a = await startAgentHarness({ ready: false });
+  t.teardown(() => a.close());
+  const { fastify, services } = a.h.app;
+  const tenant = a.h.tenant;
+  const site = `/api/v1/sites/${tenant.siteId}`;
+  const { conversationIds } = await a.pitch();
+  const conversationId = conversationIds[0]!;
+  const eventCount = async () => (await services.events.readAll({ limit: 100_000 })).length;
+  const before = await eventCount();
+  const mailsBefore = a.sink.received.length;
+
+  const refused = async (what: string, field: string, send: () => Promise<{ statusCode: number; json(): any }>) => {
+    const res = await send();
+    expectError(t, res as never, 400, 'VALIDATION_ERROR', what);
+    t.match(res.json().error.message, `"${field}"`, `${what}: the message names "${field}"`);
+  };
+  await refused('reply', 'subjet', () => act(fastify, tenant, conversationId, 'reply', { text: 'Hello.', subjet: 'Our rates' }));
+  await refused('status', 'reason', () => act(fastify, tenant, conversationId, 'status', { status: 'resolved', reason: 'spam' }));
+  await refused('webhook create', 'active', () =>
+    fastify.inject({ method: 'POST', url: `${site}/outreach/webhooks`, headers: bearer(tenant.key), payload: { label: 'off', url: 'https://hooks.example.com/x', eventTypes: ['outreach.reply_sent'], active: false } }),
+  );
+  await refused('suppression add', 'reasons', () =>
+    fastify.inject({ method: 'POST', url: `${site}/outreach/suppressions`, headers: bearer(tenant.key), payload: { email: 'x@y.test', reasons: 'complained' } }),
+  );
+  t.equal(await eventCount(), before, 'no event was appended');
+  t.equal(a.sink.received.length, mailsBefore, 'no mail was sent');
+
+  // The same bodies without the stray field are accepted.
+  t.equal((await act(fastify, tenant, conversationId, 'reply', { text: 'Hello.', subject: 'Our rates' })).statusCode, 201);
+  t.equal((await act(fastify, tenant, conversationId, 'status', { status: 'resolved' })).statusCode, 200);
+  t.equal((await fastify.inject({ method: 'POST', url: `${site}/outreach/suppressions`, headers: bearer(tenant.key), payload: { email: 'x@y.test' } })).statusCode, 201);
+});
