@@ -47,10 +47,15 @@ export function returnedReplyIds(text: string): string[] {
   return [...ids];
 }
 
+/** 998, RFC 5322's line limit, less `In-Reply-To: <>`: a msg-id cannot be folded, so a longer one would break the line limit. */
+const MAX_HEADER_ID_LENGTH = 998 - 'In-Reply-To: <>'.length;
+const usableId = (id: string) => id.length <= MAX_HEADER_ID_LENGTH && MAIL_MESSAGE_ID_SHAPE.test(id);
+
 /**
  * In-Reply-To and References of a reply to `inbound` (RFC 5322 §3.6.4): its References, then its own
  * id. Ids that are not ASCII msg-ids (a forwarded mail's odd header, an id stored before ingestion
- * checked them, an internationalised id) are left out: the mailer refuses them, and the reply must still go.
+ * checked them, an internationalised id) or too long for one header line are left out: the mailer
+ * refuses them, and the reply must still go.
  */
 export function threadingHeaders(inbound: { externalMessageId: string | null; references: string | null; inReplyTo: string | null; forwarded?: boolean }): {
   inReplyTo: string | null;
@@ -59,8 +64,8 @@ export function threadingHeaders(inbound: { externalMessageId: string | null; re
   // A forwarded pitch's ids are the team member's forward: the reply starts the prospect's thread.
   if (!inbound.externalMessageId || inbound.forwarded) return { inReplyTo: null, references: [] };
   const own = normaliseMessageId(inbound.externalMessageId);
-  const valid = MAIL_MESSAGE_ID_SHAPE.test(own);
-  const validIds = (header: string | null) => parseMessageIds(header).filter((id) => MAIL_MESSAGE_ID_SHAPE.test(id));
+  const valid = usableId(own);
+  const validIds = (header: string | null) => parseMessageIds(header).filter(usableId);
   const chain = validIds(inbound.references);
   if (chain.length === 0) chain.push(...validIds(inbound.inReplyTo));
   const all = [...chain.filter((id) => id !== own), ...(valid ? [own] : [])];

@@ -54,6 +54,17 @@ t.test('SMTP mailer against a real SMTP server', async (t) => {
     t.equal(p.headers.get('message-id'), '<reply.1@mail.acme.test>', 'one Message-Id header, ours');
   });
 
+  t.test('no line of the message is longer than 998 characters, not even for an unbroken 998-character subject', async (t) => {
+    sink.behaviour = {};
+    for (const subject of ['x'.repeat(998), `Re: ${'é'.repeat(994)}`, `Re: ${'https://example.com/'.repeat(40)}`]) {
+      await mailer.send(reply(9, { subject }));
+      const got = sink.received.at(-1)!;
+      const lines = got.raw.toString('latin1').split('\r\n');
+      t.ok(Math.max(...lines.map((l) => l.length)) <= 998, `longest line ${Math.max(...lines.map((l) => l.length))}`);
+      t.equal(got.parsed.subject, subject, 'the subject reads back as sent');
+    }
+  });
+
   t.test('a first message (no thread) has neither In-Reply-To nor References', async (t) => {
     sink.behaviour = {};
     const result = await mailer.send(reply(2, { inReplyTo: null, references: [], replyTo: null, subject: 'Ünïcode subject ✓' }));

@@ -36,3 +36,11 @@ t.test('a long thread keeps its root and the 19 latest ids in References', async
   t.equal(references[0], '<m0@p.io>', 'the root stays first');
   t.same(references.slice(1), [...chain.slice(-18), '<m30@p.io>'], 'then the latest, ending with the message answered');
 });
+
+t.test('an id too long for one header line (RFC 5322 §2.1.1: 998 characters) is left out', async (t) => {
+  const longest = `<${'a'.repeat(978)}@p.io>`; // In-Reply-To: plus this is 998 characters
+  const tooLong = `<${'b'.repeat(979)}@p.io>`;
+  t.equal(`In-Reply-To: ${longest}`.length, 998);
+  t.same(threadingHeaders({ externalMessageId: longest, references: `<a@p.io> ${tooLong}`, inReplyTo: null }), { inReplyTo: longest, references: ['<a@p.io>', longest] });
+  t.same(threadingHeaders({ externalMessageId: tooLong, references: '<a@p.io>', inReplyTo: null }), { inReplyTo: null, references: ['<a@p.io>'] });
+});

@@ -15,7 +15,7 @@ export function mailOptions(mail: OutgoingMail): SendMailOptions {
     from: address(mail.from),
     to: address(mail.to),
     ...(mail.replyTo ? { replyTo: address(mail.replyTo) } : {}),
-    subject: mail.subject,
+    subject: foldableSubject(mail.subject),
     text: mail.text,
     ...(mail.inReplyTo ? { inReplyTo: mail.inReplyTo } : {}),
     ...(mail.references.length > 0 ? { references: mail.references } : {}),
@@ -23,6 +23,27 @@ export function mailOptions(mail: OutgoingMail): SendMailOptions {
     disableFileAccess: true,
     disableUrlAccess: true,
   };
+}
+
+/**
+ * nodemailer folds a header only at white space, so an unbroken run of ~990 characters (a subject a
+ * person may type, up to 998) would make a line longer than RFC 5322's 998. Such a subject goes as
+ * RFC 2047 encoded-words (base64, at most 45 bytes each, never splitting a character), which fold
+ * between words and read back as the same text.
+ */
+export function foldableSubject(subject: string): string {
+  if (!/\S{900}/.test(subject)) return subject;
+  const words: string[] = [];
+  let chunk = '';
+  for (const ch of subject) {
+    if (Buffer.byteLength(chunk + ch) > 45) {
+      words.push(chunk);
+      chunk = '';
+    }
+    chunk += ch;
+  }
+  if (chunk) words.push(chunk);
+  return words.map((w) => `=?UTF-8?B?${Buffer.from(w, 'utf8').toString('base64')}?=`).join(' ');
 }
 
 function address(a: MailAddress): Address | string {
