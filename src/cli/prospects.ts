@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { importProspects } from '../commands/prospects.ts';
 import { TenancyError } from '../commands/tenancy.ts';
+import { OUTREACH_AGENT_PLANS } from '../domain/agents.ts';
 import { prospectsFromCsv } from '../domain/prospectList.ts';
 import { getSite } from '../readModels/sites.ts';
 import type { Services } from '../services.ts';
@@ -30,6 +31,10 @@ export function registerProspectCommands(program: Command, json: () => boolean, 
         await s.projections.catchUp();
         const site = await getSite(s.readModels, options.site);
         if (!site) throw new TenancyError(`site ${options.site} not found`);
+        // As the REST endpoint: a site whose plan has no Outreach Agent would never pitch them.
+        if (!OUTREACH_AGENT_PLANS.includes(site.plan)) {
+          throw new TenancyError(`site ${site.id} is on the ${site.plan} plan; the Outreach Agent needs the Advanced plan (outreach site set --site ${site.id} --plan advanced)`);
+        }
         const result = await importProspects(s, { siteId: site.id, teamId: site.teamId, prospects: list.prospects });
         print(
           json(),

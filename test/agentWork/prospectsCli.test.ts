@@ -16,6 +16,7 @@ const config = loadConfig(env);
 const setup = await createServices(config);
 const { teamId } = await createTeam(setup, { name: 'Brew', ownerEmail: 'owner@brew.test' });
 const { siteId } = await createSite(setup, { teamId, domain: 'brewathome.example', plan: 'advanced' }, config.MAIL_DOMAIN);
+const starter = await createSite(setup, { teamId, domain: 'starter.example', plan: 'starter' }, config.MAIL_DOMAIN);
 await setup.close();
 
 t.test('outreach prospects import --site --file', async (t) => {
@@ -35,6 +36,9 @@ t.test('outreach prospects import --site --file', async (t) => {
   const noSite = await outreach(['--json', 'prospects', 'import', '--site', 'nope', '--file', file], env);
   t.equal(noSite.code, 1);
   t.match(noSite.json(), { error: 'site nope not found' });
+  const starterSite = await outreach(['--json', 'prospects', 'import', '--site', starter.siteId, '--file', file], env);
+  t.equal(starterSite.code, 1, 'a site without the Outreach Agent in its plan is refused, as over REST');
+  t.match(starterSite.json(), { error: /starter plan; the Outreach Agent needs the Advanced plan/ });
   const missing = await outreach(['--json', 'prospects', 'import', '--site', siteId, '--file', join(dataDir, 'none.csv')], env);
   t.match(missing.json(), { error: /cannot read .*none\.csv: ENOENT/ });
 
