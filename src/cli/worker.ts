@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { startAgentWorker } from '../processors/agent/startAgentWorker.ts';
 import { startAgentRunner } from '../processors/agentRuns/startAgentRunner.ts';
 import type { Services } from '../services.ts';
+import { assertSecretKeyOpens } from '../lifecycle/secretKeyCheck.ts';
 import { print } from './output.ts';
 import { untilInterrupted } from './untilInterrupted.ts';
 import { type WorkerMetricsOptions, metricsOptions, startWorkerMetrics } from './workerMetrics.ts';
@@ -23,6 +24,8 @@ export function registerAgentWorkerCommand(program: Command, json: () => boolean
     .description('run the Outreach Agent until interrupted (several copies may run at once)')
     .action(async (options: WorkerMetricsOptions) =>
       withServices(async (s) => {
+        // Its mail's bounce addresses are tagged with this key: another key than the mailbox's makes every bounce 550.
+        await assertSecretKeyOpens(s);
         if (s.config.RUN_PROJECTIONS) s.projections.start();
         const agent = await startAgentWorker(s, stderrLog);
         const metrics = await startWorkerMetrics(s, options);
@@ -37,6 +40,8 @@ export function registerAgentWorkerCommand(program: Command, json: () => boolean
     .description('run the agent runner (queued and scheduled agent runs) until interrupted (several copies may run at once)')
     .action(async (options: WorkerMetricsOptions) =>
       withServices(async (s) => {
+        // Pitches' bounce addresses are tagged with this key too.
+        await assertSecretKeyOpens(s);
         if (s.config.RUN_PROJECTIONS) s.projections.start();
         const runner = await startAgentRunner(s, stderrLog);
         const metrics = await startWorkerMetrics(s, options);

@@ -151,7 +151,11 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
   /** A report sent to a mail's own bounce address is about that mail's one recipient, whatever address it names (a forward's may differ). */
   async function suppressRecipientOf(messageId: string, report: DeliveryReport) {
     const message = await getMessage(ctx.readModels, messageId);
-    if (message?.direction !== 'outbound' || !message.to) return;
+    // The tag proves we made this address, so the mail was drafted: a missing doc means the read
+    // models are behind (a follower node, a rebuild). Ask the reporting MTA to retry rather than
+    // answer 250 and lose its one report.
+    if (!message) throw new SmtpReply(451, '4.3.0 not ready for this report yet, try again later');
+    if (message.direction !== 'outbound' || !message.to) return;
     const [reason, source] = report.kind === 'bounce' ? ['bounced', 'bounce'] : ['complained', 'complaint'];
     await suppressContact(ctx, { teamId: message.teamId, teamSiteIds: [message.siteId], siteId: message.siteId, email: message.to, reason, source });
   }

@@ -108,3 +108,54 @@ t.test('delivery reports sent to a mail’s own bounce address, through a real S
   }
   t.same(await suppressed(), ['jane.doe@prospect.test', 'priya.shah@yahoo.test']);
 });
+
+/**
+ * A hard bounce that reaches the mail's bounce address while the `messages` read model does not hold
+ * the mail yet (projections behind: a RUN_PROJECTIONS=false node following checkpoints, a rebuild)
+ * must not be answered 250 and forgotten: the reporting MTA sends a DSN once.
+ */
+t.test('a report to a valid bounce address whose message doc is not projected yet', async (t) => {
+  const a = await startAgentHarness({ env: { MAIL_DOMAIN: 'inbound.test' } });
+  t.teardown(() => a.close());
+  const { services } = a.h.app;
+  const mailbox = await startForwardingMailbox(services, { host: '127.0.0.1', port: 0, mailDomain: 'inbound.test', maxMessageBytes: 1024 * 1024 });
+  t.teardown(() => mailbox.close());
+  const transport = nodemailer.createTransport({ host: '127.0.0.1', port: mailbox.port, secure: false, ignoreTLS: true });
+  t.teardown(() => transport.close());
+
+  // The projections fall behind.
+  await services.projections.stop();
+  await transport.sendMail({
+    envelope: { from: 'jane.doe@prospect.test', to: [a.h.tenant.forwardingAddress] },
+    raw: 'From: Jane <jane.doe@prospect.test>\r\nTo: x@acme.test\r\nSubject: Guest post idea\r\nMessage-ID: <p-1@prospect.test>\r\n\r\nHi, would you take a guest post about schema markup? https://prospect.test/guide\r\n',
+  });
+  const sent = await new Promise<{ mailFrom: string }>((resolve, reject) => {
+    const deadline = Date.now() + 10_000;
+    const poll = () => {
+      const m = a.sink.received.find((x) => x.rcptTo.includes('jane.doe@prospect.test'));
+      if (m) return resolve(m);
+      if (Date.now() > deadline) return reject(new Error('the agent did not reply'));
+      setTimeout(poll, 20);
+    };
+    poll();
+  });
+  t.match(sent.mailFrom, /^bounce\+/);
+
+  // The recipient's server bounces at once; our read model does not have the mail yet.
+  const answer = await transport
+    .sendMail({ envelope: { from: '', to: [sent.mailFrom] }, raw: fixture('gmail-no-such-user.eml') })
+    .then((info) => ({ code: 250, info }), (error: { responseCode?: number }) => ({ code: error.responseCode }));
+
+  // The projections catch up.
+  services.projections.start();
+  await services.projections.waitFor(await services.events.headPosition(), 5_000);
+  await new Promise((r) => setTimeout(r, 300));
+  const suppressed = (await services.events.readAll({ limit: 100_000 })).filter((e) => e.type === 'ContactSuppressed');
+
+  t.equal(answer.code, 451, 'the reporting server is told to try again, not 250 and forgotten');
+  t.equal(suppressed.length, 0);
+  // The reporting MTA's retry, now that the read model holds the mail.
+  await transport.sendMail({ envelope: { from: '', to: [sent.mailFrom] }, raw: fixture('gmail-no-such-user.eml') });
+  const after = (await services.events.readAll({ limit: 100_000 })).filter((e) => e.type === 'ContactSuppressed').map((e) => (e.data as { email: string }).email);
+  t.same(after, ['jane.doe@prospect.test'], 'the retry suppresses the recipient');
+});

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { createSubscription, deleteSubscription } from '../../src/commands/webhookSubscriptions.ts';
+import { outreach } from '../helpers/cli.ts';
 import { createTenant, startTestApp } from '../helpers/testApp.ts';
 
 t.setTimeout(180_000);
@@ -108,6 +109,12 @@ t.test('a key that does not open the sealed webhook secrets stops the start; the
   const wrong = await start({ DATA_DIR: dataDir, SECRET_KEY: randomBytes(32).toString('base64') });
   t.equal(wrong.code, 1, 'another SECRET_KEY');
   oneLine(t, wrong.out, /cannot start: SECRET_KEY does not open any of the webhook signing secrets sealed in the event log \(subscriptions [0-9A-Z]{26}\)/, 'another key');
+  // The agent's workers tag their mail's bounce addresses with the key: they are checked too.
+  for (const role of ['agent', 'agent-runs']) {
+    const worker = await outreach(['worker', role], { DATA_DIR: dataDir, SECRET_KEY: randomBytes(32).toString('base64') });
+    t.equal(worker.code, 1, `outreach worker ${role} with another SECRET_KEY`);
+    t.match(worker.stdout + worker.stderr, /SECRET_KEY does not open any of the webhook signing secrets/);
+  }
   const lost = await start({ DATA_DIR: dataDir });
   t.equal(lost.code, 1, 'no SECRET_KEY: secret.key is created anew, and does not open them either');
   oneLine(t, lost.out, /cannot start: .*secret\.key does not open any of the webhook signing secrets/, 'a lost key');
