@@ -57,6 +57,12 @@ async function main() {
         port: config.SMTP_PORT,
         mailDomain: config.MAIL_DOMAIN,
         maxMessageBytes: config.SMTP_MAX_MESSAGE_BYTES,
+        limits: {
+          maxClients: config.SMTP_MAX_CLIENTS,
+          maxClientsPerAddress: config.SMTP_MAX_CLIENTS_PER_ADDRESS,
+          socketTimeoutMs: config.SMTP_SOCKET_TIMEOUT_MS,
+          maxRecipients: config.SMTP_MAX_RECIPIENTS,
+        },
         onError: (err) => fastify.log.error({ err }, 'forwarding mailbox failed'),
       })
     : null;

@@ -78,17 +78,37 @@ function scanHtml(html: string, onText: (text: string) => void, onTag: (tag: Tag
   }
 }
 
-/** The article's text: paragraphs separated by a blank line, whitespace inside a paragraph collapsed. */
-export function htmlToText(html: string): string {
+/**
+ * The article's text: paragraphs separated by a blank line, whitespace inside a paragraph collapsed.
+ * `links`: a link's absolute URL follows its text as ` [url]` unless the text shows it already (a
+ * mail's HTML, whose asks name their URLs in links). One pass: linear in the HTML's length.
+ */
+export function htmlToText(html: string, options: { links?: boolean } = {}): string {
   const parts: string[] = [];
+  let anchor: { href: string; start: number } | null = null;
   scanHtml(
     html,
     (text) => parts.push(decodeEntities(text)),
     (tag) => {
       if (BLOCKS.has(tag.name)) parts.push('\n\n');
+      if (!options.links || tag.name !== 'a') return;
+      if (!tag.closing) {
+        const href = hrefOf(tag.raw);
+        anchor = href && /^(?:https?:\/\/|mailto:)/i.test(href) ? { href, start: parts.length } : null;
+      } else if (anchor) {
+        const shown = parts.slice(anchor.start).join('');
+        const plain = anchor.href.replace(/^mailto:/i, '');
+        if (!shown.includes(plain)) parts.push(` [${plain}]`);
+        anchor = null;
+      }
     },
   );
   return normaliseParagraphs(parts.join(''));
+}
+
+function hrefOf(raw: string): string | null {
+  const match = /\shref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"']+))/i.exec(raw);
+  return match ? decodeEntities((match[1] ?? match[2] ?? match[3] ?? '').trim()) : null;
 }
 
 /** Plain text given by a client: the same paragraph layout as extracted text. */
@@ -113,10 +133,8 @@ export function internalLinks(html: string, articleUrl: string, siteDomain: stri
   const found = new Set<string>();
   scanHtml(html, () => {}, (tag) => {
     if (tag.name !== 'a' || tag.closing) return;
-    const match = /\shref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"']+))/i.exec(tag.raw);
-    if (!match) return;
-    const href = decodeEntities((match[1] ?? match[2] ?? match[3] ?? '').trim());
-    if (href === '' || href.startsWith('#')) return;
+    const href = hrefOf(tag.raw);
+    if (!href || href.startsWith('#')) return;
     let url: URL;
     try {
       url = new URL(href, articleUrl);

@@ -10,6 +10,7 @@ import { ServiceError } from '../domain/errors.ts';
 import { EventTooLargeError } from '../ports/eventStore.ts';
 import { type DeliveryReport, classifyDeliveryReport } from '../adapters/mail/deliveryReport.ts';
 import { suppressContact } from '../commands/suppression.ts';
+import { htmlToText } from '../domain/articleText.ts';
 import { bouncedMessageId } from '../domain/bounceAddress.ts';
 import { forwardingToken, originalSender } from '../domain/forwarded.ts';
 import { returnedReplyIds } from '../domain/outreachAgent.ts';
@@ -20,8 +21,29 @@ export interface ForwardingMailboxOptions {
   port: number;
   mailDomain: string;
   maxMessageBytes: number;
+  /** What one sender may hold: the defaults are SMTP_LIMITS (config: SMTP_MAX_CLIENTS and the rest). */
+  limits?: Partial<SmtpLimits>;
   onError?: (error: unknown) => void;
 }
+
+export interface SmtpLimits {
+  /** Connections at once, from anyone. */
+  maxClients: number;
+  /** Connections at once from one address. */
+  maxClientsPerAddress: number;
+  /** A connection idle this long is closed. */
+  socketTimeoutMs: number;
+  /** RCPT TO per message. */
+  maxRecipients: number;
+}
+
+export const SMTP_LIMITS: SmtpLimits = { maxClients: 100, maxClientsPerAddress: 10, socketTimeoutMs: 60_000, maxRecipients: 50 };
+
+/**
+ * mailparser's own HTML-to-text conversion grows faster than its input (seconds for a megabyte, on
+ * the thread every request shares): the text of an HTML-only mail is derived by one linear pass instead.
+ */
+const PARSE = { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true } as const;
 
 export interface ForwardingMailbox {
   port: number;
@@ -67,13 +89,32 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     return findSiteByForwardingToken(ctx.readModels, token);
   };
 
+  const limits = { ...SMTP_LIMITS, ...options.limits };
+  const perAddress = new Map<string, number>();
+  const counted = new Set<string>();
   const server = new SMTPServer({
     logger: false,
     banner: 'Outreach forwarding mailbox',
     authOptional: true,
     disabledCommands: ['AUTH'],
     size: options.maxMessageBytes,
-    onRcptTo(address, _session, callback) {
+    maxClients: limits.maxClients,
+    socketTimeout: limits.socketTimeoutMs,
+    onConnect(session, callback) {
+      const open = perAddress.get(session.remoteAddress) ?? 0;
+      if (open >= limits.maxClientsPerAddress) return callback(new SmtpReply(421, '4.7.0 too many connections from your address, try again later'));
+      perAddress.set(session.remoteAddress, open + 1);
+      counted.add(session.id);
+      callback();
+    },
+    onClose(session) {
+      if (!counted.delete(session.id)) return;
+      const open = (perAddress.get(session.remoteAddress) ?? 1) - 1;
+      if (open > 0) perAddress.set(session.remoteAddress, open);
+      else perAddress.delete(session.remoteAddress);
+    },
+    onRcptTo(address, session, callback) {
+      if (session.envelope.rcptTo.length >= limits.maxRecipients) return callback(new SmtpReply(452, '4.5.3 too many recipients'));
       if (bouncedMessageId(ctx.secrets, address.address, options.mailDomain)) return callback();
       siteOf(address.address).then(
         (site) => callback(site ? null : new SmtpReply(550, `5.1.1 <${address.address}>: no such forwarding mailbox`)),
@@ -96,8 +137,13 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
 
   async function receive(stream: SMTPServerDataStream, session: SMTPServerSession) {
     const chunks: Buffer[] = [];
-    for await (const chunk of stream) chunks.push(chunk as Buffer);
-    if (stream.sizeExceeded) throw new SmtpReply(552, '5.3.4 message too big');
+    let size = 0;
+    // Read to the end (the answer comes after the final dot), but past the limit nothing is kept.
+    for await (const chunk of stream) {
+      size += (chunk as Buffer).length;
+      if (size <= options.maxMessageBytes) chunks.push(chunk as Buffer);
+    }
+    if (stream.sizeExceeded || size > options.maxMessageBytes) throw new SmtpReply(552, '5.3.4 message too big');
     const raw = Buffer.concat(chunks);
     // A bounce or a complaint about the agent's mail: the contact goes on the suppression list, nothing is ingested.
     const report = await classifyDeliveryReport(raw);
@@ -105,9 +151,12 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     if (report) for (const id of new Set(bounced)) await suppressRecipientOf(id, report);
     if (bounced.length === session.envelope.rcptTo.length) return;
     if (report) return suppressReported(report, returnedReplyIds(raw.toString('latin1')), session);
-    const mail = await simpleParser(raw);
+    const mail = await simpleParser(raw, PARSE);
+    const html = typeof mail.html === 'string' ? mail.html : null;
+    // An HTML-only mail's text part is '' here (the conversion skipped).
+    const text = !mail.text?.trim() && html ? htmlToText(html, { links: true }) : (mail.text ?? '');
     const headerFrom = mail.from?.value[0];
-    const forwarded = originalSender(mail.text ?? '');
+    const forwarded = originalSender(text);
     const from = forwarded?.address ?? headerFrom?.address;
     if (!from) throw new SmtpReply(550, '5.1.7 the message has no sender address');
     // The same rule as the REST body's `from`, so both doors store only real addresses.
@@ -128,8 +177,8 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
             from,
             fromName: forwarded ? forwarded.name : (headerFrom?.name || null),
             subject: mail.subject ?? '',
-            bodyText: mail.text ?? '',
-            bodyHtml: typeof mail.html === 'string' ? mail.html : null,
+            bodyText: text,
+            bodyHtml: html,
             messageId,
             inReplyTo: mail.inReplyTo ?? null,
             references,

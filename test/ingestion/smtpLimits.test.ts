@@ -1,0 +1,113 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import t, { type Test } from 'tap';
+import { startForwardingMailbox } from '../../src/processors/forwardingMailbox.ts';
+import { getMessage } from '../../src/readModels/messages.ts';
+import { createTenant, startTestApp } from '../helpers/testApp.ts';
+import { RawSmtp } from './rawSmtp.ts';
+
+/**
+ * What one sender can make the forwarding mailbox hold, found by an audit: every other tenant
+ * shares the process, so none of it may be unbounded.
+ */
+const MiB = 1024 * 1024;
+
+async function setUp(t: Test, limits: Record<string, number> = {}, maxMessageBytes = MiB) {
+  const app = await startTestApp({ env: { MAIL_DOMAIN: 'inbound.test' } });
+  t.teardown(() => app.close());
+  const tenant = await createTenant(app.services);
+  const mailbox = await startForwardingMailbox(app.services, { host: '127.0.0.1', port: 0, mailDomain: 'inbound.test', maxMessageBytes, limits });
+  t.teardown(() => mailbox.close());
+  return { app, tenant, mailbox };
+}
+
+async function opened(t: Test, port: number, to: string) {
+  const smtp = await RawSmtp.open(port);
+  t.teardown(() => smtp.close());
+  t.match(await smtp.cmd('EHLO sender.test'), /^250/);
+  t.match(await smtp.cmd('MAIL FROM:<x@sender.test>'), /^250/);
+  t.match(await smtp.cmd(`RCPT TO:<${to}>`), /^250/);
+  return smtp;
+}
+
+t.test('a message past SMTP_MAX_MESSAGE_BYTES is read to its end but not kept, and refused with 552', async (t) => {
+  const { tenant, mailbox } = await setUp(t);
+  const smtp = await opened(t, mailbox.port, tenant.forwardingAddress);
+  t.match(await smtp.cmd('DATA'), /^354/);
+  // What is retained, not garbage not collected yet: a full collection before each sample.
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  gc();
+  const base = process.memoryUsage().arrayBuffers;
+  let peak = 0;
+  const sampler = setInterval(() => {
+    gc();
+    peak = Math.max(peak, process.memoryUsage().arrayBuffers - base);
+  }, 50);
+  const block = Buffer.from(`${'a'.repeat(998)}\r\n`.repeat(64));
+  const end = smtp.reply();
+  for (let sent = 0; sent < 100 * MiB; sent += block.length) await smtp.write(block);
+  await smtp.write('\r\n.\r\n');
+  const answer = await end;
+  clearInterval(sampler);
+  t.match(answer, /^552 /);
+  t.ok(peak < 40 * MiB, `100 MiB sent against a 1 MiB limit: the process held at most ${Math.round(peak / MiB)} MiB more (all of it before)`);
+});
+
+t.test('an HTML-only mail is read in one linear pass: the thread every tenant shares does not stall, and its links keep their URLs', async (t) => {
+  const { app, tenant, mailbox } = await setUp(t, {}, 10 * MiB);
+  const unit = '<div><p>x <a href="https://e.test/a">l</a></p></div>';
+  const filler = `${unit.repeat(15)}\r\n`.repeat(Math.floor((1200 * 1024) / (unit.length * 15 + 2)));
+  const pitch = '<p>Hi! Please add a link to <a href="https://linkco.io/one">our free tool</a> from https://example.test/a &mdash; thanks.</p>';
+  const smtp = await opened(t, mailbox.port, tenant.forwardingAddress);
+  t.match(await smtp.cmd('DATA'), /^354/);
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
+  const end = smtp.reply();
+  await smtp.write(`From: Max <max@linkco.io>\r\nTo: ${tenant.forwardingAddress}\r\nSubject: Link idea\r\nMessage-ID: <html-1@linkco.io>\r\nContent-Type: text/html; charset=utf-8\r\n\r\n`);
+  await smtp.write(`<html><head><style>p{}</style></head><body>${pitch}${filler}</body></html>`);
+  await smtp.write('\r\n.\r\n');
+  t.match(await end, /^250 /);
+  delay.disable();
+  const stallMs = delay.max / 1e6;
+  t.ok(stallMs < 1_500, `1.2 MB of HTML: the longest event-loop stall was ${Math.round(stallMs)} ms (about 8 s before)`);
+
+  await app.services.projections.waitFor(await app.services.events.headPosition(), 10_000);
+  const ingested = (await app.services.events.readAll({ limit: 100_000 })).find((e) => e.type === 'MessageIngested')!.data as { messageId: string };
+  const message = await getMessage(app.services.readModels, ingested.messageId);
+  t.match(message!.bodyText, /^Hi! Please add a link to our free tool \[https:\/\/linkco\.io\/one\] from https:\/\/example\.test\/a — thanks\.\n\nx l \[https:\/\/e\.test\/a\]/, 'the text, with each link URL after its words, without the style');
+  t.notOk(message!.bodyText.includes('p{}'));
+});
+
+t.test('connections are bounded, from everyone and from one address; idle ones are closed', async (t) => {
+  const { tenant, mailbox } = await setUp(t, { maxClientsPerAddress: 3, maxClients: 100, socketTimeoutMs: 400 });
+  const held: RawSmtp[] = [];
+  for (let i = 0; i < 3; i++) held.push(await RawSmtp.open(mailbox.port));
+  t.teardown(() => held.forEach((s) => s.close()));
+  const refused = await RawSmtp.greeting(mailbox.port);
+  t.match(refused, /^421 /, 'the 4th connection from one address is refused');
+  held.pop()!.close();
+  await new Promise((r) => setTimeout(r, 100));
+  t.match(await RawSmtp.greeting(mailbox.port), /^220 /, 'once one closed, another is greeted');
+
+  const idle = await opened(t, mailbox.port, tenant.forwardingAddress);
+  const closed = await new Promise<number>((resolve) => {
+    const started = Date.now();
+    idle.socket.once('close', () => resolve(Date.now() - started));
+  });
+  t.ok(closed < 3_000, `an idle connection is closed (after ${closed} ms, SMTP_SOCKET_TIMEOUT_MS 400)`);
+
+  const few = await setUp(t, { maxClients: 2, maxClientsPerAddress: 100 });
+  const two = [await RawSmtp.open(few.mailbox.port), await RawSmtp.open(few.mailbox.port)];
+  t.teardown(() => two.forEach((s) => s.close()));
+  t.match(await RawSmtp.greeting(few.mailbox.port), /^421 /, 'past SMTP_MAX_CLIENTS, a connection is refused');
+});
+
+t.test('recipients per message are bounded', async (t) => {
+  const { app, tenant, mailbox } = await setUp(t, { maxRecipients: 2 });
+  const other = await createTenant(app.services);
+  const smtp = await opened(t, mailbox.port, tenant.forwardingAddress);
+  t.match(await smtp.cmd(`RCPT TO:<${other.forwardingAddress}>`), /^250/);
+  t.match(await smtp.cmd(`RCPT TO:<${tenant.forwardingAddress}>`), /^452 /, 'a third recipient is refused for now (RFC 5321 §4.5.3.1.10)');
+});
