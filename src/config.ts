@@ -201,6 +201,8 @@ export const configSchema = z.object({
   AGENT_RUNS_PER_HOUR: z.coerce.number().int().min(1).max(1_000).default(5),
   AGENT_SCHEDULE_INTERVAL_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(60_000),
   AI_CREDITS_ENFORCED: bool.default(false),
+  // Failed dashboard sign-ins from one client address within 15 minutes, whatever the email (429 beyond).
+  SIGN_IN_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).max(1_000_000).default(30),
   SMTP_ENABLED: bool.default(false),
   SMTP_HOST: z.string().min(1).default('0.0.0.0'),
   SMTP_PORT: z.coerce.number().int().min(0).max(65535).default(2525),

@@ -35,3 +35,11 @@ t.test('a success while refused attempts give back cannot open room for more gue
   await Promise.all([admitted(throttle, 'b|ip', 10), throttle.succeed('b|ip')]);
   t.equal(await admitted(throttle, 'b|ip', 40), 5, 'at most five guesses after the success');
 });
+
+t.test('giveBack takes back one attempt, not the failures before it', async (t) => {
+  const { throttle } = setUp(t);
+  t.equal(await admitted(throttle, 'address|ip', 4), 4, 'four failures');
+  t.equal(await throttle.attempt('address|ip'), 0, 'a fifth attempt, which succeeds');
+  await throttle.giveBack('address|ip');
+  t.equal(await admitted(throttle, 'address|ip', 10), 1, 'one more failure fills the limit: the success cleared nothing before it');
+});

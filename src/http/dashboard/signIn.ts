@@ -50,6 +50,9 @@ function signInForm(reply: FastifyReply, services: Pick<SessionPorts, 'config'>,
 
 export async function signInRoutes(app: FastifyInstance) {
   const throttle = new SignInThrottle(app.counters, app.clock);
+  // Per client address whatever the email: a guess at a new address each time is still a password
+  // check (scrypt, on the thread pool DNS lookups share), so one client must not make them without end.
+  const addressThrottle = new SignInThrottle(app.counters, app.clock, app.config.SIGN_IN_FAILURES_PER_ADDRESS);
 
   app.get('/dashboard/sign-in', async function signInPage(request: FastifyRequest<{ Querystring: { return_to?: string } }>, reply) {
     const returnTo = safeReturnTo(request.query.return_to);
@@ -64,7 +67,9 @@ export async function signInRoutes(app: FastifyInstance) {
       return signInForm(reply, app, 403, returnTo, 'Your sign-in form expired. Please try again.', email);
     }
     const key = `${email}|${request.ip}`;
-    const wait = await throttle.attempt(key);
+    const addressKey = `address|${request.ip}`;
+    const addressWait = await addressThrottle.attempt(addressKey);
+    const wait = addressWait > 0 ? addressWait : await throttle.attempt(key);
     if (wait > 0) {
       reply.header('retry-after', String(wait));
       return signInForm(reply, app, 429, returnTo, `Too many failed sign-ins. Try again in ${Math.ceil(wait / 60)} minutes.`, email);
@@ -76,6 +81,7 @@ export async function signInRoutes(app: FastifyInstance) {
       return signInForm(reply, app, 401, returnTo, 'The email or password is incorrect.', email);
     }
     await throttle.succeed(key);
+    await addressThrottle.giveBack(addressKey);
     const session = await startDashboardSession(app, { userId: user.id, teamId: user.teamId });
     await app.waitForWrite(session.position);
     reply.setCookie(sessionCookieName(app), session.token, cookieOptions(app, DASHBOARD_SESSION_TTL_MS / 1000));

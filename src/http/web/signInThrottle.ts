@@ -73,6 +73,12 @@ export class SignInThrottle {
     return 1;
   }
 
+  /** A successful sign-in takes back its own attempt only (a client's address: its own account's success must not clear the guesses before it). */
+  async giveBack(pair: string): Promise<void> {
+    const bucket = Math.floor(this.clock.now().getTime() / this.bucketMs);
+    await this.counters.increment(this.keyOf(pair, bucket), -1, this.expiryOf(bucket));
+  }
+
   /** A successful sign-in clears the pair's failures. */
   async succeed(pair: string): Promise<void> {
     for (const [bucket, n] of await this.recent(pair)) if (n > 0) await this.counters.increment(this.keyOf(pair, bucket), -n, this.expiryOf(bucket));
