@@ -198,6 +198,7 @@ export const configSchema = z.object({
   AGENT_RUNNER_WORKER_ID: z.string().min(1).max(200).optional(),
   AGENT_RUN_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(2),
   AGENT_RUN_LEASE_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(60_000),
+  AGENT_RUN_MAX_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(900_000),
   AGENT_RUNS_PER_HOUR: z.coerce.number().int().min(1).max(1_000).default(5),
   AGENT_SCHEDULE_INTERVAL_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(60_000),
   AI_CREDITS_ENFORCED: bool.default(false),

@@ -57,8 +57,10 @@ export const outreachWork: AgentWork = async (run, deps) => {
       counts.capReached = 1;
       break;
     }
-    counts.prospectsLooked += 1;
     const found = await discoverContact(deps.fetcher, prospect.url, deps.signal);
+    // Cut short by the run's end (a stop, AGENT_RUN_MAX_MS): not unreachable, left for the next run.
+    if (deps.signal.aborted) break;
+    counts.prospectsLooked += 1;
     counts.pagesFetched += found.pagesFetched;
     if (found.outcome !== 'found') {
       const reason: ProspectSkipReason = found.outcome;

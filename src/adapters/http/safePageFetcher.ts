@@ -52,11 +52,21 @@ export class SafePageFetcher implements PageFetcher {
     const onAbort = () => controller.abort(new Error('aborted'));
     options.signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const res = await request(parsed, {
+      const pending = request(parsed, {
         method: 'GET',
         dispatcher: this.agent,
         signal: controller.signal,
         headers: { 'user-agent': this.userAgent, accept: 'text/html,text/plain;q=0.9,*/*;q=0.5' },
+      });
+      // undici honours the signal only once connected: a peer that accepts TCP and never finishes the
+      // TLS handshake would hold the caller (a run asked to stop) until the connect timeout.
+      const stopped = new Promise<never>((_, reject) => {
+        if (controller.signal.aborted) reject(controller.signal.reason);
+        controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
+      });
+      const res = await Promise.race([pending, stopped]).catch((error: unknown) => {
+        pending.then((late) => late.body.destroy(), () => {});
+        throw error;
       });
       const chunks: Buffer[] = [];
       let size = 0;
@@ -93,6 +103,7 @@ export class SafePageFetcher implements PageFetcher {
       if (error instanceof BlockedDestinationError || e.code === 'BLOCKED_DESTINATION' || cause?.code === 'BLOCKED_DESTINATION') {
         throw new PageFetchError('blocked', `refused: ${cause?.message ?? e.message ?? 'blocked destination'}`, elapsed());
       }
+      if (options.signal?.aborted) throw new PageFetchError('timeout', 'stopped before a complete answer', elapsed());
       if (controller.signal.aborted) throw new PageFetchError('timeout', `no complete answer within ${timeoutMs} ms`, elapsed());
       throw new PageFetchError('unreachable', `${e.code ? `${e.code}: ` : ''}${e.message ?? String(error)}`.slice(0, 300), elapsed());
     } finally {

@@ -45,6 +45,12 @@ export interface AgentRunnerOptions {
   concurrency: number;
   /** How long a started run is held without a renewal; renewed every third of it. */
   leaseMs: number;
+  /**
+   * How long one run may take (AGENT_RUN_MAX_MS): then its work is asked to stop, and what it did is
+   * recorded as the run's result (an outreach run stops between prospects; the rest wait for the next
+   * run). A slot of the runner, shared by every team, is not held for hours by one slow site.
+   */
+  maxRunMs?: number;
   /** How often scheduled runs are looked for. */
   scheduleIntervalMs: number;
   log?: Log;
@@ -216,6 +222,13 @@ export class AgentRunner {
     const stopped = this.controller?.signal;
     const onStop = () => work.abort(new Error('the runner is stopping'));
     stopped?.addEventListener('abort', onStop, { once: true });
+    let overtime = false;
+    const deadline = this.options.maxRunMs
+      ? setTimeout(() => {
+          overtime = true;
+          work.abort(new Error(`the run took longer than AGENT_RUN_MAX_MS (${this.options.maxRunMs} ms)`));
+        }, this.options.maxRunMs)
+      : null;
     const renewal = setInterval(() => {
       renewAgentRunLease(this.deps, { ...holder, leaseMs: this.options.leaseMs }).catch((error: unknown) => {
         if (error instanceof RunLeaseLostError) work.abort(error);
@@ -224,7 +237,7 @@ export class AgentRunner {
     }, Math.max(100, Math.floor(this.options.leaseMs / 3)));
     try {
       const outcome = await this.work(run, work.signal);
-      if (work.signal.aborted) return; // stopping, or the run was taken over: its lease decides
+      if (work.signal.aborted && !overtime) return; // stopping, or the run was taken over: its lease decides
       if (outcome.ok) await completeAgentRun(this.deps, { ...holder, ...outcome.result });
       else await failAgentRun(this.deps, { ...holder, reason: outcome.reason, detail: outcome.detail.slice(0, DETAIL_MAX) });
     } catch (error) {
@@ -232,6 +245,7 @@ export class AgentRunner {
       this.options.log?.error({ err: error }, 'recording an agent run failed');
     } finally {
       clearInterval(renewal);
+      if (deadline) clearTimeout(deadline);
       stopped?.removeEventListener('abort', onStop);
     }
   }

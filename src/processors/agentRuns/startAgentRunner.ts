@@ -40,6 +40,7 @@ export async function startAgentRunner(services: Services, log?: Log, options: {
       workerId: options.workerId ?? config.AGENT_RUNNER_WORKER_ID ?? hostname(),
       concurrency: config.AGENT_RUN_CONCURRENCY,
       leaseMs: config.AGENT_RUN_LEASE_MS,
+      maxRunMs: config.AGENT_RUN_MAX_MS,
       scheduleIntervalMs: config.AGENT_SCHEDULE_INTERVAL_MS,
       log,
     },
