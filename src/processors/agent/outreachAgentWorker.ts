@@ -1,3 +1,4 @@
+import { interleaveBy } from '../../lib/interleave.ts';
 import { randomUUID } from 'node:crypto';
 import type { ConversationEvent } from '../../domain/conversation.ts';
 import { type EventSchemas, conversationEventSchemas } from '../../domain/eventSchemas.ts';
@@ -215,7 +216,9 @@ export class OutreachAgentWorker {
       if (list) list.push(d);
       else byConversation.set(id, [d]);
     }
-    const queues = [...byConversation.values()];
+    // Teams take turns: one team's burst of pitches (SMTP has no write tier) must not hold every other
+    // team's dispatches in this page behind all of its own. A conversation's dispatches keep their order.
+    const queues = interleaveBy([...byConversation.values()], (queue) => queue[0]!.dispatch.teamId);
     let next = 0;
     const lane = async () => {
       while (next < queues.length) {
