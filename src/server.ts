@@ -8,7 +8,6 @@ import { startForwardingMailbox } from './processors/forwardingMailbox.ts';
 import { startBackgroundRoles } from './processors/startBackgroundRoles.ts';
 import { startProjections } from './projections/startProjections.ts';
 import { followStoredCheckpoints } from './projections/followStoredCheckpoints.ts';
-import { startAgentRunner } from './processors/agentRuns/startAgentRunner.ts';
 import { type ShutdownDeps, exitGracefullyOnSignals, gracefulShutdown } from './lifecycle/shutdown.ts';
 import { assertSecretKeyOpens } from './lifecycle/secretKeyCheck.ts';
 import { assertPortFree, startupFailure } from './lifecycle/startupFailure.ts';
@@ -42,14 +41,12 @@ async function main() {
   const projections = config.RUN_PROJECTIONS ? startProjections(services, (err) => fastify.log.error({ err }, 'projection failed')) : null;
   const following = projections ? null : followStoredCheckpoints(services.projections, FOLLOW_EVERY_MS, (err) => fastify.log.error({ err }, 'following the stored checkpoints failed'));
   await fastify.register(app, { services });
-  // The webhook delivery worker and the Outreach Agent: their own thread by default (WORKERS_IN_THREAD).
+  // The webhook delivery worker, the Outreach Agent and the agent runner: their own thread by default (WORKERS_IN_THREAD).
   const background = await startBackgroundRoles(services, projections, {
     log: fastify.log,
     onAttempt: (status) => fastify.metrics.deliveryAttempted(status),
   });
   fastify.log.info({ projections: projections?.mode ?? 'off', workers: background.mode }, 'background roles started');
-  // The agents' work comes from services.agentWork (src/agentWorkWiring.ts).
-  const agentRunner = config.RUN_AGENT_RUNNER ? await startAgentRunner(services, fastify.log) : null;
   // The forwarding mailbox (SMTP), off unless SMTP_ENABLED=true.
   const mailbox = config.SMTP_ENABLED
     ? await startForwardingMailbox(services, {
@@ -75,7 +72,6 @@ async function main() {
     roles: [
       ...(mailbox ? [{ name: 'forwarding mailbox', stop: () => mailbox.close() }] : []),
       ...background.roles,
-      ...(agentRunner ? [{ name: 'agent runner', stop: () => agentRunner.stop() }] : []),
       ...(projections ? [{ name: 'projections', stop: () => projections.stop() }] : []),
       ...(following ? [{ name: 'checkpoint follower', stop: () => following.stop() }] : []),
     ],

@@ -8,7 +8,7 @@ import { type ProjectionThread, applyFollowedBatches, reloadFromFile } from '../
 import type { Services } from '../services.ts';
 
 /**
- * The webhook delivery worker and the Outreach Agent as one worker thread of the `npm start` process
+ * The webhook delivery worker, the Outreach Agent and the agent runner as one worker thread of the `npm start` process
  * (WORKERS_IN_THREAD, default true with the embedded SQLite stores and the projection thread), so
  * their dispatching, signing, HTTP, triage and drafting never take the event loop that serves
  * requests. The thread opens its own connections, as `outreach worker webhooks` / `outreach worker
@@ -40,6 +40,8 @@ type FromThread =
 export interface BackgroundThreadRoles {
   webhooks: boolean;
   agent: boolean;
+  /** The agent runner (queued and scheduled agent runs): its work (interlinking over every article, an outreach run's pages) must not take the event loop that serves requests either. */
+  runner: boolean;
 }
 
 type Log = { error(obj: unknown, msg?: string): void; warn(obj: unknown, msg?: string): void };
@@ -180,6 +182,7 @@ async function runThread(config: Config, roles: BackgroundThreadRoles, writer: M
   const { createServices } = await import('../services.ts');
   const { startWebhookWorker } = await import('./webhookDelivery/startWorker.ts');
   const { startAgentWorker } = await import('./agent/startAgentWorker.ts');
+  const { startAgentRunner } = await import('./agentRuns/startAgentRunner.ts');
 
   const services = await createServices(config, {
     eventStoreWriter: writer,
@@ -251,6 +254,7 @@ async function runThread(config: Config, roles: BackgroundThreadRoles, writer: M
 
   const webhooks = roles.webhooks ? await startWebhookWorker(services, log, { onAttempt }) : null;
   const agent = roles.agent ? await startAgentWorker(services, log) : null;
+  const agentRunner = roles.runner ? await startAgentRunner(services, log) : null;
   const report = () =>
     post({
       kind: 'stats',
@@ -263,7 +267,7 @@ async function runThread(config: Config, roles: BackgroundThreadRoles, writer: M
   report();
   stopRoles = async (drainMs) => {
     clearInterval(reporter);
-    await Promise.all([webhooks?.stop(drainMs), agent?.stop()]);
+    await Promise.all([webhooks?.stop(drainMs), agent?.stop(), agentRunner?.stop()]);
   };
   post({ kind: 'ready' });
   if (stopRequested !== null) await stop(stopRequested);
