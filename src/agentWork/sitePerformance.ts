@@ -19,6 +19,8 @@ export const sitePerformanceWork: AgentWork = async (run, deps) => {
       const page = await deps.fetcher.fetch(url, { timeoutMs: settings.timeoutMs, maxBytes: MAX_PAGE_BYTES, signal: deps.signal });
       return { url, status: page.status, durationMs: page.durationMs, location: page.location, contentType: page.headers['content-type'] ?? null, body: page.body, error: null };
     } catch (error) {
+      // Cut short by the run's end (a stop, AGENT_RUN_MAX_MS): not checked, rather than reported unreachable.
+      if (deps.signal.aborted) return null;
       const message = error instanceof PageFetchError ? error.message : error instanceof Error ? error.message : String(error);
       return { url, status: null, durationMs: null, location: null, contentType: null, body: null, error: message };
     }

@@ -1,3 +1,5 @@
+import { decodeHTML } from 'entities';
+
 /**
  * Plain text and internal links out of an article's HTML, without an HTML parser dependency: one
  * forward scan (indexOf, never a regular expression over the whole document), so hostile markup
@@ -83,14 +85,19 @@ function scanHtml(html: string, onText: (text: string) => void, onTag: (tag: Tag
  * `links`: a link's absolute URL follows its text as ` [url]` unless the text shows it already (a
  * mail's HTML, whose asks name their URLs in links). One pass: linear in the HTML's length.
  */
-export function htmlToText(html: string, options: { links?: boolean } = {}): string {
+export function htmlToText(html: string, options: { links?: boolean; mail?: boolean } = {}): string {
   const parts: string[] = [];
   let anchor: { href: string; start: number } | null = null;
+  let depth = 0;
+  // A mail's HTML: every entity decoded (the triage reads `&euro;50` as money), and a <blockquote>'s
+  // paragraphs prefixed with `> ` as mail clients quote, so quoted history is told from the sender's words.
+  const decode = options.mail ? (text: string) => decodeHTML(text).replaceAll(QUOTE_MARK, '') : decodeEntities;
   scanHtml(
     html,
-    (text) => parts.push(decodeEntities(text)),
+    (text) => parts.push(decode(text)),
     (tag) => {
-      if (BLOCKS.has(tag.name)) parts.push('\n\n');
+      if (options.mail && tag.name === 'blockquote') depth = Math.max(0, depth + (tag.closing ? -1 : 1));
+      if (BLOCKS.has(tag.name)) parts.push('\n\n' + QUOTE_MARK.repeat(depth));
       if (!options.links || tag.name !== 'a') return;
       if (!tag.closing) {
         const href = hrefOf(tag.raw);
@@ -103,7 +110,24 @@ export function htmlToText(html: string, options: { links?: boolean } = {}): str
       }
     },
   );
-  return normaliseParagraphs(parts.join(''));
+  const text = normaliseParagraphs(parts.join(''));
+  return options.mail ? quoted(text) : text;
+}
+
+/** Marks the start of a paragraph inside a <blockquote>, once per level (never in the text: removed from it). */
+const QUOTE_MARK = '\u0001';
+
+function quoted(text: string): string {
+  return text
+    .split('\n\n')
+    .map((paragraph) => {
+      const lead = /^[\u0001 ]*/.exec(paragraph)![0];
+      const level = lead.split(QUOTE_MARK).length - 1;
+      const rest = paragraph.slice(lead.length).replaceAll(QUOTE_MARK, '');
+      return rest ? '> '.repeat(level) + rest : '';
+    })
+    .filter((p) => p !== '')
+    .join('\n\n');
 }
 
 function hrefOf(raw: string): string | null {

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { EMAIL_ADDRESS_SHAPE, normaliseEmail } from '../domain/email.ts';
 import { getMessage } from '../readModels/messages.ts';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { type IngestionContext, ingestMessage } from '../commands/ingestion.ts';
 import { ServiceError } from '../domain/errors.ts';
@@ -74,6 +74,34 @@ function contentKey(mail: ParsedMail, session: SMTPServerSession): string {
 }
 
 /**
+ * Connections from one address, counted when TCP accepts them (before smtp-server greets, counts them
+ * against maxClients, or runs onConnect): one sender opening connections in a loop must not hold
+ * every slot while each waits to be refused. Over the limit, a 421 and the socket is closed.
+ */
+function limitPerAddress(server: SMTPServer, max: number): void {
+  const open = new Map<string, number>();
+  const listeners = server.server.listeners('connection') as Array<(socket: Socket) => void>;
+  server.server.removeAllListeners('connection');
+  server.server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? '';
+    const count = open.get(address) ?? 0;
+    if (count >= max) {
+      socket.on('error', () => {});
+      socket.end('421 4.7.0 too many connections from your address, try again later\r\n');
+      setTimeout(() => socket.destroy(), 1_000).unref();
+      return;
+    }
+    open.set(address, count + 1);
+    socket.once('close', () => {
+      const left = (open.get(address) ?? 1) - 1;
+      if (left > 0) open.set(address, left);
+      else open.delete(address);
+    });
+    for (const listener of listeners) listener.call(server.server, socket);
+  });
+}
+
+/**
  * The forwarding mailbox: an SMTP listener for `forward+<token>@<MAIL_DOMAIN>` and for the bounce
  * addresses our mail is sent from (`bounce+<message id>.<tag>@<MAIL_DOMAIN>`). Unknown recipients
  * are refused at RCPT TO (550). Each accepted message is ingested once per recipient site through
@@ -90,8 +118,6 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
   };
 
   const limits = { ...SMTP_LIMITS, ...options.limits };
-  const perAddress = new Map<string, number>();
-  const counted = new Set<string>();
   const server = new SMTPServer({
     logger: false,
     banner: 'Outreach forwarding mailbox',
@@ -100,19 +126,8 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     size: options.maxMessageBytes,
     maxClients: limits.maxClients,
     socketTimeout: limits.socketTimeoutMs,
-    onConnect(session, callback) {
-      const open = perAddress.get(session.remoteAddress) ?? 0;
-      if (open >= limits.maxClientsPerAddress) return callback(new SmtpReply(421, '4.7.0 too many connections from your address, try again later'));
-      perAddress.set(session.remoteAddress, open + 1);
-      counted.add(session.id);
-      callback();
-    },
-    onClose(session) {
-      if (!counted.delete(session.id)) return;
-      const open = (perAddress.get(session.remoteAddress) ?? 1) - 1;
-      if (open > 0) perAddress.set(session.remoteAddress, open);
-      else perAddress.delete(session.remoteAddress);
-    },
+    // Nothing reads the client's reverse name, and its lookup (up to 1.5 s, in a zone the sender controls) would hold a slot.
+    disableReverseLookup: true,
     onRcptTo(address, session, callback) {
       if (session.envelope.rcptTo.length >= limits.maxRecipients) return callback(new SmtpReply(452, '4.5.3 too many recipients'));
       if (bouncedMessageId(ctx.secrets, address.address, options.mailDomain)) return callback();
@@ -154,7 +169,7 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     const mail = await simpleParser(raw, PARSE);
     const html = typeof mail.html === 'string' ? mail.html : null;
     // An HTML-only mail's text part is '' here (the conversion skipped).
-    const text = !mail.text?.trim() && html ? htmlToText(html, { links: true }) : (mail.text ?? '');
+    const text = !mail.text?.trim() && html ? htmlToText(html, { links: true, mail: true }) : (mail.text ?? '');
     const headerFrom = mail.from?.value[0];
     const forwarded = originalSender(text);
     const from = forwarded?.address ?? headerFrom?.address;
@@ -236,6 +251,7 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     return false;
   }
 
+  limitPerAddress(server, limits.maxClientsPerAddress);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {

@@ -113,7 +113,8 @@ export class SafePageFetcher implements PageFetcher {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    // destroy, not close: a connect a stopped fetch left pending (a TLS handshake never answered) would hold close() until its timeout.
+    await this.agent.destroy();
   }
 }
 

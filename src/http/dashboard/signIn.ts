@@ -68,8 +68,14 @@ export async function signInRoutes(app: FastifyInstance) {
     }
     const key = `${email}|${request.ip}`;
     const addressKey = `address|${request.ip}`;
+    const attemptedAt = app.clock.now().getTime();
     const addressWait = await addressThrottle.attempt(addressKey);
-    const wait = addressWait > 0 ? addressWait : await throttle.attempt(key);
+    let wait = addressWait;
+    if (wait === 0) {
+      wait = await throttle.attempt(key);
+      // Refused for this email: no password is checked, so it is no failure of the address either.
+      if (wait > 0) await addressThrottle.giveBack(addressKey, attemptedAt);
+    }
     if (wait > 0) {
       reply.header('retry-after', String(wait));
       return signInForm(reply, app, 429, returnTo, `Too many failed sign-ins. Try again in ${Math.ceil(wait / 60)} minutes.`, email);
@@ -81,7 +87,7 @@ export async function signInRoutes(app: FastifyInstance) {
       return signInForm(reply, app, 401, returnTo, 'The email or password is incorrect.', email);
     }
     await throttle.succeed(key);
-    await addressThrottle.giveBack(addressKey);
+    await addressThrottle.giveBack(addressKey, attemptedAt);
     const session = await startDashboardSession(app, { userId: user.id, teamId: user.teamId });
     await app.waitForWrite(session.position);
     reply.setCookie(sessionCookieName(app), session.token, cookieOptions(app, DASHBOARD_SESSION_TTL_MS / 1000));

@@ -74,8 +74,9 @@ export class SignInThrottle {
   }
 
   /** A successful sign-in takes back its own attempt only (a client's address: its own account's success must not clear the guesses before it). */
-  async giveBack(pair: string): Promise<void> {
-    const bucket = Math.floor(this.clock.now().getTime() / this.bucketMs);
+  async giveBack(pair: string, attemptedAt: number = this.clock.now().getTime()): Promise<void> {
+    // The bucket the attempt was counted in: a password check may end in the next one.
+    const bucket = Math.floor(attemptedAt / this.bucketMs);
     await this.counters.increment(this.keyOf(pair, bucket), -1, this.expiryOf(bucket));
   }
 
