@@ -1,13 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import nodemailer from 'nodemailer';
 import t from 'tap';
 import { AesSecretBox } from '../../src/adapters/crypto/aesSecretBox.ts';
 import { bounceAddress, bouncedMessageId } from '../../src/domain/bounceAddress.ts';
-import { startForwardingMailbox } from '../../src/processors/forwardingMailbox.ts';
 import { act } from '../inbox/actionsHelpers.ts';
 import { ingest, PITCH } from '../ingestion/helpers.ts';
-import { envelopes, startAgentHarness } from './helpers.ts';
+import { envelopes, startMailboxHarness } from './helpers.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/deliveryReports/${name}`, import.meta.url));
 
@@ -37,13 +35,7 @@ t.test('a bounce address names its mail, and only the service can make one', asy
  * a bounce address with a tag the service did not make is refused at RCPT TO.
  */
 t.test('delivery reports sent to a mail’s own bounce address, through a real SMTP client', async (t) => {
-  const a = await startAgentHarness({ env: { MAIL_DOMAIN: 'inbound.test' } });
-  t.teardown(() => a.close());
-  const { services } = a.h.app;
-  const mailbox = await startForwardingMailbox(services, { host: '127.0.0.1', port: 0, mailDomain: 'inbound.test', maxMessageBytes: 1024 * 1024 });
-  t.teardown(() => mailbox.close());
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port: mailbox.port, secure: false, ignoreTLS: true });
-  t.teardown(() => transport.close());
+  const { a, services, transport } = await startMailboxHarness(t);
 
   const bounceOf = new Map<string, string>();
   const conversations = new Map<string, string>();
@@ -115,13 +107,7 @@ t.test('delivery reports sent to a mail’s own bounce address, through a real S
  * must not be answered 250 and forgotten: the reporting MTA sends a DSN once.
  */
 t.test('a report to a valid bounce address whose message doc is not projected yet', async (t) => {
-  const a = await startAgentHarness({ env: { MAIL_DOMAIN: 'inbound.test' } });
-  t.teardown(() => a.close());
-  const { services } = a.h.app;
-  const mailbox = await startForwardingMailbox(services, { host: '127.0.0.1', port: 0, mailDomain: 'inbound.test', maxMessageBytes: 1024 * 1024 });
-  t.teardown(() => mailbox.close());
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port: mailbox.port, secure: false, ignoreTLS: true });
-  t.teardown(() => transport.close());
+  const { a, services, transport } = await startMailboxHarness(t);
 
   // The projections fall behind.
   await services.projections.stop();

@@ -1,9 +1,7 @@
 import { readFileSync } from 'node:fs';
-import nodemailer from 'nodemailer';
 import t from 'tap';
-import { startForwardingMailbox } from '../../src/processors/forwardingMailbox.ts';
 import { ingest, makeAgentReady, PITCH } from '../ingestion/helpers.ts';
-import { envelopes, startAgentHarness } from './helpers.ts';
+import { envelopes, startMailboxHarness } from './helpers.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/deliveryReports/${name}`, import.meta.url));
 
@@ -14,13 +12,7 @@ const fixture = (name: string) => readFileSync(new URL(`../fixtures/deliveryRepo
  * team's suppression list and subscribers hear `outreach.contact_suppressed`; nothing is ingested.
  */
 t.test('bounce DSN and ARF complaint through the SMTP listener suppress the contact', async (t) => {
-  const a = await startAgentHarness({ env: { MAIL_DOMAIN: 'inbound.test' } });
-  t.teardown(() => a.close());
-  const { services } = a.h.app;
-  const mailbox = await startForwardingMailbox(services, { host: '127.0.0.1', port: 0, mailDomain: 'inbound.test', maxMessageBytes: 1024 * 1024 });
-  t.teardown(() => mailbox.close());
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port: mailbox.port, secure: false, ignoreTLS: true });
-  t.teardown(() => transport.close());
+  const { a, services, transport } = await startMailboxHarness(t);
   // The two contacts the reports name wrote to the site, and the agent answered each: the reports return those answers.
   const answered = new Map<string, string>();
   for (const from of ['jane.doe@prospect.test', 'Priya.Shah@yahoo.test']) {

@@ -11,6 +11,8 @@ import type { Mailer } from '../../src/ports/mailer.ts';
 import { ReplySender } from '../../src/processors/agent/replySender.ts';
 import type { RunningAgent } from '../../src/processors/agent/startAgentWorker.ts';
 import { startAgentWorker } from '../../src/processors/agent/startAgentWorker.ts';
+import { startForwardingMailbox } from '../../src/processors/forwardingMailbox.ts';
+import nodemailer from 'nodemailer';
 import { makeAgentReady, ingest, PITCH } from '../ingestion/helpers.ts';
 import { type Harness, type Receiver, startHarness, startReceiver } from '../webhooks/helpers.ts';
 import { type SmtpSink, type SinkBehaviour, startSmtpSink } from './smtpSink.ts';
@@ -82,6 +84,18 @@ export async function startAgentHarness(
   };
   if (options.startAgent ?? true) await harness.startAgent();
   return harness;
+}
+
+/** The agent harness (MAIL_DOMAIN inbound.test), its forwarding mailbox on loopback and a real SMTP client of it; closed at the test's end. */
+export async function startMailboxHarness(t: Test) {
+  const a = await startAgentHarness({ env: { MAIL_DOMAIN: 'inbound.test' } });
+  t.teardown(() => a.close());
+  const { services } = a.h.app;
+  const mailbox = await startForwardingMailbox(services, { host: '127.0.0.1', port: 0, mailDomain: 'inbound.test', maxMessageBytes: 1024 * 1024 });
+  t.teardown(() => mailbox.close());
+  const transport = nodemailer.createTransport({ host: '127.0.0.1', port: mailbox.port, secure: false, ignoreTLS: true });
+  t.teardown(() => transport.close());
+  return { a, services, mailbox, transport };
 }
 
 /** Webhook envelopes of one type the receiver got. */

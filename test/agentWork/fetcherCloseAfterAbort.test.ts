@@ -1,18 +1,11 @@
-import { createServer, type Socket } from 'node:net';
 import t from 'tap';
 import { SafePageFetcher } from '../../src/adapters/http/safePageFetcher.ts';
 import { parseAllowedRanges } from '../../src/domain/destination.ts';
+import { startTarpit } from '../helpers/tarpit.ts';
 
 /** A fetch returns at once on abort, and close() (runner.stop) does not wait for the TLS connect it had started either. */
 t.test('after an aborted fetch to a TLS tarpit, close() does not wait for the connect timeout', async (t) => {
-  const held: Socket[] = [];
-  const tarpit = createServer((s) => held.push(s));
-  await new Promise<void>((r) => tarpit.listen(0, '127.0.0.1', r));
-  t.teardown(() => {
-    held.forEach((s) => s.destroy());
-    tarpit.close();
-  });
-  const port = (tarpit.address() as { port: number }).port;
+  const { port, held } = await startTarpit(t);
   const fetcher = new SafePageFetcher({ allowed: parseAllowedRanges('127.0.0.1/32'), timeoutMs: 5_000, maxBytes: 1000 });
   const stop = new AbortController();
   const started = Date.now();

@@ -1,9 +1,9 @@
-import { createServer, type Socket } from 'node:net';
 import t from 'tap';
 import { loadProspects } from '../../src/commands/prospects.ts';
 import { startAgentRunner } from '../../src/processors/agentRuns/startAgentRunner.ts';
 import { getAgentRun } from '../../src/readModels/agentRuns.ts';
 import { settle } from '../helpers/http.ts';
+import { startTarpit } from '../helpers/tarpit.ts';
 import { bearer, createTenant, startTestApp } from '../helpers/testApp.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -15,15 +15,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * team's run waited. A prospect the stop cut short is left for the next run, not skipped as unreachable.
  */
 t.test('an outreach run over a site that never answers ends at AGENT_RUN_MAX_MS; its unfinished prospects stay new', async (t) => {
-  // Accepts TCP and never answers the TLS handshake.
-  const held: Socket[] = [];
-  const tarpit = createServer((s) => held.push(s));
-  await new Promise<void>((r) => tarpit.listen(0, '127.0.0.1', r));
-  t.teardown(() => {
-    held.forEach((s) => s.destroy());
-    tarpit.close();
-  });
-  const port = (tarpit.address() as { port: number }).port;
+  const { port } = await startTarpit(t);
 
   const app = await startTestApp({ env: { WEBHOOK_ALLOWED_RANGES: '127.0.0.1/32', AGENT_RUN_LEASE_MS: '10000', AGENT_RUN_MAX_MS: '1500' } });
   const runner = await startAgentRunner(app.services);
