@@ -18,6 +18,7 @@ import {
   signInCsrfCookieName,
 } from '../web/session.ts';
 import { SignInThrottle } from '../web/signInThrottle.ts';
+import { BUSY, PasswordCheckGate } from '../web/passwordCheckGate.ts';
 
 /** Compared against when the email is unknown, so a miss costs the same scrypt work as a hit. */
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
@@ -53,6 +54,8 @@ export async function signInRoutes(app: FastifyInstance) {
   // Per client address whatever the email: a guess at a new address each time is still a password
   // check (scrypt, on the thread pool DNS lookups share), so one client must not make them without end.
   const addressThrottle = new SignInThrottle(app.counters, app.clock, app.config.SIGN_IN_FAILURES_PER_ADDRESS);
+  // Two checks at once leave half of libuv's pool to the rest of the process, whatever the number of addresses.
+  const checks = new PasswordCheckGate(2, app.config.SIGN_IN_MAX_QUEUED_CHECKS);
 
   app.get('/dashboard/sign-in', async function signInPage(request: FastifyRequest<{ Querystring: { return_to?: string } }>, reply) {
     const returnTo = safeReturnTo(request.query.return_to);
@@ -81,7 +84,13 @@ export async function signInRoutes(app: FastifyInstance) {
       return signInForm(reply, app, 429, returnTo, `Too many failed sign-ins. Try again in ${Math.ceil(wait / 60)} minutes.`, email);
     }
     const user = email ? await findUserByEmail(app.readModels, email) : null;
-    const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH).catch(() => false);
+    const ok = await checks.run(() => verifyPassword(password, user?.passwordHash ?? DUMMY_HASH).catch(() => false));
+    if (ok === BUSY) {
+      // No password was checked: neither limit counts it.
+      await Promise.all([throttle.giveBack(key, attemptedAt), addressThrottle.giveBack(addressKey, attemptedAt)]);
+      reply.header('retry-after', '1');
+      return signInForm(reply, app, 429, returnTo, 'Too many sign-ins at this moment. Please try again in a few seconds.', email);
+    }
     if (!user || !user.passwordHash || !ok) {
       // Already counted by `attempt`.
       return signInForm(reply, app, 401, returnTo, 'The email or password is incorrect.', email);
