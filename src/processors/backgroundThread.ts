@@ -34,7 +34,7 @@ type FromThread =
   | { kind: 'appended' }
   | { kind: 'stats'; stats: RoleStats }
   | { kind: 'attempts'; statuses: DeliveryStatus[] }
-  | { kind: 'log'; level: 'error' | 'warn'; msg: string; err?: { message: string; stack?: string } }
+  | { kind: 'log'; level: 'error' | 'warn'; msg: string; err?: { message: string; stack?: string }; fields?: Record<string, string | number | boolean | null> }
   | { kind: 'stopped' };
 
 export interface BackgroundThreadRoles {
@@ -122,7 +122,7 @@ export async function startBackgroundThread(
           return;
         case 'log': {
           const err = message.err ? Object.assign(new Error(message.err.message), { stack: message.err.stack }) : undefined;
-          log[message.level]({ err }, message.msg);
+          log[message.level]({ ...message.fields, err }, message.msg);
           return;
         }
         case 'stopped':
@@ -174,9 +174,18 @@ async function runThread(config: Config, roles: BackgroundThreadRoles, writer: M
     const err = (obj as { err?: unknown } | null)?.err;
     return err instanceof Error ? { message: err.message, stack: err.stack } : err === undefined ? undefined : { message: String(err) };
   };
+  // The log object's plain fields (an agentKey, a siteId) go with its error, as the main thread would log them.
+  const fieldsOf = (obj: unknown) => {
+    if (obj === null || typeof obj !== 'object') return undefined;
+    const fields: Record<string, string | number | boolean | null> = {};
+    for (const [key, value] of Object.entries(obj)) {
+      if (key !== 'err' && (value === null || ['string', 'number', 'boolean'].includes(typeof value))) fields[key] = value as string | number | boolean | null;
+    }
+    return fields;
+  };
   const log: Log = {
-    error: (obj, msg) => post({ kind: 'log', level: 'error', msg: msg ?? 'error', err: errOf(obj) }),
-    warn: (obj, msg) => post({ kind: 'log', level: 'warn', msg: msg ?? 'warning', err: errOf(obj) }),
+    error: (obj, msg) => post({ kind: 'log', level: 'error', msg: msg ?? 'error', err: errOf(obj), fields: fieldsOf(obj) }),
+    warn: (obj, msg) => post({ kind: 'log', level: 'warn', msg: msg ?? 'warning', err: errOf(obj), fields: fieldsOf(obj) }),
   };
   // Imported here: the main thread loads this module only for startBackgroundThread.
   const { createServices } = await import('../services.ts');

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { startBackgroundRoles } from '../../src/processors/startBackgroundRoles.ts';
 import { getAgentRun } from '../../src/readModels/agentRuns.ts';
+import { fakeOpenAi } from '../helpers/fakeOpenAi.ts';
 import { settle } from '../helpers/http.ts';
 import { bearer, createTenant, startTestApp } from '../helpers/testApp.ts';
 
@@ -11,7 +12,9 @@ import { bearer, createTenant, startTestApp } from '../helpers/testApp.ts';
  * runs agent runs, and a run queued over REST is executed and recorded by the thread.
  */
 t.test('a queued run is executed by the background roles thread', async (t) => {
-  const app = await startTestApp({ projectionsInThread: true });
+  // A language model that fails: the refinement's warning comes from the thread.
+  const model = await fakeOpenAi(t);
+  const app = await startTestApp({ projectionsInThread: true, env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.baseURL, OPENAI_TIMEOUT_MS: '2000' } });
   t.teardown(() => app.close());
   const tenant = await createTenant(app.services, { plan: 'advanced', domain: 'b.example' });
   const call = async (method: 'PUT' | 'POST', url: string, payload?: object) => {
@@ -25,7 +28,8 @@ t.test('a queued run is executed by the background roles thread', async (t) => {
   await call('PUT', `/api/v1/sites/${tenant.siteId}/agents/interlinking`, { isActive: true });
 
   const errors: unknown[] = [];
-  const roles = await startBackgroundRoles(app.services, app.projections, { log: { error: (obj, msg) => errors.push([msg, obj]), warn: () => {} } });
+  const warnings: Array<[string | undefined, unknown]> = [];
+  const roles = await startBackgroundRoles(app.services, app.projections, { log: { error: (obj, msg) => errors.push([msg, obj]), warn: (obj, msg) => warnings.push([msg, obj]) } });
   t.teardown(() => Promise.all(roles.roles.map((r) => r.stop(1_000))));
   t.equal(roles.mode, 'thread');
   t.same(roles.roles.map((r) => r.name), ['webhook delivery and agents thread'], 'one role, the thread: no runner on this event loop');
@@ -39,4 +43,9 @@ t.test('a queued run is executed by the background roles thread', async (t) => {
   }
   t.equal(doc?.status, 'succeeded', 'the thread ran it');
   t.same(errors, []);
+  t.match(
+    warnings.find(([msg]) => msg?.startsWith('language-model refinement failed')),
+    ['language-model refinement failed; the heuristic proposals were kept', { agentKey: 'interlinking', err: Error }],
+    "the thread's log keeps its fields (agentKey) with the error",
+  );
 });
