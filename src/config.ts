@@ -210,7 +210,7 @@ export const configSchema = z.object({
   SMTP_HOST: z.string().min(1).default('0.0.0.0'),
   SMTP_PORT: z.coerce.number().int().min(0).max(65535).default(2525),
   SMTP_MAX_MESSAGE_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
-  // What one sender may hold of the mailbox every tenant shares (src/processors/forwardingMailbox.ts, SMTP_LIMITS).
+  // What one sender may hold of the mailbox every tenant shares (src/processors/smtpLimits.ts).
   SMTP_MAX_CLIENTS: z.coerce.number().int().min(1).max(100_000).default(100),
   SMTP_MAX_CLIENTS_PER_ADDRESS: z.coerce.number().int().min(1).max(100_000).default(10),
   SMTP_SOCKET_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(60_000),

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { EMAIL_ADDRESS_SHAPE, normaliseEmail } from '../domain/email.ts';
 import { getMessage } from '../readModels/messages.ts';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { type IngestionContext, ingestMessage } from '../commands/ingestion.ts';
 import { ServiceError } from '../domain/errors.ts';
@@ -15,6 +15,7 @@ import { bouncedMessageId } from '../domain/bounceAddress.ts';
 import { forwardingToken, originalSender } from '../domain/forwarded.ts';
 import { returnedReplyIds } from '../domain/outreachAgent.ts';
 import { type SiteDoc, findSiteByForwardingToken } from '../readModels/sites.ts';
+import { SMTP_LIMITS, type SmtpLimits, limitPerAddress } from './smtpLimits.ts';
 
 export interface ForwardingMailboxOptions {
   host: string;
@@ -25,19 +26,6 @@ export interface ForwardingMailboxOptions {
   limits?: Partial<SmtpLimits>;
   onError?: (error: unknown) => void;
 }
-
-export interface SmtpLimits {
-  /** Connections at once, from anyone. */
-  maxClients: number;
-  /** Connections at once from one address. */
-  maxClientsPerAddress: number;
-  /** A connection idle this long is closed. */
-  socketTimeoutMs: number;
-  /** RCPT TO per message. */
-  maxRecipients: number;
-}
-
-export const SMTP_LIMITS: SmtpLimits = { maxClients: 100, maxClientsPerAddress: 10, socketTimeoutMs: 60_000, maxRecipients: 50 };
 
 /**
  * mailparser's own HTML-to-text conversion grows faster than its input (seconds for a megabyte, on
@@ -71,34 +59,6 @@ function contentKey(mail: ParsedMail, session: SMTPServerSession): string {
     .update(JSON.stringify([envelopeFrom, header('date'), header('from'), header('subject'), mail.text ?? '', typeof mail.html === 'string' ? mail.html : '']))
     .digest('hex');
   return `content:${digest}`;
-}
-
-/**
- * Connections from one address, counted when TCP accepts them (before smtp-server greets, counts them
- * against maxClients, or runs onConnect): one sender opening connections in a loop must not hold
- * every slot while each waits to be refused. Over the limit, a 421 and the socket is closed.
- */
-function limitPerAddress(server: SMTPServer, max: number): void {
-  const open = new Map<string, number>();
-  const listeners = server.server.listeners('connection') as Array<(socket: Socket) => void>;
-  server.server.removeAllListeners('connection');
-  server.server.on('connection', (socket: Socket) => {
-    const address = socket.remoteAddress ?? '';
-    const count = open.get(address) ?? 0;
-    if (count >= max) {
-      socket.on('error', () => {});
-      socket.end('421 4.7.0 too many connections from your address, try again later\r\n');
-      setTimeout(() => socket.destroy(), 1_000).unref();
-      return;
-    }
-    open.set(address, count + 1);
-    socket.once('close', () => {
-      const left = (open.get(address) ?? 1) - 1;
-      if (left > 0) open.set(address, left);
-      else open.delete(address);
-    });
-    for (const listener of listeners) listener.call(server.server, socket);
-  });
 }
 
 /**
