@@ -88,6 +88,8 @@ export class AgentRunner {
   private controller: AbortController | null = null;
   private loops: Promise<void>[] = [];
   private readonly inFlight = new Map<string, Promise<void>>();
+  /** The team of each run in flight. */
+  private readonly teamOf = new Map<string, string>();
   /** The refusal code last logged per scheduled site and agent (see scheduleDueRuns). */
   private readonly scheduleRefusals = new Map<string, string>();
 
@@ -200,6 +202,9 @@ export class AgentRunner {
   private async take(run: RunRef, signal: AbortSignal | undefined): Promise<void> {
     while (this.inFlight.size >= this.options.concurrency) {
       if (signal?.aborted) return;
+      // Every slot busy and this run's team holds one already: it stays queued for the sweep (which
+      // takes queued runs nobody took), so the runs other teams queued after it do not wait behind it.
+      if ([...this.teamOf.values()].includes(run.teamId)) return;
       await Promise.race(this.inFlight.values());
     }
     if (signal?.aborted || this.inFlight.has(run.runId)) return;
@@ -212,8 +217,12 @@ export class AgentRunner {
     }
     const event = started.events[0];
     if (event?.type !== 'AgentRunStarted') return; // ended already, or failed as worker_lost
-    const execution = this.execute({ ...run, agentKey: event.data.agentKey }, event.data.attempt).finally(() => this.inFlight.delete(run.runId));
+    const execution = this.execute({ ...run, agentKey: event.data.agentKey }, event.data.attempt).finally(() => {
+      this.inFlight.delete(run.runId);
+      this.teamOf.delete(run.runId);
+    });
     this.inFlight.set(run.runId, execution);
+    this.teamOf.set(run.runId, run.teamId);
   }
 
   private async execute(run: RunRef, attempt: number): Promise<void> {
