@@ -3,6 +3,7 @@ import { Agent, request } from 'undici';
 import { CLIENT_METADATA_MAX_BYTES, type MetadataDocumentClient, clientIdUrlProblem, parseClientMetadataDocument } from '../../domain/clientMetadataDocument.ts';
 import { ClientMetadataError, type ClientMetadataSource } from '../../ports/clientMetadata.ts';
 import { BlockedDestinationError, safeConnector } from './safeConnector.ts';
+import { discardBody } from './discardBody.ts';
 
 export interface ClientMetadataFetcherOptions {
   /** Operator-allowed ranges (OAUTH_CLIENT_METADATA_ALLOWED_RANGES); everything else private is refused. */
@@ -65,12 +66,12 @@ export class ClientMetadataFetcher implements ClientMetadataSource {
       });
       // A refused answer's body is not read: a peer trickling it would hold the socket long after the timeout.
       if (res.statusCode !== 200) {
-        res.body.on('error', () => {}).destroy();
+        discardBody(res.body);
         throw new ClientMetadataError(`fetching the client metadata document answered HTTP ${res.statusCode} (redirects are not followed)`);
       }
       const type = String(res.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
       if (type !== 'application/json' && !type.endsWith('+json')) {
-        res.body.on('error', () => {}).destroy();
+        discardBody(res.body);
         throw new ClientMetadataError('the client metadata document is not application/json');
       }
       // A body that does not arrive within the timeout (a peer trickling it) is no answer either.

@@ -5,6 +5,7 @@ import type { Config } from '../../config.ts';
 import { parseAllowedRanges } from '../../domain/destination.ts';
 import { type FetchOptions, type FetchedPage, PageFetchError, type PageFetcher } from '../../ports/pageFetcher.ts';
 import { BlockedDestinationError, safeConnector } from './safeConnector.ts';
+import { discardBody } from './discardBody.ts';
 
 export const PAGE_FETCHER_USER_AGENT = 'OutreachServiceBot/1.0';
 
@@ -65,7 +66,7 @@ export class SafePageFetcher implements PageFetcher {
         controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
       });
       const res = await Promise.race([pending, stopped]).catch((error: unknown) => {
-        pending.then((late) => late.body.destroy(), () => {});
+        pending.then((late) => discardBody(late.body), () => {});
         throw error;
       });
       const chunks: Buffer[] = [];

@@ -1,6 +1,7 @@
 import type { BlockList } from 'node:net';
 import { Agent, request } from 'undici';
 import { BlockedDestinationError, safeConnector } from '../../adapters/http/safeConnector.ts';
+import { discardBody } from '../../adapters/http/discardBody.ts';
 import type { AttemptOutcome, DeliveryStatus } from '../../domain/webhookDelivery.ts';
 
 export { BlockedDestinationError };
@@ -76,7 +77,7 @@ export class WebhookSender {
     } catch (error) {
       clearTimeout(timer);
       // Settles later (aborted) when the deadline won; an answer arriving in the same tick is dropped.
-      pending.then((res) => res.body.on('error', () => {}).destroy(), () => {});
+      pending.then((res) => discardBody(res.body), () => {});
       return { ...classify(error, controller.signal), statusCode: null, durationMs: elapsed() };
     }
   }
