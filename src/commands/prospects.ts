@@ -14,24 +14,13 @@ export interface ProspectsSite {
 export async function importProspects(ctx: CommandContext, input: ProspectsSite & { prospects: Prospect[] }) {
   if ((await ctx.events.readStream(siteStream(input.siteId))).length === 0) throw new TenancyError(`site ${input.siteId} not found`);
   const importId = ctx.newId();
-  const result = await handleCommand(
-    ctx,
-    prospectsStream(input.siteId),
-    prospectsDecider,
-    { type: 'ImportProspects', data: { siteId: input.siteId, teamId: input.teamId, occurredAt: ctx.clock.now().getTime(), importId, prospects: input.prospects } },
-    {},
-    FOLDING,
-  );
+  const result = await prospectCommand(ctx, input.siteId, {
+    type: 'ImportProspects',
+    data: { siteId: input.siteId, teamId: input.teamId, occurredAt: ctx.clock.now().getTime(), importId, prospects: input.prospects },
+  });
   const imported = result.events[0]?.type === 'ProspectsImported' ? result.events[0].data.prospects.length : 0;
   return { importId: imported > 0 ? importId : null, imported, unchanged: input.prospects.length - imported, position: result.position };
 }
-
-/**
- * A site's prospects stream grows with every import (up to 5,000 prospects each) and every prospect
- * a run pitches or skips, and a run decides on it once per prospect: its fold is kept and carried on
- * instead of reading and parsing the whole stream each time (on the thread every request shares).
- */
-const FOLDING = { aggregate: aggregateStreamFolding };
 
 export const loadProspects = async (ctx: CommandContext, siteId: string) => (await aggregateStreamFolding(ctx.events, prospectsStream(siteId), prospectsDecider)).state;
 
@@ -42,4 +31,10 @@ export const recordPitch = (ctx: CommandContext, input: ProspectsSite & { prospe
 export const skipProspect = (ctx: CommandContext, input: ProspectsSite & { prospectUrl: string; reason: ProspectSkipReason; detail: string; runId: string }) =>
   prospectCommand(ctx, input.siteId, { type: 'SkipProspect', data: { ...input, occurredAt: ctx.clock.now().getTime() } });
 
-const prospectCommand = (ctx: CommandContext, siteId: string, command: ProspectCommand) => handleCommand(ctx, prospectsStream(siteId), prospectsDecider, command, {}, FOLDING);
+/**
+ * A site's prospects stream grows with every import (up to 5,000 prospects each) and every prospect
+ * a run pitches or skips, and a run decides on it once per prospect: its fold is kept and carried on
+ * instead of reading and parsing the whole stream each time (on the thread every request shares).
+ */
+const prospectCommand = (ctx: CommandContext, siteId: string, command: ProspectCommand) =>
+  handleCommand(ctx, prospectsStream(siteId), prospectsDecider, command, {}, { aggregate: aggregateStreamFolding });

@@ -82,10 +82,11 @@ function scanHtml(html: string, onText: (text: string) => void, onTag: (tag: Tag
 
 /**
  * The article's text: paragraphs separated by a blank line, whitespace inside a paragraph collapsed.
- * `links`: a link's absolute URL follows its text as ` [url]` unless the text shows it already (a
- * mail's HTML, whose asks name their URLs in links). One pass: linear in the HTML's length.
+ * `mail` (an inbound mail's HTML): a link's absolute URL follows its text as ` [url]` unless the text
+ * shows it already (asks name their URLs in links), every entity is decoded, and a <blockquote>'s
+ * paragraphs are quoted. One pass: linear in the HTML's length.
  */
-export function htmlToText(html: string, options: { links?: boolean; mail?: boolean } = {}): string {
+export function htmlToText(html: string, options: { mail?: boolean } = {}): string {
   const parts: string[] = [];
   let anchor: { href: string; start: number } | null = null;
   let depth = 0;
@@ -98,7 +99,7 @@ export function htmlToText(html: string, options: { links?: boolean; mail?: bool
     (tag) => {
       if (options.mail && tag.name === 'blockquote') depth = Math.max(0, depth + (tag.closing ? -1 : 1));
       if (BLOCKS.has(tag.name)) parts.push('\n\n' + QUOTE_MARK.repeat(depth));
-      if (!options.links || tag.name !== 'a') return;
+      if (!options.mail || tag.name !== 'a') return;
       if (!tag.closing) {
         const href = hrefOf(tag.raw);
         anchor = href && /^(?:https?:\/\/|mailto:)/i.test(href) ? { href, start: parts.length } : null;

@@ -129,7 +129,7 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     const mail = await simpleParser(raw, PARSE);
     const html = typeof mail.html === 'string' ? mail.html : null;
     // An HTML-only mail's text part is '' here (the conversion skipped).
-    const text = !mail.text?.trim() && html ? htmlToText(html, { links: true, mail: true }) : (mail.text ?? '');
+    const text = !mail.text?.trim() && html ? htmlToText(html, { mail: true }) : (mail.text ?? '');
     const headerFrom = mail.from?.value[0];
     const forwarded = originalSender(text);
     const from = forwarded?.address ?? headerFrom?.address;

@@ -72,8 +72,7 @@ export async function signInRoutes(app: FastifyInstance) {
     const key = `${email}|${request.ip}`;
     const addressKey = `address|${request.ip}`;
     const attemptedAt = app.clock.now().getTime();
-    const addressWait = await addressThrottle.attempt(addressKey);
-    let wait = addressWait;
+    let wait = await addressThrottle.attempt(addressKey);
     if (wait === 0) {
       wait = await throttle.attempt(key);
       // Refused for this email: no password is checked, so it is no failure of the address either.

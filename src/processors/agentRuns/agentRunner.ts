@@ -87,9 +87,8 @@ export class AgentRunner {
   private checkpoint = -1n;
   private controller: AbortController | null = null;
   private loops: Promise<void>[] = [];
-  private readonly inFlight = new Map<string, Promise<void>>();
-  /** The team of each run in flight. */
-  private readonly teamOf = new Map<string, string>();
+  /** Each run in flight: its execution and its team. */
+  private readonly inFlight = new Map<string, { done: Promise<void>; teamId: string }>();
   /** The refusal code last logged per scheduled site and agent (see scheduleDueRuns). */
   private readonly scheduleRefusals = new Map<string, string>();
 
@@ -129,7 +128,7 @@ export class AgentRunner {
   async stop(): Promise<void> {
     this.controller?.abort();
     await Promise.all(this.loops);
-    await Promise.allSettled(this.inFlight.values());
+    await Promise.allSettled(this.executions());
     this.loops = [];
     this.controller = null;
     await this.pageFetcher?.close();
@@ -143,7 +142,7 @@ export class AgentRunner {
       if (Date.now() > deadline) return false;
       await sleep(5);
     }
-    await Promise.allSettled(this.inFlight.values());
+    await Promise.allSettled(this.executions());
     return true;
   }
 
@@ -199,13 +198,17 @@ export class AgentRunner {
   }
 
   /** Starts the run under this worker's lease and executes it in the background; nothing when another holds it or it ended. */
+  private executions(): Promise<void>[] {
+    return [...this.inFlight.values()].map((f) => f.done);
+  }
+
   private async take(run: RunRef, signal: AbortSignal | undefined): Promise<void> {
     while (this.inFlight.size >= this.options.concurrency) {
       if (signal?.aborted) return;
       // Every slot busy and this run's team holds one already: it stays queued for the sweep (which
       // takes queued runs nobody took), so the runs other teams queued after it do not wait behind it.
-      if ([...this.teamOf.values()].includes(run.teamId)) return;
-      await Promise.race(this.inFlight.values());
+      if ([...this.inFlight.values()].some((f) => f.teamId === run.teamId)) return;
+      await Promise.race(this.executions());
     }
     if (signal?.aborted || this.inFlight.has(run.runId)) return;
     let started: Awaited<ReturnType<typeof startAgentRun>>;
@@ -217,12 +220,8 @@ export class AgentRunner {
     }
     const event = started.events[0];
     if (event?.type !== 'AgentRunStarted') return; // ended already, or failed as worker_lost
-    const execution = this.execute({ ...run, agentKey: event.data.agentKey }, event.data.attempt).finally(() => {
-      this.inFlight.delete(run.runId);
-      this.teamOf.delete(run.runId);
-    });
-    this.inFlight.set(run.runId, execution);
-    this.teamOf.set(run.runId, run.teamId);
+    const done = this.execute({ ...run, agentKey: event.data.agentKey }, event.data.attempt).finally(() => this.inFlight.delete(run.runId));
+    this.inFlight.set(run.runId, { done, teamId: run.teamId });
   }
 
   private async execute(run: RunRef, attempt: number): Promise<void> {
