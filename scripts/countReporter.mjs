@@ -11,6 +11,9 @@
 // while none of its assertions failed counts as one failed point, so a broken test file can never
 // read as green; and if the run as a whole failed (a bail-out, say) with no failed point found,
 // that counts as one failure.
+//
+// Just before that line it lists every failed point by its full name (file > subtest > assertion),
+// so a log's last lines say which tests failed even when only its tail is kept.
 import { PassThrough } from 'node:stream';
 import { Parser } from 'tap-parser';
 
@@ -18,6 +21,7 @@ export default class CountReporter extends PassThrough {
   #counts = { passed: 0, failed: 0, skipped: 0, todo: 0 };
   #parser = new Parser();
   #summary = null;
+  #failures = [];
 
   constructor() {
     super();
@@ -36,6 +40,9 @@ export default class CountReporter extends PassThrough {
     if (this.#summary && !this.#summary.ok && c.failed === 0) {
       this.push('# the run failed without a failing test point; counting it as one failure\n');
       c.failed = 1;
+    }
+    if (this.#failures.length > 0) {
+      this.push(`# failed (${this.#failures.length}):\n${this.#failures.map((name) => `#   ${name}\n`).join('')}`);
     }
     this.push(`# skipped: ${c.skipped}, todo: ${c.todo}\n${c.passed} passed, ${c.failed} failed\n`);
     callback();
@@ -59,13 +66,18 @@ export default class CountReporter extends PassThrough {
       child = null;
       if (closing && this.#points() > closing.pointsBefore) {
         // The point closing a subtest whose assertions are already counted.
-        if (!result.ok && this.#counts.failed === closing.failedBefore) this.#counts.failed += 1;
+        if (!result.ok && this.#counts.failed === closing.failedBefore) this.#failed(result);
         return;
       }
       if (result.skip) this.#counts.skipped += 1;
       else if (result.todo) this.#counts.todo += 1;
       else if (result.ok) this.#counts.passed += 1;
-      else this.#counts.failed += 1;
+      else this.#failed(result);
     });
+  }
+
+  #failed(result) {
+    this.#counts.failed += 1;
+    this.#failures.push((result.fullname || result.name || '(unnamed)').replace(/\s+/g, ' '));
   }
 }
