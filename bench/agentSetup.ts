@@ -96,7 +96,7 @@ export async function expectedReply(i: number): Promise<OutgoingMail> {
     bodyText: p.bodyText,
     from: p.from,
     fromName: p.fromName,
-    ask,
+    asks: [ask],
     siteDomain: 'example.test',
     settings: { senderName: null, signature: null, tone: 'friendly' },
   });

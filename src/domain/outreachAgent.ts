@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type AgentSettings, OUTREACH_AGENT_PLANS } from './agents.ts';
 import { decideAiPause } from './aiPause.ts';
-import type { AgentSkipReason, ReplyDraft } from './conversation.ts';
+import type { AgentSkipReason, ConversationEvent, ReplyDraft, TriageOutcome } from './conversation.ts';
 import { MAIL_MESSAGE_ID_SHAPE, normaliseMessageId, parseMessageIds } from './ingestion.ts';
 
 /** What the Outreach Agent must know about a site and a contact before it may reply. */
@@ -29,6 +29,30 @@ export function replyPrecondition(facts: ReplyPreconditionFacts): AgentSkipReaso
     conversation: null,
   });
   return pause.aiPaused ? pause.skipReason : null;
+}
+
+/** A triage the agent recorded on a message: what it decided, by which classifier, and why. */
+export interface TriageDecision {
+  outcome: TriageOutcome;
+  classifier: string;
+  reasons: string[];
+}
+
+/** Recorded with the triage of a pitch's other asks: the reply to the pitch went on its first conversation. */
+export const ANSWERED_IN_FIRST_CONVERSATION = 'answered_in_first_conversation';
+
+/**
+ * What the agent decided on `inboundMessageId` in a conversation's history: its triage, `skipped`
+ * when it did not act (taken over, closed, paused), or null when it has not taken the message yet.
+ */
+export function decisionOn(history: ConversationEvent[], inboundMessageId: string): TriageDecision | 'skipped' | null {
+  for (const event of history) {
+    if (event.type === 'AgentTriaged' && event.data.inboundMessageId === inboundMessageId) {
+      return { outcome: event.data.outcome, classifier: event.data.classifier, reasons: event.data.reasons };
+    }
+    if (event.type === 'AgentSkipped' && event.data.inboundMessageId === inboundMessageId) return 'skipped';
+  }
+  return null;
 }
 
 /** The agent's address on the site's (verified) sending domain. */

@@ -20,8 +20,11 @@ export interface DraftInput {
   bodyText: string;
   from: string;
   fromName: string | null;
-  /** The conversation's opportunity, or null when none was extracted. */
-  ask: Ask | null;
+  /**
+   * The asks the reply answers, in the pitch's order: the conversation's opportunity, or, for a pitch
+   * with several asks, every one of them (one reply per message); empty when none was extracted.
+   */
+  asks: Ask[];
   siteDomain: string;
   settings: ReplySettings;
 }

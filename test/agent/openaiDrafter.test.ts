@@ -13,10 +13,11 @@ const input: DraftInput = {
   bodyText: 'Hi, could you link to https://soilsmart.io/compost-guide from your raised beds post?',
   from: 'tom@soilsmart.io',
   fromName: 'Tom Baker',
-  ask: ASK,
+  asks: [ASK],
   siteDomain: 'greenthumb.blog',
   settings: { senderName: 'Anna Green', signature: 'Editor, Greenthumb', tone: 'formal' },
 };
+const SECOND_ASK = { targetUrl: 'https://soilsmart.io/mulch', anchorText: null, suggestedSentence: null, sourceUrl: null };
 const MODEL_BODY = 'Dear Tom,\n\nThank you for the suggestion. We are glad to add https://soilsmart.io/compost-guide to https://greenthumb.blog/raised-beds and will confirm here once it is live.';
 const answer = (body: string): Behaviour => () => ({ status: 200, json: completion(JSON.stringify({ body })) });
 
@@ -43,6 +44,16 @@ t.test('OpenAI drafter against a local OpenAI-compatible server', async (t) => {
     }
   });
 
+  t.test('a pitch with two asks: both are in the prompt, and a draft naming both is used', async (t) => {
+    const body = `${MODEL_BODY} We will also add ${SECOND_ASK.targetUrl}.`;
+    server.set(answer(body));
+    const draft = await openai.draft({ ...input, asks: [ASK, SECOND_ASK] });
+    t.equal(draft.drafter, 'openai:test-model');
+    const prompt = userPrompt(server.seen.at(-1)!.body);
+    t.match(prompt, `Link 1 to place: ${ASK.targetUrl}`);
+    t.match(prompt, `Link 2 to place: ${SECOND_ASK.targetUrl}`);
+  });
+
   t.test('a decline that names no link is used', async (t) => {
     server.set(answer('Dear Tom,\n\nThank you for thinking of us. We are unable to accept this proposal.'));
     const draft = await openai.draft({ ...input, outcome: 'decline' });
@@ -58,6 +69,7 @@ t.test('OpenAI drafter against a local OpenAI-compatible server', async (t) => {
     ['a URL the model was not given', answer(`${MODEL_BODY} Also see https://evil.example/pay-here.`), input],
     ['an accept that leaves the link out', answer('Dear Tom,\n\nThank you, we are happy to go ahead and will confirm once it is live.'), input],
     ['a decline that names the link', answer(MODEL_BODY), { ...input, outcome: 'decline' }],
+    ['an accept of a two-ask pitch that names only one link', answer(MODEL_BODY), { ...input, asks: [ASK, SECOND_ASK] }],
     ['a timeout', () => ({ status: 200, json: completion(JSON.stringify({ body: MODEL_BODY })), delayMs: 2_000 }), input],
   ] as Array<[string, Behaviour, DraftInput]>) {
     t.test(`${what}: the adapter throws, the fallback drafts from the template`, async (t) => {

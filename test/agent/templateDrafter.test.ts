@@ -9,7 +9,7 @@ const base: DraftInput = {
   bodyText: 'Hi Anna, I would love to add a link to https://soilsmart.io/compost-guide ...',
   from: 'tom@soilsmart.io',
   fromName: 'Tom Baker',
-  ask: ASK,
+  asks: [ASK],
   siteDomain: 'greenthumb.blog',
   settings: { senderName: 'Anna Green', signature: 'Anna Green\nEditor, Greenthumb\nhttps://greenthumb.blog', tone: 'friendly' },
 };
@@ -33,7 +33,7 @@ t.test('accept: thanks the sender, names the link, says what happens next', asyn
 });
 
 t.test('accept without a known opportunity says what happens next without inventing a link', async (t) => {
-  const draft = await drafter.draft({ ...base, ask: null });
+  const draft = await drafter.draft({ ...base, asks: [] });
   t.notMatch(draft.text, /soilsmart/);
   t.match(draft.text, /follow up on this thread/);
 });
@@ -90,8 +90,16 @@ t.test('without sender name or signature, the site team signs and no delimiter i
   t.match(formal.text, /Kind regards,\nThe greenthumb\.blog team\n$/, 'a blank name counts as none');
 });
 
+t.test('an accept of a pitch with two asks lists both links, one per line, in every tone', async (t) => {
+  const second = { targetUrl: 'https://soilsmart.io/mulch', anchorText: null, suggestedSentence: null, sourceUrl: null };
+  for (const tone of REPLY_TONES) {
+    const draft = await drafter.draft({ ...base, asks: [ASK, second], settings: { ...base.settings, tone } });
+    t.match(draft.text, `\n- ${ASK.targetUrl} with the anchor text "compost guide" on ${ASK.sourceUrl}\n- https://soilsmart.io/mulch on greenthumb.blog\n`, tone);
+  }
+});
+
 t.test('inbound fields cannot break the layout', async (t) => {
-  const draft = await drafter.draft({ ...base, fromName: 'Tom\nBcc: x', ask: { ...ASK, anchorText: 'a\r\nb' } });
+  const draft = await drafter.draft({ ...base, fromName: 'Tom\nBcc: x', asks: [{ ...ASK, anchorText: 'a\r\nb' }] });
   t.match(draft.text, /^Hi Tom,/);
   t.match(draft.text, '"a b"');
 });

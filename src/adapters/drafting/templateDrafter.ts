@@ -18,7 +18,7 @@ export class TemplateDrafter implements Drafter {
   async draft(input: DraftInput): Promise<Draft> {
     const { tone } = input.settings;
     const site = oneLine(input.siteDomain);
-    const paragraphs = [greeting(tone, input.fromName), ...(input.outcome === 'accept' ? accept(tone, site, input.ask) : decline(tone, site))];
+    const paragraphs = [greeting(tone, input.fromName), ...(input.outcome === 'accept' ? accept(tone, site, input.asks) : decline(tone, site))];
     return { subject: replySubject(input.subject), text: withSignOff(paragraphs.join('\n\n'), input.settings, site), drafter: this.name };
   }
 }
@@ -46,24 +46,32 @@ function greeting(tone: ReplyTone, fromName: string | null): string {
   }
 }
 
-function accept(tone: ReplyTone, site: string, ask: Ask | null): string[] {
-  const link = ask ? placement(ask, site) : null;
+/** One ask names its link in the sentence; several (one reply per message) are listed, one per line. */
+function accept(tone: ReplyTone, site: string, asks: Ask[]): string[] {
+  const links = asks.map((ask) => placement(ask, site));
+  const link = links.length === 1 ? links[0]! : null;
+  const list = links.map((l) => `- ${l}`).join('\n');
   switch (tone) {
     case 'friendly':
       return [
         `Thanks so much for reaching out, and for thinking of ${site}! We'd be happy to go ahead.`,
         link
           ? `We'll add a link to ${link}. What happens next: we'll place it and reply on this thread once it's live. Nothing else is needed from you for now.`
-          : `What happens next: we'll go through the details and follow up on this thread.`,
+          : links.length > 1
+            ? `We'll add a link to each of these:\n${list}\nWhat happens next: we'll place them and reply on this thread once they're live. Nothing else is needed from you for now.`
+            : `What happens next: we'll go through the details and follow up on this thread.`,
       ];
     case 'formal':
       return [
         `Thank you for your message and for your interest in ${site}. We are pleased to accept your proposal.`,
         link
           ? `We will add a link to ${link}. Next steps: we will publish the link and confirm on this thread once it is live. No further action is required on your part.`
-          : 'Next steps: we will review the details and follow up on this thread.',
+          : links.length > 1
+            ? `We will add a link to each of the following:\n${list}\nNext steps: we will publish the links and confirm on this thread once they are live. No further action is required on your part.`
+            : 'Next steps: we will review the details and follow up on this thread.',
       ];
     case 'brief':
+      if (links.length > 1) return [`Thanks, happy to go ahead. We'll link to:\n${list}\nWe'll confirm here once they're live.`];
       return [`Thanks, happy to go ahead.${link ? ` We'll link to ${link}.` : ''} We'll confirm here once it's live.`];
     default:
       return assertNever(tone);

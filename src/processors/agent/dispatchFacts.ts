@@ -17,6 +17,13 @@ export interface DispatchFacts {
   dispatch: DispatchRequested;
   message: IngestedMessage;
   ask: Ask | null;
+  /**
+   * A pitch with several asks opened a conversation per ask, and one reply answers them all: the
+   * asks of every conversation the message opened, in its order (empty for a reply on a thread).
+   */
+  messageAsks: Ask[];
+  /** The message's first conversation, which answers for the whole message, when it is not this one. */
+  answeredBy: string | null;
   site: SiteDoc | null;
   settings: AgentSettings;
   suppression: SuppressionState;
@@ -49,11 +56,17 @@ export async function loadDispatchFacts(
     .map((e) => parseEvent(e, ingestionEventSchemas));
   let message: IngestedMessage | undefined;
   let opened: Extract<IngestionEvent, { type: 'ConversationOpened' }>['data'] | undefined;
+  const messageAsks: Ask[] = [];
   for (const e of neighbours) {
     if (e?.type === 'MessageIngested') message ??= e.data;
-    else if (e?.type === 'ConversationOpened' && e.data.conversationId === dispatch.conversationId) opened ??= e.data;
+    else if (e?.type === 'ConversationOpened') {
+      if (e.data.ask) messageAsks.push(e.data.ask);
+      if (e.data.conversationId === dispatch.conversationId) opened ??= e.data;
+    }
   }
   if (!message) return null;
+  const first = message.conversationIds[0];
+  const answeredBy = opened && first !== undefined && first !== dispatch.conversationId ? first : null;
   let ask: Ask | null = opened?.ask ?? null;
   if (!opened) {
     // A reply on an existing thread: the opportunity was created by an earlier ingestion.
@@ -67,5 +80,5 @@ export async function loadDispatchFacts(
     aggregateStream(deps.events, agentsStream(dispatch.siteId), agentsDecider),
     aggregateStream(deps.events, suppressionStream(dispatch.teamId), suppressionDecider),
   ]);
-  return { dispatch, message, ask, site, settings: settingsOf(agents.state, 'outreach'), suppression: suppression.state };
+  return { dispatch, message, ask, messageAsks: opened ? messageAsks : [], answeredBy, site, settings: settingsOf(agents.state, 'outreach'), suppression: suppression.state };
 }

@@ -8,7 +8,19 @@ import {
   replyInFlight,
 } from '../../domain/conversation.ts';
 import { isSuppressed } from '../../domain/suppression.ts';
-import { replyPrecondition, replyRfcMessageId, senderAddress, threadingHeaders, withDraftHash } from '../../domain/outreachAgent.ts';
+import {
+  ANSWERED_IN_FIRST_CONVERSATION,
+  type TriageDecision,
+  decisionOn,
+  replyPrecondition,
+  replyRfcMessageId,
+  senderAddress,
+  threadingHeaders,
+  withDraftHash,
+} from '../../domain/outreachAgent.ts';
+import { conversationEventSchemas } from '../../domain/eventSchemas.ts';
+import { parseEvent } from '../../lib/parseEvent.ts';
+import type { EventStore } from '../../ports/eventStore.ts';
 import { aggregateStream } from '../../commands/aggregateStream.ts';
 import { suppressContact } from '../../commands/suppression.ts';
 import { bounceAddress } from '../../domain/bounceAddress.ts';
@@ -35,6 +47,11 @@ const DEFERRED: TriageOutcomeRecorded = { events: [], claimed: null, deferred: t
  * One dispatch: re-check the preconditions, triage, suppress an opt-out, draft the reply, and
  * record all of it on the conversation's stream in one append (with the first send attempt
  * claimed), so the decision is durable before any mail leaves.
+ *
+ * A pitch with several asks gets one reply, not one per ask: its first conversation's reply names
+ * every ask, and its other conversations take that conversation's decision (their statuses follow
+ * it) once it is recorded. Should the agent not act on the first (a person took it over first),
+ * each of the others answers its own ask as before.
  */
 export async function triageDispatch(
   deps: AgentDeps & { triage: Triage; drafter: Drafter },
@@ -57,6 +74,44 @@ export async function triageDispatch(
     return { events: r.events, claimed: null, deferred: false };
   };
   if (!site) return skip('conversation_not_found');
+
+  const record = async (decision: TriageDecision, draft: ReplyDraft | null): Promise<TriageOutcomeRecorded> => {
+    let result;
+    try {
+      result = await commandOnReadState(deps.events, stream, conversationDecider, known, {
+        type: 'RecordTriage',
+        data: {
+          ...ref,
+          dispatchId: dispatch.dispatchId,
+          inboundMessageId: dispatch.messageId,
+          dispatchedAt: dispatch.occurredAt,
+          outcome: decision.outcome,
+          classifier: decision.classifier,
+          reasons: decision.reasons,
+          draft,
+        },
+      }, metadata);
+    } catch (error) {
+      // A reply was claimed on the conversation since it was read.
+      if (error instanceof ConversationRuleError && error.code === 'REPLY_IN_FLIGHT') return DEFERRED;
+      throw error;
+    }
+    const attempt = result.events.find((e) => e.type === 'ReplySendAttempted');
+    return {
+      events: result.events,
+      claimed: attempt ? { conversationId: dispatch.conversationId, messageId: attempt.data.messageId, attempt: attempt.data.attempt } : null,
+      deferred: false,
+    };
+  };
+
+  if (facts.answeredBy) {
+    // Before the preconditions: the first conversation's decision was taken while they held, and
+    // following it sends nothing (its opt-out has suppressed the contact by now, say).
+    const first = decisionOn(await conversationHistory(deps.events, facts.answeredBy), dispatch.messageId);
+    if (first === null) return DEFERRED;
+    if (first !== 'skipped') return record({ ...first, reasons: [...first.reasons, ANSWERED_IN_FIRST_CONVERSATION] }, null);
+  }
+
   const reason = replyPrecondition({
     senderEmail: message.from,
     suppressed: isSuppressed(facts.suppression, message.from),
@@ -90,7 +145,8 @@ export async function triageDispatch(
       bodyText: message.bodyText,
       from: message.from,
       fromName: message.fromName,
-      ask: facts.ask,
+      // The first conversation answers every ask of the pitch; any other answers only its own.
+      asks: facts.answeredBy === null && facts.messageAsks.length > 0 ? facts.messageAsks : facts.ask ? [facts.ask] : [],
       siteDomain: site.domain,
       settings: { senderName: settings.senderName, signature: settings.signature, tone: settings.tone },
     });
@@ -108,32 +164,11 @@ export async function triageDispatch(
     });
   }
 
-  let result;
-  try {
-    result = await commandOnReadState(deps.events, stream, conversationDecider, known, {
-      type: 'RecordTriage',
-      data: {
-        ...ref,
-        dispatchId: dispatch.dispatchId,
-        inboundMessageId: dispatch.messageId,
-        dispatchedAt: dispatch.occurredAt,
-        outcome: decision.outcome,
-        classifier: decision.classifier,
-        reasons: decision.reasons,
-        draft,
-      },
-    }, metadata);
-  } catch (error) {
-    // A reply was claimed on the conversation since it was read.
-    if (error instanceof ConversationRuleError && error.code === 'REPLY_IN_FLIGHT') return DEFERRED;
-    throw error;
-  }
-  const attempt = result.events.find((e) => e.type === 'ReplySendAttempted');
-  return {
-    events: result.events,
-    claimed: attempt ? { conversationId: dispatch.conversationId, messageId: attempt.data.messageId, attempt: attempt.data.attempt } : null,
-    deferred: false,
-  };
+  return record(decision, draft);
+}
+
+async function conversationHistory(events: EventStore, conversationId: string) {
+  return (await events.readStream(conversationStream(conversationId))).flatMap((e) => parseEvent(e, conversationEventSchemas) ?? []);
 }
 
 /**

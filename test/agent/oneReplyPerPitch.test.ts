@@ -1,0 +1,66 @@
+import t from 'tap';
+import { takeOverConversation } from '../../src/commands/conversations.ts';
+import { startAgentHarness } from './helpers.ts';
+import type { ReceivedMail } from './smtpSink.ts';
+
+/**
+ * A pitch with several asks opens a conversation per ask (the spec), and gets one reply that names
+ * every ask, not one near-identical mail per ask: the first conversation answers, the others follow
+ * its decision (their statuses too).
+ */
+const TWO_ASKS = {
+  from: 'max@linkco.io',
+  fromName: 'Max Linkco',
+  subject: 'Two link ideas',
+  bodyText: [
+    'Hi, two link suggestions for your site:',
+    '1. In https://example.test/a please link to https://linkco.io/one with anchor text "first tool"',
+    '2. In https://example.test/b please link to https://linkco.io/two with anchor text "second tool"',
+    'Thanks, Max',
+  ].join('\n'),
+};
+
+const mailsTo = (received: ReceivedMail[], address: string) => received.filter((m) => m.rcptTo.includes(address));
+
+t.test('two asks: one mail naming both links; the second conversation takes the first one\'s decision', async (t) => {
+  const a = await startAgentHarness({ startAgent: false });
+  t.teardown(() => a.close());
+  const { conversationIds } = await a.pitch(TWO_ASKS);
+  t.equal(conversationIds.length, 2, 'a conversation per ask');
+  const [first, second] = conversationIds as [string, string];
+  await a.startAgent();
+  await a.waitForEvent(first, 'ReplySent');
+  const followed = await a.waitForEvent(second, 'AgentTriaged');
+  t.equal(followed.data.outcome, 'accept');
+  t.ok(followed.data.reasons.includes('answered_in_first_conversation'), `the second records why it sends nothing (${followed.data.reasons.join(', ')})`);
+  // Let the worker go on past anything it might still do.
+  await a.agent!.worker.waitForPosition(await a.h.app.services.events.headPosition(), 10_000);
+
+  const mails = mailsTo(a.sink.received, 'max@linkco.io');
+  t.equal(mails.length, 1, 'one mail to the sender, not one per ask');
+  const text = mails[0]!.parsed.text ?? '';
+  t.match(text, 'https://linkco.io/one with the anchor text "first tool" on https://example.test/a');
+  t.match(text, 'https://linkco.io/two with the anchor text "second tool" on https://example.test/b');
+
+  const secondEvents = await a.conversationEvents(second);
+  t.same(secondEvents.filter((e) => /^Reply/.test(e.type)).map((e) => e.type), [], 'nothing drafted or sent on the second');
+  const statuses = await Promise.all([first, second].map(async (id) => (await a.conversationEvents(id)).filter((e) => e.type === 'ConversationStatusChanged').map((e) => e.data.newStatus)));
+  t.same(statuses, [['resolved'], ['resolved']], 'both resolved: the first by its reply, the second with it');
+});
+
+t.test('a person took the first conversation over before the agent: the second answers its own ask', async (t) => {
+  const a = await startAgentHarness({ startAgent: false });
+  t.teardown(() => a.close());
+  const { conversationIds } = await a.pitch(TWO_ASKS);
+  const [first, second] = conversationIds as [string, string];
+  const { siteId, teamId } = a.h.tenant;
+  await takeOverConversation(a.h.app.services, { conversation: { conversationId: first, siteId, teamId }, by: null });
+  await a.startAgent();
+  t.equal((await a.waitForEvent(first, 'AgentSkipped')).data.reason, 'taken_over');
+  await a.waitForEvent(second, 'ReplySent');
+  const mails = mailsTo(a.sink.received, 'max@linkco.io');
+  t.equal(mails.length, 1);
+  const text = mails[0]!.parsed.text ?? '';
+  t.match(text, 'https://linkco.io/two');
+  t.notMatch(text, 'https://linkco.io/one', 'only its own ask: the first is the person\'s to answer');
+});
