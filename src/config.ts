@@ -173,6 +173,9 @@ export const configSchema = z.object({
   WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: z.coerce.number().int().min(1).max(1_000).default(16),
   WEBHOOK_CONCURRENCY_PER_TEAM: z.coerce.number().int().min(1).max(10_000).default(64),
   WEBHOOK_CONNECTIONS_PER_DESTINATION: z.coerce.number().int().min(1).max(1_000).default(16),
+  /** One site's articles: every body is held by the read models (in memory on the embedded store), so one client must not grow them without bound. */
+  SITE_MAX_ARTICLES: z.coerce.number().int().min(1).max(10_000_000).default(10_000),
+  SITE_MAX_ARTICLE_BYTES: z.coerce.number().int().min(1).max(1_000_000_000_000).default(50 * 1024 * 1024),
   WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE: z.coerce.number().int().min(1).max(10_000).default(25),
   WEBHOOK_WORKER_ID: z.string().min(1).max(200).optional(),
   WEBHOOK_ORPHAN_AFTER_MS: z.coerce.number().int().min(0).default(60_000),

@@ -14,6 +14,8 @@ export type ErrorCode =
   | 'RATE_LIMITED'
   | 'CONFLICT'
   | 'SUBSCRIPTION_LIMIT_REACHED'
+  /** A site's articles are bounded in number and in bytes. */
+  | 'ARTICLE_LIMIT_REACHED'
   /** An auto-disabled webhook subscription stays disabled: the owner creates a new one. */
   | 'SUBSCRIPTION_DISABLED'
   | 'IDEMPOTENCY_KEY_REUSED'
@@ -63,6 +65,7 @@ export const conflict = (message: string) => new ServiceError('CONFLICT', messag
 export const serviceUnavailable = (message: string, retryAfterSeconds = 1) => new ServiceError('SERVICE_UNAVAILABLE', message, retryAfterSeconds);
 export const subscriptionLimitReached = (limit: number) =>
   new ServiceError('SUBSCRIPTION_LIMIT_REACHED', `A site may have at most ${limit} webhook subscriptions; delete one before creating another.`);
+export const articleLimitReached = (what: string) => new ServiceError('ARTICLE_LIMIT_REACHED', `${what}; delete articles before adding more.`);
 export const subscriptionDisabled = () =>
   new ServiceError('SUBSCRIPTION_DISABLED', 'This webhook subscription was disabled after repeated delivery failures and stays disabled; create a new subscription.');
 export const idempotencyKeyReused = () =>

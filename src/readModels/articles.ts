@@ -30,6 +30,24 @@ export interface ArticleDoc {
   changedAt: string;
 }
 
+/** Per site: how many articles it holds and the UTF-8 bytes of their bodies (SITE_MAX_ARTICLES, SITE_MAX_ARTICLE_BYTES). */
+export const ARTICLE_TOTALS = 'articleTotals';
+
+export interface ArticleTotalsDoc {
+  [key: string]: unknown;
+  /** The site's id. */
+  id: string;
+  count: number;
+  bytes: number;
+}
+
+export const bodyBytes = (body: string) => Buffer.byteLength(body, 'utf8');
+
+export async function getArticleTotals(store: ReadModelStore, siteId: string): Promise<{ count: number; bytes: number }> {
+  const doc = await store.get<ArticleTotalsDoc>(ARTICLE_TOTALS, siteId);
+  return { count: doc?.count ?? 0, bytes: doc?.bytes ?? 0 };
+}
+
 export const getArticle = (store: ReadModelStore, articleId: string) => store.get<ArticleDoc>(ARTICLES, articleId);
 
 export async function findArticleByUrl(store: ReadModelStore, siteId: string, url: string): Promise<ArticleDoc | null> {

@@ -3,8 +3,9 @@ import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { deleteArticle, upsertArticle } from '../../commands/articles.ts';
-import { notFound } from '../../domain/errors.ts';
-import { type ArticleDoc, getArticle, listArticlesPage } from '../../readModels/articles.ts';
+import { articleLimitReached, notFound } from '../../domain/errors.ts';
+import { normaliseArticleUrl } from '../../domain/article.ts';
+import { type ArticleDoc, bodyBytes, findArticleByUrl, getArticle, getArticleTotals, listArticlesPage } from '../../readModels/articles.ts';
 import type { SiteDoc } from '../../readModels/sites.ts';
 import { decodeCursor, isoParam, pageOf, pageQuery } from '../pagination.ts';
 import { errors, siteParams } from '../schemas.ts';
@@ -63,16 +64,34 @@ const articleOf = (a: ArticleDoc): z.infer<typeof articleObject> => ({ ...summar
 export async function syncArticle(app: FastifyInstance, site: SiteDoc, body: z.output<typeof upsertBody>) {
   const { url, title, html, text, publishedAt, updatedAt } = body;
   const format = html !== undefined ? 'html' : 'text';
-  const result = await upsertArticle(app, {
-    teamId: site.teamId,
-    siteId: site.id,
-    siteDomain: site.domain,
-    content: { url, title, format, body: html ?? text ?? '', publishedAt, updatedAt },
-  });
+  const content = { url, title, format, body: html ?? text ?? '', publishedAt, updatedAt } as const;
+  await checkArticleLimits(app, site, content);
+  const result = await upsertArticle(app, { teamId: site.teamId, siteId: site.id, siteDomain: site.domain, content });
   await app.waitForWrite(result.position);
   const doc = await getArticle(app.readModels, result.articleId);
   if (!doc || doc.siteId !== site.id) throw notFound('Article not found.');
   return { created: result.created, article: articleOf(doc) };
+}
+
+/**
+ * SITE_MAX_ARTICLES and SITE_MAX_ARTICLE_BYTES, against the read model's totals: concurrent upserts
+ * may pass them by a few. An update that does not grow the site is always taken (a limit lowered
+ * below what a site holds must not stop it from fixing or shortening its articles).
+ */
+async function checkArticleLimits(app: FastifyInstance, site: SiteDoc, content: { url: string; body: string }): Promise<void> {
+  const { SITE_MAX_ARTICLES: maxCount, SITE_MAX_ARTICLE_BYTES: maxBytes } = app.config;
+  let url: string;
+  try {
+    url = normaliseArticleUrl(content.url);
+  } catch {
+    return; // not a URL: the upsert refuses it with its own message
+  }
+  const [totals, existing] = await Promise.all([getArticleTotals(app.readModels, site.id), findArticleByUrl(app.readModels, site.id, url)]);
+  if (!existing && totals.count + 1 > maxCount) throw articleLimitReached(`A site may hold at most ${maxCount} articles`);
+  const growth = bodyBytes(content.body) - (existing ? bodyBytes(existing.body) : 0);
+  if (growth > 0 && totals.bytes + growth > maxBytes) {
+    throw articleLimitReached(`A site's article bodies may take at most ${maxBytes} bytes (UTF-8); it holds ${totals.bytes}, and this would add ${growth}`);
+  }
 }
 
 const articleParams = siteParams.extend({ articleId: z.string().min(1).max(100) });
@@ -90,7 +109,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
         tags: ['articles'],
         params: siteParams,
         body: upsertBody,
-        response: { 201: z.object({ article: articleObject }), 200: z.object({ article: articleObject }), ...errors(400, 401, 403, 404, 429) },
+        response: { 201: z.object({ article: articleObject }), 200: z.object({ article: articleObject }), ...errors(400, 401, 403, 404, 409, 429) },
       },
     },
     async function upsertArticleRoute(request, reply) {
