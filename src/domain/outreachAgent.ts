@@ -38,21 +38,48 @@ export interface TriageDecision {
   reasons: string[];
 }
 
-/** Recorded with the triage of a pitch's other asks: the reply to the pitch went on its first conversation. */
+/**
+ * A pitch with several asks opens a conversation per ask and gets one reply. The first conversation
+ * records `ANSWERED_FOR_EVERY_ASK` when its reply answers them all (every ask triaged alike, every
+ * other conversation still the agent's); each other conversation then records
+ * `ANSWERED_IN_FIRST_CONVERSATION` with the first's decision, or
+ * `FIRST_CONVERSATION_REPLY_NOT_SENT` (for a person) when that reply failed for good.
+ */
+export const ANSWERED_FOR_EVERY_ASK = 'answered_for_every_ask';
 export const ANSWERED_IN_FIRST_CONVERSATION = 'answered_in_first_conversation';
+export const FIRST_CONVERSATION_REPLY_NOT_SENT = 'first_conversation_reply_not_sent';
+
+/** The triage decisions of one message's asks, in order: one reply may answer them all when they agree. */
+export const decisionsAgree = (decisions: readonly TriageDecision[]) =>
+  decisions.every((d) => d.outcome === decisions[0]!.outcome && d.reasons.join() === decisions[0]!.reasons.join());
 
 /**
- * What the agent decided on `inboundMessageId` in a conversation's history: its triage, `skipped`
- * when it did not act (taken over, closed, paused), or null when it has not taken the message yet.
+ * What the agent decided on `inboundMessageId` in a conversation's history: null while it has not
+ * taken the message, `skipped` when it did not act (taken over, closed, paused), else its triage
+ * and where the reply it drafted for the message stands (`none` when it drafted none).
  */
-export function decisionOn(history: ConversationEvent[], inboundMessageId: string): TriageDecision | 'skipped' | null {
+export function decisionOn(
+  history: ConversationEvent[],
+  inboundMessageId: string,
+): null | 'skipped' | (TriageDecision & { reply: 'none' | 'pending' | 'sent' | 'failed' }) {
+  let decision: (TriageDecision & { dispatchId: string }) | null = null;
+  let replyId: string | null = null;
+  let reply: 'pending' | 'sent' | 'failed' = 'pending';
   for (const event of history) {
-    if (event.type === 'AgentTriaged' && event.data.inboundMessageId === inboundMessageId) {
-      return { outcome: event.data.outcome, classifier: event.data.classifier, reasons: event.data.reasons };
+    if (decision === null) {
+      if (event.type === 'AgentSkipped' && event.data.inboundMessageId === inboundMessageId) return 'skipped';
+      if (event.type === 'AgentTriaged' && event.data.inboundMessageId === inboundMessageId) {
+        decision = { outcome: event.data.outcome, classifier: event.data.classifier, reasons: event.data.reasons, dispatchId: event.data.dispatchId };
+      }
+      continue;
     }
-    if (event.type === 'AgentSkipped' && event.data.inboundMessageId === inboundMessageId) return 'skipped';
+    if (event.type === 'ReplyDrafted' && event.data.dispatchId === decision.dispatchId) replyId = event.data.messageId;
+    else if (event.type === 'ReplySent' && event.data.messageId === replyId) reply = 'sent';
+    else if (event.type === 'ReplySendFailed' && event.data.messageId === replyId && (event.data.permanent || event.data.retryAt === null)) reply = 'failed';
   }
-  return null;
+  if (decision === null) return null;
+  const { dispatchId: _, ...triage } = decision;
+  return { ...triage, reply: replyId === null ? 'none' : reply };
 }
 
 /** The agent's address on the site's (verified) sending domain. */

@@ -54,6 +54,11 @@ t.test('OpenAI drafter against a local OpenAI-compatible server', async (t) => {
     t.match(prompt, `Link 2 to place: ${SECOND_ASK.targetUrl}`);
   });
 
+  t.test("a link named with another case of scheme and host is the same link", async (t) => {
+    server.set(answer(MODEL_BODY.replace('https://soilsmart.io/', 'HTTPS://SoilSmart.IO/')));
+    t.equal((await openai.draft(input)).drafter, 'openai:test-model');
+  });
+
   t.test('a decline that names no link is used', async (t) => {
     server.set(answer('Dear Tom,\n\nThank you for thinking of us. We are unable to accept this proposal.'));
     const draft = await openai.draft({ ...input, outcome: 'decline' });

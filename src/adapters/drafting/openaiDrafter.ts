@@ -74,7 +74,17 @@ export function checkDraft(body: string, input: DraftInput): void {
   if (input.outcome === 'decline' && targets.some((target) => named.has(target))) throw new DraftRejectedError('the decline draft names the link');
 }
 
-const normaliseUrl = (url: string) => url.replace(/[.,;:!?]+$/, '').replace(/\/$/, '');
+/** Trailing punctuation and slash dropped; scheme and host lower-cased as the URL parser does (`HTTPS://L.io/X` names `https://l.io/X`). */
+function normaliseUrl(url: string): string {
+  const trimmed = url.replace(/[.,;:!?]+$/, '');
+  let canonical = trimmed;
+  try {
+    canonical = new URL(trimmed).toString();
+  } catch {
+    // not a URL the parser takes: compared as written
+  }
+  return canonical.replace(/\/$/, '');
+}
 
 function isOnSite(url: string, site: string): boolean {
   try {

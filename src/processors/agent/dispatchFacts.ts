@@ -18,10 +18,10 @@ export interface DispatchFacts {
   message: IngestedMessage;
   ask: Ask | null;
   /**
-   * A pitch with several asks opened a conversation per ask, and one reply answers them all: the
-   * asks of every conversation the message opened, in its order (empty for a reply on a thread).
+   * A pitch with several asks opened a conversation per ask, and one reply may answer them all: for
+   * the message's first conversation, the others it opened with their asks, in order (else empty).
    */
-  messageAsks: Ask[];
+  otherAsks: Array<{ conversationId: string; ask: Ask | null }>;
   /** The message's first conversation, which answers for the whole message, when it is not this one. */
   answeredBy: string | null;
   site: SiteDoc | null;
@@ -56,12 +56,12 @@ export async function loadDispatchFacts(
     .map((e) => parseEvent(e, ingestionEventSchemas));
   let message: IngestedMessage | undefined;
   let opened: Extract<IngestionEvent, { type: 'ConversationOpened' }>['data'] | undefined;
-  const messageAsks: Ask[] = [];
+  const others: DispatchFacts['otherAsks'] = [];
   for (const e of neighbours) {
     if (e?.type === 'MessageIngested') message ??= e.data;
     else if (e?.type === 'ConversationOpened') {
-      if (e.data.ask) messageAsks.push(e.data.ask);
       if (e.data.conversationId === dispatch.conversationId) opened ??= e.data;
+      else others.push({ conversationId: e.data.conversationId, ask: e.data.ask });
     }
   }
   if (!message) return null;
@@ -80,5 +80,5 @@ export async function loadDispatchFacts(
     aggregateStream(deps.events, agentsStream(dispatch.siteId), agentsDecider),
     aggregateStream(deps.events, suppressionStream(dispatch.teamId), suppressionDecider),
   ]);
-  return { dispatch, message, ask, messageAsks: opened ? messageAsks : [], answeredBy, site, settings: settingsOf(agents.state, 'outreach'), suppression: suppression.state };
+  return { dispatch, message, ask, otherAsks: opened && answeredBy === null ? others : [], answeredBy, site, settings: settingsOf(agents.state, 'outreach'), suppression: suppression.state };
 }

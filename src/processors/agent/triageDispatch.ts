@@ -9,9 +9,12 @@ import {
 } from '../../domain/conversation.ts';
 import { isSuppressed } from '../../domain/suppression.ts';
 import {
+  ANSWERED_FOR_EVERY_ASK,
   ANSWERED_IN_FIRST_CONVERSATION,
+  FIRST_CONVERSATION_REPLY_NOT_SENT,
   type TriageDecision,
   decisionOn,
+  decisionsAgree,
   replyPrecondition,
   replyRfcMessageId,
   senderAddress,
@@ -29,6 +32,7 @@ import type { Triage } from '../../ports/triage.ts';
 import type { AgentDeps } from './agentDeps.ts';
 import { commandOnReadState } from './commandOnReadState.ts';
 import type { DispatchFacts } from './dispatchFacts.ts';
+import type { Ask } from '../../domain/ingestion.ts';
 
 export interface TriageOutcomeRecorded {
   events: ConversationEvent[];
@@ -48,10 +52,12 @@ const DEFERRED: TriageOutcomeRecorded = { events: [], claimed: null, deferred: t
  * record all of it on the conversation's stream in one append (with the first send attempt
  * claimed), so the decision is durable before any mail leaves.
  *
- * A pitch with several asks gets one reply, not one per ask: its first conversation's reply names
- * every ask, and its other conversations take that conversation's decision (their statuses follow
- * it) once it is recorded. Should the agent not act on the first (a person took it over first),
- * each of the others answers its own ask as before.
+ * A pitch with several asks gets one reply, not one per ask, when that is right for every ask: the
+ * first conversation triages each ask, and when they all come out alike and every other
+ * conversation is still the agent's, its reply names them all; each other conversation waits for
+ * that reply's outcome and takes the first's decision (or goes to a person when it was not sent).
+ * Otherwise (the asks triaged differently, a person took one over, the agent did not act on the
+ * first) each conversation answers its own ask, as for a pitch with one.
  */
 export async function triageDispatch(
   deps: AgentDeps & { triage: Triage; drafter: Drafter },
@@ -109,7 +115,13 @@ export async function triageDispatch(
     // following it sends nothing (its opt-out has suppressed the contact by now, say).
     const first = decisionOn(await conversationHistory(deps.events, facts.answeredBy), dispatch.messageId);
     if (first === null) return DEFERRED;
-    if (first !== 'skipped') return record({ ...first, reasons: [...first.reasons, ANSWERED_IN_FIRST_CONVERSATION] }, null);
+    if (first !== 'skipped' && first.reasons.includes(ANSWERED_FOR_EVERY_ASK)) {
+      // Its status follows the reply's outcome, as the first's does.
+      if (first.reply === 'pending') return DEFERRED;
+      const reasons = [...first.reasons.filter((r) => r !== ANSWERED_FOR_EVERY_ASK), ANSWERED_IN_FIRST_CONVERSATION];
+      if (first.reply === 'failed') return record({ outcome: 'needs_human', classifier: first.classifier, reasons: [...reasons, FIRST_CONVERSATION_REPLY_NOT_SENT] }, null);
+      return record({ outcome: first.outcome, classifier: first.classifier, reasons }, null);
+    }
   }
 
   const reason = replyPrecondition({
@@ -121,15 +133,25 @@ export async function triageDispatch(
   });
   if (reason) return skip(reason);
 
-  const decision = await deps.triage.triage({
-    subject: message.subject,
-    bodyText: message.bodyText,
-    from: message.from,
-    fromName: message.fromName,
-    siteDomain: site.domain,
-    isReply: message.threaded,
-    ask: facts.ask,
-  });
+  const triageOf = (ask: Ask | null) =>
+    deps.triage.triage({
+      subject: message.subject,
+      bodyText: message.bodyText,
+      from: message.from,
+      fromName: message.fromName,
+      siteDomain: site.domain,
+      isReply: message.threaded,
+      ask,
+    });
+  let decision: TriageDecision = await triageOf(facts.ask);
+  let asks = facts.ask ? [facts.ask] : [];
+  if (facts.otherAsks.length > 0 && (await othersStillTheAgents(deps.events, facts.otherAsks))) {
+    const others = await Promise.all(facts.otherAsks.map((o) => triageOf(o.ask)));
+    if (decisionsAgree([decision, ...others])) {
+      decision = { ...decision, reasons: [...decision.reasons, ANSWERED_FOR_EVERY_ASK] };
+      asks = [...asks, ...facts.otherAsks.flatMap((o) => (o.ask ? [o.ask] : []))];
+    }
+  }
 
   if (decision.outcome === 'opt_out') {
     // Suppress first: if the worker stops before the triage is recorded, the retry finds the
@@ -145,8 +167,7 @@ export async function triageDispatch(
       bodyText: message.bodyText,
       from: message.from,
       fromName: message.fromName,
-      // The first conversation answers every ask of the pitch; any other answers only its own.
-      asks: facts.answeredBy === null && facts.messageAsks.length > 0 ? facts.messageAsks : facts.ask ? [facts.ask] : [],
+      asks,
       siteDomain: site.domain,
       settings: { senderName: settings.senderName, signature: settings.signature, tone: settings.tone },
     });
@@ -165,6 +186,15 @@ export async function triageDispatch(
   }
 
   return record(decision, draft);
+}
+
+/** The pitch's other conversations are open and the agent's, with no reply of their own under way: one reply may speak for them. */
+async function othersStillTheAgents(events: EventStore, others: DispatchFacts['otherAsks']): Promise<boolean> {
+  for (const { conversationId } of others) {
+    const { state } = await aggregateStream(events, conversationStream(conversationId), conversationDecider);
+    if (state.status !== 'open' || state.handledBy !== 'agent' || state.pending.size > 0) return false;
+  }
+  return true;
 }
 
 async function conversationHistory(events: EventStore, conversationId: string) {
