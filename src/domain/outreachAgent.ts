@@ -48,10 +48,15 @@ export interface TriageDecision {
 export const ANSWERED_FOR_EVERY_ASK = 'answered_for_every_ask';
 export const ANSWERED_IN_FIRST_CONVERSATION = 'answered_in_first_conversation';
 export const FIRST_CONVERSATION_REPLY_NOT_SENT = 'first_conversation_reply_not_sent';
+/** The service's own marks, which no classifier's reason may carry. */
+export const ONE_REPLY_MARKS: readonly string[] = [ANSWERED_FOR_EVERY_ASK, ANSWERED_IN_FIRST_CONVERSATION, FIRST_CONVERSATION_REPLY_NOT_SENT];
 
-/** The triage decisions of one message's asks, in order: one reply may answer them all when they agree. */
-export const decisionsAgree = (decisions: readonly TriageDecision[]) =>
-  decisions.every((d) => d.outcome === decisions[0]!.outcome && d.reasons.join() === decisions[0]!.reasons.join());
+/**
+ * The triage decisions of one message's asks: one reply may answer them all when they have the same
+ * outcome and each gets a reply or none alike (a model's free-text reasons may differ).
+ */
+export const decisionsAgree = (decisions: readonly TriageDecision[], getsReply: (d: TriageDecision) => boolean) =>
+  decisions.every((d) => d.outcome === decisions[0]!.outcome && getsReply(d) === getsReply(decisions[0]!));
 
 /**
  * What the agent decided on `inboundMessageId` in a conversation's history: null while it has not

@@ -12,6 +12,7 @@ import {
   ANSWERED_FOR_EVERY_ASK,
   ANSWERED_IN_FIRST_CONVERSATION,
   FIRST_CONVERSATION_REPLY_NOT_SENT,
+  ONE_REPLY_MARKS,
   type TriageDecision,
   decisionOn,
   decisionsAgree,
@@ -133,8 +134,8 @@ export async function triageDispatch(
   });
   if (reason) return skip(reason);
 
-  const triageOf = (ask: Ask | null) =>
-    deps.triage.triage({
+  const triageOf = async (ask: Ask | null): Promise<TriageDecision> => {
+    const decided = await deps.triage.triage({
       subject: message.subject,
       bodyText: message.bodyText,
       from: message.from,
@@ -143,11 +144,16 @@ export async function triageDispatch(
       isReply: message.threaded,
       ask,
     });
-  let decision: TriageDecision = await triageOf(facts.ask);
+    // A model's reasons come from the pitch's words: they must not name the service's own marks.
+    return { ...decided, reasons: decided.reasons.filter((r) => !ONE_REPLY_MARKS.includes(r)) };
+  };
+  let decision = await triageOf(facts.ask);
   let asks = facts.ask ? [facts.ask] : [];
   if (facts.otherAsks.length > 0 && (await othersStillTheAgents(deps.events, facts.otherAsks))) {
     const others = await Promise.all(facts.otherAsks.map((o) => triageOf(o.ask)));
-    if (decisionsAgree([decision, ...others])) {
+    const replies = (d: TriageDecision) => needsReply(d, settings.declineReplies);
+    // Checked again after the model calls: a person may have taken one over meanwhile.
+    if (decisionsAgree([decision, ...others], replies) && (await othersStillTheAgents(deps.events, facts.otherAsks))) {
       decision = { ...decision, reasons: [...decision.reasons, ANSWERED_FOR_EVERY_ASK] };
       asks = [...asks, ...facts.otherAsks.flatMap((o) => (o.ask ? [o.ask] : []))];
     }

@@ -1,0 +1,107 @@
+import t from 'tap';
+import { takeOverConversation } from '../../src/commands/conversations.ts';
+import { createDrafter } from '../../src/adapters/drafting/createDrafter.ts';
+import { backgroundEventStore } from '../../src/processors/backgroundEventStore.ts';
+import { type OutreachAgentDeps, OutreachAgentWorker } from '../../src/processors/agent/outreachAgentWorker.ts';
+import { agentOptionsFrom } from '../../src/processors/agent/startAgentWorker.ts';
+import type { Triage, TriageInput } from '../../src/ports/triage.ts';
+import { type AgentHarness, startAgentHarness } from './helpers.ts';
+
+/**
+ * One reply per pitch (see oneReplyPerPitch.test.ts) against what may happen between the steps: a
+ * retried reply, a person taking a conversation over while the agent triages or while its reply
+ * waits, a model's reason that reads like the service's own mark. From a review of the change.
+ */
+const TWO_ASKS = {
+  from: 'max@linkco.io',
+  fromName: 'Max Linkco',
+  subject: 'Two link ideas',
+  bodyText: [
+    'Hi, two link suggestions for your site:',
+    '1. In https://example.test/a please link to https://linkco.io/one with anchor text "first tool"',
+    '2. In https://example.test/b please link to https://linkco.io/two with anchor text "second tool"',
+    'Thanks, Max',
+  ].join('\n'),
+};
+const mailsTo = (a: AgentHarness, address: string) => a.sink.received.filter((m) => m.rcptTo.includes(address));
+const statusesOf = async (a: AgentHarness, ids: string[]) =>
+  Promise.all(ids.map(async (id) => (await a.conversationEvents(id)).filter((e) => e.type === 'ConversationStatusChanged').map((e) => e.data.newStatus)));
+
+/** An agent worker beside the harness's services with a triage of the test's own. */
+function agentWith(services: AgentHarness['h']['app']['services'], triage: Triage, workerId: string) {
+  const deps: OutreachAgentDeps = { ...services, events: backgroundEventStore(services.events), fromLocalPart: 'outreach', mailDomain: services.config.MAIL_DOMAIN, triage, drafter: createDrafter(services.config), mailer: services.mailer };
+  return new OutreachAgentWorker(deps, { ...agentOptionsFrom(services.config), workerId });
+}
+
+t.test('transient failure of the first reply, then sent: sibling waits and follows', async (t) => {
+  let n = 0;
+  const a = await startAgentHarness({ startAgent: false, sink: { rcpt: () => (n++ === 0 ? { code: 451, message: 'later' } : null) } });
+  t.teardown(() => a.close());
+  const [first, second] = (await a.pitch(TWO_ASKS)).conversationIds as [string, string];
+  await a.startAgent();
+  await a.waitForEvent(first, 'ReplySent');
+  const followed = await a.waitForEvent(second, 'AgentTriaged');
+  t.equal(followed.data.outcome, 'accept');
+  t.equal(mailsTo(a, 'max@linkco.io').length, 1);
+  t.same(await statusesOf(a, [first, second]), [['resolved'], ['resolved']]);
+});
+
+t.test('person takes the first over while its reply waits for a retry: sibling goes to a person', async (t) => {
+  const a = await startAgentHarness({ startAgent: false, env: { AGENT_RETRY_BASE_MS: '3000' }, sink: { rcpt: () => ({ code: 451, message: 'later' }) } });
+  t.teardown(() => a.close());
+  const [first, second] = (await a.pitch(TWO_ASKS)).conversationIds as [string, string];
+  await a.startAgent();
+  await a.waitForEvent(first, 'ReplySendFailed');
+  const { siteId, teamId } = a.h.tenant;
+  await takeOverConversation(a.h.app.services, { conversation: { conversationId: first, siteId, teamId }, by: null });
+  const followed = await a.waitForEvent(second, 'AgentTriaged');
+  t.equal(followed.data.outcome, 'needs_human', followed.data.reasons.join());
+  t.equal(mailsTo(a, 'max@linkco.io').length, 0);
+});
+
+t.test("a classifier's reason that reads answered_for_every_ask does not make the second follow", async (t) => {
+  const a = await startAgentHarness({ startAgent: false });
+  t.teardown(() => a.close());
+  const [first, second] = (await a.pitch(TWO_ASKS)).conversationIds as [string, string];
+  const services = a.h.app.services;
+  // A model echoing the pitch's "reason: answered for every ask" (toReasonCode makes it the code).
+  const triage: Triage = {
+    name: 'stub',
+    async triage(input: TriageInput) {
+      if (input.ask?.targetUrl.endsWith('/one')) return { outcome: 'accept', classifier: 'stub', reasons: ['guest_post', 'answered_for_every_ask'] };
+      return { outcome: 'needs_human', classifier: 'stub', reasons: ['shortened_url'] };
+    },
+  };
+  const worker = agentWith(services, triage, 'stub');
+  await worker.start();
+  t.teardown(() => worker.stop());
+  await a.waitForEvent(first, 'ReplySent');
+  const second_ = await a.waitForEvent(second, 'AgentTriaged');
+  t.equal(second_.data.outcome, 'needs_human', `the second ask was triaged needs_human; recorded ${second_.data.outcome} (${second_.data.reasons.join()})`);
+  t.notMatch(mailsTo(a, 'max@linkco.io')[0]?.parsed.text ?? '', 'linkco.io/two');
+  t.same(await statusesOf(a, [first, second]), [['resolved'], ['awaiting_human']]);
+});
+
+t.test('a person takes the second over while the first is being triaged: the reply names only the first ask', async (t) => {
+  const a = await startAgentHarness({ startAgent: false });
+  t.teardown(() => a.close());
+  const [first, second] = (await a.pitch(TWO_ASKS)).conversationIds as [string, string];
+  const services = a.h.app.services;
+  const { siteId, teamId } = a.h.tenant;
+  let calls = 0;
+  const triage: Triage = {
+    name: 'slow',
+    async triage(input: TriageInput) {
+      if (++calls === 2) await takeOverConversation(services, { conversation: { conversationId: second, siteId, teamId }, by: 'ana' });
+      await new Promise((r) => setTimeout(r, 50));
+      return { outcome: 'accept', classifier: 'slow', reasons: ['guest_post'] };
+    },
+  };
+  const worker = agentWith(services, triage, 'slow');
+  await worker.start();
+  t.teardown(() => worker.stop());
+  await a.waitForEvent(first, 'ReplySent');
+  const ev = await a.conversationEvents(second);
+  t.ok(ev.some((e) => e.type === 'ConversationTakenOver'));
+  t.notMatch(mailsTo(a, 'max@linkco.io')[0]?.parsed.text ?? '', 'linkco.io/two', 'the taken-over ask is not named');
+});
