@@ -145,3 +145,19 @@ export function storeAndOutbox(t: Test) {
   });
   return { events, outbox };
 }
+
+/** A pitch with two asks: the offline extractor opens a conversation for each (test/agent/oneReplyPerPitch*). */
+export const TWO_ASKS = {
+  from: 'max@linkco.io',
+  fromName: 'Max Linkco',
+  subject: 'Two link ideas',
+  bodyText: [
+    'Hi, two link suggestions for your site:',
+    '1. In https://example.test/a please link to https://linkco.io/one with anchor text "first tool"',
+    '2. In https://example.test/b please link to https://linkco.io/two with anchor text "second tool"',
+    'Thanks, Max',
+  ].join('\n'),
+};
+
+/** The mails the harness's SMTP sink accepted for `address`. */
+export const mailsTo = (a: AgentHarness, address: string) => a.sink.received.filter((m) => m.rcptTo.includes(address));

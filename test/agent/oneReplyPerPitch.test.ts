@@ -1,7 +1,6 @@
 import t from 'tap';
 import { takeOverConversation } from '../../src/commands/conversations.ts';
-import { startAgentHarness } from './helpers.ts';
-import type { ReceivedMail } from './smtpSink.ts';
+import { TWO_ASKS, mailsTo, startAgentHarness } from './helpers.ts';
 
 /**
  * A pitch with several asks opens a conversation per ask (the spec), and gets one reply that names
@@ -9,19 +8,6 @@ import type { ReceivedMail } from './smtpSink.ts';
  * conversation is still the agent's: the first conversation answers, the others follow its reply's
  * outcome. Otherwise each conversation answers its own ask.
  */
-const TWO_ASKS = {
-  from: 'max@linkco.io',
-  fromName: 'Max Linkco',
-  subject: 'Two link ideas',
-  bodyText: [
-    'Hi, two link suggestions for your site:',
-    '1. In https://example.test/a please link to https://linkco.io/one with anchor text "first tool"',
-    '2. In https://example.test/b please link to https://linkco.io/two with anchor text "second tool"',
-    'Thanks, Max',
-  ].join('\n'),
-};
-
-const mailsTo = (received: ReceivedMail[], address: string) => received.filter((m) => m.rcptTo.includes(address));
 
 t.test('two asks: one mail naming both links; the second conversation takes the first one\'s decision', async (t) => {
   const a = await startAgentHarness({ startAgent: false });
@@ -39,7 +25,7 @@ t.test('two asks: one mail naming both links; the second conversation takes the 
   // Let the worker go on past anything it might still do.
   await a.agent!.worker.waitForPosition(await a.h.app.services.events.headPosition(), 10_000);
 
-  const mails = mailsTo(a.sink.received, 'max@linkco.io');
+  const mails = mailsTo(a, 'max@linkco.io');
   t.equal(mails.length, 1, 'one mail to the sender, not one per ask');
   const text = mails[0]!.parsed.text ?? '';
   t.match(text, 'https://linkco.io/one with the anchor text "first tool" on https://example.test/a');
@@ -61,7 +47,7 @@ t.test('a person took the first conversation over before the agent: the second a
   await a.startAgent();
   t.equal((await a.waitForEvent(first, 'AgentSkipped')).data.reason, 'taken_over');
   await a.waitForEvent(second, 'ReplySent');
-  const mails = mailsTo(a.sink.received, 'max@linkco.io');
+  const mails = mailsTo(a, 'max@linkco.io');
   t.equal(mails.length, 1);
   const text = mails[0]!.parsed.text ?? '';
   t.match(text, 'https://linkco.io/two');
@@ -79,7 +65,7 @@ t.test('asks triaged differently: no combined reply; each conversation decides i
   const own = await a.waitForEvent(second, 'AgentTriaged');
   t.equal(own.data.outcome, 'needs_human', `the shortened link is a person's to judge (${own.data.reasons.join(', ')})`);
   t.notOk(own.data.reasons.includes('answered_in_first_conversation'));
-  const mails = mailsTo(a.sink.received, 'max@linkco.io');
+  const mails = mailsTo(a, 'max@linkco.io');
   t.equal(mails.length, 1, 'one mail: the first ask\'s');
   t.notMatch(mails[0]!.parsed.text ?? '', 'bit.ly', 'the reply does not accept the ask that was not accepted');
 });
@@ -93,7 +79,7 @@ t.test('the second conversation was taken over before the agent: the reply names
   await a.startAgent();
   await a.waitForEvent(first, 'ReplySent');
   t.equal((await a.waitForEvent(second, 'AgentSkipped')).data.reason, 'taken_over');
-  const text = mailsTo(a.sink.received, 'max@linkco.io')[0]?.parsed.text ?? '';
+  const text = mailsTo(a, 'max@linkco.io')[0]?.parsed.text ?? '';
   t.match(text, 'https://linkco.io/one');
   t.notMatch(text, 'https://linkco.io/two', "the person's ask is the person's to answer");
 });

@@ -5,25 +5,13 @@ import { backgroundEventStore } from '../../src/processors/backgroundEventStore.
 import { type OutreachAgentDeps, OutreachAgentWorker } from '../../src/processors/agent/outreachAgentWorker.ts';
 import { agentOptionsFrom } from '../../src/processors/agent/startAgentWorker.ts';
 import type { Triage, TriageInput } from '../../src/ports/triage.ts';
-import { type AgentHarness, startAgentHarness } from './helpers.ts';
+import { type AgentHarness, TWO_ASKS, mailsTo, startAgentHarness } from './helpers.ts';
 
 /**
  * One reply per pitch (see oneReplyPerPitch.test.ts) against what may happen between the steps: a
  * retried reply, a person taking a conversation over while the agent triages or while its reply
  * waits, a model's reason that reads like the service's own mark. From a review of the change.
  */
-const TWO_ASKS = {
-  from: 'max@linkco.io',
-  fromName: 'Max Linkco',
-  subject: 'Two link ideas',
-  bodyText: [
-    'Hi, two link suggestions for your site:',
-    '1. In https://example.test/a please link to https://linkco.io/one with anchor text "first tool"',
-    '2. In https://example.test/b please link to https://linkco.io/two with anchor text "second tool"',
-    'Thanks, Max',
-  ].join('\n'),
-};
-const mailsTo = (a: AgentHarness, address: string) => a.sink.received.filter((m) => m.rcptTo.includes(address));
 const statusesOf = async (a: AgentHarness, ids: string[]) =>
   Promise.all(ids.map(async (id) => (await a.conversationEvents(id)).filter((e) => e.type === 'ConversationStatusChanged').map((e) => e.data.newStatus)));
 
