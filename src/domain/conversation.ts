@@ -66,6 +66,12 @@ export interface ReplyDraft {
   drafter: string;
   /** SHA-256 (hex) of subject + body, for auditors. */
   draftSha256: string;
+  /**
+   * The agent's reply to a pitch with several asks that answers them all: the pitch's other
+   * conversations. Each attempt checks they are still the agent's (a person's take-over of one
+   * withdraws the reply). Absent on any other reply.
+   */
+  answersFor?: string[];
 }
 
 type Base = OutreachEventBase & { conversationId: string };

@@ -393,6 +393,7 @@ export const conversationEventSchemas = schemasOf<ConversationEvent>()({
     returnPath: nullableStr,
     drafter: str,
     draftSha256: str,
+    answersFor: strings.optional(),
     dispatchId: nullableStr,
     direction: z.literal('outbound'),
     senderType,

@@ -18,6 +18,7 @@ t.test('two asks: one mail naming both links; the second conversation takes the 
   await a.startAgent();
   await a.waitForEvent(first, 'ReplySent');
   t.ok((await a.waitForEvent(first, 'AgentTriaged')).data.reasons.includes('answered_for_every_ask'), 'the first records that its reply answers every ask');
+  t.same((await a.waitForEvent(first, 'ReplyDrafted')).data.answersFor, [second], 'its draft names the conversations it answers too');
   const followed = await a.waitForEvent(second, 'AgentTriaged');
   t.equal(followed.data.outcome, 'accept');
   t.notOk(followed.data.reasons.includes('answered_for_every_ask'));

@@ -1,4 +1,5 @@
-import { type ConversationCommand, type ConversationState, agentNoLongerActs, conversationDecider, conversationStream } from '../../domain/conversation.ts';
+import { type ConversationCommand, type ConversationState, type ReplyDraft, agentNoLongerActs, conversationDecider, conversationStream } from '../../domain/conversation.ts';
+import type { EventStore } from '../../ports/eventStore.ts';
 import { handleCommand } from '../../commands/handleCommand.ts';
 import { mailRefusal } from '../../commands/mailGate.ts';
 import { sendDraft } from '../../commands/sendDraft.ts';
@@ -167,6 +168,9 @@ export class ReplySender {
     const superseded = agentNoLongerActs(state, pending);
     if (superseded) return this.record(c, messageId, attempt, { ok: false, error: 'not sent', permanent: true, retryAt: null }, read);
     const { draft } = pending;
+    // One reply for a pitch's several asks: a person who took one of the others since owns its answer.
+    const taken = await otherAskTaken(this.deps.events, draft);
+    if (taken) return this.record(c, messageId, attempt, { ok: false, error: `not sent; withdrawn: ${taken}`, permanent: true, retryAt: null }, read);
     // Suppressed, or the domain's verification withdrawn, since the draft (or the last attempt): it does not go out.
     const refused = await mailRefusal(this.deps, { teamId: c.teamId, siteId: c.siteId, to: draft.to.address });
     if (refused) return this.record(c, messageId, attempt, { ok: false, error: `not sent; withdrawn: ${refused.detail}`, permanent: true, retryAt: null }, read);
@@ -198,4 +202,14 @@ export class ReplySender {
   private ref(c: Conv) {
     return { conversationId: c.conversationId, siteId: c.siteId, teamId: c.teamId, now: this.deps.clock.now().getTime() };
   }
+}
+
+/** Why a reply that answers a pitch's other asks too may no longer go: one of their conversations is no longer the agent's. */
+async function otherAskTaken(events: EventStore, draft: ReplyDraft): Promise<string | null> {
+  for (const id of draft.answersFor ?? []) {
+    const { state } = await aggregateStream(events, conversationStream(id), conversationDecider);
+    if (state.handledBy === 'human') return `a person took over conversation ${id}, one of the pitch's other asks`;
+    if (state.status !== 'open') return `conversation ${id}, one of the pitch's other asks, is ${state.status}`;
+  }
+  return null;
 }

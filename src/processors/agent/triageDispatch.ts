@@ -149,6 +149,7 @@ export async function triageDispatch(
   };
   let decision = await triageOf(facts.ask);
   let asks = facts.ask ? [facts.ask] : [];
+  let answersFor: string[] | null = null;
   if (facts.otherAsks.length > 0 && (await othersStillTheAgents(deps.events, facts.otherAsks))) {
     const others = await Promise.all(facts.otherAsks.map((o) => triageOf(o.ask)));
     const replies = (d: TriageDecision) => needsReply(d, settings.declineReplies);
@@ -156,6 +157,7 @@ export async function triageDispatch(
     if (decisionsAgree([decision, ...others], replies) && (await othersStillTheAgents(deps.events, facts.otherAsks))) {
       decision = { ...decision, reasons: [...decision.reasons, ANSWERED_FOR_EVERY_ASK] };
       asks = [...asks, ...facts.otherAsks.flatMap((o) => (o.ask ? [o.ask] : []))];
+      answersFor = facts.otherAsks.map((o) => o.conversationId);
     }
   }
 
@@ -188,6 +190,7 @@ export async function triageDispatch(
       ...threadingHeaders(message),
       returnPath: bounceAddress(deps.secrets, messageId, deps.mailDomain),
       drafter: written.drafter,
+      ...(answersFor ? { answersFor } : {}),
     });
   }
 
