@@ -1,6 +1,7 @@
 import t from 'tap';
 import { takeOverConversation } from '../../src/commands/conversations.ts';
 import { TWO_ASKS, mailsTo, startAgentHarness } from './helpers.ts';
+import { bearer } from '../helpers/testApp.ts';
 
 /**
  * A pitch with several asks opens a conversation per ask (the spec), and gets one reply that names
@@ -36,6 +37,20 @@ t.test('two asks: one mail naming both links; the second conversation takes the 
   t.same(secondEvents.filter((e) => /^Reply/.test(e.type)).map((e) => e.type), [], 'nothing drafted or sent on the second');
   const statuses = await Promise.all([first, second].map(async (id) => (await a.conversationEvents(id)).filter((e) => e.type === 'ConversationStatusChanged').map((e) => e.data.newStatus)));
   t.same(statuses, [['resolved'], ['resolved']], 'both resolved: the first by its reply, the second with it');
+
+  // The inbox shows the reply in both conversations.
+  const read = async (id: string) =>
+    (await a.h.app.fastify.inject({ url: `/api/v1/sites/${a.h.tenant.siteId}/outreach/conversations/${id}`, headers: bearer(a.h.tenant.key) })).json();
+  for (const id of [first, second]) {
+    let body = await read(id);
+    // The projections follow the log: wait until they hold the reply.
+    for (let tries = 0; body.conversation?.messages?.length < 2 && tries < 200; tries++) {
+      await new Promise((r) => setTimeout(r, 25));
+      body = await read(id);
+    }
+    t.same(body.conversation.messages.map((m: { direction: string }) => m.direction), ['inbound', 'outbound'], `conversation ${id === first ? 'one' : 'two'}: the pitch and the one reply`);
+    t.equal(body.conversation.messageCount, 2);
+  }
 });
 
 t.test('a person took the first conversation over before the agent: the second answers its own ask', async (t) => {

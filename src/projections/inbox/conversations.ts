@@ -34,7 +34,10 @@ export async function applyToConversations(event: InboxEvent, w: ProjectionWrite
     case 'AgentTriaged':
       return update(w, event.data.conversationId, event.data.occurredAt, () => ({ lastTriage: { outcome: event.data.outcome, classifier: event.data.classifier } }));
     case 'ReplyDrafted':
-      return update(w, event.data.conversationId, event.data.occurredAt, (c) => ({ messageCount: c.messageCount + 1, lastMessageAt: iso(event.data.occurredAt) }));
+      for (const id of [event.data.conversationId, ...(event.data.answersFor ?? [])]) {
+        await update(w, id, event.data.occurredAt, (c) => ({ messageCount: c.messageCount + 1, lastMessageAt: iso(event.data.occurredAt) }));
+      }
+      return;
     case 'ConversationStatusChanged': {
       const d = event.data;
       return update(w, d.conversationId, d.occurredAt, (c) => ({

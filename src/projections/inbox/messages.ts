@@ -50,7 +50,8 @@ export async function applyToMessages(event: InboxEvent, w: ProjectionWriter): P
         id: r.messageId,
         siteId: r.siteId,
         teamId: r.teamId,
-        conversationIds: [r.conversationId],
+        // A reply that answers a pitch's other asks too is in each of their conversations.
+        conversationIds: [r.conversationId, ...(r.answersFor ?? [])],
         direction: 'outbound',
         senderType: r.senderType,
         from: r.from.address,
