@@ -161,3 +161,7 @@ export const TWO_ASKS = {
 
 /** The mails the harness's SMTP sink accepted for `address`. */
 export const mailsTo = (a: AgentHarness, address: string) => a.sink.received.filter((m) => m.rcptTo.includes(address));
+
+/** Each conversation's status changes, in order (`newStatus`). */
+export const statusesOf = async (a: AgentHarness, ids: string[]) =>
+  Promise.all(ids.map(async (id) => (await a.conversationEvents(id)).filter((e) => e.type === 'ConversationStatusChanged').map((e) => e.data.newStatus)));

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { takeOverConversation } from '../../src/commands/conversations.ts';
-import { TWO_ASKS, mailsTo, startAgentHarness } from './helpers.ts';
+import { TWO_ASKS, mailsTo, startAgentHarness, statusesOf } from './helpers.ts';
 import { bearer } from '../helpers/testApp.ts';
 
 /**
@@ -35,7 +35,7 @@ t.test('two asks: one mail naming both links; the second conversation takes the 
 
   const secondEvents = await a.conversationEvents(second);
   t.same(secondEvents.filter((e) => /^Reply/.test(e.type)).map((e) => e.type), [], 'nothing drafted or sent on the second');
-  const statuses = await Promise.all([first, second].map(async (id) => (await a.conversationEvents(id)).filter((e) => e.type === 'ConversationStatusChanged').map((e) => e.data.newStatus)));
+  const statuses = await statusesOf(a, [first, second]);
   t.same(statuses, [['resolved'], ['resolved']], 'both resolved: the first by its reply, the second with it');
 
   // The inbox shows the reply in both conversations.
@@ -109,6 +109,6 @@ t.test("the first conversation's reply fails for good: the second goes to a pers
   const followed = await a.waitForEvent(second, 'AgentTriaged');
   t.equal(followed.data.outcome, 'needs_human');
   t.ok(followed.data.reasons.includes('first_conversation_reply_not_sent'), followed.data.reasons.join(', '));
-  const statuses = await Promise.all([first, second].map(async (id) => (await a.conversationEvents(id)).filter((e) => e.type === 'ConversationStatusChanged').map((e) => e.data.newStatus)));
+  const statuses = await statusesOf(a, [first, second]);
   t.same(statuses, [['awaiting_human'], ['awaiting_human']]);
 });

@@ -5,15 +5,13 @@ import { backgroundEventStore } from '../../src/processors/backgroundEventStore.
 import { type OutreachAgentDeps, OutreachAgentWorker } from '../../src/processors/agent/outreachAgentWorker.ts';
 import { agentOptionsFrom } from '../../src/processors/agent/startAgentWorker.ts';
 import type { Triage, TriageInput } from '../../src/ports/triage.ts';
-import { type AgentHarness, TWO_ASKS, mailsTo, startAgentHarness } from './helpers.ts';
+import { type AgentHarness, TWO_ASKS, mailsTo, startAgentHarness, statusesOf } from './helpers.ts';
 
 /**
  * One reply per pitch (see oneReplyPerPitch.test.ts) against what may happen between the steps: a
  * retried reply, a person taking a conversation over while the agent triages or while its reply
  * waits, a model's reason that reads like the service's own mark. From a review of the change.
  */
-const statusesOf = async (a: AgentHarness, ids: string[]) =>
-  Promise.all(ids.map(async (id) => (await a.conversationEvents(id)).filter((e) => e.type === 'ConversationStatusChanged').map((e) => e.data.newStatus)));
 
 /** An agent worker beside the harness's services with a triage of the test's own. */
 function agentWith(services: AgentHarness['h']['app']['services'], triage: Triage, workerId: string) {

@@ -1,5 +1,4 @@
-import { type ConversationCommand, type ConversationState, type ReplyDraft, agentNoLongerActs, conversationDecider, conversationStream } from '../../domain/conversation.ts';
-import type { EventStore } from '../../ports/eventStore.ts';
+import { type ConversationCommand, type ConversationState, agentNoLongerActs, conversationDecider, conversationStream } from '../../domain/conversation.ts';
 import { handleCommand } from '../../commands/handleCommand.ts';
 import { mailRefusal } from '../../commands/mailGate.ts';
 import { sendDraft } from '../../commands/sendDraft.ts';
@@ -7,6 +6,7 @@ import { type Aggregate, aggregateStream } from '../../commands/aggregateStream.
 import type { Mailer } from '../../ports/mailer.ts';
 import type { AgentDeps } from './agentDeps.ts';
 import { commandOnReadState } from './commandOnReadState.ts';
+import { otherAskTaken } from './otherAsks.ts';
 
 export interface SendPolicy {
   /** Attempts in all, the first included. */
@@ -169,7 +169,7 @@ export class ReplySender {
     if (superseded) return this.record(c, messageId, attempt, { ok: false, error: 'not sent', permanent: true, retryAt: null }, read);
     const { draft } = pending;
     // One reply for a pitch's several asks: a person who took one of the others since owns its answer.
-    const taken = await otherAskTaken(this.deps.events, draft);
+    const taken = await otherAskTaken(this.deps.events, draft.answersFor ?? [], { noReplyOfTheirOwn: false });
     if (taken) return this.record(c, messageId, attempt, { ok: false, error: `not sent; withdrawn: ${taken}`, permanent: true, retryAt: null }, read);
     // Suppressed, or the domain's verification withdrawn, since the draft (or the last attempt): it does not go out.
     const refused = await mailRefusal(this.deps, { teamId: c.teamId, siteId: c.siteId, to: draft.to.address });
@@ -204,12 +204,3 @@ export class ReplySender {
   }
 }
 
-/** Why a reply that answers a pitch's other asks too may no longer go: one of their conversations is no longer the agent's. */
-async function otherAskTaken(events: EventStore, draft: ReplyDraft): Promise<string | null> {
-  for (const id of draft.answersFor ?? []) {
-    const { state } = await aggregateStream(events, conversationStream(id), conversationDecider);
-    if (state.handledBy === 'human') return `a person took over conversation ${id}, one of the pitch's other asks`;
-    if (state.status !== 'open') return `conversation ${id}, one of the pitch's other asks, is ${state.status}`;
-  }
-  return null;
-}

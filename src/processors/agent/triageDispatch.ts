@@ -32,6 +32,7 @@ import type { Drafter } from '../../ports/drafter.ts';
 import type { Triage } from '../../ports/triage.ts';
 import type { AgentDeps } from './agentDeps.ts';
 import { commandOnReadState } from './commandOnReadState.ts';
+import { otherAskTaken } from './otherAsks.ts';
 import type { DispatchFacts } from './dispatchFacts.ts';
 import type { Ask } from '../../domain/ingestion.ts';
 
@@ -150,11 +151,13 @@ export async function triageDispatch(
   let decision = await triageOf(facts.ask);
   let asks = facts.ask ? [facts.ask] : [];
   let answersFor: string[] | null = null;
-  if (facts.otherAsks.length > 0 && (await othersStillTheAgents(deps.events, facts.otherAsks))) {
+  const othersStillTheAgents = async () =>
+    (await otherAskTaken(deps.events, facts.otherAsks.map((o) => o.conversationId), { noReplyOfTheirOwn: true })) === null;
+  if (facts.otherAsks.length > 0 && (await othersStillTheAgents())) {
     const others = await Promise.all(facts.otherAsks.map((o) => triageOf(o.ask)));
     const replies = (d: TriageDecision) => needsReply(d, settings.declineReplies);
     // Checked again after the model calls: a person may have taken one over meanwhile.
-    if (decisionsAgree([decision, ...others], replies) && (await othersStillTheAgents(deps.events, facts.otherAsks))) {
+    if (decisionsAgree([decision, ...others], replies) && (await othersStillTheAgents())) {
       decision = { ...decision, reasons: [...decision.reasons, ANSWERED_FOR_EVERY_ASK] };
       asks = [...asks, ...facts.otherAsks.flatMap((o) => (o.ask ? [o.ask] : []))];
       answersFor = facts.otherAsks.map((o) => o.conversationId);
@@ -195,15 +198,6 @@ export async function triageDispatch(
   }
 
   return record(decision, draft);
-}
-
-/** The pitch's other conversations are open and the agent's, with no reply of their own under way: one reply may speak for them. */
-async function othersStillTheAgents(events: EventStore, others: DispatchFacts['otherAsks']): Promise<boolean> {
-  for (const { conversationId } of others) {
-    const { state } = await aggregateStream(events, conversationStream(conversationId), conversationDecider);
-    if (state.status !== 'open' || state.handledBy !== 'agent' || state.pending.size > 0) return false;
-  }
-  return true;
 }
 
 async function conversationHistory(events: EventStore, conversationId: string) {
