@@ -30,7 +30,13 @@ export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
 export type TerminalStatus = Exclude<ConversationStatus, 'open'>;
 export const isTerminal = (s: ConversationStatus): s is TerminalStatus => s !== 'open';
 
-export type TriageOutcome = 'accept' | 'decline' | 'needs_human' | 'opt_out';
+/**
+ * What the agent does with a dispatched conversation: `accept` (reply and resolve), `decline`
+ * (polite reply or none, resolve as declined), `needs_human` (no reply, `awaiting_human`),
+ * `opt_out` (suppress the sender, no reply).
+ */
+export const TRIAGE_OUTCOMES = ['accept', 'decline', 'needs_human', 'opt_out'] as const;
+export type TriageOutcome = (typeof TRIAGE_OUTCOMES)[number];
 export type ReplyTriage = TriageOutcome | 'manual' | 'pitch';
 export type ResolvedBy = 'agent' | 'user';
 

@@ -34,7 +34,9 @@ export function replyPrecondition(facts: ReplyPreconditionFacts): AgentSkipReaso
 /** A triage the agent recorded on a message: what it decided, by which classifier, and why. */
 export interface TriageDecision {
   outcome: TriageOutcome;
+  /** Which classifier decided, recorded for auditors: `offline-v1`, `openai:<model>`, or a fallback. */
   classifier: string;
+  /** Short machine-readable reasons, such as `paid_link_demand` or `opt_out_phrase`. */
   reasons: string[];
 }
 

@@ -1,12 +1,9 @@
 import type { Ask } from '../domain/ingestion.ts';
+import type { TriageDecision } from '../domain/outreachAgent.ts';
 
-/**
- * What the agent does with a dispatched conversation: `accept` (reply and resolve), `decline`
- * (polite reply or none, resolve as declined), `needs_human` (no reply, `awaiting_human`),
- * `opt_out` (suppress the sender, no reply).
- */
-export type TriageOutcome = 'accept' | 'decline' | 'needs_human' | 'opt_out';
-export const TRIAGE_OUTCOMES = ['accept', 'decline', 'needs_human', 'opt_out'] as const satisfies readonly TriageOutcome[];
+export { TRIAGE_OUTCOMES, type TriageOutcome } from '../domain/conversation.ts';
+/** The agent's triage: its outcomes and decisions are the domain's (src/domain/outreachAgent.ts). */
+export type { TriageDecision };
 
 export interface TriageInput {
   subject: string;
@@ -19,14 +16,6 @@ export interface TriageInput {
   isReply: boolean;
   /** The conversation's opportunity as the extractor found it, or null when there was none. */
   ask: Ask | null;
-}
-
-export interface TriageDecision {
-  outcome: TriageOutcome;
-  /** Which classifier decided, recorded for auditors: `offline-v1`, `openai:<model>`, or a fallback. */
-  classifier: string;
-  /** Short machine-readable reasons, such as `paid_link_demand` or `opt_out_phrase`. */
-  reasons: string[];
 }
 
 export interface Triage {
