@@ -54,6 +54,26 @@ export const FIRST_CONVERSATION_REPLY_NOT_SENT = 'first_conversation_reply_not_s
 export const ONE_REPLY_MARKS: readonly string[] = [ANSWERED_FOR_EVERY_ASK, ANSWERED_IN_FIRST_CONVERSATION, FIRST_CONVERSATION_REPLY_NOT_SENT];
 
 /**
+ * Why one reply may no longer answer another conversation of the same pitch, or null when it may:
+ * only read marks are allowed on that conversation's history. Its stream starts empty (ingestion
+ * opens it on the ingestion's own stream) and the agent writes nothing there while it waits for the
+ * first conversation's reply, so anything else is a person's act (a take-over, even one handed back;
+ * a close, even one reopened; their own reply) or a decision of its own, and it answers for itself.
+ */
+export function otherAskActedOn(conversationId: string, history: readonly ConversationEvent[]): string | null {
+  const acted = history.find((e) => e.type !== 'ConversationMarkedRead' && e.type !== 'ConversationMarkedUnread');
+  if (!acted) return null;
+  const what: Partial<Record<ConversationEvent['type'], string>> = {
+    ConversationTakenOver: 'a person took over',
+    ConversationHandedBack: 'a person handed back',
+    ConversationStatusChanged: 'a person closed',
+    ConversationReopened: 'a person reopened',
+    ReplyDrafted: 'a reply of its own was written on',
+  };
+  return `${what[acted.type] ?? `${acted.type} was recorded on`} conversation ${conversationId}, one of the pitch's other asks`;
+}
+
+/**
  * The triage decisions of one message's asks: one reply may answer them all when they have the same
  * outcome and each gets a reply or none alike (a model's free-text reasons may differ).
  */

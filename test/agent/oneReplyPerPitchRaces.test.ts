@@ -1,10 +1,11 @@
-import t from 'tap';
-import { takeOverConversation } from '../../src/commands/conversations.ts';
+import t, { type Test } from 'tap';
+import { handBackConversation, markConversationRead, takeOverConversation } from '../../src/commands/conversations.ts';
 import { createDrafter } from '../../src/adapters/drafting/createDrafter.ts';
 import { backgroundEventStore } from '../../src/processors/backgroundEventStore.ts';
 import { type OutreachAgentDeps, OutreachAgentWorker } from '../../src/processors/agent/outreachAgentWorker.ts';
 import { agentOptionsFrom } from '../../src/processors/agent/startAgentWorker.ts';
 import type { Triage, TriageInput } from '../../src/ports/triage.ts';
+import { bearer } from '../helpers/testApp.ts';
 import { type AgentHarness, TWO_ASKS, mailsTo, startAgentHarness, statusesOf } from './helpers.ts';
 
 /**
@@ -106,6 +107,55 @@ t.test('a person takes the second over while the combined reply waits for its re
   t.equal((await a.waitForEvent(second, 'AgentSkipped')).data.reason, 'taken_over', "the person's conversation is the person's");
   t.equal(mailsTo(a, 'max@linkco.io').length, 0, 'no mail accepting the ask a person took');
   t.same((await statusesOf(a, [first]))[0], ['awaiting_human'], 'the first goes to a person');
+});
+
+/** The pitch with two asks, its combined reply refused once with 451 (retried after a second); resolves once that first attempt failed. */
+async function combinedReplyWaitingForItsRetry(t: Test) {
+  let n = 0;
+  const a = await startAgentHarness({ startAgent: false, env: { AGENT_RETRY_BASE_MS: '1000' }, sink: { rcpt: () => (n++ === 0 ? { code: 451, message: 'later' } : null) } });
+  t.teardown(() => a.close());
+  const [first, second] = (await a.pitch(TWO_ASKS)).conversationIds as [string, string];
+  await a.startAgent();
+  await a.waitForEvent(first, 'ReplySendFailed');
+  const conversation = { conversationId: second, siteId: a.h.tenant.siteId, teamId: a.h.tenant.teamId };
+  return { a, first, second, conversation };
+}
+
+const withdrawal = (a: AgentHarness, first: string) =>
+  waitFor(async () => (await a.conversationEvents(first)).find((e) => e.type === 'ReplySendFailed' && e.data.permanent));
+
+t.test('a person takes the second over and hands it back while the combined reply waits: the retry is still withdrawn', async (t) => {
+  const { a, first, second, conversation } = await combinedReplyWaitingForItsRetry(t);
+  await takeOverConversation(a.h.app.services, { conversation, by: 'ana' });
+  await handBackConversation(a.h.app.services, { conversation, by: 'ana' });
+  t.match((await withdrawal(a, first)).data.error, /withdrawn: a person took over conversation/);
+  const followed = await a.waitForEvent(second, 'AgentTriaged');
+  t.match(followed.data, { outcome: 'needs_human', reasons: /first_conversation_reply_not_sent/ }, 'the handed-back ask goes to a person');
+  t.equal(mailsTo(a, 'max@linkco.io').length, 0, 'no mail speaks for the ask a person looked at');
+});
+
+t.test("a person's own reply on the second while the combined reply waits: the retry is withdrawn, the prospect gets one mail", async (t) => {
+  const { a, first, second } = await combinedReplyWaitingForItsRetry(t);
+  const url = `/api/v1/sites/${a.h.tenant.siteId}/outreach/conversations/${second}/reply`;
+  const replied = await waitFor(async () => {
+    const res = await a.h.app.fastify.inject({ method: 'POST', url, headers: bearer(a.h.tenant.key), payload: { text: 'Ana here: yes to the second link.' } });
+    return res.statusCode === 404 ? undefined : res; // until the read models hold the conversation
+  });
+  t.equal(replied.statusCode, 201, replied.body);
+  t.match((await withdrawal(a, first)).data.error, /withdrawn: a reply of its own was written on conversation/);
+  await new Promise((r) => setTimeout(r, 1500)); // past the retry's time
+  const mails = mailsTo(a, 'max@linkco.io');
+  t.equal(mails.length, 1, "only the person's reply");
+  t.match(mails[0]?.parsed.text ?? '', 'Ana here');
+});
+
+t.test('a person reading the second while the combined reply waits does not withdraw it', async (t) => {
+  const { a, first, second, conversation } = await combinedReplyWaitingForItsRetry(t);
+  await markConversationRead(a.h.app.services, { conversation, lastInboundMessageId: null, by: 'ana' });
+  await a.waitForEvent(first, 'ReplySent');
+  await a.waitForEvent(second, 'AgentTriaged');
+  t.equal(mailsTo(a, 'max@linkco.io').length, 1);
+  t.same(await statusesOf(a, [first, second]), [['resolved'], ['resolved']]);
 });
 
 async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {

@@ -1,18 +1,20 @@
-import { conversationDecider, conversationStream } from '../../domain/conversation.ts';
-import { aggregateStream } from '../../commands/aggregateStream.ts';
+import { conversationStream } from '../../domain/conversation.ts';
+import { conversationEventSchemas } from '../../domain/eventSchemas.ts';
+import { otherAskActedOn } from '../../domain/outreachAgent.ts';
+import { parseEvent } from '../../lib/parseEvent.ts';
 import type { EventStore } from '../../ports/eventStore.ts';
 
 /**
- * Why one reply may not speak for a pitch's other conversations: one of them is no longer open and
- * the agent's, or (`noReplyOfTheirOwn`, when the reply is decided) has a reply of its own under way.
- * Null when it may. Checked when the combined reply is decided and again at each of its attempts.
+ * Why one reply may not speak for a pitch's other conversations (`otherAskActedOn` on each one's
+ * history), or null when it may. Checked when the combined reply is decided and again at each of its
+ * attempts: the histories, not the states, so a take-over handed back or a close reopened since
+ * still withdraws it.
  */
-export async function otherAskTaken(events: EventStore, conversationIds: readonly string[], options: { noReplyOfTheirOwn: boolean }): Promise<string | null> {
+export async function otherAskTaken(events: EventStore, conversationIds: readonly string[]): Promise<string | null> {
   for (const id of conversationIds) {
-    const { state } = await aggregateStream(events, conversationStream(id), conversationDecider);
-    if (state.handledBy === 'human') return `a person took over conversation ${id}, one of the pitch's other asks`;
-    if (state.status !== 'open') return `conversation ${id}, one of the pitch's other asks, is ${state.status}`;
-    if (options.noReplyOfTheirOwn && state.pending.size > 0) return `conversation ${id}, one of the pitch's other asks, has a reply of its own under way`;
+    const history = (await events.readStream(conversationStream(id))).flatMap((e) => parseEvent(e, conversationEventSchemas) ?? []);
+    const acted = otherAskActedOn(id, history);
+    if (acted) return acted;
   }
   return null;
 }

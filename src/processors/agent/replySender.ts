@@ -169,7 +169,7 @@ export class ReplySender {
     if (superseded) return this.record(c, messageId, attempt, { ok: false, error: 'not sent', permanent: true, retryAt: null }, read);
     const { draft } = pending;
     // One reply for a pitch's several asks: a person who took one of the others since owns its answer.
-    const taken = await otherAskTaken(this.deps.events, draft.answersFor ?? [], { noReplyOfTheirOwn: false });
+    const taken = await otherAskTaken(this.deps.events, draft.answersFor ?? []);
     if (taken) return this.record(c, messageId, attempt, { ok: false, error: `not sent; withdrawn: ${taken}`, permanent: true, retryAt: null }, read);
     // Suppressed, or the domain's verification withdrawn, since the draft (or the last attempt): it does not go out.
     const refused = await mailRefusal(this.deps, { teamId: c.teamId, siteId: c.siteId, to: draft.to.address });

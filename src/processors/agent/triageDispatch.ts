@@ -152,7 +152,7 @@ export async function triageDispatch(
   let asks = facts.ask ? [facts.ask] : [];
   let answersFor: string[] | null = null;
   const othersStillTheAgents = async () =>
-    (await otherAskTaken(deps.events, facts.otherAsks.map((o) => o.conversationId), { noReplyOfTheirOwn: true })) === null;
+    (await otherAskTaken(deps.events, facts.otherAsks.map((o) => o.conversationId))) === null;
   if (facts.otherAsks.length > 0 && (await othersStillTheAgents())) {
     const others = await Promise.all(facts.otherAsks.map((o) => triageOf(o.ask)));
     const replies = (d: TriageDecision) => needsReply(d, settings.declineReplies);
