@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { getArticleTotals } from '../../src/readModels/articles.ts';
+import { SqliteReadModelStore } from '../../src/adapters/sqlite/sqliteReadModelStore.ts';
+import { ARTICLES, ARTICLE_TOTALS, getArticleTotals } from '../../src/readModels/articles.ts';
 import { expectError } from '../helpers/http.ts';
 import { bearer, createTenant, startTestApp } from '../helpers/testApp.ts';
 
@@ -59,4 +60,20 @@ t.test('the totals survive a restart', async (t) => {
   const again = await startTestApp({ env: { SITE_MAX_ARTICLES: '2' }, dataDir });
   t.teardown(() => again.close());
   expectError(t, await put(again, 3), 409, 'ARTICLE_LIMIT_REACHED', 'after a restart');
+});
+
+t.test('without totals (the projection rebuilding into its version 2, which added them) the totals are counted from the articles', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'outreach-article-totals-'));
+  const store = new SqliteReadModelStore(join(dir, 'readModels.sqlite'));
+  t.teardown(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  // The read model as version 1 left it: articles, no totals.
+  const rebuild = await store.beginRebuild('articles', [ARTICLES, ARTICLE_TOTALS]);
+  const doc = (id: string, siteId: string, body: string) => ({ doc: { id, siteId, teamId: 'tm', url: `https://example.test/${id}`, body }, position: 1n });
+  await rebuild.write(ARTICLES, [doc('a1', 's1', 'x'.repeat(100)), doc('a2', 's1', 'é'.repeat(10)), doc('b1', 's2', 'y')]);
+  await rebuild.commit(1, 3n);
+  t.same(await getArticleTotals(store, 's1'), { count: 2, bytes: 120 }, "the site's two articles, in UTF-8 bytes");
+  t.same(await getArticleTotals(store, 's3'), { count: 0, bytes: 0 }, 'a site without articles');
 });
