@@ -61,7 +61,7 @@ export function eventLine(event: { position: bigint; revision: bigint; streamId:
  * a password hash can be attacked offline, and a sealed secret is useless to read. Hashes of random
  * tokens are kept: they are safe and let auditors correlate a token's issue, use and revocation.
  */
-const REDACTED_FIELDS = new Set(['passwordHash', 'sealedSecret', 'previousSealedSecret']);
+const REDACTED_FIELDS = new Set(['passwordHash', 'sealedSecret', 'previousSealedSecret', 'sealedProbe']);
 
 export function redact(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(redact);

@@ -23,6 +23,7 @@ import type { UserEmailEvent } from './userEmail.ts';
 import type { WebhookDeliveryEvent } from './webhookDelivery.ts';
 import type { WebhookSubscriptionEvent } from './webhookSubscription.ts';
 import { PROSPECT_SKIP_REASONS, type ProspectEvent } from './prospects.ts';
+import type { SecretKeyEvent } from './secretKey.ts';
 
 /**
  * The shape of every stored event's data, one zod schema per event type. The store hands out
@@ -436,6 +437,10 @@ export const prospectEventSchemas = schemasOf<ProspectEvent>()({
  * The webhook engine's view of the five outreach facts: only the fields an envelope needs, so it
  * reads them from whichever stream they were appended to.
  */
+export const secretKeyEventSchemas = schemasOf<SecretKeyEvent>()({
+  SecretKeyProbeRecorded: z.object({ sealedProbe: str, occurredAt: z.number() }),
+});
+
 export const outreachEventSchemas = schemasOf<OutreachEvent>()({
   OpportunityCreated: ingestionEventSchemas.OpportunityCreated,
   MessageReceived: ingestionEventSchemas.MessageReceived,
@@ -464,7 +469,8 @@ export type DomainEvent =
   | ArticleEvent
   | CreditsEvent
   | AgentRunLedgerEvent
-  | AgentRunEvent;
+  | AgentRunEvent
+  | SecretKeyEvent;
 
 /** Event type → schema of its data, for every stored event type. */
 export const domainEventSchemas: EventSchemas<DomainEvent> = {
@@ -487,4 +493,5 @@ export const domainEventSchemas: EventSchemas<DomainEvent> = {
   ...creditsEventSchemas,
   ...agentRunLedgerEventSchemas,
   ...agentRunEventSchemas,
+  ...secretKeyEventSchemas,
 };

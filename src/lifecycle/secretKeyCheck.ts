@@ -1,8 +1,11 @@
 import { aggregateStream } from '../commands/aggregateStream.ts';
 import type { Config } from '../config.ts';
+import { SECRET_KEY_PROBE, SECRET_KEY_STREAM, keyOpensProbe } from '../domain/secretKey.ts';
+import { secretKeyEventSchemas } from '../domain/eventSchemas.ts';
 import { subscriptionStream, webhookSubscriptionDecider } from '../domain/webhookSubscription.ts';
+import { parseEvent } from '../lib/parseEvent.ts';
 import { mapLimit } from '../lib/mapLimit.ts';
-import type { EventStore } from '../ports/eventStore.ts';
+import { type EventStore, WrongExpectedRevisionError } from '../ports/eventStore.ts';
 import type { ReadModelStore } from '../ports/readModelStore.ts';
 import type { SecretBox } from '../ports/secretBox.ts';
 import { webhookSubscriptionsProjection } from '../projections/webhookSubscriptions.ts';
@@ -17,14 +20,20 @@ import { StartupError } from './startupFailure.ts';
  * other key. Checked on the current sealed secret of every subscription the read models list, so the
  * start refuses with the cause instead. When the subscriptions' read model is not built (before its
  * first rebuild: a new read-model database, a deleted readmodels.sqlite, a new projection version),
- * the subscriptions are found in the log itself, read once from the start. `SECRET_KEY_CHECK=false` skips it, for a key lost for good.
+ * the subscriptions are found in the log itself, read once from the start. First, the key must open
+ * the log's key probe (src/domain/secretKey.ts), which holds even while no subscription exists; the
+ * first start whose key opens the subscriptions' secrets records it. `SECRET_KEY_CHECK=false` skips
+ * both, for a key lost for good, and records a probe under the new key, so later starts check
+ * against that one.
  */
-export async function assertSecretKeyOpens(deps: { config: Config; events: EventStore; readModels: ReadModelStore; secrets: SecretBox }): Promise<void> {
-  if (!deps.config.SECRET_KEY_CHECK) return;
+export async function assertSecretKeyOpens(deps: { config: Config; events: EventStore; readModels: ReadModelStore; secrets: SecretBox; clock: { now(): Date } }): Promise<void> {
+  if (!deps.config.SECRET_KEY_CHECK) return recordKeyProbe(deps);
+  const { probe, opens } = await readKeyProbe(deps);
+  if (probe && !opens) throw probeRefused(deps.config, probe.data.occurredAt);
   const subscriptions = (await readModelIsBuilt(deps.readModels))
     ? (await deps.readModels.find<WebhookSubscriptionDoc>(WEBHOOK_SUBSCRIPTIONS, {})).map((s) => s.id)
     : await subscriptionsInLog(deps.events);
-  const opens = await mapLimit(subscriptions, 8, async (id) => {
+  const sealedOpen = await mapLimit(subscriptions, 8, async (id) => {
     const { state } = await aggregateStream(deps.events, subscriptionStream(id), webhookSubscriptionDecider);
     // A deleted subscription delivers nothing; its projection removes it, so both paths pass over it.
     if (state.status !== 'active') return true;
@@ -35,13 +44,13 @@ export async function assertSecretKeyOpens(deps: { config: Config; events: Event
       return false;
     }
   });
-  const unreadable = subscriptions.filter((_, i) => !opens[i]);
-  if (unreadable.length === 0) return;
-  const checked = opens.length;
+  const unreadable = subscriptions.filter((_, i) => !sealedOpen[i]);
+  // Only a key that opened what the log holds is recorded as the log's key.
+  if (unreadable.length === 0) return recordKeyProbe(deps);
+  const checked = sealedOpen.length;
   const which = unreadable.length === checked ? 'any of the' : `${unreadable.length} of the ${checked}`;
-  const keySource = deps.config.SECRET_KEY ? 'SECRET_KEY' : secretKeyFile(deps.config);
   throw new StartupError(
-    `${keySource} does not open ${which} webhook signing secrets sealed in the event log (subscriptions ${unreadable.slice(0, 5).join(', ')}${unreadable.length > 5 ? ', …' : ''}): it is not the key they were sealed with (a lost or replaced secret.key, or a SECRET_KEY that differs from it). Restore the original key; if it is lost for good, start with SECRET_KEY_CHECK=false and rotate those subscriptions' secrets with a grace of 0.`,
+    `${keySourceOf(deps.config)} does not open ${which} webhook signing secrets sealed in the event log (subscriptions ${unreadable.slice(0, 5).join(', ')}${unreadable.length > 5 ? ', …' : ''}): it is not the key they were sealed with (a lost or replaced secret.key, or a SECRET_KEY that differs from it). Restore the original key; if it is lost for good, start with SECRET_KEY_CHECK=false and rotate those subscriptions' secrets with a grace of 0.`,
   );
 }
 
@@ -65,3 +74,38 @@ async function subscriptionsInLog(events: EventStore): Promise<string[]> {
     after = page[page.length - 1]!.position;
   }
 }
+
+/** The log's latest key probe as read, and whether this process's key opens it. */
+async function readKeyProbe(deps: { events: EventStore; secrets: SecretBox }) {
+  const last = (await deps.events.readStream(SECRET_KEY_STREAM)).at(-1) ?? null;
+  const probe = last ? parseEvent(last, secretKeyEventSchemas) : null;
+  return { last, probe, opens: probe !== null && keyOpensProbe((sealed) => deps.secrets.open(sealed), probe.data.sealedProbe) };
+}
+
+function probeRefused(config: Config, recordedAt: number): StartupError {
+  return new StartupError(
+    `${keySourceOf(config)} does not open the secret key probe recorded in the event log on ${new Date(recordedAt).toISOString()}: it is not the key the service has been using (a lost or replaced secret.key, or a SECRET_KEY that differs from the other processes'). Restore the original key; if it is lost for good, start with SECRET_KEY_CHECK=false (it records a probe under the new key) and rotate every webhook subscription's secret with a grace of 0.`,
+  );
+}
+
+/**
+ * Records a probe under this process's key when the log has none it opens: a new log, one older than
+ * the probe, or (SECRET_KEY_CHECK=false) one sealed under a key lost for good. Two processes starting
+ * at once on a new log: one records it, the other then finds it and checks it.
+ */
+async function recordKeyProbe(deps: { config: Config; events: EventStore; secrets: SecretBox; clock: { now(): Date } }): Promise<void> {
+  for (let tries = 0; ; tries++) {
+    const { last, probe, opens } = await readKeyProbe(deps);
+    if (opens) return;
+    if (probe && deps.config.SECRET_KEY_CHECK) throw probeRefused(deps.config, probe.data.occurredAt);
+    try {
+      const data = { sealedProbe: deps.secrets.seal(SECRET_KEY_PROBE), occurredAt: deps.clock.now().getTime() };
+      await deps.events.append(SECRET_KEY_STREAM, [{ type: 'SecretKeyProbeRecorded', data }], last ? last.revision : 'no_stream');
+      return;
+    } catch (error) {
+      if (!(error instanceof WrongExpectedRevisionError) || tries >= 2) throw error;
+    }
+  }
+}
+
+const keySourceOf = (config: Config) => (config.SECRET_KEY ? 'SECRET_KEY' : secretKeyFile(config));

@@ -90,11 +90,32 @@ t.test('the secret of a deleted subscription is not checked, whether the read mo
   await app.services.projections.waitFor(await app.services.events.headPosition(), 5_000);
   await app.close();
 
-  const built = await start({ DATA_DIR: dataDir, SECRET_KEY: randomBytes(32).toString('base64') });
+  // The same other key both times: the first start records it as the log's key (its probe).
+  const other = randomBytes(32).toString('base64');
+  const built = await start({ DATA_DIR: dataDir, SECRET_KEY: other });
   t.equal(built.code, null, 'read models built: another key starts (nothing it must open)');
   for (const suffix of ['', '-wal', '-shm']) rmSync(join(dataDir, `readmodels.sqlite${suffix}`), { force: true });
-  const unbuilt = await start({ DATA_DIR: dataDir, SECRET_KEY: randomBytes(32).toString('base64') });
+  const unbuilt = await start({ DATA_DIR: dataDir, SECRET_KEY: other });
   t.equal(unbuilt.code, null, 'read models not built: the log scan passes over the deleted subscription too');
+});
+
+t.test('with no webhook subscription yet, the first key recorded is the only one that starts, for the server and every worker', async (t) => {
+  const key = randomBytes(32).toString('base64');
+  const dataDir = join(scratch, 'probe');
+  const first = await start({ DATA_DIR: dataDir, SECRET_KEY: key });
+  t.equal(first.code, null, 'a new log: the first start records its key');
+  const other = randomBytes(32).toString('base64');
+  const refused = await start({ DATA_DIR: dataDir, SECRET_KEY: other });
+  t.equal(refused.code, 1, 'another SECRET_KEY, though nothing is sealed yet');
+  oneLine(t, refused.out, /cannot start: SECRET_KEY does not open the secret key probe recorded in the event log on \d{4}-\d\d-\d\dT/, 'another key');
+  for (const role of ['webhooks', 'agent', 'agent-runs']) {
+    const worker = await outreach(['worker', role], { DATA_DIR: dataDir, SECRET_KEY: other });
+    t.equal(worker.code, 1, `outreach worker ${role} with another SECRET_KEY`);
+    t.match(worker.stdout + worker.stderr, /SECRET_KEY does not open the secret key probe/);
+  }
+  const lost = await start({ DATA_DIR: dataDir });
+  t.equal(lost.code, 1, 'no SECRET_KEY: a new secret.key does not open it either');
+  t.equal((await start({ DATA_DIR: dataDir, SECRET_KEY: key })).code, null, 'the recorded key starts');
 });
 
 t.test('a key that does not open the sealed webhook secrets stops the start; the right key starts, and PORT=0 names its port', async (t) => {
@@ -125,6 +146,11 @@ t.test('a key that does not open the sealed webhook secrets stops the start; the
   oneLine(t, unbuilt.out, /cannot start: SECRET_KEY does not open any of the webhook signing secrets sealed in the event log/, 'found in the log');
   const overridden = await start({ DATA_DIR: dataDir, SECRET_KEY: randomBytes(32).toString('base64'), SECRET_KEY_CHECK: 'false' });
   t.equal(overridden.code, null, 'SECRET_KEY_CHECK=false starts anyway (a key lost for good)');
+  // That start recorded its key as the log's key: the original one must now be taken back the same way.
+  const afterOverride = await start({ DATA_DIR: dataDir, SECRET_KEY: key });
+  t.equal(afterOverride.code, 1, 'the original key, after another was recorded by SECRET_KEY_CHECK=false');
+  oneLine(t, afterOverride.out, /cannot start: SECRET_KEY does not open the secret key probe recorded in the event log on \d{4}-/, 'the recorded key');
+  t.equal((await start({ DATA_DIR: dataDir, SECRET_KEY: key, SECRET_KEY_CHECK: 'false' })).code, null, 'taken back with SECRET_KEY_CHECK=false');
 
   let issuer = '';
   let server = '';
