@@ -5,6 +5,10 @@ import { backgroundEventStore } from '../../src/processors/backgroundEventStore.
 import { type OutreachAgentDeps, OutreachAgentWorker } from '../../src/processors/agent/outreachAgentWorker.ts';
 import { agentOptionsFrom } from '../../src/processors/agent/startAgentWorker.ts';
 import type { Triage, TriageInput } from '../../src/ports/triage.ts';
+import type { EventStore } from '../../src/ports/eventStore.ts';
+import { conversationStream } from '../../src/domain/conversation.ts';
+import { createTriage } from '../../src/adapters/triage/createTriage.ts';
+import { PITCH } from '../ingestion/helpers.ts';
 import { bearer } from '../helpers/testApp.ts';
 import { type AgentHarness, TWO_ASKS, mailsTo, startAgentHarness, statusesOf } from './helpers.ts';
 
@@ -15,8 +19,8 @@ import { type AgentHarness, TWO_ASKS, mailsTo, startAgentHarness, statusesOf } f
  */
 
 /** An agent worker beside the harness's services with a triage of the test's own. */
-function agentWith(services: AgentHarness['h']['app']['services'], triage: Triage, workerId: string) {
-  const deps: OutreachAgentDeps = { ...services, events: backgroundEventStore(services.events), fromLocalPart: 'outreach', mailDomain: services.config.MAIL_DOMAIN, triage, drafter: createDrafter(services.config), mailer: services.mailer };
+function agentWith(services: AgentHarness['h']['app']['services'], triage: Triage, workerId: string, events: EventStore = backgroundEventStore(services.events)) {
+  const deps: OutreachAgentDeps = { ...services, events, fromLocalPart: 'outreach', mailDomain: services.config.MAIL_DOMAIN, triage, drafter: createDrafter(services.config), mailer: services.mailer };
   return new OutreachAgentWorker(deps, { ...agentOptionsFrom(services.config), workerId });
 }
 
@@ -156,6 +160,42 @@ t.test('a person reading the second while the combined reply waits does not with
   await a.waitForEvent(second, 'AgentTriaged');
   t.equal(mailsTo(a, 'max@linkco.io').length, 1);
   t.same(await statusesOf(a, [first, second]), [['resolved'], ['resolved']]);
+});
+
+t.test('a conversation waiting for the combined reply is not read again for pages about other conversations', async (t) => {
+  // The combined reply is refused once and retried only after 30 s: the second conversation waits all along.
+  let n = 0;
+  const a = await startAgentHarness({ startAgent: false, env: { AGENT_RETRY_BASE_MS: '30000' }, sink: { rcpt: () => (n++ === 0 ? { code: 451, message: 'later' } : null) } });
+  t.teardown(() => a.close());
+  const [first, second] = (await a.pitch(TWO_ASKS)).conversationIds as [string, string];
+  const services = a.h.app.services;
+  const reads = new Map<string, number>();
+  const store = backgroundEventStore(services.events);
+  const counting = new Proxy(store, {
+    get(target, prop) {
+      if (prop === 'readStream') {
+        return (streamId: string, options?: Parameters<EventStore['readStream']>[1]) => {
+          reads.set(streamId, (reads.get(streamId) ?? 0) + 1);
+          return target.readStream(streamId, options);
+        };
+      }
+      const value = Reflect.get(target, prop);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  const worker = agentWith(services, createTriage(services.config), 'counting', counting);
+  await worker.start();
+  t.teardown(() => worker.stop());
+  await a.waitForEvent(first, 'ReplySendFailed');
+  const before = reads.get(conversationStream(second)) ?? 0;
+  // Four other pitches, each a few pages (ingestion, triage, reply) while the second waits.
+  for (let i = 0; i < 4; i++) {
+    const other = (await a.pitch({ ...PITCH, from: `p${i}@elsewhere.test` })).conversationIds[0]!;
+    await a.waitForEvent(other, 'ReplySent');
+  }
+  t.equal((await a.conversationEvents(first)).filter((e) => e.type === 'ReplySendAttempted').length, 1, 'the combined reply still waits for its retry');
+  t.equal((reads.get(conversationStream(second)) ?? 0) - before, 0, 'the waiting conversation was not read again');
+  t.notOk((await a.conversationEvents(second)).some((e) => e.type === 'AgentTriaged'), 'and it still waits');
 });
 
 async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {

@@ -1,6 +1,6 @@
 import { interleaveBy } from '../../lib/interleave.ts';
 import { randomUUID } from 'node:crypto';
-import type { ConversationEvent } from '../../domain/conversation.ts';
+import { type ConversationEvent, conversationStream } from '../../domain/conversation.ts';
 import { type EventSchemas, conversationEventSchemas } from '../../domain/eventSchemas.ts';
 import { parseEvent } from '../../lib/parseEvent.ts';
 import type { Drafter } from '../../ports/drafter.ts';
@@ -19,11 +19,17 @@ const AGENT_WORKER_VERSION = 1;
 /** Replies with an attempt in flight or a retry due, kept with the worker's checkpoint. */
 const PENDING = 'outreachAgentPendingReplies';
 /**
- * Dispatches put aside because a reply on their conversation was in flight, kept with the worker's
- * checkpoint and taken up again, in log order, with every page until decided.
+ * Dispatches put aside because a reply on their conversation was in flight (or, for a pitch's other
+ * ask, the first conversation's decision or reply), kept with the worker's checkpoint and taken up
+ * again, in log order, when a page holds an event of a conversation they wait on, until decided.
  */
 const DEFERRED = 'outreachAgentDeferredDispatches';
 const PAGE = 500;
+/**
+ * Every deferred dispatch is taken up again at least this often, whatever the pages hold: what it
+ * waits for is an event on a conversation it watches, so this only bounds the wait should one be missed.
+ */
+const RETRY_ALL_DEFERRED_MS = 60_000;
 
 type PendingDoc = Document & PendingReplyRef;
 /**
@@ -31,7 +37,14 @@ type PendingDoc = Document & PendingReplyRef;
  * with `readStream` (a global position cannot be read back on its own: EventStoreDB's are byte
  * offsets); `position`: its global position (decimal), for the log order.
  */
-type DeferredDoc = Document & { conversationId: string; streamId: string; revision: string; position: string };
+type DeferredDoc = Document & {
+  conversationId: string;
+  streamId: string;
+  revision: string;
+  position: string;
+  /** The conversations whose events may end the wait (its own, and the first of its pitch); absent on docs stored before: every page. */
+  watch?: string[];
+};
 
 export interface OutreachAgentOptions extends SendPolicy {
   workerId: string;
@@ -59,6 +72,8 @@ export class OutreachAgentWorker {
   private checkpoint = -1n;
   /** The stored deferred dispatches, by dispatch id. */
   private deferred = new Map<string, DeferredDoc>();
+  /** When every deferred dispatch was last taken up again (epoch ms; 0: at the next page). */
+  private retriedAllAt = 0;
   private controller: AbortController | null = null;
   private loop: Promise<void> | null = null;
 
@@ -136,23 +151,30 @@ export class OutreachAgentWorker {
 
     const dispatches: RecordedDispatch[] = [];
     const pending = new Map<string, { position: bigint; doc: PendingDoc | null }>();
+    const touched = new Set<string>();
     for (const recorded of page) {
       const dispatch = recordedDispatch(recorded);
       if (dispatch) {
         dispatches.push(dispatch);
         continue;
       }
+      if (recorded.streamId.startsWith('conversation-')) touched.add(recorded.streamId);
       const event = recorded.streamId.startsWith('conversation-') ? parseEvent(recorded, replyEventSchemas) : null;
       if (!event) continue;
       const doc = pendingDocOf(event, recorded);
       if (doc !== undefined) pending.set(event.data.messageId, { position: recorded.position, doc });
     }
 
-    // The deferred ones first: a conversation's dispatches are decided in log order.
-    const { retried, gone } = await this.readDeferred();
-    const stillDeferred = await this.triageAll([...retried, ...dispatches]);
+    // The deferred ones first: a conversation's dispatches are decided in log order. A new dispatch
+    // behind one still waiting on its conversation waits too, without being triaged.
+    const { retried, gone, waiting } = await this.readDeferred(touched);
+    const behind = dispatches.filter((d) => waiting.has(d.dispatch.conversationId));
+    const stillDeferred = await this.triageAll([...retried, ...dispatches.filter((d) => !waiting.has(d.dispatch.conversationId))]);
+    for (const d of behind) stillDeferred.set(d.dispatch.dispatchId, [d.dispatch.conversationId]);
     const decided = retried.filter((d) => !stillDeferred.has(d.dispatch.dispatchId)).map((d) => d.dispatch.dispatchId);
     const newlyDeferred = dispatches.filter((d) => stillDeferred.has(d.dispatch.dispatchId));
+    // A retried one still waiting may watch other conversations now (its first decided, say).
+    const rewatched = retried.filter((d) => stillDeferred.has(d.dispatch.dispatchId));
 
     const moved = await this.deps.readModels.applyBatch(AGENT_WORKER, AGENT_WORKER_VERSION, from, to, async (writerAt) => {
       for (const [id, { position, doc }] of pending) {
@@ -160,7 +182,8 @@ export class OutreachAgentWorker {
         else await writerAt(position).remove(PENDING, id);
       }
       for (const id of [...decided, ...gone]) await writerAt(to).remove(DEFERRED, id);
-      for (const d of newlyDeferred) await writerAt(d.recorded.position).put(DEFERRED, deferredDoc(d));
+      for (const d of newlyDeferred) await writerAt(d.recorded.position).put(DEFERRED, deferredDoc(d, stillDeferred.get(d.dispatch.dispatchId)!));
+      for (const d of rewatched) await writerAt(to).put(DEFERRED, deferredDoc(d, stillDeferred.get(d.dispatch.dispatchId)!));
     });
     if (!moved) {
       // Another copy of the worker moved first: continue from where it is.
@@ -170,7 +193,7 @@ export class OutreachAgentWorker {
     }
     this.checkpoint = to;
     for (const id of [...decided, ...gone]) this.deferred.delete(id);
-    for (const d of newlyDeferred) this.deferred.set(d.dispatch.dispatchId, deferredDoc(d));
+    for (const d of [...newlyDeferred, ...rewatched]) this.deferred.set(d.dispatch.dispatchId, deferredDoc(d, stillDeferred.get(d.dispatch.dispatchId)!));
     for (const [id, { doc }] of pending) {
       if (doc) this.sender.track(doc);
       else this.sender.forget(id);
@@ -180,17 +203,29 @@ export class OutreachAgentWorker {
 
   private async loadDeferred(): Promise<void> {
     this.deferred = new Map((await this.deps.readModels.find<DeferredDoc>(DEFERRED, {})).map((d) => [d.id, d]));
+    this.retriedAllAt = 0;
   }
 
   /**
-   * Every deferred dispatch, read back from its stream, in log order: each page tries them again (a
-   * still-waiting one costs a read of its conversation, no model call). `gone`: ids whose event is no
-   * longer in the log (a stream deleted since), dropped.
+   * The deferred dispatches due again, read back from their streams, in log order: those watching a
+   * conversation `touched` (the page holds an event of its stream), and every one after a restart
+   * and at least every RETRY_ALL_DEFERRED_MS. A still-waiting one costs its facts and a read of its
+   * conversation, no model call. `gone`: ids whose event is no longer in the log (a stream deleted
+   * since), dropped. `waiting`: conversations with a deferred dispatch not due.
    */
-  private async readDeferred(): Promise<{ retried: RecordedDispatch[]; gone: string[] }> {
+  private async readDeferred(touched: ReadonlySet<string>): Promise<{ retried: RecordedDispatch[]; gone: string[]; waiting: Set<string> }> {
     const retried: RecordedDispatch[] = [];
     const gone: string[] = [];
-    const due = [...this.deferred.values()].sort((a, b) => (BigInt(a.position) < BigInt(b.position) ? -1 : 1));
+    const now = Date.now();
+    const all = now - this.retriedAllAt >= RETRY_ALL_DEFERRED_MS;
+    if (all) this.retriedAllAt = now;
+    const isDue = (doc: DeferredDoc) => all || !doc.watch || doc.watch.some((id) => touched.has(conversationStream(id)));
+    // A conversation's deferred dispatches are taken up together, or none of them.
+    const dueConversations = new Set([...this.deferred.values()].filter(isDue).map((d) => d.conversationId));
+    const waiting = new Set([...this.deferred.values()].map((d) => d.conversationId).filter((id) => !dueConversations.has(id)));
+    const due = [...this.deferred.values()]
+      .filter((d) => dueConversations.has(d.conversationId))
+      .sort((a, b) => (BigInt(a.position) < BigInt(b.position) ? -1 : 1));
     for (const doc of due) {
       const [recorded] = await this.deps.events.readStream(doc.streamId, { fromRevision: BigInt(doc.revision) });
       const dispatch = recorded?.revision === BigInt(doc.revision) ? recordedDispatch(recorded) : null;
@@ -200,15 +235,16 @@ export class OutreachAgentWorker {
         gone.push(doc.id);
       }
     }
-    return { retried, gone };
+    return { retried, gone, waiting };
   }
 
   /**
    * Triage dispatches, `concurrency` at a time; one conversation's dispatches in log order, and none
-   * after an earlier one of its conversation that is deferred. Returns the deferred ones' ids.
+   * after an earlier one of its conversation that is deferred. Returns the deferred ones' ids, each
+   * with the conversations it waits on.
    */
-  private async triageAll(dispatches: RecordedDispatch[]): Promise<Set<string>> {
-    const deferred = new Set<string>();
+  private async triageAll(dispatches: RecordedDispatch[]): Promise<Map<string, string[]>> {
+    const deferred = new Map<string, string[]>();
     const byConversation = new Map<string, RecordedDispatch[]>();
     for (const d of dispatches) {
       const id = d.dispatch.conversationId;
@@ -223,12 +259,10 @@ export class OutreachAgentWorker {
     const lane = async () => {
       while (next < queues.length) {
         const queue = queues[next++]!;
-        let waiting = false;
+        let waitsOn: string[] | null = null;
         for (const dispatch of queue) {
-          if (waiting || (await this.triageOne(dispatch))) {
-            deferred.add(dispatch.dispatch.dispatchId);
-            waiting = true;
-          }
+          waitsOn = waitsOn ?? (await this.triageOne(dispatch));
+          if (waitsOn) deferred.set(dispatch.dispatch.dispatchId, waitsOn);
         }
       }
     };
@@ -236,28 +270,29 @@ export class OutreachAgentWorker {
     return deferred;
   }
 
-  /** Returns true when the dispatch was deferred. */
-  private async triageOne(dispatch: RecordedDispatch): Promise<boolean> {
+  /** The conversations a deferred dispatch waits on (its own, and the first of its pitch's); null when it was decided. */
+  private async triageOne(dispatch: RecordedDispatch): Promise<string[] | null> {
     const facts = await loadDispatchFacts(this.deps, dispatch);
     if (!facts) {
       this.options.log?.warn?.({ position: dispatch.recorded.position.toString() }, 'dispatch without its message; skipped');
-      return false;
+      return null;
     }
     const outcome = await triageDispatch(this.deps, facts, this.sender.metadata);
     if (outcome.claimed) {
       const { siteId, teamId } = facts.dispatch;
       this.sender.sendClaimed({ conversationId: outcome.claimed.conversationId, siteId, teamId }, outcome.claimed.messageId, outcome.claimed.attempt);
     }
-    return outcome.deferred;
+    return outcome.deferred ? [facts.dispatch.conversationId, ...(facts.answeredBy ? [facts.answeredBy] : [])] : null;
   }
 }
 
-const deferredDoc = (d: RecordedDispatch): DeferredDoc => ({
+const deferredDoc = (d: RecordedDispatch, watch: string[]): DeferredDoc => ({
   id: d.dispatch.dispatchId,
   conversationId: d.dispatch.conversationId,
   streamId: d.recorded.streamId,
   revision: d.recorded.revision.toString(),
   position: d.recorded.position.toString(),
+  watch,
 });
 
 /** The events that keep the pending-reply list: a reply's attempts and outcomes. */
