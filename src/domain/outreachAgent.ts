@@ -66,11 +66,11 @@ export function otherAskActedOn(conversationId: string, history: readonly Conver
   const what: Partial<Record<ConversationEvent['type'], string>> = {
     ConversationTakenOver: 'a person took over',
     ConversationHandedBack: 'a person handed back',
-    ConversationStatusChanged: 'a person closed',
     ConversationReopened: 'a person reopened',
     ReplyDrafted: 'a reply of its own was written on',
   };
-  return `${what[acted.type] ?? `${acted.type} was recorded on`} conversation ${conversationId}, one of the pitch's other asks`;
+  const how = acted.type === 'ConversationStatusChanged' ? `a person set to ${acted.data.newStatus}` : (what[acted.type] ?? `${acted.type} was recorded on`);
+  return `${how} conversation ${conversationId}, one of the pitch's other asks`;
 }
 
 /**

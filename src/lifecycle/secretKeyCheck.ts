@@ -23,13 +23,14 @@ import { StartupError } from './startupFailure.ts';
  * the subscriptions are found in the log itself, read once from the start. First, the key must open
  * the log's key probe (src/domain/secretKey.ts), which holds even while no subscription exists; the
  * first start whose key opens the subscriptions' secrets records it. `SECRET_KEY_CHECK=false` skips
- * both, for a key lost for good, and records a probe under the new key, so later starts check
- * against that one.
+ * both, for a key lost for good; it records a probe under the new key only once that key opens every
+ * subscription's secret (after they were rotated), so later starts check against that one.
  */
 export async function assertSecretKeyOpens(deps: { config: Config; events: EventStore; readModels: ReadModelStore; secrets: SecretBox; clock: { now(): Date } }): Promise<void> {
-  if (!deps.config.SECRET_KEY_CHECK) return recordKeyProbe(deps);
-  const { probe, opens } = await readKeyProbe(deps);
-  if (probe && !opens) throw probeRefused(deps.config, probe.data.occurredAt);
+  if (deps.config.SECRET_KEY_CHECK) {
+    const { probe, opens } = await readKeyProbe(deps);
+    if (probe && !opens) throw probeRefused(deps.config, probe.data.occurredAt);
+  }
   const subscriptions = (await readModelIsBuilt(deps.readModels))
     ? (await deps.readModels.find<WebhookSubscriptionDoc>(WEBHOOK_SUBSCRIPTIONS, {})).map((s) => s.id)
     : await subscriptionsInLog(deps.events);
@@ -45,8 +46,10 @@ export async function assertSecretKeyOpens(deps: { config: Config; events: Event
     }
   });
   const unreadable = subscriptions.filter((_, i) => !sealedOpen[i]);
-  // Only a key that opened what the log holds is recorded as the log's key.
+  // Only a key that opened what the log holds is recorded as the log's key (with SECRET_KEY_CHECK=false
+  // too: a new key is taken once the subscriptions' secrets were rotated under it).
   if (unreadable.length === 0) return recordKeyProbe(deps);
+  if (!deps.config.SECRET_KEY_CHECK) return;
   const checked = sealedOpen.length;
   const which = unreadable.length === checked ? 'any of the' : `${unreadable.length} of the ${checked}`;
   throw new StartupError(
@@ -84,13 +87,14 @@ async function readKeyProbe(deps: { events: EventStore; secrets: SecretBox }) {
 
 function probeRefused(config: Config, recordedAt: number): StartupError {
   return new StartupError(
-    `${keySourceOf(config)} does not open the secret key probe recorded in the event log on ${new Date(recordedAt).toISOString()}: it is not the key the service has been using (a lost or replaced secret.key, or a SECRET_KEY that differs from the other processes'). Restore the original key; if it is lost for good, start with SECRET_KEY_CHECK=false (it records a probe under the new key) and rotate every webhook subscription's secret with a grace of 0.`,
+    `${keySourceOf(config)} does not open the secret key probe recorded in the event log on ${new Date(recordedAt).toISOString()}: it is not the key the service has been using (a lost or replaced secret.key, or a SECRET_KEY that differs from the other processes'). Restore the original key; if it is lost for good, start with SECRET_KEY_CHECK=false, rotate every webhook subscription's secret with a grace of 0, and start once more with SECRET_KEY_CHECK=false: that start records a probe under the new key.`,
   );
 }
 
 /**
  * Records a probe under this process's key when the log has none it opens: a new log, one older than
- * the probe, or (SECRET_KEY_CHECK=false) one sealed under a key lost for good. Two processes starting
+ * the probe, or (SECRET_KEY_CHECK=false, once the subscriptions' secrets open under this key) one
+ * sealed under a key lost for good. Two processes starting
  * at once on a new log: one records it, the other then finds it and checks it.
  */
 async function recordKeyProbe(deps: { config: Config; events: EventStore; secrets: SecretBox; clock: { now(): Date } }): Promise<void> {

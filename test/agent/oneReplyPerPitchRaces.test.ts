@@ -113,10 +113,13 @@ t.test('a person takes the second over while the combined reply waits for its re
   t.same((await statusesOf(a, [first]))[0], ['awaiting_human'], 'the first goes to a person');
 });
 
-/** The pitch with two asks, its combined reply refused once with 451 (retried after a second); resolves once that first attempt failed. */
+/**
+ * The pitch with two asks, its combined reply refused once with 451 (retried after 3 s, well after the
+ * test's in-process action has landed, even on a loaded machine); resolves once that first attempt failed.
+ */
 async function combinedReplyWaitingForItsRetry(t: Test) {
   let n = 0;
-  const a = await startAgentHarness({ startAgent: false, env: { AGENT_RETRY_BASE_MS: '1000' }, sink: { rcpt: () => (n++ === 0 ? { code: 451, message: 'later' } : null) } });
+  const a = await startAgentHarness({ startAgent: false, env: { AGENT_RETRY_BASE_MS: '3000' }, sink: { rcpt: () => (n++ === 0 ? { code: 451, message: 'later' } : null) } });
   t.teardown(() => a.close());
   const [first, second] = (await a.pitch(TWO_ASKS)).conversationIds as [string, string];
   await a.startAgent();
@@ -156,6 +159,9 @@ t.test("a person's own reply on the second while the combined reply waits: the r
 t.test('a person reading the second while the combined reply waits does not withdraw it', async (t) => {
   const { a, first, second, conversation } = await combinedReplyWaitingForItsRetry(t);
   await markConversationRead(a.h.app.services, { conversation, lastInboundMessageId: null, by: 'ana' });
+  const marked = (await a.h.app.services.events.readStream(conversationStream(second))).find((e) => e.type === 'ConversationMarkedRead')!;
+  const firstEvents = await a.h.app.services.events.readStream(conversationStream(first));
+  t.equal(firstEvents.filter((e) => e.type === 'ReplySendAttempted' && e.position > marked.position).length, 0, 'marked read before the retry');
   await a.waitForEvent(first, 'ReplySent');
   await a.waitForEvent(second, 'AgentTriaged');
   t.equal(mailsTo(a, 'max@linkco.io').length, 1);
