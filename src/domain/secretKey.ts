@@ -3,7 +3,8 @@
  * event log. Every later start of any role opens it, so a process with another key (a lost
  * `secret.key`, a `SECRET_KEY` that differs) refuses to start even while no webhook secret is sealed
  * yet: its bounce addresses would be refused, and what it seals would not open elsewhere. A probe is
- * recorded again only when an operator starts with `SECRET_KEY_CHECK=false` under a new key.
+ * recorded again only when an operator starts with `SECRET_KEY_CHECK=false` under a new key that
+ * opens every webhook subscription's secret (src/lifecycle/secretKeyCheck.ts).
  */
 export const SECRET_KEY_STREAM = 'secret_key';
 

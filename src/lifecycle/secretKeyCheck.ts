@@ -27,10 +27,8 @@ import { StartupError } from './startupFailure.ts';
  * subscription's secret (after they were rotated), so later starts check against that one.
  */
 export async function assertSecretKeyOpens(deps: { config: Config; events: EventStore; readModels: ReadModelStore; secrets: SecretBox; clock: { now(): Date } }): Promise<void> {
-  if (deps.config.SECRET_KEY_CHECK) {
-    const { probe, opens } = await readKeyProbe(deps);
-    if (probe && !opens) throw probeRefused(deps.config, probe.data.occurredAt);
-  }
+  const read = await readKeyProbe(deps);
+  if (deps.config.SECRET_KEY_CHECK && read.probe && !read.opens) throw probeRefused(deps.config, read.probe.data.occurredAt);
   const subscriptions = (await readModelIsBuilt(deps.readModels))
     ? (await deps.readModels.find<WebhookSubscriptionDoc>(WEBHOOK_SUBSCRIPTIONS, {})).map((s) => s.id)
     : await subscriptionsInLog(deps.events);
@@ -48,7 +46,7 @@ export async function assertSecretKeyOpens(deps: { config: Config; events: Event
   const unreadable = subscriptions.filter((_, i) => !sealedOpen[i]);
   // Only a key that opened what the log holds is recorded as the log's key (with SECRET_KEY_CHECK=false
   // too: a new key is taken once the subscriptions' secrets were rotated under it).
-  if (unreadable.length === 0) return recordKeyProbe(deps);
+  if (unreadable.length === 0) return recordKeyProbe(deps, read);
   if (!deps.config.SECRET_KEY_CHECK) return;
   const checked = sealedOpen.length;
   const which = unreadable.length === checked ? 'any of the' : `${unreadable.length} of the ${checked}`;
@@ -78,6 +76,8 @@ async function subscriptionsInLog(events: EventStore): Promise<string[]> {
   }
 }
 
+type KeyProbeRead = Awaited<ReturnType<typeof readKeyProbe>>;
+
 /** The log's latest key probe as read, and whether this process's key opens it. */
 async function readKeyProbe(deps: { events: EventStore; secrets: SecretBox }) {
   const last = (await deps.events.readStream(SECRET_KEY_STREAM)).at(-1) ?? null;
@@ -94,12 +94,12 @@ function probeRefused(config: Config, recordedAt: number): StartupError {
 /**
  * Records a probe under this process's key when the log has none it opens: a new log, one older than
  * the probe, or (SECRET_KEY_CHECK=false, once the subscriptions' secrets open under this key) one
- * sealed under a key lost for good. Two processes starting
+ * sealed under a key lost for good. `read`: the probe as the start read it. Two processes starting
  * at once on a new log: one records it, the other then finds it and checks it.
  */
-async function recordKeyProbe(deps: { config: Config; events: EventStore; secrets: SecretBox; clock: { now(): Date } }): Promise<void> {
+async function recordKeyProbe(deps: { config: Config; events: EventStore; secrets: SecretBox; clock: { now(): Date } }, read: KeyProbeRead): Promise<void> {
   for (let tries = 0; ; tries++) {
-    const { last, probe, opens } = await readKeyProbe(deps);
+    const { last, probe, opens } = tries === 0 ? read : await readKeyProbe(deps);
     if (opens) return;
     if (probe && deps.config.SECRET_KEY_CHECK) throw probeRefused(deps.config, probe.data.occurredAt);
     try {

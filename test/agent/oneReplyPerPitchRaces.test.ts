@@ -97,22 +97,6 @@ t.test('a person takes the second over while the first is being triaged: the rep
   t.notMatch(mailsTo(a, 'max@linkco.io')[0]?.parsed.text ?? '', 'linkco.io/two', 'the taken-over ask is not named');
 });
 
-t.test('a person takes the second over while the combined reply waits for its retry: the retry is withdrawn', async (t) => {
-  let n = 0;
-  const a = await startAgentHarness({ startAgent: false, env: { AGENT_RETRY_BASE_MS: '1000' }, sink: { rcpt: () => (n++ === 0 ? { code: 451, message: 'later' } : null) } });
-  t.teardown(() => a.close());
-  const [first, second] = (await a.pitch(TWO_ASKS)).conversationIds as [string, string];
-  await a.startAgent();
-  await a.waitForEvent(first, 'ReplySendFailed');
-  const { siteId, teamId } = a.h.tenant;
-  await takeOverConversation(a.h.app.services, { conversation: { conversationId: second, siteId, teamId }, by: 'ana' });
-  const withdrawn = await waitFor(async () => (await a.conversationEvents(first)).find((e) => e.type === 'ReplySendFailed' && e.data.permanent));
-  t.match(withdrawn.data.error, /withdrawn: a person took over conversation/);
-  t.equal((await a.waitForEvent(second, 'AgentSkipped')).data.reason, 'taken_over', "the person's conversation is the person's");
-  t.equal(mailsTo(a, 'max@linkco.io').length, 0, 'no mail accepting the ask a person took');
-  t.same((await statusesOf(a, [first]))[0], ['awaiting_human'], 'the first goes to a person');
-});
-
 /**
  * The pitch with two asks, its combined reply refused once with 451 (retried after 3 s, well after the
  * test's in-process action has landed, even on a loaded machine); resolves once that first attempt failed.
@@ -130,6 +114,15 @@ async function combinedReplyWaitingForItsRetry(t: Test) {
 
 const withdrawal = (a: AgentHarness, first: string) =>
   waitFor(async () => (await a.conversationEvents(first)).find((e) => e.type === 'ReplySendFailed' && e.data.permanent));
+
+t.test('a person takes the second over while the combined reply waits for its retry: the retry is withdrawn', async (t) => {
+  const { a, first, second, conversation } = await combinedReplyWaitingForItsRetry(t);
+  await takeOverConversation(a.h.app.services, { conversation, by: 'ana' });
+  t.match((await withdrawal(a, first)).data.error, /withdrawn: a person took over conversation/);
+  t.equal((await a.waitForEvent(second, 'AgentSkipped')).data.reason, 'taken_over', "the person's conversation is the person's");
+  t.equal(mailsTo(a, 'max@linkco.io').length, 0, 'no mail accepting the ask a person took');
+  t.same((await statusesOf(a, [first]))[0], ['awaiting_human'], 'the first goes to a person');
+});
 
 t.test('a person takes the second over and hands it back while the combined reply waits: the retry is still withdrawn', async (t) => {
   const { a, first, second, conversation } = await combinedReplyWaitingForItsRetry(t);

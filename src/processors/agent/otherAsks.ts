@@ -12,9 +12,13 @@ import type { EventStore } from '../../ports/eventStore.ts';
  */
 export async function otherAskTaken(events: EventStore, conversationIds: readonly string[]): Promise<string | null> {
   for (const id of conversationIds) {
-    const history = (await events.readStream(conversationStream(id))).flatMap((e) => parseEvent(e, conversationEventSchemas) ?? []);
-    const acted = otherAskActedOn(id, history);
+    const acted = otherAskActedOn(id, await conversationHistory(events, id));
     if (acted) return acted;
   }
   return null;
+}
+
+/** A conversation's events, checked against their schemas, in stream order. */
+export async function conversationHistory(events: EventStore, conversationId: string) {
+  return (await events.readStream(conversationStream(conversationId))).flatMap((e) => parseEvent(e, conversationEventSchemas) ?? []);
 }

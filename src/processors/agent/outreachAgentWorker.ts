@@ -158,8 +158,9 @@ export class OutreachAgentWorker {
         dispatches.push(dispatch);
         continue;
       }
-      if (recorded.streamId.startsWith('conversation-')) touched.add(recorded.streamId);
-      const event = recorded.streamId.startsWith('conversation-') ? parseEvent(recorded, replyEventSchemas) : null;
+      if (!recorded.streamId.startsWith('conversation-')) continue;
+      touched.add(recorded.streamId);
+      const event = parseEvent(recorded, replyEventSchemas);
       if (!event) continue;
       const doc = pendingDocOf(event, recorded);
       if (doc !== undefined) pending.set(event.data.messageId, { position: recorded.position, doc });
@@ -175,6 +176,7 @@ export class OutreachAgentWorker {
     const newlyDeferred = dispatches.filter((d) => stillDeferred.has(d.dispatch.dispatchId));
     // A retried one still waiting may watch other conversations now (its first decided, say).
     const rewatched = retried.filter((d) => stillDeferred.has(d.dispatch.dispatchId));
+    const docOf = (d: RecordedDispatch) => deferredDoc(d, stillDeferred.get(d.dispatch.dispatchId)!);
 
     const moved = await this.deps.readModels.applyBatch(AGENT_WORKER, AGENT_WORKER_VERSION, from, to, async (writerAt) => {
       for (const [id, { position, doc }] of pending) {
@@ -182,8 +184,8 @@ export class OutreachAgentWorker {
         else await writerAt(position).remove(PENDING, id);
       }
       for (const id of [...decided, ...gone]) await writerAt(to).remove(DEFERRED, id);
-      for (const d of newlyDeferred) await writerAt(d.recorded.position).put(DEFERRED, deferredDoc(d, stillDeferred.get(d.dispatch.dispatchId)!));
-      for (const d of rewatched) await writerAt(to).put(DEFERRED, deferredDoc(d, stillDeferred.get(d.dispatch.dispatchId)!));
+      for (const d of newlyDeferred) await writerAt(d.recorded.position).put(DEFERRED, docOf(d));
+      for (const d of rewatched) await writerAt(to).put(DEFERRED, docOf(d));
     });
     if (!moved) {
       // Another copy of the worker moved first: continue from where it is.
@@ -193,7 +195,7 @@ export class OutreachAgentWorker {
     }
     this.checkpoint = to;
     for (const id of [...decided, ...gone]) this.deferred.delete(id);
-    for (const d of [...newlyDeferred, ...rewatched]) this.deferred.set(d.dispatch.dispatchId, deferredDoc(d, stillDeferred.get(d.dispatch.dispatchId)!));
+    for (const d of [...newlyDeferred, ...rewatched]) this.deferred.set(d.dispatch.dispatchId, docOf(d));
     for (const [id, { doc }] of pending) {
       if (doc) this.sender.track(doc);
       else this.sender.forget(id);

@@ -22,9 +22,6 @@ import {
   threadingHeaders,
   withDraftHash,
 } from '../../domain/outreachAgent.ts';
-import { conversationEventSchemas } from '../../domain/eventSchemas.ts';
-import { parseEvent } from '../../lib/parseEvent.ts';
-import type { EventStore } from '../../ports/eventStore.ts';
 import { aggregateStream } from '../../commands/aggregateStream.ts';
 import { suppressContact } from '../../commands/suppression.ts';
 import { bounceAddress } from '../../domain/bounceAddress.ts';
@@ -32,7 +29,7 @@ import type { Drafter } from '../../ports/drafter.ts';
 import type { Triage } from '../../ports/triage.ts';
 import type { AgentDeps } from './agentDeps.ts';
 import { commandOnReadState } from './commandOnReadState.ts';
-import { otherAskTaken } from './otherAsks.ts';
+import { conversationHistory, otherAskTaken } from './otherAsks.ts';
 import type { DispatchFacts } from './dispatchFacts.ts';
 import type { Ask } from '../../domain/ingestion.ts';
 
@@ -198,10 +195,6 @@ export async function triageDispatch(
   }
 
   return record(decision, draft);
-}
-
-async function conversationHistory(events: EventStore, conversationId: string) {
-  return (await events.readStream(conversationStream(conversationId))).flatMap((e) => parseEvent(e, conversationEventSchemas) ?? []);
 }
 
 /**
