@@ -1,5 +1,7 @@
+import { hostname } from 'node:os';
 import { aggregateStream } from '../commands/aggregateStream.ts';
 import type { Config } from '../config.ts';
+import { bouncedMessageId } from '../domain/bounceAddress.ts';
 import { SECRET_KEY_PROBE, SECRET_KEY_STREAM, keyOpensProbe } from '../domain/secretKey.ts';
 import { secretKeyEventSchemas } from '../domain/eventSchemas.ts';
 import { subscriptionStream, webhookSubscriptionDecider } from '../domain/webhookSubscription.ts';
@@ -28,7 +30,7 @@ import { StartupError } from './startupFailure.ts';
  */
 export async function assertSecretKeyOpens(deps: { config: Config; events: EventStore; readModels: ReadModelStore; secrets: SecretBox; clock: { now(): Date } }): Promise<void> {
   const read = await readKeyProbe(deps);
-  if (deps.config.SECRET_KEY_CHECK && read.probe && !read.opens) throw probeRefused(deps.config, read.probe.data.occurredAt);
+  if (deps.config.SECRET_KEY_CHECK && read.probe && !read.opens) throw probeRefused(deps.config, read);
   const subscriptions = (await readModelIsBuilt(deps.readModels))
     ? (await deps.readModels.find<WebhookSubscriptionDoc>(WEBHOOK_SUBSCRIPTIONS, {})).map((s) => s.id)
     : await subscriptionsInLog(deps.events);
@@ -46,7 +48,10 @@ export async function assertSecretKeyOpens(deps: { config: Config; events: Event
   const unreadable = subscriptions.filter((_, i) => !sealedOpen[i]);
   // Only a key that opened what the log holds is recorded as the log's key (with SECRET_KEY_CHECK=false
   // too: a new key is taken once the subscriptions' secrets were rotated under it).
-  if (unreadable.length === 0) return recordKeyProbe(deps, read);
+  if (unreadable.length === 0) {
+    if (!read.probe && deps.config.SECRET_KEY_CHECK) await assertKeyTaggedLastMail(deps);
+    return recordKeyProbe(deps, read);
+  }
   if (!deps.config.SECRET_KEY_CHECK) return;
   const checked = sealedOpen.length;
   const which = unreadable.length === checked ? 'any of the' : `${unreadable.length} of the ${checked}`;
@@ -76,6 +81,36 @@ async function subscriptionsInLog(events: EventStore): Promise<string[]> {
   }
 }
 
+/**
+ * A log older than the probe (the first start after an upgrade) is not new: before its probe is
+ * recorded, the key must be the one that made the bounce address of the latest mail drafted in it
+ * (its tag is an HMAC under the key), so a process with a regenerated key that happens to start first
+ * does not take the log as its own. Read once per log, from the start; a log with no mail passes.
+ */
+async function assertKeyTaggedLastMail(deps: { config: Config; events: EventStore; secrets: SecretBox }): Promise<void> {
+  const last = await lastBounceAddressInLog(deps.events);
+  if (!last) return;
+  const domain = last.returnPath.slice(last.returnPath.lastIndexOf('@') + 1);
+  if (bouncedMessageId(deps.secrets, last.returnPath, domain) === last.messageId.toUpperCase()) return;
+  throw new StartupError(
+    `${keySourceOf(deps.config)} did not make the bounce address of the latest mail in the event log (message ${last.messageId}, drafted ${new Date(last.at).toISOString()}): it is not the key the service has been using (a lost or replaced secret.key, or a SECRET_KEY that differs from the other processes'). Restore the original key; if it is lost for good, start once with SECRET_KEY_CHECK=false: that start records the new key as the log's key, and bounces of mails sent before it are no longer recognised.`,
+  );
+}
+
+async function lastBounceAddressInLog(events: EventStore): Promise<{ messageId: string; returnPath: string; at: number } | null> {
+  let last: { messageId: string; returnPath: string; at: number } | null = null;
+  for (let after = -1n; ; ) {
+    const page = await events.readAll({ after, limit: 5_000 });
+    if (page.length === 0) return last;
+    for (const event of page) {
+      if (event.type !== 'ReplyDrafted') continue;
+      const data = event.data as { messageId: string; returnPath: string | null; occurredAt: number };
+      if (data.returnPath?.startsWith('bounce+')) last = { messageId: data.messageId, returnPath: data.returnPath, at: data.occurredAt };
+    }
+    after = page[page.length - 1]!.position;
+  }
+}
+
 type KeyProbeRead = Awaited<ReturnType<typeof readKeyProbe>>;
 
 /** The log's latest key probe as read, and whether this process's key opens it. */
@@ -85,10 +120,18 @@ async function readKeyProbe(deps: { events: EventStore; secrets: SecretBox }) {
   return { last, probe, opens: probe !== null && keyOpensProbe((sealed) => deps.secrets.open(sealed), probe.data.sealedProbe) };
 }
 
-function probeRefused(config: Config, recordedAt: number): StartupError {
+function probeRefused(config: Config, read: Pick<KeyProbeRead, 'last' | 'probe'>): StartupError {
+  const by = recordedByOf(read.last?.metadata);
   return new StartupError(
-    `${keySourceOf(config)} does not open the secret key probe recorded in the event log on ${new Date(recordedAt).toISOString()}: it is not the key the service has been using (a lost or replaced secret.key, or a SECRET_KEY that differs from the other processes'). Restore the original key; if it is lost for good, start with SECRET_KEY_CHECK=false, rotate every webhook subscription's secret with a grace of 0, and start once more with SECRET_KEY_CHECK=false: that start records a probe under the new key.`,
+    `${keySourceOf(config)} does not open the secret key probe recorded in the event log on ${new Date(read.probe!.data.occurredAt).toISOString()}${by ? ` by ${by}` : ''}: it is not the key the service has been using (a lost or replaced secret.key, or a SECRET_KEY that differs from the other processes'). Restore the original key; if it is lost for good, start with SECRET_KEY_CHECK=false, rotate every webhook subscription's secret with a grace of 0, and start once more with SECRET_KEY_CHECK=false: that start records a probe under the new key.`,
   );
+}
+
+/** `host h (pid p, key from k)` from a probe's metadata, or null for a probe recorded without it. */
+function recordedByOf(metadata: Record<string, unknown> | undefined): string | null {
+  const by = metadata?.recordedBy as { host?: unknown; pid?: unknown; keySource?: unknown } | undefined;
+  if (!by || typeof by.host !== 'string') return null;
+  return `host ${by.host} (pid ${String(by.pid)}, key from ${String(by.keySource)})`;
 }
 
 /**
@@ -101,10 +144,12 @@ async function recordKeyProbe(deps: { config: Config; events: EventStore; secret
   for (let tries = 0; ; tries++) {
     const { last, probe, opens } = tries === 0 ? read : await readKeyProbe(deps);
     if (opens) return;
-    if (probe && deps.config.SECRET_KEY_CHECK) throw probeRefused(deps.config, probe.data.occurredAt);
+    if (probe && deps.config.SECRET_KEY_CHECK) throw probeRefused(deps.config, { last, probe });
     try {
       const data = { sealedProbe: deps.secrets.seal(SECRET_KEY_PROBE), occurredAt: deps.clock.now().getTime() };
-      await deps.events.append(SECRET_KEY_STREAM, [{ type: 'SecretKeyProbeRecorded', data }], last ? last.revision : 'no_stream');
+      // Who recorded it, for an operator reading a refusal: never the key itself.
+      const metadata = { recordedBy: { host: hostname(), pid: process.pid, keySource: keySourceOf(deps.config) } };
+      await deps.events.append(SECRET_KEY_STREAM, [{ type: 'SecretKeyProbeRecorded', data, metadata }], last ? last.revision : 'no_stream');
       return;
     } catch (error) {
       if (!(error instanceof WrongExpectedRevisionError) || tries >= 2) throw error;

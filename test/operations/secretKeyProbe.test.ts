@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import t from 'tap';
 import { AesSecretBox } from '../../src/adapters/crypto/aesSecretBox.ts';
+import { SqliteEventStore } from '../../src/adapters/sqlite/sqliteEventStore.ts';
+import { bounceAddress } from '../../src/domain/bounceAddress.ts';
 import { SECRET_KEY_STREAM } from '../../src/domain/secretKey.ts';
 import { assertSecretKeyOpens } from '../../src/lifecycle/secretKeyCheck.ts';
 import { StartupError } from '../../src/lifecycle/startupFailure.ts';
@@ -24,4 +29,55 @@ t.test('processes starting at once on a new log record one probe; a process with
   t.equal((await s.events.readStream(SECRET_KEY_STREAM)).length, 2, 'SECRET_KEY_CHECK=false under another key records a probe for it');
   await assertSecretKeyOpens(other);
   await t.rejects(assertSecretKeyOpens(s), StartupError, 'the first key is then the other one');
+});
+
+t.test('the first start on a log older than the probe: its key must have made the latest mail’s bounce address', async (t) => {
+  const app = await startTestApp();
+  t.teardown(() => app.close());
+  const s = app.services;
+  const dir = mkdtempSync(join(tmpdir(), 'key-probe-'));
+  const events = new SqliteEventStore(join(dir, 'events.sqlite'));
+  t.teardown(async () => {
+    await events.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const used = new AesSecretBox(randomBytes(32));
+  const lost = new AesSecretBox(randomBytes(32));
+  // A log written before probes existed: mails under a key lost since, then one under the key in use.
+  const drafted = (secrets: AesSecretBox, messageId: string, occurredAt: number) => ({
+    type: 'ReplyDrafted',
+    data: { conversationId: 'C1', siteId: 'S1', teamId: 'T1', occurredAt, messageId, returnPath: bounceAddress(secrets, messageId, 'mail.example.net') },
+  });
+  await events.append('conversation-C1', [drafted(lost, '01JAAAAAAAAAAAAAAAAAAAAAAA', 1_000), drafted(used, '01JBBBBBBBBBBBBBBBBBBBBBBB', 2_000)], 'no_stream');
+  const on = (secrets: AesSecretBox, check = true) => ({ ...s, events, secrets, config: { ...s.config, SECRET_KEY_CHECK: check } });
+
+  const refused = await assertSecretKeyOpens(on(lost)).catch((e: unknown) => e);
+  t.ok(refused instanceof StartupError, 'the key of an older mail only');
+  t.match((refused as Error).message, /did not make the bounce address of the latest mail in the event log \(message 01JBBBBBBBBBBBBBBBBBBBBBBB, drafted 1970-01-01T00:00:02\.000Z\)/);
+  t.equal((await events.readStream(SECRET_KEY_STREAM)).length, 0, 'and records no probe');
+
+  await assertSecretKeyOpens(on(used));
+  const [probe] = await events.readStream(SECRET_KEY_STREAM);
+  t.match(probe!.metadata, { recordedBy: { host: hostname(), pid: process.pid } }, 'who recorded it');
+  t.notMatch(JSON.stringify(probe!.metadata), /[0-9a-f]{64}/, 'no key in it');
+  await t.rejects(assertSecretKeyOpens(on(lost)), new RegExp(`does not open the secret key probe recorded in the event log on \\d{4}-\\S+ by host ${hostname()} \\(pid ${process.pid}, key from`), 'a later start names who recorded the probe');
+});
+
+t.test('SECRET_KEY_CHECK=false on a log older than the probe takes a new key whatever its mails were tagged with', async (t) => {
+  const app = await startTestApp();
+  t.teardown(() => app.close());
+  const s = app.services;
+  const dir = mkdtempSync(join(tmpdir(), 'key-probe-'));
+  const events = new SqliteEventStore(join(dir, 'events.sqlite'));
+  t.teardown(async () => {
+    await events.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const lost = new AesSecretBox(randomBytes(32));
+  const fresh = new AesSecretBox(randomBytes(32));
+  const messageId = '01JCCCCCCCCCCCCCCCCCCCCCCC';
+  await events.append('conversation-C1', [{ type: 'ReplyDrafted', data: { conversationId: 'C1', siteId: 'S1', teamId: 'T1', occurredAt: 1_000, messageId, returnPath: bounceAddress(lost, messageId, 'mail.example.net') } }], 'no_stream');
+  await assertSecretKeyOpens({ ...s, events, secrets: fresh, config: { ...s.config, SECRET_KEY_CHECK: false } });
+  t.equal((await events.readStream(SECRET_KEY_STREAM)).length, 1, 'the probe is recorded under the new key');
+  await assertSecretKeyOpens({ ...s, events, secrets: fresh });
 });
