@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { type ConversationCommand, type ConversationState, agentNoLongerActs, conversationDecider, conversationStream } from '../../domain/conversation.ts';
 import { handleCommand } from '../../commands/handleCommand.ts';
 import { mailRefusal } from '../../commands/mailGate.ts';
@@ -32,10 +33,19 @@ export interface PendingReplyRef {
   startedAt: number;
 }
 
+type SendResult = { ok: true; mailProviderMessageId: string } | { ok: false; error: string; permanent: boolean; retryAt: number | null };
+
 /** A conversation and the site and team its events carry. */
 export type Conv = { conversationId: string; siteId: string; teamId: string };
 
 export const retryDelay = (attempt: number, p: SendPolicy) => p.baseMs * p.factor ** (attempt - 1);
+
+/**
+ * After an error of the event store (or another dependency) the same step is tried again: 1 s, then
+ * doubled, at most a minute apart. Without it a reply was taken up again only after a restart, and a
+ * pitch's other asks waited with it.
+ */
+const stepRetryDelay = (failures: number) => Math.min(60_000, 1_000 * 2 ** (failures - 1));
 
 /**
  * Sends claimed replies through the mail port and records each outcome on the conversation's stream.
@@ -52,6 +62,11 @@ export class ReplySender {
   private readonly running = new Set<string>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly tasks = new Set<Promise<void>>();
+  /** Consecutive failed steps per reply, for the delay before the next try. */
+  private readonly failures = new Map<string, number>();
+  /** The attempt this instance claimed for a retry and has not finished (a step run again sends it without claiming anew). */
+  private readonly claimed = new Map<string, number>();
+  private readonly stopping = new AbortController();
   private stopped = false;
 
   constructor(
@@ -73,9 +88,10 @@ export class ReplySender {
   /** What the log (or the stored pending list at start) says about a reply. */
   track(p: PendingReplyRef): void {
     if (this.stopped || this.running.has(p.messageId)) return;
+    // Ours, and already handled, or to be tried again after an error (that timer stays).
+    if (p.inFlight && p.startedBy === this.instance.instanceId) return;
     this.clearTimer(p.messageId);
     if (p.inFlight) {
-      if (p.startedBy === this.instance.instanceId) return; // ours, and already handled or being handled
       const mine = p.startedBy?.startsWith(`${this.instance.workerId}/`) ?? false;
       // Another live worker may still be sending: give it time. Our own previous run is dead.
       const wait = mine ? 0 : Math.max(0, p.startedAt + this.policy.orphanAfterMs - this.deps.clock.now().getTime());
@@ -90,10 +106,13 @@ export class ReplySender {
 
   forget(messageId: string): void {
     this.clearTimer(messageId);
+    this.failures.delete(messageId);
+    this.claimed.delete(messageId);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
     await Promise.allSettled([...this.tasks]);
@@ -120,11 +139,31 @@ export class ReplySender {
     this.timers.delete(messageId);
   }
 
+  /**
+   * Runs one step for a reply (at most one at a time per reply). A step that throws before its mail
+   * left is run again later: each step reads the conversation first and does nothing once its attempt
+   * is recorded. Once the mail left, its outcome is recorded by `recordOutcome`, which never throws
+   * back here unless the sender stops, so a step is never run again after its mail was sent.
+   */
   private run(messageId: string, fn: () => Promise<void>): void {
     if (this.stopped || this.running.has(messageId)) return;
     this.running.add(messageId);
     const task = fn()
-      .catch((error) => this.log?.error({ err: error, messageId }, 'outreach reply send failed; it stays pending'))
+      .then(
+        () => {
+          this.failures.delete(messageId);
+          this.claimed.delete(messageId);
+        },
+        (error: unknown) => {
+          if (this.stopped) return void this.log?.error({ err: error, messageId }, 'outreach reply step failed while stopping; the next start takes it up');
+          const failures = (this.failures.get(messageId) ?? 0) + 1;
+          this.failures.set(messageId, failures);
+          const wait = stepRetryDelay(failures);
+          this.log?.error({ err: error, messageId, retryInMs: wait }, 'outreach reply step failed; it is tried again');
+          // Unless the log has scheduled the reply's next step meanwhile.
+          if (!this.timers.has(messageId)) this.later(messageId, wait, fn);
+        },
+      )
       .finally(() => {
         this.running.delete(messageId);
         this.tasks.delete(task);
@@ -133,15 +172,19 @@ export class ReplySender {
   }
 
   private async retry(c: Conv, messageId: string, attempt: number): Promise<void> {
-    const r = await handleCommand(
-      this.deps,
-      conversationStream(c.conversationId),
-      conversationDecider,
-      { type: 'StartSendAttempt', data: { ...this.ref(c), messageId, attempt } },
-      this.metadata,
-    );
-    // No attempt: already started elsewhere, or the reply was withdrawn (a person took the conversation).
-    if (r.events.some((e) => e.type === 'ReplySendAttempted')) await this.send(c, messageId, attempt);
+    if (this.claimed.get(messageId) !== attempt) {
+      const r = await handleCommand(
+        this.deps,
+        conversationStream(c.conversationId),
+        conversationDecider,
+        { type: 'StartSendAttempt', data: { ...this.ref(c), messageId, attempt } },
+        this.metadata,
+      );
+      // No attempt: already started elsewhere, or the reply was withdrawn (a person took the conversation).
+      if (!r.events.some((e) => e.type === 'ReplySendAttempted')) return;
+      this.claimed.set(messageId, attempt);
+    }
+    await this.send(c, messageId, attempt);
   }
 
   /** An attempt claimed by a worker that is gone. */
@@ -162,7 +205,7 @@ export class ReplySender {
     if (!pending || !pending.inFlight || pending.attempts !== attempt) return; // recorded meanwhile
     // Sent before its worker stopped (the idempotent mailer has it): recorded as sent, whatever changed since; it cannot be called back.
     if (options.recovering && (await this.deps.mailer.holds?.(pending.draft.rfcMessageId))) {
-      return this.record(c, messageId, attempt, await sendDraft(this.deps.mailer, pending.draft, () => null), read);
+      return this.recordOutcome(c, messageId, attempt, await sendDraft(this.deps.mailer, pending.draft, () => null), read);
     }
     // A person took the conversation over since the claim (or since its sender died): it does not go out.
     const superseded = agentNoLongerActs(state, pending);
@@ -177,7 +220,25 @@ export class ReplySender {
     const result = await sendDraft(this.deps.mailer, draft, () =>
       attempt < this.policy.maxAttempts ? this.deps.clock.now().getTime() + retryDelay(attempt, this.policy) : null,
     );
-    await this.record(c, messageId, attempt, result, read);
+    await this.recordOutcome(c, messageId, attempt, result, read);
+  }
+
+  /**
+   * The outcome of a mail that was handed to the mailer: only this process knows it, so it is recorded
+   * again after an event-store error until it is, and the attempt is never sent again meanwhile. Cut
+   * short only by a stop: the next start finds the attempt claimed without an outcome (see above).
+   */
+  private async recordOutcome(c: Conv, messageId: string, attempt: number, result: SendResult, read: Aggregate<ConversationState>): Promise<void> {
+    for (let failures = 0; ; failures++) {
+      try {
+        return await this.record(c, messageId, attempt, result, failures === 0 ? read : undefined);
+      } catch (error) {
+        if (this.stopped) throw error;
+        const wait = stepRetryDelay(failures + 1);
+        this.log?.error({ err: error, messageId, retryInMs: wait }, 'recording an outreach reply’s outcome failed; it is recorded again');
+        await delay(wait, undefined, { signal: this.stopping.signal }).catch(() => {});
+      }
+    }
   }
 
   /** `read`: the conversation as the caller has just read it, decided on unless the stream has moved since. */
@@ -185,7 +246,7 @@ export class ReplySender {
     c: Conv,
     messageId: string,
     attempt: number,
-    result: { ok: true; mailProviderMessageId: string } | { ok: false; error: string; permanent: boolean; retryAt: number | null },
+    result: SendResult,
     read?: Aggregate<ConversationState>,
   ): Promise<void> {
     const stream = conversationStream(c.conversationId);
