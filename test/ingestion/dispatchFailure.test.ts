@@ -46,3 +46,22 @@ t.test('a dispatch that cannot be recorded: 503 with Retry-After, nothing stored
   expectError(t, await ingest(fastify, tenant, PITCH), 429, 'RATE_LIMITED', 'the failed attempt gave back the ingestion cap (1) too');
   services.events = real;
 });
+
+t.test('read models behind: a stored ingestion answers 201 (a 503 would be retried and ingest twice)', async (t) => {
+  const app = await startTestApp({ env: { READ_YOUR_WRITES_TIMEOUT_MS: '50' } });
+  t.teardown(() => app.close());
+  const tenant = await createTenant(app.services);
+  const projections = app.fastify.projections;
+  const waitFor = projections.waitFor;
+  projections.waitFor = async () => false;
+  let res;
+  try {
+    res = await ingest(app.fastify, tenant, PITCH);
+  } finally {
+    projections.waitFor = waitFor;
+  }
+  t.equal(res.statusCode, 201, res.body);
+  const [conversationId] = res.json().conversationIds as string[];
+  t.equal((await eventsOfType(app.services, 'MessageIngested')).length, 1, 'stored once');
+  t.match(conversationId, /^[0-9A-Z]{26}$/, 'the answer names the conversation');
+});

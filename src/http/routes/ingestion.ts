@@ -102,7 +102,8 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
           references: b.references ?? null,
         },
       }).catch(logCause);
-      await app.waitForWrite(outcome.position);
+      // Stored is stored: a 503 here would be retried (the spec's meaning of 503) and ingest twice.
+      await app.waitForWrite(outcome.position, 'answer');
       return reply.status(outcome.status).send(outcome.body);
     },
   );
