@@ -161,3 +161,17 @@ t.test('suppression list: add (201, then 200), list, remove as an event; only an
   t.equal(hooks.length, 4, 'one webhook per addition, none for the removal');
   t.same(new Set(harness.receiver.received.map((r) => r.json.type)).has('outreach.contact_unsuppressed'), false);
 });
+
+t.test('a long suppressed address (up to 320 characters) can be removed by its path', async (t) => {
+  const app = await startTestApp();
+  t.teardown(() => app.close());
+  const tenant = await createTenant(app.services);
+  const url = `${base(tenant.siteId)}/suppressions`;
+  // 64 characters is the local part's limit in RFC 5321; the domain may be long.
+  const email = `${'a'.repeat(64)}@${'sub-domain.'.repeat(20)}example.com`;
+  const added = await app.fastify.inject({ method: 'POST', url, headers: bearer(tenant.key), payload: { email } });
+  t.equal(added.statusCode, 201, added.body);
+  const removed = await app.fastify.inject({ method: 'DELETE', url: `${url}/${encodeURIComponent(email)}`, headers: bearer(tenant.key) });
+  t.equal(removed.statusCode, 200, removed.body);
+  t.same((await app.fastify.inject({ method: 'GET', url, headers: bearer(tenant.key) })).json().suppressions, []);
+});
