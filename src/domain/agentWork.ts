@@ -67,3 +67,26 @@ export type RefinableAgentKey = 'interlinking' | 'article_boost' | 'article_crea
 export const REFINABLE_AGENT_KEYS = ['interlinking', 'article_boost', 'article_creation', 'ai_prompt'] as const satisfies readonly RefinableAgentKey[];
 
 export type ProposalOf<K extends AgentKey> = Extract<OpportunityProposal, { kind: K }>;
+
+/**
+ * What makes two proposals of a site the same opportunity: the same link (source and target), the
+ * same article with the same reasons, the same topic or question, the same page with the same
+ * problems. A run does not record a proposal the site has already (the runner compares keys);
+ * null for an outreach proposal, which is its pitch's opportunity already.
+ */
+export function proposalKey(p: OpportunityProposal): string | null {
+  switch (p.kind) {
+    case 'interlinking':
+      return `${p.sourceArticleId}>${p.targetArticleId}`;
+    case 'article_boost':
+      return `${p.articleId}:${[...p.reasons].sort().join(',')}`;
+    case 'article_creation':
+      return p.topic.trim().toLowerCase();
+    case 'ai_prompt':
+      return p.question.trim().toLowerCase();
+    case 'site_performance':
+      return `${p.url}:${[...p.problems].sort().join(',')}`;
+    case 'outreach':
+      return null;
+  }
+}

@@ -82,3 +82,12 @@ t.test('the runs are listed with their agents', async (t) => {
   const runs = (await product.inject('GET', `/api/v1/sites/${product.tenant.siteId}/agents/runs?status=succeeded`)).json().runs as { agentKey: string }[];
   t.same(runs.map((r) => r.agentKey).sort(), ['ai_prompt', 'article_boost', 'article_creation', 'interlinking']);
 });
+
+t.test('a second run finds the same links: none is recorded again, the run counts them', async (t) => {
+  const before = await opportunities('interlinking');
+  t.ok(before.length > 0);
+  const run = await runToEnd('interlinking');
+  t.match(run, { status: 'succeeded', counts: { linksProposed: before.length, alreadyProposed: before.length } });
+  const after = await opportunities('interlinking');
+  t.same(after.map((o) => o.id).sort(), before.map((o) => o.id).sort(), 'the same opportunities, no duplicate');
+});

@@ -7,6 +7,7 @@ import { aggregateStream } from '../../commands/aggregateStream.ts';
 import { debitCredits } from '../../commands/credits.ts';
 import { type AgentRunEvent, type AgentRunLedgerEvent, type RunFailureReason, type StoredProposal, RunHeldElsewhereError, RunLeaseLostError } from '../../domain/agentRun.ts';
 import { type AgentKey, type AgentsState, settingsOf } from '../../domain/agents.ts';
+import { type OpportunityProposal, proposalKey } from '../../domain/agentWork.ts';
 import { type ErrorCode, ServiceError } from '../../domain/errors.ts';
 import { type WorkSettingsSchemas, visibleSettingsOf } from '../../domain/agentSettingsSchemas.ts';
 import { type EventSchemas, agentRunEventSchemas, agentRunLedgerEventSchemas } from '../../domain/eventSchemas.ts';
@@ -18,6 +19,7 @@ import type { Mailer } from '../../ports/mailer.ts';
 import type { ReadModelStore } from '../../ports/readModelStore.ts';
 import { agentRunsInStatus } from '../../readModels/agentRuns.ts';
 import { articleInputsOf } from '../../readModels/articles.ts';
+import { OPPORTUNITIES, type OpportunityDoc } from '../../readModels/opportunities.ts';
 import { getSite } from '../../readModels/sites.ts';
 import { scheduleDueRuns } from './scheduler.ts';
 
@@ -266,6 +268,24 @@ export class AgentRunner {
     return this.pageFetcher;
   }
 
+  /**
+   * The proposals the site has no opportunity for yet (`proposalKey`): a scheduled agent finds the
+   * same links and topics again on every run. Read from the opportunities read model, so two runs of
+   * one agent finishing within the projection's lag may both record one.
+   */
+  private async notProposedBefore(run: RunRef, proposals: OpportunityProposal[]): Promise<OpportunityProposal[]> {
+    if (!proposals.some((p) => proposalKey(p) !== null)) return proposals;
+    const existing = await this.deps.readModels.find<OpportunityDoc>(OPPORTUNITIES, { siteId: run.siteId, kind: run.agentKey });
+    const seen = new Set(existing.flatMap((o) => (o.details ? [proposalKey(o.details)] : [])));
+    return proposals.filter((p) => {
+      const key = proposalKey(p);
+      if (key === null) return true;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+  }
+
   private async work(run: RunRef, signal: AbortSignal): Promise<Outcome> {
     const site = await getSite(this.deps.readModels, run.siteId);
     if (!site) return { ok: false, reason: 'site_not_found', detail: `site ${run.siteId} not found` } satisfies Outcome;
@@ -294,9 +314,11 @@ export class AgentRunner {
     };
     try {
       const result = await work({ ...run, siteDomain: site.domain, settings, now: this.deps.clock.now().toISOString() }, deps);
+      const fresh = await this.notProposedBefore(run, result.proposals);
+      const counts = fresh.length < result.proposals.length ? { ...result.counts, alreadyProposed: result.proposals.length - fresh.length } : result.counts;
       // A pitch's opportunity exists already (its conversation opened it): the proposal is recorded under its id.
-      const proposals = result.proposals.map((proposal) => ({ opportunityId: proposal.kind === 'outreach' ? proposal.opportunityId : this.deps.newId(), proposal }));
-      return { ok: true, result: { proposals, counts: result.counts, creditsUsed: result.creditsUsed } } satisfies Outcome;
+      const proposals = fresh.map((proposal) => ({ opportunityId: proposal.kind === 'outreach' ? proposal.opportunityId : this.deps.newId(), proposal }));
+      return { ok: true, result: { proposals, counts, creditsUsed: result.creditsUsed } } satisfies Outcome;
     } catch (error) {
       return { ok: false, reason: 'work_failed', detail: error instanceof Error ? error.message : String(error) } satisfies Outcome;
     }
