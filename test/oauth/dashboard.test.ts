@@ -126,7 +126,7 @@ t.test('dashboard: register apps, API keys, webhook subscriptions', async (t) =>
   t.equal(hooks.status, 200);
   t.match(hooks.text, /ops-hook/);
   t.match(hooks.text, /<th>State<\/th><th>consecutive_failures<\/th>/);
-  t.match(hooks.text, /<td>active<\/td><td>0<\/td>\s*<td><p>No deliveries yet.<\/p><\/td>/);
+  t.match(hooks.text, /<td>active<\/td><td>0<\/td>\s*<td>none yet<\/td>\s*<td><p>No deliveries yet.<\/p><\/td>/, 'the last delivery status (the spec), then the recent attempts');
 
   // Members see but cannot manage.
   const memberEmail = await addTeamUser(app, tenant.teamId, 'member');

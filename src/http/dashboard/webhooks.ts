@@ -76,6 +76,7 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
       const rows: SafeHtml[] = [];
       for (const w of subs) {
         rows.push(html`<tr><td>${w.label}${w.created_by_oauth_client_id ? html`<br><small>created by OAuth client ${w.created_by_oauth_client_id}</small>` : ''}</td><td>${w.url}</td><td>${w.event_types.join(', ')}</td><td>${w.secret_prefix}</td><td>${w.is_active ? 'active' : 'disabled after failures'}</td><td>${w.consecutive_failures}</td>
+          <td>${w.last_delivery_status ? html`${w.last_delivery_status} at ${w.last_delivery_at ?? ''}` : 'none yet'}</td>
           <td>${await attemptsOf(w)}</td>
           <td>${
             manage
@@ -95,7 +96,7 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
         }</p>
         ${
           rows.length
-            ? html`<table><thead><tr><th>Label</th><th>URL</th><th>Events</th><th>Secret</th><th>State</th><th>consecutive_failures</th><th>Recent attempts</th><th></th></tr></thead><tbody>${rows}</tbody></table>`
+            ? html`<table><thead><tr><th>Label</th><th>URL</th><th>Events</th><th>Secret</th><th>State</th><th>consecutive_failures</th><th>Last delivery</th><th>Recent attempts</th><th></th></tr></thead><tbody>${rows}</tbody></table>`
             : html`<p>No subscriptions.</p>`
         }
         ${
