@@ -64,8 +64,8 @@ export class ReplySender {
   private readonly tasks = new Set<Promise<void>>();
   /** Consecutive failed steps per reply, for the delay before the next try. */
   private readonly failures = new Map<string, number>();
-  /** The attempt this instance claimed for a retry and has not finished (a step run again sends it without claiming anew). */
-  private readonly claimed = new Map<string, number>();
+  /** The attempt this instance claimed and has not finished, and when (a step run again sends it without claiming anew). */
+  private readonly claimed = new Map<string, { attempt: number; at: number }>();
   private readonly stopping = new AbortController();
   private stopped = false;
 
@@ -82,6 +82,7 @@ export class ReplySender {
 
   /** An attempt this instance has just claimed: send it now. */
   sendClaimed(c: Conv, messageId: string, attempt: number): void {
+    this.claimed.set(messageId, { attempt, at: this.deps.clock.now().getTime() });
     this.run(messageId, () => this.send(c, messageId, attempt));
   }
 
@@ -172,7 +173,7 @@ export class ReplySender {
   }
 
   private async retry(c: Conv, messageId: string, attempt: number): Promise<void> {
-    if (this.claimed.get(messageId) !== attempt) {
+    if (this.claimed.get(messageId)?.attempt !== attempt) {
       const r = await handleCommand(
         this.deps,
         conversationStream(c.conversationId),
@@ -180,11 +181,22 @@ export class ReplySender {
         { type: 'StartSendAttempt', data: { ...this.ref(c), messageId, attempt } },
         this.metadata,
       );
-      // No attempt: already started elsewhere, or the reply was withdrawn (a person took the conversation).
-      if (!r.events.some((e) => e.type === 'ReplySendAttempted')) return;
-      this.claimed.set(messageId, attempt);
+      // No attempt: already started elsewhere, or the reply was withdrawn (a person took the conversation),
+      // or by this instance, in an append that was stored but reported as an error.
+      const at = r.events.some((e) => e.type === 'ReplySendAttempted') ? this.deps.clock.now().getTime() : await this.claimedHere(c, messageId, attempt);
+      if (at === null) return;
+      this.claimed.set(messageId, { attempt, at });
     }
     await this.send(c, messageId, attempt);
+  }
+
+  /** When this instance claimed the attempt, as the log has it; null when another did (or none). */
+  private async claimedHere(c: Conv, messageId: string, attempt: number): Promise<number | null> {
+    const events = await this.deps.events.readStream(conversationStream(c.conversationId));
+    const claim = events.findLast((e) => e.type === 'ReplySendAttempted' && (e.data as { messageId: string }).messageId === messageId);
+    const data = claim?.data as { attempt: number; occurredAt: number } | undefined;
+    if (!claim || !data || data.attempt !== attempt || claim.metadata['workerInstance'] !== this.instance.instanceId) return null;
+    return data.occurredAt;
   }
 
   /** An attempt claimed by a worker that is gone. */
@@ -206,6 +218,13 @@ export class ReplySender {
     // Sent before its worker stopped (the idempotent mailer has it): recorded as sent, whatever changed since; it cannot be called back.
     if (options.recovering && (await this.deps.mailer.holds?.(pending.draft.rfcMessageId))) {
       return this.recordOutcome(c, messageId, attempt, await sendDraft(this.deps.mailer, pending.draft, () => null), read);
+    }
+    // Claimed here long ago (the event store failed since): another worker may be recovering it as
+    // abandoned, so it does not go out under this claim; recorded as not sent, it is retried anew.
+    const claim = this.claimed.get(messageId);
+    if (!options.recovering && claim?.attempt === attempt && this.deps.clock.now().getTime() - claim.at >= this.policy.orphanAfterMs / 2) {
+      const retryAt = attempt < this.policy.maxAttempts ? this.deps.clock.now().getTime() : null;
+      return this.record(c, messageId, attempt, { ok: false, error: 'not sent: the event store failed for too long after the claim', permanent: retryAt === null, retryAt }, read);
     }
     // A person took the conversation over since the claim (or since its sender died): it does not go out.
     const superseded = agentNoLongerActs(state, pending);
@@ -233,7 +252,11 @@ export class ReplySender {
       try {
         return await this.record(c, messageId, attempt, result, failures === 0 ? read : undefined);
       } catch (error) {
-        if (this.stopped) throw error;
+        if (this.stopped) {
+          // The next start finds the attempt without an outcome; what this process knew is in the log.
+          this.log?.error({ err: error, messageId, attempt, result }, 'stopped before the outcome of a sent outreach reply was recorded');
+          throw error;
+        }
         const wait = stepRetryDelay(failures + 1);
         this.log?.error({ err: error, messageId, retryInMs: wait }, 'recording an outreach reply’s outcome failed; it is recorded again');
         await delay(wait, undefined, { signal: this.stopping.signal }).catch(() => {});
