@@ -33,7 +33,15 @@ export type OpportunityProposal =
     }
   | { kind: 'article_boost'; articleId: string; url: string; reasons: ArticleBoostReason[]; detail: string }
   | { kind: 'article_creation'; topic: string; keywords: string[]; rationale: string }
-  | { kind: 'ai_prompt'; question: string; articleId: string | null; url: string | null; rationale: string }
+  | {
+      kind: 'ai_prompt';
+      question: string;
+      articleId: string | null;
+      url: string | null;
+      rationale: string;
+      /** The heuristic's question when a language model reworded it (what tells one question from another across runs). */
+      originalQuestion?: string;
+    }
   | { kind: 'site_performance'; url: string; problems: PageProblem[]; status: number | null; durationMs: number | null; location: string | null; detail: string }
   | {
       kind: 'outreach';
@@ -70,8 +78,8 @@ export type ProposalOf<K extends AgentKey> = Extract<OpportunityProposal, { kind
 
 /**
  * What makes two proposals of a site the same opportunity: the same link (source and target), the
- * same article with the same reasons, the same topic or question, the same page with the same
- * problems. A run does not record a proposal the site has already (the runner compares keys);
+ * same article with the same reasons, the same topic or question as the heuristic found it, the
+ * same page with the same problems. A run does not record a proposal the site has already (the runner compares keys);
  * null for an outreach proposal, which is its pitch's opportunity already.
  */
 export function proposalKey(p: OpportunityProposal): string | null {
@@ -80,10 +88,12 @@ export function proposalKey(p: OpportunityProposal): string | null {
       return `${p.sourceArticleId}>${p.targetArticleId}`;
     case 'article_boost':
       return `${p.articleId}:${[...p.reasons].sort().join(',')}`;
+    // A language model's refinement rewords topics and questions; the heuristic's own text stays
+    // (a topic's first keyword is the topic it found; a reworded question keeps the original).
     case 'article_creation':
-      return p.topic.trim().toLowerCase();
+      return (p.keywords[0] ?? p.topic).trim().toLowerCase();
     case 'ai_prompt':
-      return p.question.trim().toLowerCase();
+      return (p.originalQuestion ?? p.question).trim().toLowerCase();
     case 'site_performance':
       return `${p.url}:${[...p.problems].sort().join(',')}`;
     case 'outreach':

@@ -137,7 +137,7 @@ export const opportunityProposalSchema: z.ZodType<OpportunityProposal> = z.discr
   z.object({ kind: z.literal('interlinking'), sourceArticleId: str, sourceUrl: str, anchor: str, targetArticleId: str, targetUrl: str, sentence: str }),
   z.object({ kind: z.literal('article_boost'), articleId: str, url: str, reasons: z.array(z.enum(['stale', 'thin', 'poorly_linked'])), detail: str }),
   z.object({ kind: z.literal('article_creation'), topic: str, keywords: strings, rationale: str }),
-  z.object({ kind: z.literal('ai_prompt'), question: str, articleId: nullableStr, url: nullableStr, rationale: str }),
+  z.object({ kind: z.literal('ai_prompt'), question: str, articleId: nullableStr, url: nullableStr, rationale: str, originalQuestion: str.optional() }),
   z.object({
     kind: z.literal('site_performance'),
     url: str,

@@ -10,8 +10,11 @@ t.test('two proposals are the same opportunity when their keys are equal', async
   t.not(proposalKey(boost), proposalKey({ ...boost, reasons: ['stale'] }), 'other reasons: a new proposal');
   const topic = { kind: 'article_creation' as const, topic: 'Moka pot', keywords: [], rationale: 'r' };
   t.equal(proposalKey(topic), proposalKey({ ...topic, topic: 'moka pot ' }));
+  const found = { kind: 'article_creation' as const, topic: 'kitchen scale', keywords: ['kitchen scale', 'grams'], rationale: 'r' };
+  t.equal(proposalKey(found), proposalKey({ ...found, topic: 'Choosing a Kitchen Scale for Coffee', keywords: [...found.keywords, 'precision'] }), 'a topic a model retitled: its first keyword is the one found');
   const question = { kind: 'ai_prompt' as const, question: 'What is the best moka pot?', articleId: null, url: null, rationale: 'r' };
   t.equal(proposalKey(question), proposalKey({ ...question, question: 'what is the best moka pot?', articleId: 'a9' }));
+  t.equal(proposalKey(question), proposalKey({ ...question, question: 'Which moka pot should I buy?', originalQuestion: question.question }), 'a question a model reworded');
   const page = { kind: 'site_performance' as const, url: 'https://x.test/a/', problems: ['slow' as const, 'untitled' as const], status: 200, durationMs: 4000, location: null, detail: 'd' };
   t.equal(proposalKey(page), proposalKey({ ...page, problems: ['untitled', 'slow'], durationMs: 5000 }));
   t.not(proposalKey(page), proposalKey({ ...page, problems: ['broken'] }));

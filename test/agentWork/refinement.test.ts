@@ -58,10 +58,11 @@ t.test('applyRefinement (pure): the subset the model kept, reworded, and nothing
       ],
     });
     t.equal(dropped, 2, 'the unknown article and the unknown ref');
-    t.same(proposals[0], { ...espresso, question: 'How do I dial in espresso on a home machine?' }, 'same answer: the heuristic rationale stays');
+    t.same(proposals[0], { ...espresso, question: 'How do I dial in espresso on a home machine?', originalQuestion: espresso.question }, 'same answer: the heuristic rationale stays; the heuristic question is kept');
     t.same(proposals[1], {
       kind: 'ai_prompt',
       question: 'Which burr grinder should I buy?',
+      originalQuestion: 'How do I choose a burr grinder?',
       articleId: 'a01',
       url: ARTICLES.find((a) => a.id === 'a01')!.url,
       rationale: 'The espresso guide explains why grinder consistency matters most.',

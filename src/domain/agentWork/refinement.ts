@@ -163,7 +163,8 @@ export function applyRefinement<K extends RefinableAgentKey>(
         const question = clean(item.question, p.question);
         const sameAnswer = (article?.id ?? null) === p.articleId;
         const rationale = sameAnswer ? p.rationale : clean(item.rationale, article ? `"${article.title}" answers this question.` : 'No article answers this question yet.');
-        keep(normQuestion(question), { ...p, question, articleId: article?.id ?? null, url: article?.url ?? null, rationale });
+        const reworded = question !== p.question ? { originalQuestion: p.originalQuestion ?? p.question } : {};
+        keep(normQuestion(question), { ...p, question, ...reworded, articleId: article?.id ?? null, url: article?.url ?? null, rationale });
       }
       break;
     default:
