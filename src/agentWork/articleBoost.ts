@@ -6,7 +6,7 @@ import type { AgentWork } from './types.ts';
 /** Article Boost Agent: stale, thin and poorly linked articles (src/domain/agentWork/articleBoost.ts), ranked and advised by the model when one is configured. */
 export const articleBoostWork: AgentWork = async (run, deps) => {
   const articles = await deps.articles(run.siteId);
-  const heuristic = proposeArticleBoosts(articles, run.now, workSettingsOf('article_boost', run.settings));
+  const heuristic = proposeArticleBoosts(articles, run.now, workSettingsOf('article_boost', run.settings), deps.proposedBefore);
   const { proposals, counts, creditsUsed } = await refineProposals('article_boost', run, deps, heuristic, articles);
   const count = (reason: string) => proposals.filter((p) => p.reasons.some((r) => r === reason)).length;
   return {

@@ -5,7 +5,7 @@
  * and the counts on the run's stream. Heuristics themselves are pure (src/domain/agentWork/).
  */
 import type { AgentKey } from '../domain/agents.ts';
-import type { AgentWorkResult, ArticleInput } from '../domain/agentWork.ts';
+import type { AgentWorkResult, ArticleInput, OpportunityProposal } from '../domain/agentWork.ts';
 import type { CommandContext } from '../commands/context.ts';
 import type { Config } from '../config.ts';
 import type { AgentRefiner } from '../ports/agentRefiner.ts';
@@ -40,6 +40,12 @@ export interface AgentWorkDeps {
   refiner: AgentRefiner;
   /** Aborted when the run must stop (shutdown); long work checks it between steps. */
   signal: AbortSignal;
+  /**
+   * Whether the site has this proposal as an opportunity already (`proposalKey`): an agent with a cap
+   * passes over those before it, so a scheduled run finds the next ones. The runner drops any that
+   * remain either way. Absent: none known.
+   */
+  proposedBefore?: (p: OpportunityProposal) => boolean;
 }
 
 export type AgentWork = (run: AgentRunInput, deps: AgentWorkDeps) => Promise<AgentWorkResult>;

@@ -5,6 +5,7 @@ import { articleCreationWork } from '../../src/agentWork/articleCreation.ts';
 import { interlinkingWork } from '../../src/agentWork/interlinking.ts';
 import { defaultWorkSettings, workSettingsOf, workSettingsSchemas } from '../../src/agentWork/settings.ts';
 import { AGENT_KEYS } from '../../src/domain/agents.ts';
+import { type OpportunityProposal, proposalKey } from '../../src/domain/agentWork.ts';
 import { ARTICLES } from './corpus/homeCoffee.ts';
 import { runOf, workDeps, workServices } from './helpers.ts';
 
@@ -46,4 +47,27 @@ t.test('the content agents run on the site articles and count what they did', as
 
   const empty = await interlinkingWork(runOf('interlinking', 's1'), workDeps(services, []));
   t.same(empty, { proposals: [], counts: { articlesRead: 0, linksProposed: 0 }, creditsUsed: 0 }, 'a site without articles: nothing to do, nothing invented');
+});
+
+t.test('an agent with a cap passes over what the site has already, so the next run finds the next ones', async (t) => {
+  const { services, close } = await workServices();
+  t.teardown(close);
+  const base = workDeps(services, ARTICLES);
+  const known = new Set<string | null>();
+  const deps = { ...base, proposedBefore: (p: OpportunityProposal) => known.has(proposalKey(p)) };
+  const cases = [
+    ['article_creation', { maxTopics: 2 }, articleCreationWork],
+    ['ai_prompt', { maxQuestions: 2 }, aiPromptWork],
+    ['article_boost', { minWords: 1_000, maxProposals: 2 }, articleBoostWork],
+  ] as const;
+  for (const [key, settings, work] of cases) {
+    const first = await work(runOf(key, 's1', settings), deps);
+    t.equal(first.proposals.length, 2, `${key}: the cap`);
+    for (const p of first.proposals) known.add(proposalKey(p));
+    const second = await work(runOf(key, 's1', settings), deps);
+    t.equal(second.proposals.length, 2, `${key}: two more`);
+    t.notOk(second.proposals.some((p) => known.has(proposalKey(p))), `${key}: none of the first run's`);
+    const all = await work(runOf(key, 's1', settings), base);
+    t.same(all.proposals, first.proposals, `${key}: without proposedBefore, the first ones again`);
+  }
 });

@@ -77,11 +77,14 @@ t.test('ai_prompt over REST while the model fails: the heuristic questions, the 
   t.equal(found.length, run.counts['questionsProposed']);
   t.match(found.find((o) => (o.details as { question: string }).question === 'How do I descale my espresso machine?')?.details, { articleId: idOf('descaling-espresso-machine') });
 
+  // Each later run has a question the site does not have yet (a run passes over the known ones).
+  await activate('ai_prompt', { seedKeywords: ['moka pot'] });
   server.set(() => ({ status: 503, json: { error: { message: 'overloaded', type: 'server_error' } } }));
   const again = await runToEnd('ai_prompt');
   t.match(again, { status: 'succeeded', counts: { aiRefinementSkipped: 1 }, creditsUsed: 0 });
 
   // The runner debits in log order: once a later refined run's credit is debited, the skipped runs were passed with no debit.
+  await activate('ai_prompt', { seedKeywords: ['moka pot', 'milk jug'] });
   server.set((_req, body) => {
     const [first] = (JSON.parse(userPrompt(body)) as { proposals: Array<{ ref: number; question: string; articleId: string | null }> }).proposals;
     return { status: 200, json: completion(JSON.stringify({ items: [{ ref: first!.ref, question: first!.question, articleId: first!.articleId, rationale: 'r' }] })) };
@@ -91,4 +94,9 @@ t.test('ai_prompt over REST while the model fails: the heuristic questions, the 
   t.equal(await balanceBecomes(3), 3);
   const debits = (await product.app.services.events.readStream(creditsStream(tenant.teamId))).filter((e) => e.type === 'CreditsDebited');
   t.same(debits.map((e) => (e.data as { runId: string }).runId).sort(), [interlinkingRunId, refined.id].sort(), 'only the refined runs were debited');
+
+  const calls = server.seen.length;
+  const nothingNew = await runToEnd('ai_prompt');
+  t.match(nothingNew, { status: 'succeeded', counts: { questionsProposed: 0 }, creditsUsed: 0 });
+  t.equal(server.seen.length, calls, 'nothing new: the model is not asked, no credit used');
 });

@@ -4,7 +4,7 @@ import { startProduct } from './productHelpers.ts';
 
 // The four content agents through the product path: the real registry (src/agentWorkWiring.ts),
 // the corpus upserted through the articles API, each agent configured, run and read back over REST.
-const product = await startProduct(t, { plan: 'pro', domain: new URL(SITE).hostname });
+const product = await startProduct(t, { plan: 'pro', domain: new URL(SITE).hostname, env: { AGENT_RUNS_PER_HOUR: '10' } });
 const { putArticle, activate, runToEnd, opportunities } = product;
 const url = (slug: string) => `${SITE}/${slug}/`;
 
@@ -90,4 +90,17 @@ t.test('a second run finds the same links: none is recorded again, the run count
   t.match(run, { status: 'succeeded', counts: { linksProposed: before.length, alreadyProposed: before.length } });
   const after = await opportunities('interlinking');
   t.same(after.map((o) => o.id).sort(), before.map((o) => o.id).sort(), 'the same opportunities, no duplicate');
+});
+
+t.test('a second run of an agent with a cap proposes the next topics, not the first ones again', async (t) => {
+  // Seeds no title covers; the corpus's own topics were all proposed by the first run above.
+  await activate('article_creation', { seedKeywords: ['water hardness', 'travel grinder', 'decaf process'], maxTopics: 1 });
+  const topicsNow = async () => (await opportunities('article_creation')).map((o) => (o.details as { topic: string }).topic);
+  const before = await topicsNow();
+  for (const expected of ['water hardness', 'travel grinder']) {
+    const run = await runToEnd('article_creation');
+    t.match(run, { status: 'succeeded', counts: { topicsProposed: 1 } });
+    const topics = await topicsNow();
+    t.same(topics.filter((topic) => !before.includes(topic)).sort(), expected === 'water hardness' ? ['water hardness'] : ['travel grinder', 'water hardness'], `then ${expected}`);
+  }
 });

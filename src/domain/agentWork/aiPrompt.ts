@@ -17,7 +17,8 @@ export const DEFAULT_AI_PROMPT: AiPromptSettings = { seedKeywords: [], maxQuesti
 
 type Proposal = ProposalOf<'ai_prompt'>;
 
-export function proposeAiPrompts(articles: readonly ArticleInput[], settings: AiPromptSettings = DEFAULT_AI_PROMPT): Proposal[] {
+/** `known`: a question the site has already (see `proposalKey`) is passed over and does not count toward `maxQuestions`. */
+export function proposeAiPrompts(articles: readonly ArticleInput[], settings: AiPromptSettings = DEFAULT_AI_PROMPT, known: (p: Proposal) => boolean = () => false): Proposal[] {
   const out: Proposal[] = [];
   const seen = new Set<string>();
   const add = (question: string, article: ArticleInput | null, rationale: string) => {
@@ -51,7 +52,7 @@ export function proposeAiPrompts(articles: readonly ArticleInput[], settings: Ai
   for (const c of comparisons(articles)) {
     add(`${c.a} vs ${c.b}: which should I choose?`, c.article, `"${c.article.title}" compares ${c.a} and ${c.b}: "${c.sentence}"`);
   }
-  return out.slice(0, settings.maxQuestions);
+  return out.filter((p) => !known(p)).slice(0, settings.maxQuestions);
 }
 
 const wordsIn = (s: string) => tokenize(s).length;

@@ -27,7 +27,13 @@ export function inboundLinkCounts(articles: readonly ArticleInput[]): Map<string
   return counts;
 }
 
-export function proposeArticleBoosts(articles: readonly ArticleInput[], now: string, settings: ArticleBoostSettings = DEFAULT_ARTICLE_BOOST): ProposalOf<'article_boost'>[] {
+/** `known`: a refresh the site has already (the same article and reasons, see `proposalKey`) is passed over and does not count toward `maxProposals`. */
+export function proposeArticleBoosts(
+  articles: readonly ArticleInput[],
+  now: string,
+  settings: ArticleBoostSettings = DEFAULT_ARTICLE_BOOST,
+  known: (p: ProposalOf<'article_boost'>) => boolean = () => false,
+): ProposalOf<'article_boost'>[] {
   const inbound = inboundLinkCounts(articles);
   const found: { proposal: ProposalOf<'article_boost'>; age: number }[] = [];
   for (const a of articles) {
@@ -58,6 +64,7 @@ export function proposeArticleBoosts(articles: readonly ArticleInput[], now: str
     found.push({ proposal: { kind: 'article_boost', articleId: a.id, url: a.url, reasons, detail: detail[0]!.toUpperCase() + detail.slice(1) }, age });
   }
   return found
+    .filter((f) => !known(f.proposal))
     .sort((x, y) => y.proposal.reasons.length - x.proposal.reasons.length || y.age - x.age)
     .slice(0, settings.maxProposals)
     .map((f) => f.proposal);

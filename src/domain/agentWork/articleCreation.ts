@@ -31,7 +31,12 @@ interface Mention {
   neighbours: Map<string, number>;
 }
 
-export function proposeArticleTopics(articles: readonly ArticleInput[], settings: ArticleCreationSettings = DEFAULT_ARTICLE_CREATION): ProposalOf<'article_creation'>[] {
+/** `known`: a topic the site has already (see `proposalKey`) is passed over and does not count toward `maxTopics`. */
+export function proposeArticleTopics(
+  articles: readonly ArticleInput[],
+  settings: ArticleCreationSettings = DEFAULT_ARTICLE_CREATION,
+  known: (p: ProposalOf<'article_creation'>) => boolean = () => false,
+): ProposalOf<'article_creation'>[] {
   const titles = articles.map((a) => new Set(contentWords(a.title)));
   const covered = (words: string[]) => titles.some((t) => words.every((w) => t.has(w)));
   const mentions = phraseMentions(articles);
@@ -49,14 +54,15 @@ export function proposeArticleTopics(articles: readonly ArticleInput[], settings
     if (words.length === 0 || taken.has(key) || covered(words)) continue;
     taken.add(key);
     const m = mentionsOfWords(mentions, words);
-    proposals.push({
+    const proposal: ProposalOf<'article_creation'> = {
       kind: 'article_creation',
       topic: seed.trim().toLowerCase(),
       keywords: keywordsOf(seed.trim().toLowerCase(), m, mentions),
       rationale:
         `Seed keyword "${seed.trim()}": no article's title covers it. ` +
         (m && m.articles.size > 0 ? `It is mentioned in ${m.articles.size} article${m.articles.size === 1 ? '' : 's'} (${titleList(m)}).` : 'No article mentions it yet.'),
-    });
+    };
+    if (!known(proposal)) proposals.push(proposal);
   }
 
   const candidates = [...mentions]
@@ -69,12 +75,13 @@ export function proposeArticleTopics(articles: readonly ArticleInput[], settings
     if ([...taken].some((t) => { const tw = t.split(' '); return words.every((w) => tw.includes(w)) || tw.every((w) => words.includes(w)); })) continue;
     taken.add(key);
     const topic = mostCommon(m.surfaces);
-    proposals.push({
+    const proposal: ProposalOf<'article_creation'> = {
       kind: 'article_creation',
       topic,
       keywords: keywordsOf(topic, m, mentions),
       rationale: `Mentioned in ${m.articles.size} articles (${titleList(m)}) but no article's title covers it.`,
-    });
+    };
+    if (!known(proposal)) proposals.push(proposal);
   }
   return proposals.slice(0, settings.maxTopics);
 }

@@ -275,8 +275,7 @@ export class AgentRunner {
    */
   private async notProposedBefore(run: RunRef, proposals: OpportunityProposal[]): Promise<OpportunityProposal[]> {
     if (!proposals.some((p) => proposalKey(p) !== null)) return proposals;
-    const existing = await this.deps.readModels.find<OpportunityDoc>(OPPORTUNITIES, { siteId: run.siteId, kind: run.agentKey });
-    const seen = new Set(existing.flatMap((o) => (o.details ? [proposalKey(o.details)] : [])));
+    const seen = await this.knownProposals(run);
     return proposals.filter((p) => {
       const key = proposalKey(p);
       if (key === null) return true;
@@ -284,6 +283,13 @@ export class AgentRunner {
       seen.add(key);
       return true;
     });
+  }
+
+  /** The keys of the site's opportunities of the run's kind (none for outreach, whose opportunities are its pitches'). */
+  private async knownProposals(run: RunRef): Promise<Set<string | null>> {
+    if (run.agentKey === 'outreach') return new Set();
+    const existing = await this.deps.readModels.find<OpportunityDoc>(OPPORTUNITIES, { siteId: run.siteId, kind: run.agentKey });
+    return new Set(existing.flatMap((o) => (o.details ? [proposalKey(o.details)] : [])));
   }
 
   private async work(run: RunRef, signal: AbortSignal): Promise<Outcome> {
@@ -302,6 +308,7 @@ export class AgentRunner {
       return { ok: false, reason, detail: error.message } satisfies Outcome;
     }
     const settings = visibleSettingsOf(run.agentKey, settingsOf(state, run.agentKey), this.deps.workSettingsSchemas);
+    const known = await this.knownProposals(run);
     const deps: AgentWorkDeps = {
       commands: this.deps,
       readModels: this.deps.readModels,
@@ -311,6 +318,10 @@ export class AgentRunner {
       fetcher: this.fetcher(),
       refiner: this.deps.refiner,
       signal,
+      proposedBefore: (p) => {
+        const key = proposalKey(p);
+        return key !== null && known.has(key);
+      },
     };
     try {
       const result = await work({ ...run, siteDomain: site.domain, settings, now: this.deps.clock.now().toISOString() }, deps);
