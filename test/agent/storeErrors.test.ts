@@ -1,7 +1,7 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import type { EventStore } from '../../src/ports/eventStore.ts';
 import { startAgentWorker } from '../../src/processors/agent/startAgentWorker.ts';
-import { startAgentHarness, waitFor } from './helpers.ts';
+import { startAgentHarness } from './helpers.ts';
 
 /**
  * An event-store error in the middle of a reply's send: the step is tried again (after 1 s), without
@@ -37,112 +37,96 @@ const once = <A extends unknown[]>(when: (...args: A) => boolean) => {
   };
 };
 
-t.test('the outcome of a sent reply fails to be recorded once: recorded on the next try, the mail sent once', async (t) => {
-  const a = await startAgentHarness({ startAgent: false });
+/**
+ * A pitch answered by an agent worker whose event store fails as `fails` says; resolves once the
+ * reply is recorded as sent, with its send events, what the sink received and what was logged.
+ */
+async function replyThrough(t: Test, harness: Parameters<typeof startAgentHarness>[0], fails: (real: EventStore) => EventStore) {
+  const a = await startAgentHarness({ ...harness, startAgent: false });
   t.teardown(() => a.close());
   const errors: unknown[] = [];
   const log = { error: (o: unknown) => errors.push(o), warn: () => {} };
-  const failsOnce = once((types: string[]) => types.includes('ReplySent'));
-  a.agent = await startAgentWorker({ ...a.h.app.services, events: flaky(a.h.app.services.events, { append: failsOnce }) }, log);
+  a.agent = await startAgentWorker({ ...a.h.app.services, events: fails(a.h.app.services.events) }, log);
   const { conversationIds } = await a.pitch();
-  const sent = await a.waitForEvent(conversationIds[0]!, 'ReplySent', 10_000);
-  t.ok(sent, 'recorded without a restart');
-  t.equal(a.sink.received.length, 1, 'the prospect got the reply once');
-  const types = (await a.conversationEvents(conversationIds[0]!)).map((e) => e.type);
-  t.same(types.filter((x) => x === 'ReplySendAttempted'), ['ReplySendAttempted'], 'one attempt');
-  t.notOk(types.includes('ReplySendFailed'), 'not recorded as failed');
-  t.ok(errors.length >= 1, 'the error was logged');
+  await a.waitForEvent(conversationIds[0]!, 'ReplySent', 10_000);
+  const sends = (await a.conversationEvents(conversationIds[0]!)).filter((e) => e.type.startsWith('ReplySen'));
+  return { sends, types: sends.map((e) => e.type), received: a.sink.received.length, errors };
+}
+
+/** A sink that refuses the first recipient with a 451: the reply's first attempt fails and is retried. */
+const greylisting = () => {
+  let n = 0;
+  return { sink: { rcpt: () => (n++ === 0 ? { code: 451, message: '4.7.1 later' } : null) } };
+};
+
+t.test('the outcome of a sent reply fails to be recorded once: recorded on the next try, the mail sent once', async (t) => {
+  const r = await replyThrough(t, {}, (real) => flaky(real, { append: once((types: string[]) => types.includes('ReplySent')) }));
+  t.equal(r.received, 1, 'the prospect got the reply once');
+  t.same(r.types, ['ReplySendAttempted', 'ReplySent'], 'one attempt, recorded as sent without a restart');
+  t.ok(r.errors.length >= 1, 'the error was logged');
 });
 
 t.test('reading the conversation fails once before the mail left: the step runs again and the mail goes out once', async (t) => {
-  const a = await startAgentHarness({ startAgent: false });
-  t.teardown(() => a.close());
-  const log = { error: () => {}, warn: () => {} };
   // The worker's own reads happen before the claim; the sender's read is the first after ReplySendAttempted.
   let claimed = false;
-  const store = flaky(a.h.app.services.events, {
-    append: (types) => {
-      if (types.includes('ReplySendAttempted')) claimed = true;
-      return false;
-    },
-    readStream: once((streamId: string) => claimed && streamId.startsWith('conversation')),
-  });
-  a.agent = await startAgentWorker({ ...a.h.app.services, events: store }, log);
-  const { conversationIds } = await a.pitch();
-  await a.waitForEvent(conversationIds[0]!, 'ReplySent', 10_000);
-  await waitFor('the sink', async () => (a.sink.received.length > 0 ? true : undefined), 5_000);
-  t.equal(a.sink.received.length, 1, 'the prospect got the reply once');
+  const r = await replyThrough(t, {}, (real) =>
+    flaky(real, {
+      append: (types) => {
+        if (types.includes('ReplySendAttempted')) claimed = true;
+        return false;
+      },
+      readStream: once((streamId: string) => claimed && streamId.startsWith('conversation')),
+    }),
+  );
+  t.equal(r.received, 1, 'the prospect got the reply once');
+  t.same(r.types, ['ReplySendAttempted', 'ReplySent']);
 });
 
 t.test('a retry claimed, then reading the conversation fails once: the claimed attempt is sent, not claimed again', async (t) => {
-  let n = 0;
-  const a = await startAgentHarness({ startAgent: false, sink: { rcpt: () => (n++ === 0 ? { code: 451, message: '4.7.1 later' } : null) } });
-  t.teardown(() => a.close());
-  const log = { error: () => {}, warn: () => {} };
   let retryClaimed = false;
-  const store = flaky(a.h.app.services.events, {
-    append: (types) => {
-      if (types.includes('ReplySendFailed')) retryClaimed = false;
-      else if (types.includes('ReplySendAttempted') && n > 0) retryClaimed = true;
-      return false;
-    },
-    readStream: once((streamId: string) => retryClaimed && streamId.startsWith('conversation')),
-  });
-  a.agent = await startAgentWorker({ ...a.h.app.services, events: store }, log);
-  const { conversationIds } = await a.pitch();
-  await a.waitForEvent(conversationIds[0]!, 'ReplySent', 10_000);
-  const types = (await a.conversationEvents(conversationIds[0]!)).map((e) => e.type);
-  t.same(
-    types.filter((x) => x.startsWith('ReplySen')),
-    ['ReplySendAttempted', 'ReplySendFailed', 'ReplySendAttempted', 'ReplySent'],
-    'two attempts, the second sent',
+  let failedOnce = false;
+  const r = await replyThrough(t, greylisting(), (real) =>
+    flaky(real, {
+      append: (types) => {
+        if (types.includes('ReplySendFailed')) failedOnce = true;
+        else if (types.includes('ReplySendAttempted') && failedOnce) retryClaimed = true;
+        return false;
+      },
+      readStream: once((streamId: string) => retryClaimed && streamId.startsWith('conversation')),
+    }),
   );
-  t.equal(a.sink.received.length, 1, 'the prospect got the reply once');
+  t.same(r.types, ['ReplySendAttempted', 'ReplySendFailed', 'ReplySendAttempted', 'ReplySent'], 'two attempts, the second sent');
+  t.equal(r.received, 1, 'the prospect got the reply once');
 });
 
 t.test('a retry’s claim stored but reported as an error: the claimed attempt is still sent, by this worker', async (t) => {
-  let n = 0;
-  const a = await startAgentHarness({ startAgent: false, sink: { rcpt: () => (n++ === 0 ? { code: 451, message: '4.7.1 later' } : null) } });
-  t.teardown(() => a.close());
-  const log = { error: () => {}, warn: () => {} };
   let failed = false;
-  const store = flaky(a.h.app.services.events, {
-    append: (types) => {
-      if (types.includes('ReplySendFailed')) failed = true;
-      return false;
-    },
-    afterAppend: once((types: string[]) => failed && types.includes('ReplySendAttempted')),
-  });
-  a.agent = await startAgentWorker({ ...a.h.app.services, events: store }, log);
-  const { conversationIds } = await a.pitch();
-  await a.waitForEvent(conversationIds[0]!, 'ReplySent', 10_000);
-  const types = (await a.conversationEvents(conversationIds[0]!)).map((e) => e.type);
-  t.same(
-    types.filter((x) => x.startsWith('ReplySen')),
-    ['ReplySendAttempted', 'ReplySendFailed', 'ReplySendAttempted', 'ReplySent'],
-    'the second attempt, claimed once, sent',
+  const r = await replyThrough(t, greylisting(), (real) =>
+    flaky(real, {
+      append: (types) => {
+        if (types.includes('ReplySendFailed')) failed = true;
+        return false;
+      },
+      afterAppend: once((types: string[]) => failed && types.includes('ReplySendAttempted')),
+    }),
   );
-  t.equal(a.sink.received.length, 1, 'the prospect got the reply once');
+  t.same(r.types, ['ReplySendAttempted', 'ReplySendFailed', 'ReplySendAttempted', 'ReplySent'], 'the second attempt, claimed once, sent');
+  t.equal(r.received, 1, 'the prospect got the reply once');
 });
 
 t.test('the store fails for longer than half the orphan time after a claim: the attempt is recorded as not sent and retried under a new claim', async (t) => {
   // Another worker may take an attempt claimed this long ago as abandoned: it is not sent under that claim.
-  const a = await startAgentHarness({ startAgent: false, env: { AGENT_ORPHAN_AFTER_MS: '1000' } });
-  t.teardown(() => a.close());
-  const log = { error: () => {}, warn: () => {} };
   let claimed = false;
-  const store = flaky(a.h.app.services.events, {
-    append: (types) => {
-      if (types.includes('ReplySendAttempted')) claimed = true;
-      return false;
-    },
-    readStream: once((streamId: string) => claimed && streamId.startsWith('conversation')),
-  });
-  a.agent = await startAgentWorker({ ...a.h.app.services, events: store }, log);
-  const { conversationIds } = await a.pitch();
-  await a.waitForEvent(conversationIds[0]!, 'ReplySent', 10_000);
-  const events = (await a.conversationEvents(conversationIds[0]!)).filter((e) => e.type.startsWith('ReplySen'));
-  t.same(events.map((e) => e.type), ['ReplySendAttempted', 'ReplySendFailed', 'ReplySendAttempted', 'ReplySent']);
-  t.match(events[1]!.data, { attempt: 1, error: /not sent: the event store failed for too long/ });
-  t.equal(a.sink.received.length, 1, 'the prospect got the reply once');
+  const r = await replyThrough(t, { env: { AGENT_ORPHAN_AFTER_MS: '1000' } }, (real) =>
+    flaky(real, {
+      append: (types) => {
+        if (types.includes('ReplySendAttempted')) claimed = true;
+        return false;
+      },
+      readStream: once((streamId: string) => claimed && streamId.startsWith('conversation')),
+    }),
+  );
+  t.same(r.types, ['ReplySendAttempted', 'ReplySendFailed', 'ReplySendAttempted', 'ReplySent']);
+  t.match(r.sends[1]!.data, { attempt: 1, error: /not sent: the event store failed for too long/ });
+  t.equal(r.received, 1, 'the prospect got the reply once');
 });

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { AesSecretBox } from '../../src/adapters/crypto/aesSecretBox.ts';
 import { SqliteEventStore } from '../../src/adapters/sqlite/sqliteEventStore.ts';
 import { bounceAddress } from '../../src/domain/bounceAddress.ts';
@@ -31,25 +31,33 @@ t.test('processes starting at once on a new log record one probe; a process with
   await t.rejects(assertSecretKeyOpens(s), StartupError, 'the first key is then the other one');
 });
 
-t.test('the first start on a log older than the probe: its key must have made the latest mail’s bounce address', async (t) => {
+/** A log written before probes existed, beside the test app's services: its mails drafted under the given keys, in order. */
+async function olderLog(t: Test, mails: Array<{ secrets: AesSecretBox; messageId: string; occurredAt: number }>) {
   const app = await startTestApp();
   t.teardown(() => app.close());
-  const s = app.services;
   const dir = mkdtempSync(join(tmpdir(), 'key-probe-'));
   const events = new SqliteEventStore(join(dir, 'events.sqlite'));
   t.teardown(async () => {
     await events.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  const used = new AesSecretBox(randomBytes(32));
-  const lost = new AesSecretBox(randomBytes(32));
-  // A log written before probes existed: mails under a key lost since, then one under the key in use.
-  const drafted = (secrets: AesSecretBox, messageId: string, occurredAt: number) => ({
+  const drafted = mails.map(({ secrets, messageId, occurredAt }) => ({
     type: 'ReplyDrafted',
     data: { conversationId: 'C1', siteId: 'S1', teamId: 'T1', occurredAt, messageId, returnPath: bounceAddress(secrets, messageId, 'mail.example.net') },
-  });
-  await events.append('conversation-C1', [drafted(lost, '01JAAAAAAAAAAAAAAAAAAAAAAA', 1_000), drafted(used, '01JBBBBBBBBBBBBBBBBBBBBBBB', 2_000)], 'no_stream');
-  const on = (secrets: AesSecretBox, check = true) => ({ ...s, events, secrets, config: { ...s.config, SECRET_KEY_CHECK: check } });
+  }));
+  await events.append('conversation-C1', drafted, 'no_stream');
+  const s = app.services;
+  return { events, on: (secrets: AesSecretBox, check = true) => ({ ...s, events, secrets, config: { ...s.config, SECRET_KEY_CHECK: check } }) };
+}
+
+t.test('the first start on a log older than the probe: its key must have made the latest mail’s bounce address', async (t) => {
+  const used = new AesSecretBox(randomBytes(32));
+  const lost = new AesSecretBox(randomBytes(32));
+  // Mails under a key lost since, then one under the key in use.
+  const { events, on } = await olderLog(t, [
+    { secrets: lost, messageId: '01JAAAAAAAAAAAAAAAAAAAAAAA', occurredAt: 1_000 },
+    { secrets: used, messageId: '01JBBBBBBBBBBBBBBBBBBBBBBB', occurredAt: 2_000 },
+  ]);
 
   const refused = await assertSecretKeyOpens(on(lost)).catch((e: unknown) => e);
   t.ok(refused instanceof StartupError, 'the key of an older mail only');
@@ -64,20 +72,10 @@ t.test('the first start on a log older than the probe: its key must have made th
 });
 
 t.test('SECRET_KEY_CHECK=false on a log older than the probe takes a new key whatever its mails were tagged with', async (t) => {
-  const app = await startTestApp();
-  t.teardown(() => app.close());
-  const s = app.services;
-  const dir = mkdtempSync(join(tmpdir(), 'key-probe-'));
-  const events = new SqliteEventStore(join(dir, 'events.sqlite'));
-  t.teardown(async () => {
-    await events.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
   const lost = new AesSecretBox(randomBytes(32));
   const fresh = new AesSecretBox(randomBytes(32));
-  const messageId = '01JCCCCCCCCCCCCCCCCCCCCCCC';
-  await events.append('conversation-C1', [{ type: 'ReplyDrafted', data: { conversationId: 'C1', siteId: 'S1', teamId: 'T1', occurredAt: 1_000, messageId, returnPath: bounceAddress(lost, messageId, 'mail.example.net') } }], 'no_stream');
-  await assertSecretKeyOpens({ ...s, events, secrets: fresh, config: { ...s.config, SECRET_KEY_CHECK: false } });
+  const { events, on } = await olderLog(t, [{ secrets: lost, messageId: '01JCCCCCCCCCCCCCCCCCCCCCCC', occurredAt: 1_000 }]);
+  await assertSecretKeyOpens(on(fresh, false));
   t.equal((await events.readStream(SECRET_KEY_STREAM)).length, 1, 'the probe is recorded under the new key');
-  await assertSecretKeyOpens({ ...s, events, secrets: fresh });
+  await assertSecretKeyOpens(on(fresh));
 });
