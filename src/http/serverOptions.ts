@@ -31,7 +31,7 @@ export function serverOptions(config: ServerLimits): FastifyServerOptions {
     bodyLimit: DEFAULT_BODY_LIMIT,
     // find-my-way's default (100) cut off a suppressed address a DELETE names (up to 320 characters,
     // 3 bytes each once percent-encoded); the routes' own schemas bound each parameter.
-    maxParamLength: 1_000,
+    routerOptions: { maxParamLength: 1_000 },
     trustProxy: config.TRUST_PROXY,
     // Also what fastify itself reads (e.g. for its config); the server below is built with the same values.
     requestTimeout,
