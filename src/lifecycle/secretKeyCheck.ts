@@ -7,7 +7,7 @@ import { secretKeyEventSchemas } from '../domain/eventSchemas.ts';
 import { subscriptionStream, webhookSubscriptionDecider } from '../domain/webhookSubscription.ts';
 import { parseEvent } from '../lib/parseEvent.ts';
 import { mapLimit } from '../lib/mapLimit.ts';
-import { type EventStore, WrongExpectedRevisionError } from '../ports/eventStore.ts';
+import { type EventStore, type RecordedEvent, WrongExpectedRevisionError } from '../ports/eventStore.ts';
 import type { ReadModelStore } from '../ports/readModelStore.ts';
 import type { SecretBox } from '../ports/secretBox.ts';
 import { webhookSubscriptionsProjection } from '../projections/webhookSubscriptions.ts';
@@ -30,7 +30,7 @@ import { StartupError } from './startupFailure.ts';
  */
 export async function assertSecretKeyOpens(deps: { config: Config; events: EventStore; readModels: ReadModelStore; secrets: SecretBox; clock: { now(): Date } }): Promise<void> {
   const read = await readKeyProbe(deps);
-  if (deps.config.SECRET_KEY_CHECK && read.probe && !read.opens) throw probeRefused(deps.config, read);
+  if (deps.config.SECRET_KEY_CHECK && read.probe && !read.opens) throw probeRefused(deps.config, read.probe, read.last);
   const subscriptions = (await readModelIsBuilt(deps.readModels))
     ? (await deps.readModels.find<WebhookSubscriptionDoc>(WEBHOOK_SUBSCRIPTIONS, {})).map((s) => s.id)
     : await subscriptionsInLog(deps.events);
@@ -70,15 +70,23 @@ async function readModelIsBuilt(readModels: ReadModelStore): Promise<boolean> {
   return checkpoint !== null && checkpoint.version === webhookSubscriptionsProjection.version;
 }
 
+/** Every event of the log in order, a page at a time (the checks below on a log whose read models are not there). */
+async function forEachEventInLog(events: EventStore, visit: (event: RecordedEvent) => void): Promise<void> {
+  for (let after = -1n; ; ) {
+    const page = await events.readAll({ after, limit: 5_000 });
+    if (page.length === 0) return;
+    for (const event of page) visit(event);
+    after = page[page.length - 1]!.position;
+  }
+}
+
 /** Every subscription ever created, from the whole log (the caller passes over the deleted ones). */
 async function subscriptionsInLog(events: EventStore): Promise<string[]> {
   const ids: string[] = [];
-  for (let after = -1n; ; ) {
-    const page = await events.readAll({ after, limit: 5_000 });
-    if (page.length === 0) return ids;
-    for (const event of page) if (event.type === 'SubscriptionCreated') ids.push((event.data as { subscriptionId: string }).subscriptionId);
-    after = page[page.length - 1]!.position;
-  }
+  await forEachEventInLog(events, (event) => {
+    if (event.type === 'SubscriptionCreated') ids.push((event.data as { subscriptionId: string }).subscriptionId);
+  });
+  return ids;
 }
 
 /**
@@ -99,16 +107,12 @@ async function assertKeyTaggedLastMail(deps: { config: Config; events: EventStor
 
 async function lastBounceAddressInLog(events: EventStore): Promise<{ messageId: string; returnPath: string; at: number } | null> {
   let last: { messageId: string; returnPath: string; at: number } | null = null;
-  for (let after = -1n; ; ) {
-    const page = await events.readAll({ after, limit: 5_000 });
-    if (page.length === 0) return last;
-    for (const event of page) {
-      if (event.type !== 'ReplyDrafted') continue;
-      const data = event.data as { messageId: string; returnPath: string | null; occurredAt: number };
-      if (data.returnPath?.startsWith('bounce+')) last = { messageId: data.messageId, returnPath: data.returnPath, at: data.occurredAt };
-    }
-    after = page[page.length - 1]!.position;
-  }
+  await forEachEventInLog(events, (event) => {
+    if (event.type !== 'ReplyDrafted') return;
+    const data = event.data as { messageId: string; returnPath: string | null; occurredAt: number };
+    if (data.returnPath?.startsWith('bounce+')) last = { messageId: data.messageId, returnPath: data.returnPath, at: data.occurredAt };
+  });
+  return last;
 }
 
 type KeyProbeRead = Awaited<ReturnType<typeof readKeyProbe>>;
@@ -120,10 +124,10 @@ async function readKeyProbe(deps: { events: EventStore; secrets: SecretBox }) {
   return { last, probe, opens: probe !== null && keyOpensProbe((sealed) => deps.secrets.open(sealed), probe.data.sealedProbe) };
 }
 
-function probeRefused(config: Config, read: Pick<KeyProbeRead, 'last' | 'probe'>): StartupError {
-  const by = recordedByOf(read.last?.metadata);
+function probeRefused(config: Config, probe: { data: { occurredAt: number } }, recorded: RecordedEvent | null): StartupError {
+  const by = recordedByOf(recorded?.metadata);
   return new StartupError(
-    `${keySourceOf(config)} does not open the secret key probe recorded in the event log on ${new Date(read.probe!.data.occurredAt).toISOString()}${by ? ` by ${by}` : ''}: it is not the key the service has been using (a lost or replaced secret.key, or a SECRET_KEY that differs from the other processes'). Restore the original key; if it is lost for good, start with SECRET_KEY_CHECK=false, rotate every webhook subscription's secret with a grace of 0, and start once more with SECRET_KEY_CHECK=false: that start records a probe under the new key.`,
+    `${keySourceOf(config)} does not open the secret key probe recorded in the event log on ${new Date(probe.data.occurredAt).toISOString()}${by ? ` by ${by}` : ''}: it is not the key the service has been using (a lost or replaced secret.key, or a SECRET_KEY that differs from the other processes'). Restore the original key; if it is lost for good, start with SECRET_KEY_CHECK=false, rotate every webhook subscription's secret with a grace of 0, and start once more with SECRET_KEY_CHECK=false: that start records a probe under the new key.`,
   );
 }
 
@@ -144,7 +148,7 @@ async function recordKeyProbe(deps: { config: Config; events: EventStore; secret
   for (let tries = 0; ; tries++) {
     const { last, probe, opens } = tries === 0 ? read : await readKeyProbe(deps);
     if (opens) return;
-    if (probe && deps.config.SECRET_KEY_CHECK) throw probeRefused(deps.config, { last, probe });
+    if (probe && deps.config.SECRET_KEY_CHECK) throw probeRefused(deps.config, probe, last);
     try {
       const data = { sealedProbe: deps.secrets.seal(SECRET_KEY_PROBE), occurredAt: deps.clock.now().getTime() };
       // Who recorded it, for an operator reading a refusal: never the key itself.

@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { type ConversationCommand, type ConversationState, agentNoLongerActs, conversationDecider, conversationStream } from '../../domain/conversation.ts';
 import { handleCommand } from '../../commands/handleCommand.ts';
 import { mailRefusal } from '../../commands/mailGate.ts';
-import { sendDraft } from '../../commands/sendDraft.ts';
+import { type ReplySendResult, sendDraft } from '../../commands/sendDraft.ts';
 import { type Aggregate, aggregateStream } from '../../commands/aggregateStream.ts';
 import type { Mailer } from '../../ports/mailer.ts';
 import type { AgentDeps } from './agentDeps.ts';
@@ -32,8 +32,6 @@ export interface PendingReplyRef {
   /** Epoch ms the attempt was started. */
   startedAt: number;
 }
-
-type SendResult = { ok: true; mailProviderMessageId: string } | { ok: false; error: string; permanent: boolean; retryAt: number | null };
 
 /** A conversation and the site and team its events carry. */
 export type Conv = { conversationId: string; siteId: string; teamId: string };
@@ -247,7 +245,7 @@ export class ReplySender {
    * again after an event-store error until it is, and the attempt is never sent again meanwhile. Cut
    * short only by a stop: the next start finds the attempt claimed without an outcome (see above).
    */
-  private async recordOutcome(c: Conv, messageId: string, attempt: number, result: SendResult, read: Aggregate<ConversationState>): Promise<void> {
+  private async recordOutcome(c: Conv, messageId: string, attempt: number, result: ReplySendResult, read: Aggregate<ConversationState>): Promise<void> {
     for (let failures = 0; ; failures++) {
       try {
         return await this.record(c, messageId, attempt, result, failures === 0 ? read : undefined);
@@ -269,7 +267,7 @@ export class ReplySender {
     c: Conv,
     messageId: string,
     attempt: number,
-    result: SendResult,
+    result: ReplySendResult,
     read?: Aggregate<ConversationState>,
   ): Promise<void> {
     const stream = conversationStream(c.conversationId);

@@ -270,8 +270,9 @@ export class AgentRunner {
 
   /**
    * The proposals the site has no opportunity for yet (`proposalKey`): a scheduled agent finds the
-   * same links and topics again on every run. Read from the opportunities read model, so two runs of
-   * one agent finishing within the projection's lag may both record one.
+   * same links and topics again on every run. Read again after the work (not the set the work was
+   * given), so what a run of the same agent recorded meanwhile counts too; read from the opportunities
+   * read model, so two runs finishing within the projection's lag may both record one.
    */
   private async notProposedBefore(run: RunRef, proposals: OpportunityProposal[]): Promise<OpportunityProposal[]> {
     if (!proposals.some((p) => proposalKey(p) !== null)) return proposals;
@@ -286,10 +287,15 @@ export class AgentRunner {
   }
 
   /** The keys of the site's opportunities of the run's kind (none for outreach, whose opportunities are its pitches'). */
-  private async knownProposals(run: RunRef): Promise<Set<string | null>> {
+  private async knownProposals(run: RunRef): Promise<Set<string>> {
     if (run.agentKey === 'outreach') return new Set();
     const existing = await this.deps.readModels.find<OpportunityDoc>(OPPORTUNITIES, { siteId: run.siteId, kind: run.agentKey });
-    return new Set(existing.flatMap((o) => (o.details ? [proposalKey(o.details)] : [])));
+    const keys = new Set<string>();
+    for (const o of existing) {
+      const key = o.details ? proposalKey(o.details) : null;
+      if (key !== null) keys.add(key);
+    }
+    return keys;
   }
 
   private async work(run: RunRef, signal: AbortSignal): Promise<Outcome> {
