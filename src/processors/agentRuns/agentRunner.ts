@@ -5,7 +5,7 @@ import type { AgentWorkDeps, AgentWorkRegistry } from '../../agentWork/types.ts'
 import { type AgentRunContext, assertRunGates, completeAgentRun, failAgentRun, renewAgentRunLease, startAgentRun } from '../../commands/agentRuns.ts';
 import { aggregateStream } from '../../commands/aggregateStream.ts';
 import { debitCredits } from '../../commands/credits.ts';
-import { type AgentRunEvent, type AgentRunLedgerEvent, type RunFailureReason, type StoredProposal, RunHeldElsewhereError, RunLeaseLostError } from '../../domain/agentRun.ts';
+import { type AgentRunEvent, type AgentRunLedgerEvent, type RunFailureReason, RunHeldElsewhereError, RunLeaseLostError } from '../../domain/agentRun.ts';
 import { type AgentKey, type AgentsState, settingsOf } from '../../domain/agents.ts';
 import { type OpportunityProposal, proposalKey } from '../../domain/agentWork.ts';
 import { type ErrorCode, ServiceError } from '../../domain/errors.ts';
@@ -21,12 +21,15 @@ import { agentRunsInStatus } from '../../readModels/agentRuns.ts';
 import { articleInputsOf } from '../../readModels/articles.ts';
 import { OPPORTUNITIES, type OpportunityDoc } from '../../readModels/opportunities.ts';
 import { getSite } from '../../readModels/sites.ts';
+import { inboxProjection } from '../../projections/inbox.ts';
 import { scheduleDueRuns } from './scheduler.ts';
 
 export const AGENT_RUNNER = 'agentRunner';
 const AGENT_RUNNER_VERSION = 1;
 const PAGE = 500;
 const DETAIL_MAX = 500;
+/** How often a run's recording looks whether the opportunities read model has caught up. */
+const OPPORTUNITIES_POLL_MS = 20;
 
 type Log = { error(obj: unknown, msg?: string): void; warn?(obj: unknown, msg?: string): void };
 
@@ -67,9 +70,9 @@ const GATE_FAILURES: Partial<Record<ErrorCode, Exclude<RunFailureReason, 'worker
   AGENT_INACTIVE: 'agent_inactive',
 };
 
-/** What one execution of the work came to, before it is recorded. */
+/** What one execution of the work came to, before the proposals the site has already are left out and it is recorded. */
 type Outcome =
-  | { ok: true; result: { proposals: StoredProposal[]; counts: Record<string, number>; creditsUsed: number } }
+  | { ok: true; result: { proposals: OpportunityProposal[]; counts: Record<string, number>; creditsUsed: number } }
   | { ok: false; reason: Exclude<RunFailureReason, 'worker_lost'>; detail: string };
 type FollowedEvent = Extract<AgentRunLedgerEvent, { type: 'AgentRunQueued' }> | Extract<AgentRunEvent, { type: 'AgentRunSucceeded' }>;
 const followed: EventSchemas<FollowedEvent> = {
@@ -93,6 +96,8 @@ export class AgentRunner {
   private readonly inFlight = new Map<string, { done: Promise<void>; teamId: string }>();
   /** The refusal code last logged per scheduled site and agent (see scheduleDueRuns). */
   private readonly scheduleRefusals = new Map<string, string>();
+  /** Per site and agent, the recording of a run's result in progress: the next run's waits for it (see `record`). */
+  private readonly recording = new Map<string, Promise<void>>();
 
   constructor(
     private readonly deps: AgentRunnerDeps,
@@ -248,7 +253,7 @@ export class AgentRunner {
     try {
       const outcome = await this.work(run, work.signal);
       if (work.signal.aborted && !overtime) return; // stopping, or the run was taken over: its lease decides
-      if (outcome.ok) await completeAgentRun(this.deps, { ...holder, ...outcome.result });
+      if (outcome.ok) await this.record(run, holder, outcome.result);
       else await failAgentRun(this.deps, { ...holder, reason: outcome.reason, detail: outcome.detail.slice(0, DETAIL_MAX) });
     } catch (error) {
       if (error instanceof RunLeaseLostError) return;
@@ -269,13 +274,39 @@ export class AgentRunner {
   }
 
   /**
+   * Records a succeeded run with the proposals the site has no opportunity for yet. Two runs of one
+   * agent on one site (a scheduled one and `run_agent`, say) find the same proposals: in this process
+   * their recordings take turns, and each reads the opportunities only once the read model includes
+   * the log as it stands, so the second run leaves out what the first recorded. (Runners in two
+   * processes can still both record one within the read model's lag.)
+   */
+  private async record(run: RunRef, holder: { runId: string; attempt: number; workerId: string }, result: Extract<Outcome, { ok: true }>['result']): Promise<void> {
+    const key = `${run.siteId}/${run.agentKey}`;
+    const before = this.recording.get(key) ?? Promise.resolve();
+    const mine = before.then(async () => {
+      const fresh = await this.notProposedBefore(run, result.proposals);
+      const counts = fresh.length < result.proposals.length ? { ...result.counts, alreadyProposed: result.proposals.length - fresh.length } : result.counts;
+      // A pitch's opportunity exists already (its conversation opened it): the proposal is recorded under its id.
+      const proposals = fresh.map((proposal) => ({ opportunityId: proposal.kind === 'outreach' ? proposal.opportunityId : this.deps.newId(), proposal }));
+      await completeAgentRun(this.deps, { ...holder, proposals, counts, creditsUsed: result.creditsUsed });
+    });
+    const settled = mine.catch(() => {});
+    this.recording.set(key, settled);
+    try {
+      await mine;
+    } finally {
+      if (this.recording.get(key) === settled) this.recording.delete(key);
+    }
+  }
+
+  /**
    * The proposals the site has no opportunity for yet (`proposalKey`): a scheduled agent finds the
    * same links and topics again on every run. Read again after the work (not the set the work was
-   * given), so what a run of the same agent recorded meanwhile counts too; read from the opportunities
-   * read model, so two runs finishing within the projection's lag may both record one.
+   * given), so what a run of the same agent recorded meanwhile counts too.
    */
   private async notProposedBefore(run: RunRef, proposals: OpportunityProposal[]): Promise<OpportunityProposal[]> {
     if (!proposals.some((p) => proposalKey(p) !== null)) return proposals;
+    await this.opportunitiesInclude(await this.deps.events.headPosition());
     const seen = await this.knownProposals(run);
     return proposals.filter((p) => {
       const key = proposalKey(p);
@@ -284,6 +315,18 @@ export class AgentRunner {
       seen.add(key);
       return true;
     });
+  }
+
+  /** Until the opportunities read model includes `position`, READ_YOUR_WRITES_TIMEOUT_MS at most (then as it is, with a warning). */
+  private async opportunitiesInclude(position: bigint): Promise<void> {
+    const deadline = Date.now() + this.deps.config.READ_YOUR_WRITES_TIMEOUT_MS;
+    while (((await this.deps.readModels.getCheckpoint(inboxProjection.name))?.position ?? -1n) < position) {
+      if (Date.now() >= deadline) {
+        this.options.log?.warn?.({ position: position.toString() }, 'the opportunities read model is behind; a proposal recorded just before may be recorded again');
+        return;
+      }
+      await sleep(OPPORTUNITIES_POLL_MS);
+    }
   }
 
   /** The keys of the site's opportunities of the run's kind (none for outreach, whose opportunities are its pitches'). */
@@ -331,11 +374,7 @@ export class AgentRunner {
     };
     try {
       const result = await work({ ...run, siteDomain: site.domain, settings, now: this.deps.clock.now().toISOString() }, deps);
-      const fresh = await this.notProposedBefore(run, result.proposals);
-      const counts = fresh.length < result.proposals.length ? { ...result.counts, alreadyProposed: result.proposals.length - fresh.length } : result.counts;
-      // A pitch's opportunity exists already (its conversation opened it): the proposal is recorded under its id.
-      const proposals = fresh.map((proposal) => ({ opportunityId: proposal.kind === 'outreach' ? proposal.opportunityId : this.deps.newId(), proposal }));
-      return { ok: true, result: { proposals, counts, creditsUsed: result.creditsUsed } } satisfies Outcome;
+      return { ok: true, result: { proposals: result.proposals, counts: result.counts, creditsUsed: result.creditsUsed } } satisfies Outcome;
     } catch (error) {
       return { ok: false, reason: 'work_failed', detail: error instanceof Error ? error.message : String(error) } satisfies Outcome;
     }
