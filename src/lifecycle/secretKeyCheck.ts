@@ -70,10 +70,10 @@ async function readModelIsBuilt(readModels: ReadModelStore): Promise<boolean> {
   return checkpoint !== null && checkpoint.version === webhookSubscriptionsProjection.version;
 }
 
-/** Every event of the log in order, a page at a time (the checks below on a log whose read models are not there). */
-async function forEachEventInLog(events: EventStore, visit: (event: RecordedEvent) => void): Promise<void> {
+/** Every event of one type in the log, in order, a page at a time (the checks below on a log whose read models are not there). */
+async function forEachEventInLog(events: EventStore, type: string, visit: (event: RecordedEvent) => void): Promise<void> {
   for (let after = -1n; ; ) {
-    const page = await events.readAll({ after, limit: 5_000 });
+    const page = await events.readAll({ after, limit: 5_000, types: [type] });
     if (page.length === 0) return;
     for (const event of page) visit(event);
     after = page[page.length - 1]!.position;
@@ -83,9 +83,7 @@ async function forEachEventInLog(events: EventStore, visit: (event: RecordedEven
 /** Every subscription ever created, from the whole log (the caller passes over the deleted ones). */
 async function subscriptionsInLog(events: EventStore): Promise<string[]> {
   const ids: string[] = [];
-  await forEachEventInLog(events, (event) => {
-    if (event.type === 'SubscriptionCreated') ids.push((event.data as { subscriptionId: string }).subscriptionId);
-  });
+  await forEachEventInLog(events, 'SubscriptionCreated', (event) => ids.push((event.data as { subscriptionId: string }).subscriptionId));
   return ids;
 }
 
@@ -107,8 +105,7 @@ async function assertKeyTaggedLastMail(deps: { config: Config; events: EventStor
 
 async function lastBounceAddressInLog(events: EventStore): Promise<{ messageId: string; returnPath: string; at: number } | null> {
   let last: { messageId: string; returnPath: string; at: number } | null = null;
-  await forEachEventInLog(events, (event) => {
-    if (event.type !== 'ReplyDrafted') return;
+  await forEachEventInLog(events, 'ReplyDrafted', (event) => {
     const data = event.data as { messageId: string; returnPath: string | null; occurredAt: number };
     if (data.returnPath?.startsWith('bounce+')) last = { messageId: data.messageId, returnPath: data.returnPath, at: data.occurredAt };
   });

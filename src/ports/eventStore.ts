@@ -44,6 +44,12 @@ export interface ReadAllOptions {
   after?: bigint;
   /** At most this many events. */
   limit?: number;
+  /**
+   * Only events of these types (a rebuild of some projections reads only what they handle). The
+   * others are passed over, not counted against `limit`: a page shorter than `limit` still means
+   * the end of the log as it was read.
+   */
+  types?: readonly string[];
 }
 
 export interface SubscribeOptions {

@@ -1,7 +1,7 @@
 import type { EventStore } from '../ports/eventStore.ts';
 import type { ProjectionBatch, ReadModelStore } from '../ports/readModelStore.ts';
 import { sleep } from '../lib/sleep.ts';
-import type { Projection } from './projection.ts';
+import type { Projection, TypeFilter } from './projection.ts';
 import { RebuildFold } from './rebuildFold.ts';
 
 /** Events per step while following the log, and while catching up (larger pages: fewer commits, more writes folded together). */
@@ -21,8 +21,20 @@ export interface RebuildReport {
   projections: string[];
   /** The position the rebuilt projections stand at (the head when the rebuild started). */
   position: bigint;
+  /** The events folded: those of the types the rebuilt projections handle. */
   events: number;
   documents: number;
+}
+
+/** Every event type the projections handle, when each lists its own (`handles`); null when one does not. */
+function typesOf(projections: readonly Projection[]): string[] | null {
+  const types = new Set<string>();
+  for (const p of projections) {
+    const listed = (p.canHandle as Partial<TypeFilter>).types;
+    if (!listed) return null;
+    for (const type of listed) types.add(type);
+  }
+  return [...types];
 }
 
 /**
@@ -88,10 +100,11 @@ export class ProjectionRunner {
     const chosen = this.projections.filter((p) => this.stale.has(p.name));
     const head = await this.events.headPosition();
     const folds = new Map(chosen.map((p) => [p.name, new RebuildFold(p, this.readModels)]));
+    const types = typesOf(chosen);
     let events = 0;
     let failure: { error: unknown } | null = null;
     for (let after = -1n; after < head; ) {
-      const page = await this.events.readAll({ after, limit: CATCH_UP_PAGE });
+      const page = await this.events.readAll({ after, limit: CATCH_UP_PAGE, ...(types ? { types } : {}) });
       if (page.length === 0) break;
       for (const event of page) {
         if (event.position > head) break;
@@ -111,6 +124,7 @@ export class ProjectionRunner {
       after = page[page.length - 1]!.position;
       onProgress?.(after < head ? after : head, head);
     }
+    if (types) onProgress?.(head, head); // the events after the last one read were of other types
     let documents = 0;
     const rebuilt: string[] = [];
     for (const fold of folds.values()) {

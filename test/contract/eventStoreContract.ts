@@ -181,6 +181,15 @@ export function eventStoreContract(t: Test, name: string, makeStore: MakeEventSt
         mine.map((e) => e.id),
         'paging with after/limit yields the same events as one read',
       );
+
+      const ofTypes = (await store.readAll({ after: head, types: ['A2', 'B2'] })).filter(ours);
+      t.same(ofTypes.map((e) => e.type), ['A2', 'B2'], '`types` reads only events of those types, in order');
+      const firstOfTypes = await store.readAll({ after: head, limit: 1, types: ['A3', 'B2'] });
+      // (another writer on a shared server may have written an A3 or a B2 since `head`: then that one comes first)
+      t.ok(firstOfTypes.length === 1 && ['A3', 'B2'].includes(firstOfTypes[0]!.type) && firstOfTypes[0]!.position <= mine[3]!.position, 'the events passed over do not count against `limit`');
+      const rest = await store.readAll({ after: mine[3]!.position, types: ['A3', 'B2'] });
+      t.same(rest.filter(ours).map((e) => e.type), ['B2'], '`after` pages through a filtered read');
+      t.same(await store.readAll({ after: head, types: [] }), [], 'no type: no event');
     });
 
     await withStore('concurrent appends with the same expected revision: exactly one wins', async (t, { store }) => {

@@ -96,6 +96,15 @@ t.test('a bulk rebuild gives the same read models as following the log event by 
   const report = await runner.rebuild();
   t.equal(report.position, newHead);
   t.same(await snapshot(fresh), await snapshot(services.readModels), 'and after rebuilding over existing documents');
+  t.equal(report.events, (await services.events.readAll({ limit: 100_000 })).filter((e) => allProjections.some((p) => p.canHandle(e.type))).length, 'every event a projection handles was folded');
+
+  // A rebuild of one projection reads only the events of its types.
+  const one = await runner.rebuild(['webhookSubscriptions']);
+  t.same(one.projections, ['webhookSubscriptions']);
+  const ofItsTypes = (await services.events.readAll({ limit: 100_000 })).filter((e) => allProjections.find((p) => p.name === 'webhookSubscriptions')!.canHandle(e.type));
+  t.equal(one.events, ofItsTypes.length, 'only its events were read');
+  t.ok(one.events > 0 && one.events < report.events, 'some events, not all');
+  t.same(await snapshot(fresh), await snapshot(services.readModels), 'and the read models are the same after it');
   const reopened = new SqliteReadModelStore(join(dir, 'rebuilt.sqlite'));
   t.teardown(() => reopened.close());
   t.same(await snapshot(reopened), await snapshot(services.readModels), 'the file holds what the cache holds');

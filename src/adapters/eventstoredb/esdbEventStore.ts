@@ -104,6 +104,7 @@ export class EsdbEventStore implements EventStore {
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
     const after = options.after ?? -1n;
     const limit = options.limit ?? 1000;
+    const types = options.types ? new Set(options.types) : null;
     const out: RecordedEvent[] = [];
     if (limit <= 0) return out;
     const pageSize = Math.min(Math.max(limit + 1, 64), 4096);
@@ -117,7 +118,7 @@ export class EsdbEventStore implements EventStore {
         const event = resolved.event;
         if (!event) continue;
         last = event.position;
-        if (event.position.commit <= floor || isSystem(event)) continue;
+        if (event.position.commit <= floor || isSystem(event) || (types && !types.has(event.type))) continue;
         out.push(toRecorded(event, event.position.commit));
       }
       if (count < pageSize || !last) break;

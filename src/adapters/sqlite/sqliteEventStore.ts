@@ -155,6 +155,9 @@ export class SqliteEventStore implements EventStore {
       readStream: this.db.prepare<[string], Row>('SELECT * FROM events WHERE stream_id = ? ORDER BY revision'),
       readStreamFrom: this.db.prepare<[string, bigint], Row>('SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision'),
       readAll: this.db.prepare<[bigint, number], Row>('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
+      readAllOfTypes: this.db.prepare<[bigint, string, number], Row>(
+        'SELECT * FROM events WHERE position > ? AND type IN (SELECT value FROM json_each(?)) ORDER BY position LIMIT ?',
+      ),
       head: this.db.prepare<[], { p: bigint | null }>('SELECT MAX(position) AS p FROM events'),
       // Plucked: a bare value, no row object (read before every authenticated request).
       mark: this.db.prepare<[string], bigint>('SELECT position FROM event_marks WHERE name = ?').pluck(),
@@ -409,7 +412,10 @@ export class SqliteEventStore implements EventStore {
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
-    return this.stmts.readAll.all(options.after ?? -1n, options.limit ?? 1000).map(toRecorded);
+    const after = options.after ?? -1n;
+    const limit = options.limit ?? 1000;
+    if (options.types) return this.stmts.readAllOfTypes.all(after, JSON.stringify(options.types), limit).map(toRecorded);
+    return this.stmts.readAll.all(after, limit).map(toRecorded);
   }
 
   subscribeToAll(options: SubscribeOptions = {}): AsyncIterable<RecordedEvent> {
