@@ -8,6 +8,7 @@ import type { RecordedEvent } from '../ports/eventStore.ts';
 import type { CommandContext } from './context.ts';
 import { generateApiKey, hashPassword, randomToken, sha256Hex } from './credentials.ts';
 import { handleCommand } from './handleCommand.ts';
+import { toDomainEvent } from '../lib/parseEvent.ts';
 
 /** Raised for operator mistakes (unknown team, duplicate email...); the CLI prints the message. */
 export class TenancyError extends Error {}
@@ -65,15 +66,37 @@ export async function setTeamBillingStatus(ctx: CommandContext, input: { teamId:
   return { position: result.position };
 }
 
+/**
+ * A team's new site; refused when the team has a site for that domain already (a provisioning script
+ * run twice would otherwise give the domain two inboxes and two forwarding addresses). Read from the
+ * log's `SiteCreated` events, so a site created a moment ago by another command counts; two creations
+ * of one domain at the same instant can both pass (an operator's command, not a client's).
+ */
 export async function createSite(ctx: CommandContext, input: { teamId: string; domain: string; plan: Plan }, mailDomain: string) {
   await requireTeam(ctx, input.teamId);
+  const domain = input.domain.toLowerCase();
+  const existing = await siteOfTeamFor(ctx, input.teamId, domain);
+  if (existing) throw new TenancyError(`team ${input.teamId} has a site for ${domain} already: ${existing}`);
   const siteId = ctx.newId();
   const forwardingToken = randomToken(12);
   const result = await handleCommand(ctx, siteStream(siteId), siteDecider, {
     type: 'CreateSite',
-    data: { siteId, teamId: input.teamId, domain: input.domain.toLowerCase(), plan: input.plan, forwardingToken, now: ctx.clock.now().toISOString() },
+    data: { siteId, teamId: input.teamId, domain, plan: input.plan, forwardingToken, now: ctx.clock.now().toISOString() },
   });
   return { siteId, forwardingAddress: forwardingAddress(forwardingToken, mailDomain), position: result.position };
+}
+
+/** The id of the team's site for `domain`, if it has one. */
+async function siteOfTeamFor(ctx: Pick<CommandContext, 'events'>, teamId: string, domain: string): Promise<string | null> {
+  for (let after = -1n; ; ) {
+    const page = await ctx.events.readAll({ after, limit: 5_000, types: ['SiteCreated'] });
+    if (page.length === 0) return null;
+    for (const recorded of page) {
+      const event = toDomainEvent(recorded);
+      if (event?.type === 'SiteCreated' && event.data.teamId === teamId && event.data.domain === domain) return event.data.siteId;
+    }
+    after = page[page.length - 1]!.position;
+  }
 }
 
 export const forwardingAddress = (token: string, mailDomain: string) => `forward+${token}@${mailDomain}`;

@@ -73,6 +73,19 @@ t.test('site create prints {siteId, forwardingAddress} with forward+<token>@<MAI
   t.not(other.forwardingAddress, out.forwardingAddress, 'each site has its own address');
 });
 
+t.test('site create for a domain the team has a site for already: refused, nothing recorded', async (t) => {
+  const before = (await streamEvents(`site-${siteId}`)).length;
+  const again = await cli('site', 'create', '--team', teamId, '--domain', 'ACME.test');
+  t.not(again.code, 0);
+  t.match(again.json(), { error: `team ${teamId} has a site for acme.test already: ${siteId}` });
+  t.notMatch(again.stderr, /\n\s+at /, 'no stack trace');
+  t.equal((await streamEvents(`site-${siteId}`)).length, before);
+  const otherTeam = await cli('team', 'create', '--name', 'Other', '--owner-email', 'owner@other.test');
+  t.equal(otherTeam.code, 0, otherTeam.stderr);
+  const elsewhere = await cli('site', 'create', '--team', otherTeam.json<{ teamId: string }>().teamId, '--domain', 'acme.test');
+  t.equal(elsewhere.code, 0, 'another team may have a site for the same domain');
+});
+
 t.test('site set, each option', async (t) => {
   const cases: Array<[string[], Record<string, unknown>]> = [
     [['--plan', 'advanced'], { plan: 'advanced' }],
