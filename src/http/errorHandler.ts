@@ -69,6 +69,9 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
           .send(errorBody('VALIDATION_ERROR', `Request body exceeds the limit of ${Math.min(request.routeOptions.bodyLimit ?? bodyLimit, bodyLimit)} bytes.`));
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
         return reply.status(400).send(errorBody('VALIDATION_ERROR', 'Content-Type must be application/json.'));
+      case 'FST_ERR_CTP_INVALID_JSON_BODY':
+        // The parser refuses prototype-poisoning keys as it refuses bad syntax, with one error for both.
+        return reply.status(400).send(errorBody('VALIDATION_ERROR', 'Request body is not valid JSON, or holds a "__proto__" key or a "constructor" with a "prototype" (refused).'));
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
         return reply.status(400).send(errorBody('VALIDATION_ERROR', 'Request body must be a JSON object.'));
     }

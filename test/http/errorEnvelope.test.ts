@@ -25,6 +25,19 @@ t.test('a malformed request line answers 400 in the envelope', async (t) => {
   expectError(t, res, 400, 'VALIDATION_ERROR');
 });
 
+t.test('a body with bad syntax or a prototype-poisoning key: 400 naming both', async (t) => {
+  for (const payload of ['{"url": ', '{"__proto__": {"admin": true}, "url": "https://hooks.example.com/h"}', '{"constructor": {"prototype": {"admin": true}}}']) {
+    const res = await app.fastify.inject({
+      method: 'POST',
+      url: webhooksPath(tenant.siteId),
+      headers: { ...bearer(tenant.key), 'content-type': 'application/json' },
+      payload,
+    });
+    expectError(t, res, 400, 'VALIDATION_ERROR', payload);
+    t.match(res.json().error.message, /not valid JSON, or holds a "__proto__" key/, payload);
+  }
+});
+
 t.test('a Content-Type with a charset other than UTF-8 is refused with 415', async (t) => {
   for (const charset of ['iso-8859-1', 'utf-16', '"windows-1252"', 'US-ASCII']) {
     const res = await app.fastify.inject({
