@@ -1,6 +1,14 @@
 import t from 'tap';
 import { Browser, addTeamUser, formFields, startOAuthApp } from '../oauth/helpers.ts';
 
+/** The settings textarea's text in the form posting to `action`. */
+function settingsIn(page: string, action: string): string {
+  const start = page.indexOf(`action="${action}"`);
+  const form = page.slice(start, page.indexOf('</form>', start));
+  const text = /<textarea[^>]*name="settings"[^>]*>([^<]*)<\/textarea>/.exec(form)?.[1];
+  return (text ?? '').replaceAll('&quot;', '"').replaceAll('&#39;', "'").replaceAll('&lt;', '<').replaceAll('&gt;', '>').replaceAll('&amp;', '&');
+}
+
 t.test('dashboard agents page: toggles, settings form, run button, recent runs; CSRF and roles', async (t) => {
   const { app, tenant, ownerEmail, issuer } = await startOAuthApp();
   t.teardown(() => app.close());
@@ -27,9 +35,16 @@ t.test('dashboard agents page: toggles, settings form, run button, recent runs; 
   const badJson = await browser.request(action('outreach'), { form: { csrf, settings: '{nope' } });
   t.equal(badJson.status, 400);
   t.match(badJson.text, /must be a JSON object/);
-  const unknown = await browser.request(action('outreach'), { form: { csrf, settings: '{"colour": "red"}' } });
+  t.equal(settingsIn(badJson.text, action('outreach')), '{nope', 'the refused text is kept in its form');
+  t.match(badJson.text, /aria-invalid="true">\{nope<\/textarea>/);
+  t.equal(settingsIn(badJson.text, action('interlinking')), settingsIn(after.text, action('interlinking')), 'the other forms show what is stored');
+  const unknown = await browser.request(action('outreach'), { form: { csrf, is_active: 'on', cadence_hours: '12', settings: '{"colour": "red"}' } });
   t.equal(unknown.status, 400);
   t.match(unknown.text, /no setting &quot;colour&quot;/);
+  t.equal(settingsIn(unknown.text, action('outreach')), '{"colour": "red"}', 'a refused setting is kept too');
+  t.match(unknown.text, /value="12"/, 'with the cadence as sent');
+  const stored = await browser.request('/dashboard/agents');
+  t.match(stored.text, /value="6"/, 'nothing refused was stored');
   t.equal((await browser.request(`/dashboard/agents/${tenant.siteId}/nope`, { form: { csrf } })).status, 404);
 
   const inactive = await browser.request(action('interlinking', true), { form: { csrf } });

@@ -41,11 +41,22 @@ const agentForm = z.object({
 
 type AgentParams = { siteId: string; agentKey: string };
 
+/** A refused settings form as it was sent, shown again in its agent's form so nothing typed is lost. */
+type SentForm = { siteId: string; agentKey: string; isActive: boolean; cadence: string; settings: string };
+
+const sentForm = (site: SiteDoc, agentKey: string, body: unknown): SentForm => {
+  const field = (name: string) => {
+    const value = (body as Record<string, unknown> | null | undefined)?.[name];
+    return typeof value === 'string' ? value : '';
+  };
+  return { siteId: site.id, agentKey, isActive: field('is_active') === 'on', cadence: field('cadence_hours'), settings: field('settings') };
+};
+
 /** The agents page: per site, each agent's toggle, settings and run button, and the recent runs. Same commands and gates as the API. */
 export function agentPages(app: FastifyInstance, show: Show, canManage: (s: SignedIn) => boolean) {
   const schemas = () => app.agentWork.workSettingsSchemas;
 
-  const agentsPage = async (reply: FastifyReply, s: SignedIn, notice?: { error?: string; info?: string }, status = 200) => {
+  const agentsPage = async (reply: FastifyReply, s: SignedIn, notice?: { error?: string; info?: string; sent?: SentForm }, status = 200) => {
     const sections: SafeHtml[] = [];
     for (const site of await listSitesOfTeam(app.readModels, s.user.teamId, { sortBy: 'createdAt' })) {
       if (!site.licensed) {
@@ -54,8 +65,10 @@ export function agentPages(app: FastifyInstance, show: Show, canManage: (s: Sign
       }
       const agents = await listAgents(app.readModels, site, schemas());
       const runs = (await listAgentRuns(app.readModels, site.id, {}, undefined, 10)).runs;
-      const rows = agents.map(
-        (a) => html`<tr>
+      const rows = agents.map((a) => {
+        const sent = notice?.sent?.siteId === site.id && notice.sent.agentKey === a.agentKey ? notice.sent : null;
+        const isActive = sent ? sent.isActive : a.isActive;
+        return html`<tr>
           <td><strong>${a.template}</strong><br><code>${a.agentKey}</code></td>
           <td>${a.planAllows ? (a.isActive ? 'active' : 'inactive') : html`<em>not on the ${site.plan} plan</em>`}</td>
           <td>${a.lastRun ? `${a.lastRun.status} (${a.lastRun.queuedAt})` : '—'}</td>
@@ -63,17 +76,17 @@ export function agentPages(app: FastifyInstance, show: Show, canManage: (s: Sign
             canManage(s) && a.planAllows
               ? html`<form method="post" action="/dashboard/agents/${site.id}/${a.agentKey}">
                   <input type="hidden" name="csrf" value="${s.csrf}">
-                  <label><input type="checkbox" name="is_active" ${a.isActive ? html`checked` : ''}> Active</label>
+                  <label><input type="checkbox" name="is_active" ${isActive ? html`checked` : ''}> Active</label>
                   <label for="cadence-${site.id}-${a.agentKey}">Run every (hours, empty: on demand only)</label>
-                  <input id="cadence-${site.id}-${a.agentKey}" name="cadence_hours" type="number" min="1" max="168" value="${a.cadenceHours ?? ''}">
+                  <input id="cadence-${site.id}-${a.agentKey}" name="cadence_hours" type="number" min="1" max="168" value="${sent ? sent.cadence : (a.cadenceHours ?? '')}">
                   <label for="settings-${site.id}-${a.agentKey}">Settings (JSON; defaults: ${JSON.stringify(a.defaults)})</label>
-                  <textarea id="settings-${site.id}-${a.agentKey}" name="settings" rows="3">${JSON.stringify(a.settings)}</textarea>
+                  <textarea id="settings-${site.id}-${a.agentKey}" name="settings" rows="3"${sent ? html` aria-invalid="true"` : ''}>${sent ? sent.settings : JSON.stringify(a.settings)}</textarea>
                   <button type="submit">Save ${a.agentKey}</button>
                 </form>
                 <form method="post" action="/dashboard/agents/${site.id}/${a.agentKey}/run"><input type="hidden" name="csrf" value="${s.csrf}"><button type="submit">Run ${a.agentKey} now</button></form>`
               : html`<code>${JSON.stringify(a.settings)}</code>`
-          }</td></tr>`,
-      );
+          }</td></tr>`;
+      });
       sections.push(html`<h2>${site.domain} <small>(${site.id}, ${site.plan})</small></h2>
         <table><thead><tr><th>Agent</th><th>Status</th><th>Last run</th><th>Settings</th></tr></thead><tbody>${rows}</tbody></table>
         <h3>Recent runs</h3>
@@ -104,9 +117,9 @@ export function agentPages(app: FastifyInstance, show: Show, canManage: (s: Sign
     return site && isAgentKey(agentKey) ? { site, agentKey } : null;
   };
 
-  const refused = (reply: FastifyReply, s: SignedIn, error: unknown) => {
+  const refused = (reply: FastifyReply, s: SignedIn, error: unknown, sent?: SentForm) => {
     if (!(error instanceof ServiceError)) throw error;
-    return agentsPage(reply, s, { error: error.message }, httpStatusOf(error.code));
+    return agentsPage(reply, s, { error: error.message, ...(sent ? { sent } : {}) }, httpStatusOf(error.code));
   };
 
   app.get('/dashboard/agents', async function listAgentsPage(request, reply) {
@@ -118,14 +131,15 @@ export function agentPages(app: FastifyInstance, show: Show, canManage: (s: Sign
     if (!canManage(s)) return show(reply, s, 'Not allowed', html`<p class="error">Only team owners and admins can change agents.</p>`, 403);
     const found = await target(request);
     if (!found) return agentsPage(reply, s, { error: 'Site or agent not found.' }, 404);
+    const sent = sentForm(found.site, found.agentKey, request.body);
     const form = parseForm(agentForm, request.body);
-    if (!form.success) return agentsPage(reply, s, { error: firstProblem(form.error) }, 400);
+    if (!form.success) return agentsPage(reply, s, { error: firstProblem(form.error), sent }, 400);
     try {
       const body = { isActive: form.data.is_active, cadenceHours: form.data.cadence_hours, settings: form.data.settings };
       const r = await updateAgent(actingFor(app, request), { siteId: found.site.id, plan: found.site.plan, agentKey: found.agentKey, body, workSettingsSchemas: schemas() });
       await app.waitForWrite(r.position);
     } catch (error) {
-      return refused(reply, s, error);
+      return refused(reply, s, error, sent);
     }
     return reply.redirect('/dashboard/agents', 303);
   });
