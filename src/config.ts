@@ -244,7 +244,8 @@ export class ConfigError extends Error {}
 
 /** Validates the environment; the error names every bad variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const input = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  // Empty or blank is unset (`PORT=' '` was coerced to port 0, a blank retry count to 0 retries).
+  const input = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v.trim() !== ''));
   const parsed = configSchema.safeParse(input);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);

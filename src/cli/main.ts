@@ -206,7 +206,8 @@ events
   .command('tail')
   .description('print the global log, then follow it until interrupted')
   .option('--from <position>', 'start after this global position', (v: string) => {
-    if (!/^(-1|0|[1-9][0-9]*)$/.test(v)) throw new InvalidArgumentError('--from must be a global position (a whole number, or -1 for the start)');
+    // A position is a signed 64-bit integer in every store.
+    if (!/^(-1|0|[1-9][0-9]*)$/.test(v) || BigInt(v) > 2n ** 63n - 1n) throw new InvalidArgumentError('--from must be a global position (a whole number up to 9223372036854775807, or -1 for the start)');
     return v;
   }, '-1')
   .option('--no-follow', 'stop at the end of the log')

@@ -102,7 +102,7 @@ t.test('events read redacts sealed secrets, the previous one of a rotation too; 
   t.match(rotated?.data, { sealedSecret: '[redacted]', previousSealedSecret: '[redacted]' });
   t.notMatch(read.stdout, /"v1\.[A-Za-z0-9_-]+\./, 'no sealed secret is printed');
 
-  for (const from of ['abc', '1.5', '-2']) {
+  for (const from of ['abc', '1.5', '-2', '99999999999999999999999', '9223372036854775808']) {
     const bad = await cli('events', 'tail', '--no-follow', '--from', from);
     t.not(bad.code, 0, `--from ${from}: exits non-zero`);
     t.match(bad.stderr, /--from must be a global position/, `--from ${from}: says why`);

@@ -17,6 +17,12 @@ t.test('defaults', async (t) => {
   t.equal(c.MONGODB_URL, undefined);
   t.equal(c.PUBLIC_BASE_URL, 'http://localhost:3000');
   t.equal(loadConfig({ PORT: '' }).PORT, 3000, 'an empty variable counts as unset');
+  const blank = loadConfig({ PORT: ' ', WEBHOOK_MAX_RETRIES: '  ', SHUTDOWN_TIMEOUT_MS: '\t', READ_YOUR_WRITES_TIMEOUT_MS: ' \n' });
+  t.same(
+    [blank.PORT, blank.WEBHOOK_MAX_RETRIES, blank.SHUTDOWN_TIMEOUT_MS, blank.READ_YOUR_WRITES_TIMEOUT_MS],
+    [3000, loadConfig({}).WEBHOOK_MAX_RETRIES, 10_000, 5_000],
+    'a blank variable counts as unset too (it was coerced to 0)',
+  );
 });
 
 t.test('good values are accepted', async (t) => {
