@@ -9,12 +9,14 @@ import { SqliteCounterStore } from './adapters/sqlite/sqliteCounterStore.ts';
 import type { CounterStore } from './ports/counterStore.ts';
 import type { Extractor } from './ports/extractor.ts';
 import { openAiModelOf } from './adapters/shared/openAiModel.ts';
+import { openingStore } from './lifecycle/startupFailure.ts';
 
 /** Limit counters: MongoDB when MONGODB_URL is set (shared by every API node), else a SQLite file under DATA_DIR. */
 export async function openCounterStore(config: Config, clock: Clock): Promise<CounterStore> {
   if (config.MONGODB_URL) {
     const { MongoCounterStore } = await import('./adapters/mongodb/mongoCounterStore.ts');
-    return MongoCounterStore.connect(config.MONGODB_URL, config.MONGODB_DB);
+    const url = config.MONGODB_URL;
+    return openingStore('MONGODB_URL', url, () => MongoCounterStore.connect(url, config.MONGODB_DB));
   }
   mkdirSync(config.DATA_DIR, { recursive: true, mode: 0o700 });
   return new SqliteCounterStore(join(config.DATA_DIR, 'counters.sqlite'), () => clock.now().getTime());

@@ -27,6 +27,7 @@ import { READ_MODEL_LOOKUPS } from './readModels/lookups.ts';
 import { createMailer } from './adapters/mail/createMailer.ts';
 import type { Mailer } from './ports/mailer.ts';
 import { type AgentWorkWiring, productAgentWork } from './agentWorkWiring.ts';
+import { openingStore } from './lifecycle/startupFailure.ts';
 
 /** Everything a process of the service needs, wired from configuration. */
 export interface Services extends CommandContext {
@@ -59,8 +60,18 @@ export interface ServiceOverrides {
 
 export async function openEventStore(config: Config, writer?: MessagePort): Promise<EventStore> {
   if (config.EVENTSTORE_URL) {
+    const url = config.EVENTSTORE_URL;
     const { EsdbEventStore } = await import('./adapters/eventstoredb/esdbEventStore.ts');
-    return new EsdbEventStore(config.EVENTSTORE_URL);
+    return openingStore('EVENTSTORE_URL', url, async () => {
+      const store = new EsdbEventStore(url);
+      try {
+        await store.headPosition(); // reached now, not at the first command
+      } catch (error) {
+        await store.close().catch(() => {});
+        throw error;
+      }
+      return store;
+    });
   }
   mkdirSync(config.DATA_DIR, { recursive: true, mode: 0o700 });
   // The credential mark: requests wait only for the credential projections to pass the last credential event.
@@ -74,7 +85,8 @@ export async function openEventStore(config: Config, writer?: MessagePort): Prom
 export async function openReadModels(config: Config): Promise<ReadModelStore> {
   if (config.MONGODB_URL) {
     const { MongoReadModelStore } = await import('./adapters/mongodb/mongoReadModelStore.ts');
-    return MongoReadModelStore.connect(config.MONGODB_URL, config.MONGODB_DB, READ_MODEL_INDEXES, READ_MODEL_LOOKUPS);
+    const url = config.MONGODB_URL;
+    return openingStore('MONGODB_URL', url, () => MongoReadModelStore.connect(url, config.MONGODB_DB, READ_MODEL_INDEXES, READ_MODEL_LOOKUPS));
   }
   mkdirSync(config.DATA_DIR, { recursive: true, mode: 0o700 });
   return new SqliteReadModelStore(join(config.DATA_DIR, 'readmodels.sqlite'), READ_MODEL_INDEXES);

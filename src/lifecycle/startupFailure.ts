@@ -19,6 +19,34 @@ export function startupFailure(error: unknown): string {
   return `cannot start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
 }
 
+/**
+ * Opens a store the configuration names by URL (`EVENTSTORE_URL`, `MONGODB_URL`): an unreachable
+ * server or a URL its client refuses becomes one line naming the variable, not the client's stack.
+ * The URL itself is not repeated (it may hold a password), and its password is cut from the client's
+ * message should it appear there.
+ */
+export async function openingStore<T>(variable: string, url: string, open: () => Promise<T>): Promise<T> {
+  try {
+    return await open();
+  } catch (error) {
+    if (error instanceof StartupError) throw error;
+    let message = error instanceof Error ? error.message : String(error);
+    const password = passwordOf(url);
+    if (password) message = message.replaceAll(password, '***').replaceAll(encodeURIComponent(password), '***');
+    throw new StartupError(`${variable}: cannot open the store it names: ${message.split('\n')[0]!.trim()}`, { cause: error });
+  }
+}
+
+const passwordOf = (url: string): string | null => {
+  const m = /^[a-z+]+:\/\/[^:/@]*:([^@/]*)@/i.exec(url);
+  if (!m?.[1]) return null;
+  try {
+    return decodeURIComponent(m[1]);
+  } catch {
+    return m[1];
+  }
+};
+
 /** An error from the operating system (a file, a directory, a port): its message names the cause. */
 export function isSystemError(error: unknown): boolean {
   const e = error as Partial<NodeJS.ErrnoException> | null;

@@ -81,6 +81,23 @@ t.test('DATA_DIR is a file; the key file holds no key: one line each, and no sto
   t.notOk(existsSync(join(dir, 'events.sqlite')), 'the key is read before any store is opened');
 });
 
+t.test('an EventStoreDB or MongoDB that cannot be reached, or a URL its client refuses: one line naming the variable, never the password', async (t) => {
+  // Port 1 on loopback: nothing listens there, so the connection is refused at once.
+  const cases: Array<[string, string, RegExp]> = [
+    ['EVENTSTORE_URL', 'esdb://admin:S3cretPW@127.0.0.1:1?tls=false', /ECONNREFUSED|UNAVAILABLE/],
+    ['EVENTSTORE_URL', 'esdb://', /esdb:\/\//],
+    ['MONGODB_URL', 'mongodb://reader:S3cretPW@127.0.0.1:1/?serverSelectionTimeoutMS=2000', /ECONNREFUSED/],
+    ['MONGODB_URL', 'mongodb://127.0.0.1/?bogusopt=1', /bogusopt/],
+  ];
+  const results = await Promise.all(cases.map(([variable, url], i) => start({ DATA_DIR: join(scratch, `store-${i}`), [variable]: url })));
+  for (const [i, [variable, url, cause]] of cases.entries()) {
+    const r = results[i]!;
+    t.equal(r.code, 1, `${url}: exit 1`);
+    oneLine(t, r.out, new RegExp(`cannot start: ${variable}: cannot open the store it names: .*(${cause.source})`), url);
+    t.notMatch(r.out, /S3cretPW/, `${url}: the password is not printed`);
+  }
+});
+
 t.test('the secret of a deleted subscription is not checked, whether the read models are built or not', async (t) => {
   const dataDir = join(scratch, 'deleted');
   const app = await startTestApp({ env: { SECRET_KEY: randomBytes(32).toString('base64') }, dataDir });
