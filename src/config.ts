@@ -243,12 +243,28 @@ export type Config = z.infer<typeof configSchema> & { PUBLIC_BASE_URL: string };
 export class ConfigError extends Error {}
 
 /** Validates the environment; the error names every bad variable. */
+/** A number as written in base 10 (`z.coerce.number()` alone also takes `0x10`, `1e3` and `0b11`). */
+const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
+
+/** The variables whose schema is a number (under its default or optional). */
+const numericVariables = new Set(
+  Object.entries(configSchema.shape)
+    .filter(([, schema]) => {
+      let inner: z.ZodType = schema;
+      while (inner instanceof z.ZodDefault || inner instanceof z.ZodOptional) inner = inner.unwrap() as z.ZodType;
+      return inner instanceof z.ZodNumber;
+    })
+    .map(([name]) => name),
+);
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   // Empty or blank is unset (`PORT=' '` was coerced to port 0, a blank retry count to 0 retries).
   const input = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v.trim() !== ''));
+  const notDecimal = Object.keys(input).filter((name) => numericVariables.has(name) && !DECIMAL.test(input[name]!.trim()));
   const parsed = configSchema.safeParse(input);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+  if (!parsed.success || notDecimal.length > 0) {
+    const lines = notDecimal.map((name) => `  ${name}: must be a number in decimal digits`);
+    for (const i of parsed.error?.issues ?? []) if (!notDecimal.includes(String(i.path[0]))) lines.push(`  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const config = parsed.data;

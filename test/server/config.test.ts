@@ -23,6 +23,10 @@ t.test('defaults', async (t) => {
     [3000, loadConfig({}).WEBHOOK_MAX_RETRIES, 10_000, 5_000],
     'a blank variable counts as unset too (it was coerced to 0)',
   );
+  for (const written of ['0x10', '1e3', '0b11', '12abc']) {
+    t.throws(() => loadConfig({ PORT: written }), { message: /PORT: must be a number in decimal digits/ }, `PORT=${written} is refused`);
+  }
+  t.equal(loadConfig({ PORT: ' 8080 ' }).PORT, 8080, 'spaces around a number are allowed');
 });
 
 t.test('good values are accepted', async (t) => {
