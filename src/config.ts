@@ -125,14 +125,18 @@ export const configSchema = z.object({
   HOST: z.string().min(1).default('0.0.0.0'),
   DATA_DIR: z.string().min(1).default('./data'),
   PUBLIC_BASE_URL: publicBaseUrl.optional(),
-  MAIL_DOMAIN: z.string().regex(/^[a-z0-9.-]+$/i, 'must be a domain name').default('inbound.localhost'),
+  MAIL_DOMAIN: z
+    .string()
+    .regex(/^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i, 'must be a domain name')
+    .default('inbound.localhost'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   EVENTSTORE_URL: eventStoreUrl.optional(),
   MONGODB_URL: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// connection string').optional(),
   MONGODB_DB: z.string().min(1).default('outreach'),
   SECRET_KEY: z
     .string()
-    .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded')
+    // Buffer.from skips characters outside the alphabet: the text itself must be base64 (or base64url, which it decodes alike).
+    .refine((v) => /^[A-Za-z0-9+/_-]{43}=?$/.test(v.trim()) && Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded')
     .optional(),
   // false: start even when the key cannot open the sealed webhook secrets (a key lost for good; see README).
   SECRET_KEY_CHECK: bool.default(true),
@@ -184,7 +188,7 @@ export const configSchema = z.object({
   WRITE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   INGESTION_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(10 * 1024 * 1024).default(256 * 1024),
   OPENAI_API_KEY: z.string().min(1).optional(),
-  OPENAI_BASE_URL: z.url().optional(),
+  OPENAI_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
   OPENAI_MODEL: z.string().min(1).default('gpt-4o-mini'),
   OPENAI_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
   // The Outreach Agent (docs/agent.md has the table).

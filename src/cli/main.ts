@@ -49,6 +49,8 @@ const program = new Command('outreach')
   .description('Admin CLI of the Outreach Integration Service. Uses the same configuration (environment) as the server.')
   .option('--json', 'print one JSON object per command')
   .showHelpAfterError()
+  // Each command's --help lists --json too.
+  .configureHelp({ showGlobalOptions: true })
   // Argument errors reach the handler at the end, so that with --json they too print one JSON object.
   .exitOverride();
 

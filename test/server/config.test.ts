@@ -40,6 +40,8 @@ t.test('good values are accepted', async (t) => {
   });
   t.equal(c.PORT, 8080);
   t.equal(c.SECRET_KEY, validKey);
+  const urlSafe = Buffer.alloc(32, 0xfb).toString('base64url');
+  t.equal(loadConfig({ SECRET_KEY: urlSafe }).SECRET_KEY, urlSafe, 'a base64url key, which Buffer decodes alike, is taken');
   t.equal(c.PUBLIC_BASE_URL, 'https://api.example.com', 'trailing slash dropped');
 });
 
@@ -52,7 +54,12 @@ t.test('a bad value is refused with a message naming the variable', async (t) =>
     ['MONGODB_URL', 'postgres://x'],
     ['SECRET_KEY', 'short'],
     ['SECRET_KEY', Buffer.alloc(16).toString('base64')],
+    ['SECRET_KEY', `!!!!${validKey}`],
     ['LOG_LEVEL', 'loud'],
+    ['MAIL_DOMAIN', '...'],
+    ['MAIL_DOMAIN', '-'],
+    ['OPENAI_BASE_URL', 'ftp://models.example.com/v1'],
+    ['OPENAI_BASE_URL', 'javascript:alert(1)'],
     ['PUBLIC_BASE_URL', 'not a url'],
     ['MAIL_DOMAIN', 'in valid'],
     ['READ_YOUR_WRITES_TIMEOUT_MS', '-5'],
