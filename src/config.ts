@@ -127,7 +127,8 @@ export const configSchema = z.object({
   PUBLIC_BASE_URL: publicBaseUrl.optional(),
   MAIL_DOMAIN: z
     .string()
-    .regex(/^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i, 'must be a domain name')
+    .transform((v) => v.replace(/\.$/, '')) // a fully qualified name's trailing dot, as `site create --domain` drops it
+    .pipe(z.string().regex(/^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i, 'must be a domain name'))
     .default('inbound.localhost'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   EVENTSTORE_URL: eventStoreUrl.optional(),
@@ -135,8 +136,9 @@ export const configSchema = z.object({
   MONGODB_DB: z.string().min(1).default('outreach'),
   SECRET_KEY: z
     .string()
-    // Buffer.from skips characters outside the alphabet: the text itself must be base64 (or base64url, which it decodes alike).
-    .refine((v) => /^[A-Za-z0-9+/_-]{43}=?$/.test(v.trim()) && Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded')
+    // Buffer.from skips characters outside the alphabet, so junk was taken; quotes around the key
+    // (`--env-file` keeps them) and spaces in it decode alike and stay allowed.
+    .refine((v) => /^[A-Za-z0-9+/_-]{43}=?$/.test(v.replace(/\s+/g, '').replace(/^(['"])(.*)\1$/, '$2')) && Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded (base64 or base64url characters only)')
     .optional(),
   // false: start even when the key cannot open the sealed webhook secrets (a key lost for good; see README).
   SECRET_KEY_CHECK: bool.default(true),

@@ -65,7 +65,7 @@ export async function openEventStore(config: Config, writer?: MessagePort): Prom
     return openingStore('EVENTSTORE_URL', url, async () => {
       const store = new EsdbEventStore(url);
       try {
-        await store.headPosition(); // reached now, not at the first command
+        await store.ping(); // reached now (bounded), not at the first command
       } catch (error) {
         await store.close().catch(() => {});
         throw error;

@@ -31,20 +31,22 @@ export async function openingStore<T>(variable: string, url: string, open: () =>
   } catch (error) {
     if (error instanceof StartupError) throw error;
     let message = error instanceof Error ? error.message : String(error);
-    const password = passwordOf(url);
-    if (password) message = message.replaceAll(password, '***').replaceAll(encodeURIComponent(password), '***');
+    for (const password of passwordsOf(url)) message = message.replaceAll(password, '***');
     throw new StartupError(`${variable}: cannot open the store it names: ${message.split('\n')[0]!.trim()}`, { cause: error });
   }
 }
 
-const passwordOf = (url: string): string | null => {
-  const m = /^[a-z+]+:\/\/[^:/@]*:([^@/]*)@/i.exec(url);
-  if (!m?.[1]) return null;
+/** The URL's password as written, decoded and encoded again (a fragment too short to be one is left alone). */
+const passwordsOf = (url: string): string[] => {
+  const written = /^[a-z+]+:\/\/[^:/@]*:(.*)@[^@]*$/i.exec(url)?.[1];
+  if (!written) return [];
+  let decoded = written;
   try {
-    return decodeURIComponent(m[1]);
+    decoded = decodeURIComponent(written);
   } catch {
-    return m[1];
+    // kept as written
   }
+  return [...new Set([written, decoded, encodeURIComponent(decoded)])].filter((p) => p.length >= 4).sort((a, b) => b.length - a.length);
 };
 
 /** An error from the operating system (a file, a directory, a port): its message names the cause. */

@@ -42,6 +42,10 @@ t.test('good values are accepted', async (t) => {
   t.equal(c.SECRET_KEY, validKey);
   const urlSafe = Buffer.alloc(32, 0xfb).toString('base64url');
   t.equal(loadConfig({ SECRET_KEY: urlSafe }).SECRET_KEY, urlSafe, 'a base64url key, which Buffer decodes alike, is taken');
+  for (const written of [`"${validKey}"`, `'${validKey}'`, `${validKey.slice(0, 20)} ${validKey.slice(20)}`]) {
+    t.equal(Buffer.from(loadConfig({ SECRET_KEY: written }).SECRET_KEY!, 'base64').toString('base64'), validKey, `${written}: quotes or spaces in the key, taken before, still are`);
+  }
+  t.equal(loadConfig({ MAIL_DOMAIN: 'inbound.example.com.' }).MAIL_DOMAIN, 'inbound.example.com', "a fully qualified name's trailing dot is dropped");
   t.equal(c.PUBLIC_BASE_URL, 'https://api.example.com', 'trailing slash dropped');
 });
 

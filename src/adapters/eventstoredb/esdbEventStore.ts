@@ -106,7 +106,7 @@ export class EsdbEventStore implements EventStore {
     const limit = options.limit ?? 1000;
     const types = options.types ? new Set(options.types) : null;
     const out: RecordedEvent[] = [];
-    if (limit <= 0) return out;
+    if (limit <= 0 || types?.size === 0) return out;
     const pageSize = Math.min(Math.max(limit + 1, 64), 4096);
     let floor = after;
     let from: ReadPosition = after < 0n ? START : { commit: after, prepare: after };

@@ -8,7 +8,7 @@ import { listAgentRuns } from '../../readModels/agentRuns.ts';
 import { listAgents } from '../../readModels/agentViews.ts';
 import { type SiteDoc, listSitesOfTeam } from '../../readModels/sites.ts';
 import { httpStatusOf } from '../errorHandler.ts';
-import { firstProblem, formText, parseForm } from '../web/forms.ts';
+import { firstProblem, formText, parseForm, typedIn } from '../web/forms.ts';
 import { type SafeHtml, html } from '../web/html.ts';
 import type { SignedIn } from '../web/session.ts';
 import { actingFor } from '../actingFor.ts';
@@ -41,15 +41,12 @@ const agentForm = z.object({
 
 type AgentParams = { siteId: string; agentKey: string };
 
-/** A refused settings form as it was sent, shown again in its agent's form so nothing typed is lost. */
-type SentForm = { siteId: string; agentKey: string; isActive: boolean; cadence: string; settings: string };
+/** A refused settings form as it was sent, shown again in its agent's form so nothing typed is lost; `invalid` is the field refused. */
+type SentForm = { siteId: string; agentKey: string; isActive: boolean; cadence: string; settings: string; invalid: 'cadence_hours' | 'settings' };
 
-const sentForm = (site: SiteDoc, agentKey: string, body: unknown): SentForm => {
-  const field = (name: string) => {
-    const value = (body as Record<string, unknown> | null | undefined)?.[name];
-    return typeof value === 'string' ? value : '';
-  };
-  return { siteId: site.id, agentKey, isActive: field('is_active') === 'on', cadence: field('cadence_hours'), settings: field('settings') };
+const sentForm = (site: SiteDoc, agentKey: string, body: unknown, invalid: SentForm['invalid']): SentForm => {
+  const typed = typedIn(body);
+  return { siteId: site.id, agentKey, isActive: typed.text('is_active') === 'on', cadence: typed.text('cadence_hours'), settings: typed.text('settings'), invalid };
 };
 
 /** The agents page: per site, each agent's toggle, settings and run button, and the recent runs. Same commands and gates as the API. */
@@ -78,9 +75,9 @@ export function agentPages(app: FastifyInstance, show: Show, canManage: (s: Sign
                   <input type="hidden" name="csrf" value="${s.csrf}">
                   <label><input type="checkbox" name="is_active" ${isActive ? html`checked` : ''}> Active</label>
                   <label for="cadence-${site.id}-${a.agentKey}">Run every (hours, empty: on demand only)</label>
-                  <input id="cadence-${site.id}-${a.agentKey}" name="cadence_hours" type="number" min="1" max="168" value="${sent ? sent.cadence : (a.cadenceHours ?? '')}">
+                  <input id="cadence-${site.id}-${a.agentKey}" name="cadence_hours" type="number" min="1" max="168" value="${sent ? sent.cadence : (a.cadenceHours ?? '')}"${sent?.invalid === 'cadence_hours' ? html` aria-invalid="true"` : ''}>
                   <label for="settings-${site.id}-${a.agentKey}">Settings (JSON; defaults: ${JSON.stringify(a.defaults)})</label>
-                  <textarea id="settings-${site.id}-${a.agentKey}" name="settings" rows="3"${sent ? html` aria-invalid="true"` : ''}>${sent ? sent.settings : JSON.stringify(a.settings)}</textarea>
+                  <textarea id="settings-${site.id}-${a.agentKey}" name="settings" rows="3"${sent?.invalid === 'settings' ? html` aria-invalid="true"` : ''}>${sent ? sent.settings : JSON.stringify(a.settings)}</textarea>
                   <button type="submit">Save ${a.agentKey}</button>
                 </form>
                 <form method="post" action="/dashboard/agents/${site.id}/${a.agentKey}/run"><input type="hidden" name="csrf" value="${s.csrf}"><button type="submit">Run ${a.agentKey} now</button></form>`
@@ -131,15 +128,19 @@ export function agentPages(app: FastifyInstance, show: Show, canManage: (s: Sign
     if (!canManage(s)) return show(reply, s, 'Not allowed', html`<p class="error">Only team owners and admins can change agents.</p>`, 403);
     const found = await target(request);
     if (!found) return agentsPage(reply, s, { error: 'Site or agent not found.' }, 404);
-    const sent = sentForm(found.site, found.agentKey, request.body);
     const form = parseForm(agentForm, request.body);
-    if (!form.success) return agentsPage(reply, s, { error: firstProblem(form.error), sent }, 400);
+    if (!form.success) {
+      const invalid = form.error.issues[0]?.path[0] === 'cadence_hours' ? 'cadence_hours' : 'settings';
+      return agentsPage(reply, s, { error: firstProblem(form.error), sent: sentForm(found.site, found.agentKey, request.body, invalid) }, 400);
+    }
     try {
       const body = { isActive: form.data.is_active, cadenceHours: form.data.cadence_hours, settings: form.data.settings };
       const r = await updateAgent(actingFor(app, request), { siteId: found.site.id, plan: found.site.plan, agentKey: found.agentKey, body, workSettingsSchemas: schemas() });
       await app.waitForWrite(r.position);
     } catch (error) {
-      return refused(reply, s, error, sent);
+      // The command refuses settings (an unknown one, a bad value) or the cadence (its range).
+      const invalid = error instanceof ServiceError && /cadence/i.test(error.message) ? 'cadence_hours' : 'settings';
+      return refused(reply, s, error, sentForm(found.site, found.agentKey, request.body, invalid));
     }
     return reply.redirect('/dashboard/agents', 303);
   });

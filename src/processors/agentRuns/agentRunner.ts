@@ -317,15 +317,20 @@ export class AgentRunner {
     });
   }
 
-  /** Until the opportunities read model includes `position`, READ_YOUR_WRITES_TIMEOUT_MS at most (then as it is, with a warning). */
+  /**
+   * Until the opportunities read model includes `position`, READ_YOUR_WRITES_TIMEOUT_MS at most (then
+   * as it is, with a warning); not past a stop of the runner (the projections may be stopping too).
+   */
   private async opportunitiesInclude(position: bigint): Promise<void> {
     const deadline = Date.now() + this.deps.config.READ_YOUR_WRITES_TIMEOUT_MS;
+    const stopping = this.controller?.signal;
     while (((await this.deps.readModels.getCheckpoint(inboxProjection.name))?.position ?? -1n) < position) {
+      if (stopping?.aborted) return;
       if (Date.now() >= deadline) {
         this.options.log?.warn?.({ position: position.toString() }, 'the opportunities read model is behind; a proposal recorded just before may be recorded again');
         return;
       }
-      await sleep(OPPORTUNITIES_POLL_MS);
+      await sleep(OPPORTUNITIES_POLL_MS, stopping);
     }
   }
 
