@@ -8,6 +8,7 @@ import type { RecordedEvent } from '../ports/eventStore.ts';
 import type { CommandContext } from './context.ts';
 import { generateApiKey, hashPassword, randomToken, sha256Hex } from './credentials.ts';
 import { handleCommand } from './handleCommand.ts';
+import { eventsOfTypes } from '../lib/eventsOfTypes.ts';
 import { toDomainEvent } from '../lib/parseEvent.ts';
 
 /** Raised for operator mistakes (unknown team, duplicate email...); the CLI prints the message. */
@@ -88,15 +89,11 @@ export async function createSite(ctx: CommandContext, input: { teamId: string; d
 
 /** The id of the team's site for `domain`, if it has one. */
 async function siteOfTeamFor(ctx: Pick<CommandContext, 'events'>, teamId: string, domain: string): Promise<string | null> {
-  for (let after = -1n; ; ) {
-    const page = await ctx.events.readAll({ after, limit: 5_000, types: ['SiteCreated'] });
-    if (page.length === 0) return null;
-    for (const recorded of page) {
-      const event = toDomainEvent(recorded);
-      if (event?.type === 'SiteCreated' && event.data.teamId === teamId && event.data.domain === domain) return event.data.siteId;
-    }
-    after = page[page.length - 1]!.position;
+  for await (const recorded of eventsOfTypes(ctx.events, ['SiteCreated'])) {
+    const event = toDomainEvent(recorded);
+    if (event?.type === 'SiteCreated' && event.data.teamId === teamId && event.data.domain === domain) return event.data.siteId;
   }
+  return null;
 }
 
 export const forwardingAddress = (token: string, mailDomain: string) => `forward+${token}@${mailDomain}`;

@@ -5,6 +5,7 @@ import { bouncedMessageId } from '../domain/bounceAddress.ts';
 import { SECRET_KEY_PROBE, SECRET_KEY_STREAM, keyOpensProbe } from '../domain/secretKey.ts';
 import { secretKeyEventSchemas } from '../domain/eventSchemas.ts';
 import { subscriptionStream, webhookSubscriptionDecider } from '../domain/webhookSubscription.ts';
+import { eventsOfTypes } from '../lib/eventsOfTypes.ts';
 import { parseEvent } from '../lib/parseEvent.ts';
 import { mapLimit } from '../lib/mapLimit.ts';
 import { type EventStore, type RecordedEvent, WrongExpectedRevisionError } from '../ports/eventStore.ts';
@@ -70,20 +71,10 @@ async function readModelIsBuilt(readModels: ReadModelStore): Promise<boolean> {
   return checkpoint !== null && checkpoint.version === webhookSubscriptionsProjection.version;
 }
 
-/** Every event of one type in the log, in order, a page at a time (the checks below on a log whose read models are not there). */
-async function forEachEventInLog(events: EventStore, type: string, visit: (event: RecordedEvent) => void): Promise<void> {
-  for (let after = -1n; ; ) {
-    const page = await events.readAll({ after, limit: 5_000, types: [type] });
-    if (page.length === 0) return;
-    for (const event of page) visit(event);
-    after = page[page.length - 1]!.position;
-  }
-}
-
 /** Every subscription ever created, from the whole log (the caller passes over the deleted ones). */
 async function subscriptionsInLog(events: EventStore): Promise<string[]> {
   const ids: string[] = [];
-  await forEachEventInLog(events, 'SubscriptionCreated', (event) => ids.push((event.data as { subscriptionId: string }).subscriptionId));
+  for await (const event of eventsOfTypes(events, ['SubscriptionCreated'])) ids.push((event.data as { subscriptionId: string }).subscriptionId);
   return ids;
 }
 
@@ -105,10 +96,10 @@ async function assertKeyTaggedLastMail(deps: { config: Config; events: EventStor
 
 async function lastBounceAddressInLog(events: EventStore): Promise<{ messageId: string; returnPath: string; at: number } | null> {
   let last: { messageId: string; returnPath: string; at: number } | null = null;
-  await forEachEventInLog(events, 'ReplyDrafted', (event) => {
+  for await (const event of eventsOfTypes(events, ['ReplyDrafted'])) {
     const data = event.data as { messageId: string; returnPath: string | null; occurredAt: number };
     if (data.returnPath?.startsWith('bounce+')) last = { messageId: data.messageId, returnPath: data.returnPath, at: data.occurredAt };
-  });
+  }
   return last;
 }
 

@@ -1,4 +1,4 @@
-import type { Projection, TypeFilter } from './projection.ts';
+import { type Projection, typesHandledBy } from './projection.ts';
 
 /**
  * The projections authentication reads (keys, OAuth tokens and clients, teams and sites): only these
@@ -15,12 +15,7 @@ export const CREDENTIAL_MARK = 'credentials';
  * types (its `canHandle` is not built with `handles`): then no mark is kept and the head is used.
  */
 export function credentialEventTypes(projections: readonly Projection[]): string[] | null {
-  const types = new Set<string>();
-  for (const name of CREDENTIAL_PROJECTIONS) {
-    const projection = projections.find((p) => p.name === name);
-    const listed = (projection?.canHandle as Partial<TypeFilter> | undefined)?.types;
-    if (!listed) return null;
-    for (const type of listed) types.add(type);
-  }
-  return [...types].sort();
+  const chosen = CREDENTIAL_PROJECTIONS.map((name) => projections.find((p) => p.name === name));
+  if (chosen.some((p) => p === undefined)) return null;
+  return typesHandledBy(chosen as Projection[])?.sort() ?? null;
 }

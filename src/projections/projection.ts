@@ -14,6 +14,17 @@ export interface Projection {
 /** A `canHandle` that also lists its types (so the event store can mark them: see credentialProjections.ts). */
 export type TypeFilter = ((type: string) => boolean) & { readonly types: readonly string[] };
 
+/** Every event type the projections handle, when each lists its own (`handles`); null when one does not. */
+export function typesHandledBy(projections: readonly Projection[]): string[] | null {
+  const types = new Set<string>();
+  for (const p of projections) {
+    const listed = (p.canHandle as Partial<TypeFilter>).types;
+    if (!listed) return null;
+    for (const type of listed) types.add(type);
+  }
+  return [...types];
+}
+
 export function handles(types: readonly string[]): TypeFilter {
   const set = new Set(types);
   return Object.assign((type: string) => set.has(type), { types: [...types] });

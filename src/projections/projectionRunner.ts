@@ -1,7 +1,7 @@
 import type { EventStore } from '../ports/eventStore.ts';
 import type { ProjectionBatch, ReadModelStore } from '../ports/readModelStore.ts';
 import { sleep } from '../lib/sleep.ts';
-import type { Projection, TypeFilter } from './projection.ts';
+import { type Projection, typesHandledBy } from './projection.ts';
 import { RebuildFold } from './rebuildFold.ts';
 
 /** Events per step while following the log, and while catching up (larger pages: fewer commits, more writes folded together). */
@@ -24,17 +24,6 @@ export interface RebuildReport {
   /** The events folded: those of the types the rebuilt projections handle. */
   events: number;
   documents: number;
-}
-
-/** Every event type the projections handle, when each lists its own (`handles`); null when one does not. */
-function typesOf(projections: readonly Projection[]): string[] | null {
-  const types = new Set<string>();
-  for (const p of projections) {
-    const listed = (p.canHandle as Partial<TypeFilter>).types;
-    if (!listed) return null;
-    for (const type of listed) types.add(type);
-  }
-  return [...types];
 }
 
 /**
@@ -100,7 +89,7 @@ export class ProjectionRunner {
     const chosen = this.projections.filter((p) => this.stale.has(p.name));
     const head = await this.events.headPosition();
     const folds = new Map(chosen.map((p) => [p.name, new RebuildFold(p, this.readModels)]));
-    const types = typesOf(chosen);
+    const types = typesHandledBy(chosen);
     let events = 0;
     let failure: { error: unknown } | null = null;
     for (let after = -1n; after < head; ) {
