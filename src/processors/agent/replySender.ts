@@ -1,7 +1,7 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import { type ConversationCommand, type ConversationState, agentNoLongerActs, conversationDecider, conversationStream } from '../../domain/conversation.ts';
 import { handleCommand } from '../../commands/handleCommand.ts';
 import { mailRefusal } from '../../commands/mailGate.ts';
+import { sleep } from '../../lib/sleep.ts';
 import { type ReplySendResult, sendDraft } from '../../commands/sendDraft.ts';
 import { type Aggregate, aggregateStream } from '../../commands/aggregateStream.ts';
 import type { Mailer } from '../../ports/mailer.ts';
@@ -257,7 +257,7 @@ export class ReplySender {
         }
         const wait = stepRetryDelay(failures + 1);
         this.log?.error({ err: error, messageId, retryInMs: wait }, 'recording an outreach reply’s outcome failed; it is recorded again');
-        await delay(wait, undefined, { signal: this.stopping.signal }).catch(() => {});
+        await sleep(wait, this.stopping.signal);
       }
     }
   }
