@@ -3,6 +3,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { parseAllowedRanges } from './domain/destination.ts';
+import { hasDomainLabels } from './domain/domainName.ts';
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
@@ -128,7 +129,7 @@ export const configSchema = z.object({
   MAIL_DOMAIN: z
     .string()
     .transform((v) => v.replace(/\.$/, '')) // a fully qualified name's trailing dot, as `site create --domain` drops it
-    .pipe(z.string().regex(/^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i, 'must be a domain name'))
+    .pipe(z.string().refine((v) => hasDomainLabels(v.toLowerCase()), 'must be a domain name'))
     .default('inbound.localhost'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   EVENTSTORE_URL: eventStoreUrl.optional(),
@@ -248,7 +249,6 @@ export type Config = z.infer<typeof configSchema> & { PUBLIC_BASE_URL: string };
 
 export class ConfigError extends Error {}
 
-/** Validates the environment; the error names every bad variable. */
 /** A number as written in base 10 (`z.coerce.number()` alone also takes `0x10`, `1e3` and `0b11`). */
 const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
 
@@ -263,6 +263,7 @@ const numericVariables = new Set(
     .map(([name]) => name),
 );
 
+/** Validates the environment; the error names every bad variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   // Empty or blank is unset (`PORT=' '` was coerced to port 0, a blank retry count to 0 retries).
   const input = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v.trim() !== ''));

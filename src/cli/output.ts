@@ -1,3 +1,5 @@
+import { hasDomainLabels } from '../domain/domainName.ts';
+
 /** Every command prints one JSON object with --json, or a short human line without. */
 export function print(json: boolean, value: Record<string, unknown>, human: string): void {
   process.stdout.write(json ? JSON.stringify(value) + '\n' : human + '\n');
@@ -29,13 +31,11 @@ export function parseNonNegativeInt(name: string) {
   };
 }
 
-/** A site's domain name: LDH labels (letters, digits, hyphens; IDNs in their xn-- form), at least two of them. */
-const DOMAIN_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+/** A site's domain name: LDH labels (letters, digits, hyphens; IDNs in their xn-- form), at least two of them, the last not all digits. */
 export function parseDomain(name: string) {
   return (value: string): string => {
     const domain = value.trim().toLowerCase().replace(/\.$/, '');
-    const labels = domain.split('.');
-    if (domain.length > 253 || labels.length < 2 || !labels.every((l) => DOMAIN_LABEL.test(l)) || /^[0-9]+$/.test(labels.at(-1)!)) {
+    if (!hasDomainLabels(domain, 2) || /^[0-9]+$/.test(domain.split('.').at(-1)!)) {
       throw new Error(`${name} must be a domain name such as example.com (no scheme, path or port)`);
     }
     return domain;
