@@ -19,6 +19,7 @@ import { normaliseEmail } from '../domain/email.ts';
 import { replyRfcMessageId, senderAddress, withDraftHash } from '../domain/outreachAgent.ts';
 import { type Prospect, ProspectRuleError, type ProspectSkipReason, criteriaOf, fitsCriteria, pitchesOn } from '../domain/prospects.ts';
 import { PageFetchError, type PageFetcher } from '../ports/pageFetcher.ts';
+import { withSendSlot } from '../ports/mailer.ts';
 import { getSite } from '../readModels/sites.ts';
 import { workSettingsOf } from './settings.ts';
 import type { AgentWork } from './types.ts';
@@ -120,16 +121,20 @@ export const outreachWork: AgentWork = async (run, deps) => {
       drafter: 'pitch-template-v1',
     });
     const ref = { conversationId, siteId: run.siteId, teamId: run.teamId, now: ctx.clock.now().getTime() };
-    await handleCommand(ctx, conversationStream(conversationId), conversationDecider, {
-      type: 'StartOutboundConversation',
-      data: { ...ref, opportunityId, contactName: prospect.name, prospectUrl: prospect.url, offeredUrl: article?.url ?? null, runId: run.runId, draft },
-    });
-    // A temporary failure is recorded with a retryAt: the agent worker, which follows the log, retries it.
-    const { AGENT_SEND_ATTEMPTS: maxAttempts, AGENT_RETRY_BASE_MS: baseMs } = deps.config;
-    const result = await sendDraft(deps.mailer, draft, () => (maxAttempts > 1 ? ctx.clock.now().getTime() + baseMs : null));
-    await handleCommand(ctx, conversationStream(conversationId), conversationDecider, {
-      type: 'RecordSendResult',
-      data: { ...ref, now: ctx.clock.now().getTime(), messageId, attempt: 1, result },
+    // Claimed only once the mailer can send it at once (see Mailer.reserve).
+    const result = await withSendSlot(deps.mailer, async () => {
+      await handleCommand(ctx, conversationStream(conversationId), conversationDecider, {
+        type: 'StartOutboundConversation',
+        data: { ...ref, opportunityId, contactName: prospect.name, prospectUrl: prospect.url, offeredUrl: article?.url ?? null, runId: run.runId, draft },
+      });
+      // A temporary failure is recorded with a retryAt: the agent worker, which follows the log, retries it.
+      const { AGENT_SEND_ATTEMPTS: maxAttempts, AGENT_RETRY_BASE_MS: baseMs } = deps.config;
+      const sent = await sendDraft(deps.mailer, draft, () => (maxAttempts > 1 ? ctx.clock.now().getTime() + baseMs : null));
+      await handleCommand(ctx, conversationStream(conversationId), conversationDecider, {
+        type: 'RecordSendResult',
+        data: { ...ref, now: ctx.clock.now().getTime(), messageId, attempt: 1, result: sent },
+      });
+      return sent;
     });
     if (result.ok) counts.pitchesSent += 1;
     else counts.sendFailures += 1;

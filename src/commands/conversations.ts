@@ -10,7 +10,7 @@ import {
 import { ServiceError, idempotencyKeyReused } from '../domain/errors.ts';
 import { conversationEventSchemas } from '../domain/eventSchemas.ts';
 import { draftSha256, replyRfcMessageId, senderAddress, threadingHeaders, withDraftHash } from '../domain/outreachAgent.ts';
-import type { MailAddress, Mailer } from '../ports/mailer.ts';
+import { type MailAddress, type Mailer, withSendSlot } from '../ports/mailer.ts';
 import type { CommandContext } from './context.ts';
 import { type CommandResult, handleCommand } from './handleCommand.ts';
 import { sendDraft } from './sendDraft.ts';
@@ -126,15 +126,18 @@ export async function replyToConversation(ctx: CommandContext & { mailer: Mailer
     returnPath: bounceAddress(ctx.secrets, messageId, input.sending.mailDomain),
     drafter: 'user',
   });
-  const started = await decide(ctx, target, { type: 'StartReply', data: { ...ref(ctx, target), draft } });
-  // A concurrent request with the same key drafted it first: answer as its repeat.
-  if (started.events.length === 0) return (await recordedReply(ctx, target, messageId, sha))!;
+  // Claimed only once the mailer can send it at once (see Mailer.reserve).
+  return withSendSlot(ctx.mailer, async () => {
+    const started = await decide(ctx, target, { type: 'StartReply', data: { ...ref(ctx, target), draft } });
+    // A concurrent request with the same key drafted it first: answer as its repeat.
+    if (started.events.length === 0) return (await recordedReply(ctx, target, messageId, sha))!;
 
-  const { maxAttempts, baseMs } = input.sending;
-  const result = await sendDraft(ctx.mailer, draft, () => (maxAttempts > 1 ? ctx.clock.now().getTime() + baseMs : null));
-  const recorded = await decide(ctx, target, { type: 'RecordSendResult', data: { ...ref(ctx, target), messageId, attempt: 1, result } });
-  const deliveryStatus: DeliveryStatus = result.ok ? 'sent' : result.retryAt === null ? 'failed' : 'retrying';
-  return { status: 201, message: { id: messageId, rfcMessageId: draft.rfcMessageId, deliveryStatus }, position: recorded.position ?? started.position };
+    const { maxAttempts, baseMs } = input.sending;
+    const result = await sendDraft(ctx.mailer, draft, () => (maxAttempts > 1 ? ctx.clock.now().getTime() + baseMs : null));
+    const recorded = await decide(ctx, target, { type: 'RecordSendResult', data: { ...ref(ctx, target), messageId, attempt: 1, result } });
+    const deliveryStatus: DeliveryStatus = result.ok ? 'sent' : result.retryAt === null ? 'failed' : 'retrying';
+    return { status: 201, message: { id: messageId, rfcMessageId: draft.rfcMessageId, deliveryStatus }, position: recorded.position ?? started.position };
+  });
 }
 
 /** The reply already recorded under this id, as a repeat answers it; a different text under the same key is refused. */

@@ -176,6 +176,11 @@ export type ConversationCommand =
         reasons: string[];
         /** The reply to send for `accept` and (when the site sends decline replies) `decline`. */
         draft: ReplyDraft | null;
+        /**
+         * Claim the draft's first attempt in the same append. False for a mailer that sends a few at a
+         * time: the sender claims it once a slot is free (see Mailer.reserve). Absent: true.
+         */
+        claimFirstAttempt?: boolean;
       };
     }
   | { type: 'StartReply'; data: ConversationRef & { draft: ReplyDraft } }
@@ -387,10 +392,8 @@ function recordTriage(c: Extract<ConversationCommand, { type: 'RecordTriage' }>[
         events.push(statusChanged(base, status, AGENT_STATUS_OF[c.outcome], 'agent', c.outcome));
         return events;
       }
-      events.push(
-        { type: 'ReplyDrafted', data: { ...base, ...c.draft, dispatchId: c.dispatchId, direction: 'outbound', senderType: 'agent', triage: c.outcome } },
-        { type: 'ReplySendAttempted', data: { ...base, messageId: c.draft.messageId, attempt: 1 } },
-      );
+      events.push({ type: 'ReplyDrafted', data: { ...base, ...c.draft, dispatchId: c.dispatchId, direction: 'outbound', senderType: 'agent', triage: c.outcome } });
+      if (c.claimFirstAttempt !== false) events.push({ type: 'ReplySendAttempted', data: { ...base, messageId: c.draft.messageId, attempt: 1 } });
       return events;
     default:
       return assertNever(c.outcome);
@@ -451,7 +454,8 @@ const statusChanged = (base: Base, oldStatus: ConversationStatus, newStatus: Ter
 });
 
 /** A reply's attempt is started and its outcome not recorded: it decides the status, so nothing else may. */
-export const replyInFlight = (state: ConversationState) => [...state.pending.values()].some((p) => p.inFlight);
+/** A reply is being sent, or drafted and waiting for its first attempt (a free send slot): its outcome comes first. */
+export const replyInFlight = (state: ConversationState) => [...state.pending.values()].some((p) => p.inFlight || p.attempts === 0);
 
 /** Why an agent's reply may no longer go out (a person took over or closed the conversation); null while the agent acts. */
 export function agentNoLongerActs(state: ConversationState, pending: PendingReply): string | null {

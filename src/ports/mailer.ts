@@ -45,5 +45,22 @@ export interface Mailer {
   send(mail: OutgoingMail): Promise<SendResult>;
   /** An idempotent mailer: whether it already holds this Message-Id (sent before, by a worker that stopped before recording it). */
   holds?(messageId: string): Promise<boolean>;
+  /**
+   * A mailer whose sends go out a few at a time (an SMTP pool's connections): a slot to hold from
+   * before an attempt is claimed until its outcome is known, so that a crash leaves at most that many
+   * attempts claimed (outcome unknown: a person checks) rather than every one queued behind them.
+   * Null when `signal` aborted first. Absent: no limit.
+   */
+  reserve?(signal?: AbortSignal): Promise<(() => void) | null>;
   close(): Promise<void>;
+}
+
+/** Runs `fn` (claim, send, record) holding one of the mailer's send slots. */
+export async function withSendSlot<T>(mailer: Mailer, fn: () => Promise<T>): Promise<T> {
+  const release = await mailer.reserve?.();
+  try {
+    return await fn();
+  } finally {
+    release?.();
+  }
 }

@@ -164,6 +164,27 @@ t.test("a person's take-over or status change withdraws the agent's reply waitin
     .then([withdrawn('a person took the conversation over')]);
 });
 
+t.test('a reply drafted without its first attempt (SMTP: claimed when a send slot is free) counts as being sent', async () => {
+  const queued = [triaged('accept'), drafted];
+  given(conversationDecider, []).when({ ...triage('accept', draft), data: { ...triage('accept', draft).data, claimFirstAttempt: false } }).then(queued);
+  given(conversationDecider, queued).when({ type: 'StartSendAttempt', data: { ...ref, messageId: 'm-out', attempt: 1 } }).then([attempted(1)]);
+  // Its outcome comes first: a new dispatch waits, a person's status change and reply are refused, as while in flight.
+  given(conversationDecider, queued).when(triage('accept', draft, 'd2')).thenThrows(ConversationRuleError, /being sent/);
+  given(conversationDecider, queued)
+    .when({ type: 'ChangeConversationStatus', data: { ...ref, newStatus: 'declined', resolvedBy: 'user', resolutionOutcome: 'manual' } })
+    .thenThrows(ConversationRuleError, /being sent/);
+  given(conversationDecider, queued)
+    .when({ type: 'StartReply', data: { ...ref, draft: { ...draft, messageId: 'm-2' } } })
+    .thenThrows(ConversationRuleError, /being sent/);
+  // A take-over withdraws it: it never had an attempt.
+  given(conversationDecider, queued)
+    .when({ type: 'TakeOver', data: { ...ref, by: 'u1' } })
+    .then([
+      { type: 'ReplySendFailed', data: { ...base, messageId: 'm-out', attempt: 0, error: 'withdrawn: a person took the conversation over', permanent: true, retryAt: null } },
+      { type: 'ConversationTakenOver', data: { ...base, by: 'u1' } },
+    ]);
+});
+
 t.test('ChangeConversationStatus: allowed and refused transitions', async () => {
   const change = (newStatus: 'open' | 'resolved' | 'declined' | 'awaiting_human', resolvedBy: 'agent' | 'user') => ({
     type: 'ChangeConversationStatus' as const,

@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
 import nodemailer, { type NodemailerError, type SMTPPoolSentMessageInfo, type Transporter } from 'nodemailer';
 import { MailSendError, type Mailer, type OutgoingMail, type SendResult } from '../../ports/mailer.ts';
+import { Slots } from '../../lib/slots.ts';
 import { mailOptions } from './mailOptions.ts';
 
 export interface SmtpMailerOptions {
@@ -24,12 +25,16 @@ export class SmtpMailer implements Mailer {
   private readonly transport: Transporter<SMTPPoolSentMessageInfo>;
   /** Message-Ids whose whole message the connection has read (written towards the relay after its 354). */
   private readonly handedOver = new Set<string>();
+  /** One per pooled connection: a claimed attempt does not wait in the pool's queue (see Mailer.reserve). */
+  private readonly slots: Slots;
 
   constructor(url: string, options: SmtpMailerOptions = {}) {
+    const maxConnections = options.maxConnections ?? 5;
+    this.slots = new Slots(maxConnections);
     this.transport = nodemailer.createTransport({
       url,
       pool: true,
-      maxConnections: options.maxConnections ?? 5,
+      maxConnections,
       maxMessages: 100,
       // A requeue inside the pool would resend, unseen, a message the relay may already hold; the
       // caller's retry records each attempt instead.
@@ -51,6 +56,10 @@ export class SmtpMailer implements Mailer {
       });
       done();
     });
+  }
+
+  reserve(signal?: AbortSignal): Promise<(() => void) | null> {
+    return this.slots.take(signal);
   }
 
   async send(mail: OutgoingMail): Promise<SendResult> {

@@ -279,11 +279,13 @@ export class OutreachAgentWorker {
       this.options.log?.warn?.({ position: dispatch.recorded.position.toString() }, 'dispatch without its message; skipped');
       return null;
     }
-    const outcome = await triageDispatch(this.deps, facts, this.sender.metadata);
+    // Through a mailer with send slots the sender claims the first attempt once a slot is free.
+    const outcome = await triageDispatch(this.deps, facts, this.sender.metadata, !this.deps.mailer.reserve);
+    const { siteId, teamId } = facts.dispatch;
     if (outcome.claimed) {
-      const { siteId, teamId } = facts.dispatch;
       this.sender.sendClaimed({ conversationId: outcome.claimed.conversationId, siteId, teamId }, outcome.claimed.messageId, outcome.claimed.attempt);
     }
+    if (outcome.drafted) this.sender.sendDrafted({ conversationId: outcome.drafted.conversationId, siteId, teamId }, outcome.drafted.messageId);
     return outcome.deferred ? [facts.dispatch.conversationId, ...(facts.answeredBy ? [facts.answeredBy] : [])] : null;
   }
 }
@@ -297,9 +299,10 @@ const deferredDoc = (d: RecordedDispatch, watch: string[]): DeferredDoc => ({
   watch,
 });
 
-/** The events that keep the pending-reply list: a reply's attempts and outcomes. */
-type ReplyEvent = Extract<ConversationEvent, { type: 'ReplySendAttempted' | 'ReplySendFailed' | 'ReplySent' }>;
+/** The events that keep the pending-reply list: a reply's draft, attempts and outcomes. */
+type ReplyEvent = Extract<ConversationEvent, { type: 'ReplyDrafted' | 'ReplySendAttempted' | 'ReplySendFailed' | 'ReplySent' }>;
 const replyEventSchemas: EventSchemas<ReplyEvent> = {
+  ReplyDrafted: conversationEventSchemas.ReplyDrafted,
   ReplySendAttempted: conversationEventSchemas.ReplySendAttempted,
   ReplySendFailed: conversationEventSchemas.ReplySendFailed,
   ReplySent: conversationEventSchemas.ReplySent,
@@ -308,6 +311,23 @@ const replyEventSchemas: EventSchemas<ReplyEvent> = {
 /** The pending-reply document after one reply event: a doc to store, null to remove, undefined for no change. */
 function pendingDocOf(event: ReplyEvent, recorded: RecordedEvent): PendingDoc | null | undefined {
   switch (event.type) {
+    case 'ReplyDrafted': {
+      // Its first attempt is claimed in the same append (then the attempt's doc follows), or by the
+      // sender once a send slot is free: due now, as attempt 0's retry.
+      const d = event.data;
+      return {
+        id: d.messageId,
+        conversationId: d.conversationId,
+        siteId: d.siteId,
+        teamId: d.teamId,
+        messageId: d.messageId,
+        attempt: 0,
+        inFlight: false,
+        retryAt: d.occurredAt,
+        startedBy: null,
+        startedAt: d.occurredAt,
+      };
+    }
     case 'ReplySendAttempted': {
       const d = event.data;
       const worker = recorded.metadata['workerInstance'];

@@ -50,7 +50,8 @@ const stepRetryDelay = (failures: number) => Math.min(60_000, 1_000 * 2 ** (fail
  *
  * Exactly-once toward the prospect: an attempt is claimed (`ReplySendAttempted`, appended with the
  * stream's expected revision, so two workers never claim the same one) before the mail leaves, with
- * a Message-Id fixed in the draft. An attempt found claimed without an outcome (its worker died
+ * a Message-Id fixed in the draft. Through a mailer with send slots (SMTP) an attempt is claimed only
+ * once a slot is free (`retry`), the first one too (the triage drafts it without claiming it). An attempt found claimed without an outcome (its worker died
  * between sending and recording) is resent only through a mailer that is idempotent on the
  * Message-Id (the embedded outbox); through SMTP its outcome is unknown, so it is recorded as failed
  * for good and the conversation goes to `awaiting_human`: a person decides, the prospect never gets
@@ -82,6 +83,11 @@ export class ReplySender {
   sendClaimed(c: Conv, messageId: string, attempt: number): void {
     this.claimed.set(messageId, { attempt, at: this.deps.clock.now().getTime() });
     this.run(messageId, () => this.send(c, messageId, attempt));
+  }
+
+  /** A reply this instance has just drafted without its first attempt: claim it when a send slot is free, and send it. */
+  sendDrafted(c: Conv, messageId: string): void {
+    this.run(messageId, () => this.retry(c, messageId, 1));
   }
 
   /** What the log (or the stored pending list at start) says about a reply. */
@@ -170,7 +176,23 @@ export class ReplySender {
     this.tasks.add(task);
   }
 
+  /**
+   * Claims the attempt (unless this instance already has) and sends it, holding one of the mailer's
+   * send slots throughout when it has them: through SMTP, an attempt is claimed only once a pooled
+   * connection is free for it, so a crash leaves few attempts whose outcome is unknown.
+   */
   private async retry(c: Conv, messageId: string, attempt: number): Promise<void> {
+    const release = this.deps.mailer.reserve ? await this.deps.mailer.reserve(this.stopping.signal) : () => {};
+    // Stopping: nothing was claimed; the next start takes the reply up from the log.
+    if (!release) return;
+    try {
+      await this.claimAndSend(c, messageId, attempt);
+    } finally {
+      release();
+    }
+  }
+
+  private async claimAndSend(c: Conv, messageId: string, attempt: number): Promise<void> {
     if (this.claimed.get(messageId)?.attempt !== attempt) {
       const r = await handleCommand(
         this.deps,

@@ -37,6 +37,8 @@ export interface TriageOutcomeRecorded {
   events: ConversationEvent[];
   /** The reply this worker claimed the first attempt of, to send now. */
   claimed: { conversationId: string; messageId: string; attempt: number } | null;
+  /** The reply drafted without its first attempt (`claimFirstAttempt: false`), for the sender to claim and send. */
+  drafted: { conversationId: string; messageId: string } | null;
   /**
    * Not decided yet: a reply on the conversation is being sent (or its sender died while sending),
    * and its outcome sets the status the dispatch is decided on. The worker takes it up again later.
@@ -44,12 +46,13 @@ export interface TriageOutcomeRecorded {
   deferred: boolean;
 }
 
-const DEFERRED: TriageOutcomeRecorded = { events: [], claimed: null, deferred: true };
+const DEFERRED: TriageOutcomeRecorded = { events: [], claimed: null, drafted: null, deferred: true };
 
 /**
  * One dispatch: re-check the preconditions, triage, suppress an opt-out, draft the reply, and
  * record all of it on the conversation's stream in one append (with the first send attempt
- * claimed), so the decision is durable before any mail leaves.
+ * claimed, unless `claimFirstAttempt` is false: the sender claims it when a send slot is free), so
+ * the decision is durable before any mail leaves.
  *
  * A pitch with several asks gets one reply, not one per ask, when that is right for every ask: the
  * first conversation triages each ask, and when they all come out alike and every other
@@ -62,13 +65,14 @@ export async function triageDispatch(
   deps: AgentDeps & { triage: Triage; drafter: Drafter },
   facts: DispatchFacts,
   metadata: Record<string, unknown>,
+  claimFirstAttempt = true,
 ): Promise<TriageOutcomeRecorded> {
   const { dispatch, message, site, settings } = facts;
   const ref = { conversationId: dispatch.conversationId, siteId: dispatch.siteId, teamId: dispatch.teamId, now: deps.clock.now().getTime() };
   const stream = conversationStream(dispatch.conversationId);
   // Handled before (a restart before the checkpoint moved, another worker): triage nothing again.
   const known = await aggregateStream(deps.events, stream, conversationDecider);
-  if (known.state.dispatches.has(dispatch.dispatchId)) return { events: [], claimed: null, deferred: false };
+  if (known.state.dispatches.has(dispatch.dispatchId)) return { events: [], claimed: null, drafted: null, deferred: false };
   // Before any model call: a dispatch waiting for a reply's outcome must not pay for triage twice.
   if (replyInFlight(known.state)) return DEFERRED;
   const skip = async (reason: AgentSkipReason) => {
@@ -76,7 +80,7 @@ export async function triageDispatch(
       type: 'SkipDispatch',
       data: { ...ref, dispatchId: dispatch.dispatchId, inboundMessageId: dispatch.messageId, reason },
     }, metadata);
-    return { events: r.events, claimed: null, deferred: false };
+    return { events: r.events, claimed: null, drafted: null, deferred: false };
   };
   if (!site) return skip('conversation_not_found');
 
@@ -94,6 +98,7 @@ export async function triageDispatch(
           classifier: decision.classifier,
           reasons: decision.reasons,
           draft,
+          claimFirstAttempt,
         },
       }, metadata);
     } catch (error) {
@@ -102,9 +107,11 @@ export async function triageDispatch(
       throw error;
     }
     const attempt = result.events.find((e) => e.type === 'ReplySendAttempted');
+    const drafted = result.events.find((e) => e.type === 'ReplyDrafted');
     return {
       events: result.events,
       claimed: attempt ? { conversationId: dispatch.conversationId, messageId: attempt.data.messageId, attempt: attempt.data.attempt } : null,
+      drafted: drafted && !attempt ? { conversationId: dispatch.conversationId, messageId: drafted.data.messageId } : null,
       deferred: false,
     };
   };
