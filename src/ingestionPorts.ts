@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { ensureDataDir } from './lifecycle/dataDir.ts';
 import { join } from 'node:path';
 import fp from 'fastify-plugin';
 import type { Config } from './config.ts';
@@ -18,7 +18,7 @@ export async function openCounterStore(config: Config, clock: Clock): Promise<Co
     const url = config.MONGODB_URL;
     return openingStore('MONGODB_URL', url, () => MongoCounterStore.connect(url, config.MONGODB_DB));
   }
-  mkdirSync(config.DATA_DIR, { recursive: true, mode: 0o700 });
+  ensureDataDir(config.DATA_DIR);
   return new SqliteCounterStore(join(config.DATA_DIR, 'counters.sqlite'), () => clock.now().getTime());
 }
 

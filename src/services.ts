@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { ensureDataDir } from './lifecycle/dataDir.ts';
 import { join } from 'node:path';
 import fp from 'fastify-plugin';
 import { ulid } from 'ulid';
@@ -73,7 +73,7 @@ export async function openEventStore(config: Config, writer?: MessagePort): Prom
       return store;
     });
   }
-  mkdirSync(config.DATA_DIR, { recursive: true, mode: 0o700 });
+  ensureDataDir(config.DATA_DIR);
   // The credential mark: requests wait only for the credential projections to pass the last credential event.
   const credentialTypes = credentialEventTypes(allProjections);
   return new SqliteEventStore(join(config.DATA_DIR, 'events.sqlite'), {
@@ -88,7 +88,7 @@ export async function openReadModels(config: Config): Promise<ReadModelStore> {
     const url = config.MONGODB_URL;
     return openingStore('MONGODB_URL', url, () => MongoReadModelStore.connect(url, config.MONGODB_DB, READ_MODEL_INDEXES, READ_MODEL_LOOKUPS));
   }
-  mkdirSync(config.DATA_DIR, { recursive: true, mode: 0o700 });
+  ensureDataDir(config.DATA_DIR);
   return new SqliteReadModelStore(join(config.DATA_DIR, 'readmodels.sqlite'), READ_MODEL_INDEXES);
 }
 
@@ -96,6 +96,7 @@ export const secretKeyFile = (config: Config) => join(config.DATA_DIR, 'secret.k
 
 export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
   // The key first: a bad key file stops the start before any store file is created.
+  if (!config.SECRET_KEY) ensureDataDir(config.DATA_DIR);
   const secrets = new AesSecretBox(loadOrCreateKey(config.SECRET_KEY, secretKeyFile(config)));
   const events = await openEventStore(config, overrides.eventStoreWriter);
   const readModels = await openReadModels(config);

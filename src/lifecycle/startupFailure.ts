@@ -58,12 +58,19 @@ export function isSystemError(error: unknown): boolean {
 /**
  * Fails before anything starts when the port is taken (a second `npm start`), instead of after the
  * background roles are up. Another process may still take it before the real listen, which then fails the same way.
+ * A host that does not resolve or is not this machine's is named by its variable (`HOST`, `SMTP_HOST`).
  */
-export async function assertPortFree(host: string, port: number): Promise<void> {
-  if (port === 0) return;
-  await new Promise<void>((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
-  });
+export async function assertPortFree(host: string, port: number, hostVariable = 'HOST'): Promise<void> {
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const probe = createServer();
+      probe.once('error', reject);
+      probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+    });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || !isSystemError(error)) throw error;
+    const why = code === 'ENOTFOUND' || code === 'EAI_AGAIN' ? 'the name does not resolve' : code === 'EADDRNOTAVAIL' ? 'not an address of this machine' : (error as Error).message;
+    throw new StartupError(`${hostVariable}: cannot listen on ${host}: ${why}`, { cause: error });
+  }
 }

@@ -65,12 +65,28 @@ t.test('the port is taken (a second npm start): refused before any background ro
   t.notMatch(r.out, /background roles started/, 'nothing was started');
 });
 
+t.test('HOST or SMTP_HOST that does not resolve, or is not an address of this machine: one line naming the variable', async (t) => {
+  const unresolved = await start({ DATA_DIR: join(scratch, 'host'), HOST: 'no-such-host.invalid' });
+  t.equal(unresolved.code, 1);
+  oneLine(t, unresolved.out, /cannot start: HOST: cannot listen on no-such-host\.invalid: the name does not resolve/, 'HOST unresolved');
+  const foreign = await start({ DATA_DIR: join(scratch, 'host'), HOST: '203.0.113.77' });
+  t.equal(foreign.code, 1);
+  oneLine(t, foreign.out, /cannot start: HOST: cannot listen on 203\.0\.113\.77: not an address of this machine/, 'HOST foreign');
+  const smtp = await start({ DATA_DIR: join(scratch, 'host'), SMTP_ENABLED: 'true', SMTP_PORT: '0', SMTP_HOST: 'no-such-host.invalid' });
+  t.equal(smtp.code, 1);
+  oneLine(t, smtp.out, /cannot start: SMTP_HOST: cannot listen on no-such-host\.invalid/, 'SMTP_HOST unresolved');
+});
+
 t.test('DATA_DIR is a file; the key file holds no key: one line each, and no store file is created', async (t) => {
   const file = join(scratch, 'not-a-dir');
   writeFileSync(file, '');
   const asFile = await start({ DATA_DIR: file });
   t.equal(asFile.code, 1);
-  oneLine(t, asFile.out, /cannot start: EEXIST: file already exists, mkdir/, 'DATA_DIR a file');
+  oneLine(t, asFile.out, /cannot start: DATA_DIR: .*not-a-dir cannot be used as the data directory: it exists and is not a directory/, 'DATA_DIR a file');
+  // With SECRET_KEY set the key file is not read: the store's directory is refused the same way.
+  const keyed = await start({ DATA_DIR: join(file, 'sub'), SECRET_KEY: randomBytes(32).toString('base64') });
+  t.equal(keyed.code, 1);
+  oneLine(t, keyed.out, /cannot start: DATA_DIR: .*not-a-dir\/sub cannot be used as the data directory: ENOTDIR/, 'DATA_DIR under a file');
 
   const dir = join(scratch, 'bad-key');
   mkdirSync(dir);
