@@ -10,7 +10,7 @@ const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' |
 /** `ip`, `ip:port` or `[ipv6]:port`, the forms node's Resolver#setServers accepts. */
 const isDnsServer = (v: string) => {
   const m = /^\[(.+)\](?::(\d{1,5}))?$/.exec(v) ?? (isIP(v) ? [v, v] : /^([^:]+):(\d{1,5})$/.exec(v));
-  return Boolean(m && isIP(m[1]!) && (m[2] === undefined || Number(m[2]) <= 65535));
+  return Boolean(m && isIP(m[1]!) && (m[2] === undefined || (Number(m[2]) >= 1 && Number(m[2]) <= 65535)));
 };
 
 /**
@@ -229,7 +229,7 @@ export const configSchema = z.object({
   DNS_SERVERS: z
     .string()
     .transform((v) => v.split(',').map((x) => x.trim()).filter(Boolean))
-    .refine((servers) => servers.length > 0 && servers.every(isDnsServer), 'must be a comma-separated list of ip or ip:port ([ipv6]:port)')
+    .refine((servers) => servers.length > 0 && servers.every(isDnsServer), 'must be a comma-separated list of ip or ip:port ([ipv6]:port), port 1 to 65535')
     .optional(),
   // Outbound mail (the agent's replies); the SMTP_* settings above are the inbound forwarding mailbox.
   OUTBOUND_SMTP_URL: z

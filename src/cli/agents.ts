@@ -14,14 +14,6 @@ import { decimal, parseBool, parseChoice, print } from './output.ts';
 
 type WithServices = <T>(fn: (services: Services) => Promise<T>) => Promise<T>;
 
-const choice = <T extends string>(flag: string, values: readonly T[]) => (v: string) => {
-  try {
-    return parseChoice(flag, values)(v);
-  } catch (e) {
-    throw new InvalidArgumentError((e as Error).message);
-  }
-};
-
 /** The read models up to the log's head: a CLI process does not run the projections in the background. */
 async function caughtUp(s: Services): Promise<void> {
   const head = await s.events.headPosition();
@@ -35,8 +27,16 @@ async function siteOf(s: Services, siteId: string) {
   return site;
 }
 
+/** `--cadence-hours`: whole hours within the agents API's range, or `none` (kept as the word: commander turns a parsed null into ''). */
+function cadenceHoursArg(value: string): number | 'none' {
+  if (value === 'none') return value;
+  const n = decimal(value);
+  if (!Number.isInteger(n) || n < 1 || n > CADENCE_HOURS_MAX) throw new InvalidArgumentError(`--cadence-hours must be a whole number from 1 to ${CADENCE_HOURS_MAX}, or "none"`);
+  return n;
+}
+
 /** `--setting key=value`: the value is JSON when it parses as JSON, else the text itself. */
-function collectSetting(value: string, previous: Record<string, unknown>): Record<string, unknown> {
+function collectSetting(value: string, previous: Record<string, unknown> = {}): Record<string, unknown> {
   const eq = value.indexOf('=');
   if (eq <= 0) throw new InvalidArgumentError('--setting must be key=value');
   const raw = value.slice(eq + 1);
@@ -70,17 +70,17 @@ export function registerAgentsCommands(program: Command, json: () => boolean, wi
     .command('set')
     .description('toggle or tune one agent, as PUT .../agents/{agentKey}')
     .requiredOption('--site <siteId>')
-    .addOption(new Option('--key <agentKey>', 'agent key').makeOptionMandatory().argParser(choice('--key', AGENT_KEYS)))
-    .addOption(new Option('--active <bool>', 'turn the agent on or off').argParser((v) => parseBool('--active')(v)))
-    .option('--cadence-hours <n>', `scheduled runs every n hours (1..${CADENCE_HOURS_MAX}), or "none"`)
-    .option('--setting <key=value>', 'one setting (repeatable); the value is JSON or text', collectSetting, {})
+    .addOption(new Option('--key <agentKey>', 'agent key').makeOptionMandatory().argParser(parseChoice('--key', AGENT_KEYS)))
+    .addOption(new Option('--active <bool>', 'turn the agent on or off').argParser(parseBool('--active')))
+    .option('--cadence-hours <n>', `scheduled runs every n hours (1..${CADENCE_HOURS_MAX}), or "none"`, cadenceHoursArg)
+    .option('--setting <key=value>', 'one setting (repeatable); the value is JSON or text', collectSetting)
     .action(async (opts) =>
       withServices(async (s) => {
         const site = await siteOf(s, opts.site);
         const body: Record<string, unknown> = {};
         if (opts.active !== undefined) body.isActive = opts.active;
-        if (opts.cadenceHours !== undefined) body.cadenceHours = opts.cadenceHours === 'none' ? null : decimal(opts.cadenceHours);
-        if (Object.keys(opts.setting).length > 0) body.settings = opts.setting;
+        if (opts.cadenceHours !== undefined) body.cadenceHours = opts.cadenceHours === 'none' ? null : opts.cadenceHours;
+        if (opts.setting !== undefined) body.settings = opts.setting;
         await updateAgent(s, { siteId: site.id, plan: site.plan, agentKey: opts.key, body, workSettingsSchemas: s.agentWork.workSettingsSchemas });
         print(json(), { siteId: site.id, agentKey: opts.key, ...body }, `agent ${opts.key} of site ${site.id} updated`);
       }),
@@ -89,7 +89,7 @@ export function registerAgentsCommands(program: Command, json: () => boolean, wi
     .command('run')
     .description('queue an on-demand run (counts toward the 5 per hour per site); the runner executes it')
     .requiredOption('--site <siteId>')
-    .addOption(new Option('--key <agentKey>', 'agent key').makeOptionMandatory().argParser(choice('--key', AGENT_KEYS)))
+    .addOption(new Option('--key <agentKey>', 'agent key').makeOptionMandatory().argParser(parseChoice('--key', AGENT_KEYS)))
     .action(async (opts) =>
       withServices(async (s) => {
         const site = await siteOf(s, opts.site);
@@ -101,8 +101,8 @@ export function registerAgentsCommands(program: Command, json: () => boolean, wi
     .command('runs')
     .description("a site's runs, newest first")
     .requiredOption('--site <siteId>')
-    .addOption(new Option('--key <agentKey>').argParser(choice('--key', AGENT_KEYS)))
-    .addOption(new Option('--status <status>').argParser(choice('--status', RUN_STATUSES)))
+    .addOption(new Option('--key <agentKey>').argParser(parseChoice('--key', AGENT_KEYS)))
+    .addOption(new Option('--status <status>').argParser(parseChoice('--status', RUN_STATUSES)))
     .option('--limit <n>', '1 to 100', '25')
     .action(async (opts) =>
       withServices(async (s) => {

@@ -55,14 +55,6 @@ const program = new Command('outreach')
   .exitOverride();
 
 const json = () => Boolean(program.opts().json);
-const wrapChoice = <T>(fn: (v: string) => T) => (v: string) => {
-  try {
-    return fn(v);
-  } catch (e) {
-    throw new InvalidArgumentError((e as Error).message);
-  }
-};
-
 /** Opens the stores for one command and closes them after it; what the command records names the operator (`operator`/`cli`) as its actor. */
 async function withServices<T>(fn: (services: Services) => Promise<T>): Promise<T> {
   return withServicesForRole((services) => fn(actingAs(services, { kind: 'operator', id: 'cli' })));
@@ -94,7 +86,7 @@ team
 team
   .command('set')
   .requiredOption('--team <teamId>')
-  .addOption(new Option('--billing <status>', 'team subscription status').argParser(wrapChoice(parseChoice('--billing', BILLING_STATUSES))))
+  .addOption(new Option('--billing <status>', 'team subscription status').argParser(parseChoice('--billing', BILLING_STATUSES)))
   .action(async (opts) =>
     withServices(async (s) => {
       if (!opts.billing) throw new TenancyError('nothing to change: give --billing');
@@ -106,7 +98,7 @@ team
   .command('add-user')
   .requiredOption('--team <teamId>')
   .requiredOption('--email <email>')
-  .addOption(new Option('--role <role>').default('member').argParser(wrapChoice(parseChoice('--role', ROLES))))
+  .addOption(new Option('--role <role>').default('member').argParser(parseChoice('--role', ROLES)))
   .option('--password <password>')
   .action(async (opts) =>
     withServices(async (s) => {
@@ -119,8 +111,8 @@ const site = program.command('site').description('sites');
 site
   .command('create')
   .requiredOption('--team <teamId>')
-  .addOption(new Option('--domain <domain>').makeOptionMandatory().argParser(wrapChoice(parseDomain('--domain'))))
-  .addOption(new Option('--plan <plan>').default('starter').argParser(wrapChoice(parseChoice('--plan', PLANS))))
+  .addOption(new Option('--domain <domain>').makeOptionMandatory().argParser(parseDomain('--domain')))
+  .addOption(new Option('--plan <plan>').default('starter').argParser(parseChoice('--plan', PLANS)))
   .action(async (opts) =>
     withServices(async (s) => {
       const r = await createSite(s, { teamId: opts.team, domain: opts.domain, plan: opts.plan }, s.config.MAIL_DOMAIN);
@@ -130,12 +122,12 @@ site
 site
   .command('set')
   .requiredOption('--site <siteId>')
-  .addOption(new Option('--plan <plan>').argParser(wrapChoice(parseChoice('--plan', PLANS))))
-  .addOption(new Option('--licensed <bool>').argParser(wrapChoice(parseBool('--licensed'))))
-  .addOption(new Option('--sending-domain-verified <bool>').argParser(wrapChoice(parseBool('--sending-domain-verified'))))
-  .addOption(new Option('--ai-credits <n>').argParser(wrapChoice(parseNonNegativeInt('--ai-credits'))))
-  .addOption(new Option('--daily-ingestion-cap <n>').argParser(wrapChoice(parseNonNegativeInt('--daily-ingestion-cap'))))
-  .addOption(new Option('--daily-extraction-cap <n>').argParser(wrapChoice(parseNonNegativeInt('--daily-extraction-cap'))))
+  .addOption(new Option('--plan <plan>').argParser(parseChoice('--plan', PLANS)))
+  .addOption(new Option('--licensed <bool>').argParser(parseBool('--licensed')))
+  .addOption(new Option('--sending-domain-verified <bool>').argParser(parseBool('--sending-domain-verified')))
+  .addOption(new Option('--ai-credits <n>').argParser(parseNonNegativeInt('--ai-credits')))
+  .addOption(new Option('--daily-ingestion-cap <n>').argParser(parseNonNegativeInt('--daily-ingestion-cap')))
+  .addOption(new Option('--daily-extraction-cap <n>').argParser(parseNonNegativeInt('--daily-extraction-cap')))
   .action(async (opts) =>
     withServices(async (s) => {
       const changes: Partial<SiteSettings> = {
@@ -234,13 +226,13 @@ const agent = program.command('agent').description("a site's agents (the agents 
 agent
   .command('set')
   .requiredOption('--site <siteId>')
-  .addOption(new Option('--key <agentKey>', 'agent key').makeOptionMandatory().argParser(wrapChoice(parseChoice('--key', AGENT_KEYS))))
-  .addOption(new Option('--active <bool>', 'turn the agent on or off').argParser(wrapChoice(parseBool('--active'))))
-  .addOption(new Option('--auto-reply <bool>', 'let the agent send replies on its own').argParser(wrapChoice(parseBool('--auto-reply'))))
+  .addOption(new Option('--key <agentKey>', 'agent key').makeOptionMandatory().argParser(parseChoice('--key', AGENT_KEYS)))
+  .addOption(new Option('--active <bool>', 'turn the agent on or off').argParser(parseBool('--active')))
+  .addOption(new Option('--auto-reply <bool>', 'let the agent send replies on its own').argParser(parseBool('--auto-reply')))
   .option('--sender-name <name>', 'outreach: the name replies are sent from (empty: the site domain)')
   .option('--signature <text>', 'outreach: closing signature of replies (empty: none)')
-  .addOption(new Option('--tone <tone>', 'outreach: wording of replies').argParser(wrapChoice(parseChoice('--tone', REPLY_TONES))))
-  .addOption(new Option('--decline-replies <bool>', 'outreach: answer declined pitches with a polite no').argParser(wrapChoice(parseBool('--decline-replies'))))
+  .addOption(new Option('--tone <tone>', 'outreach: wording of replies').argParser(parseChoice('--tone', REPLY_TONES)))
+  .addOption(new Option('--decline-replies <bool>', 'outreach: answer declined pitches with a polite no').argParser(parseBool('--decline-replies')))
   .action(async (opts) =>
     withServices(async (s) => {
       const changes: Partial<AgentSettings> = {};
@@ -261,8 +253,8 @@ contact
   .requiredOption('--team <teamId>')
   .requiredOption('--email <email>')
   .option('--site <siteId>', 'the site the suppression is reported on (default: every site of the team)')
-  .addOption(new Option('--reason <reason>', `why (${SUPPRESSION_REASONS.join(', ')}); an entry only moves to a stronger reason`).default('manual').argParser(wrapChoice(parseChoice('--reason', SUPPRESSION_REASONS))))
-  .addOption(new Option('--source <source>', 'how it was learnt').default('manual').argParser(wrapChoice(parseChoice('--source', SUPPRESSION_SOURCES))))
+  .addOption(new Option('--reason <reason>', `why (${SUPPRESSION_REASONS.join(', ')}); an entry only moves to a stronger reason`).default('manual').argParser(parseChoice('--reason', SUPPRESSION_REASONS)))
+  .addOption(new Option('--source <source>', 'how it was learnt').default('manual').argParser(parseChoice('--source', SUPPRESSION_SOURCES)))
   .action(async (opts) =>
     withServices(async (s) => {
       // The read models as the log stands (no server may be running to keep them current).

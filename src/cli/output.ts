@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from 'commander';
 import { hasDomainLabels } from '../domain/domainName.ts';
 
 /** Every command prints one JSON object with --json, or a short human line without. */
@@ -5,18 +6,19 @@ export function print(json: boolean, value: Record<string, unknown>, human: stri
   process.stdout.write(json ? JSON.stringify(value) + '\n' : human + '\n');
 }
 
+/** Option parsers: a refusal is commander's InvalidArgumentError, printed as one line with the usage, never a stack. */
 export function parseBool(name: string) {
   return (value: string): boolean => {
     if (value === 'true') return true;
     if (value === 'false') return false;
-    throw new Error(`${name} must be true or false`);
+    throw new InvalidArgumentError(`${name} must be true or false`);
   };
 }
 
 export function parseChoice<T extends string>(name: string, choices: readonly T[]) {
   return (value: string): T => {
     if ((choices as readonly string[]).includes(value)) return value as T;
-    throw new Error(`${name} must be one of ${choices.join(', ')}`);
+    throw new InvalidArgumentError(`${name} must be one of ${choices.join(', ')}`);
   };
 }
 
@@ -26,7 +28,7 @@ export const decimal = (value: string): number => (/^\d+$/.test(value.trim()) ? 
 export function parseNonNegativeInt(name: string) {
   return (value: string): number => {
     const n = decimal(value);
-    if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer`);
+    if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`${name} must be a non-negative integer`);
     return n;
   };
 }
@@ -36,7 +38,7 @@ export function parseDomain(name: string) {
   return (value: string): string => {
     const domain = value.trim().toLowerCase().replace(/\.$/, '');
     if (!hasDomainLabels(domain, 2) || /^[0-9]+$/.test(domain.split('.').at(-1)!)) {
-      throw new Error(`${name} must be a domain name such as example.com (no scheme, path or port)`);
+      throw new InvalidArgumentError(`${name} must be a domain name such as example.com (no scheme, path or port)`);
     }
     return domain;
   };

@@ -26,7 +26,7 @@ t.test('the node DNS adapter against the local responder', async (t) => {
 t.test('DNS_SERVERS is a comma-separated list of ip, ip:port or [ipv6]:port', async (t) => {
   t.same(loadConfig({ DNS_SERVERS: '127.0.0.1:5353, 9.9.9.9,[::1]:53,2001:db8::1' }).DNS_SERVERS, ['127.0.0.1:5353', '9.9.9.9', '[::1]:53', '2001:db8::1']);
   t.equal(loadConfig({}).DNS_SERVERS, undefined);
-  for (const bad of ['dns.example.test', '127.0.0.1:99999', '1.2.3', ' , ']) {
+  for (const bad of ['dns.example.test', '127.0.0.1:99999', '8.8.8.8:0', '[::1]:0', '1.2.3', ' , ']) {
     t.throws(() => loadConfig({ DNS_SERVERS: bad }), { name: 'Error', message: /DNS_SERVERS/ }, bad);
   }
 });

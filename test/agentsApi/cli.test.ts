@@ -26,6 +26,25 @@ t.test('agents set|list|run|runs and credits grant|show, through the same comman
   t.equal(unknown.code, 1);
   t.match(unknown.json<{ error: string }>().error, /no setting "colour"/);
 
+  // Option values are refused in the CLI's own words, one line, no stack; nothing is recorded.
+  const refused = await Promise.all([
+    cli('agents', 'set', '--site', site.siteId, '--key', 'article_boost', '--cadence-hours', '0'),
+    cli('agents', 'set', '--site', site.siteId, '--key', 'article_boost', '--cadence-hours', '169'),
+    cli('agents', 'set', '--site', site.siteId, '--key', 'article_boost', '--active', 'maybe'),
+  ]);
+  t.match(refused[0].stderr, /--cadence-hours must be a whole number from 1 to 168, or "none"/);
+  t.notMatch(refused[0].stderr, /body\./, 'not the REST body path');
+  t.match(refused[1].stderr, /--cadence-hours must be a whole number from 1 to 168/);
+  t.match(refused[2].stderr, /--active must be true or false/);
+  for (const r of refused) {
+    t.not(r.code, 0);
+    t.notMatch(r.stderr, /\n\s+at /, 'no stack trace');
+  }
+  const after = (await cli('agents', 'list', '--site', site.siteId)).json<{ agents: Array<{ agentKey: string; isActive: boolean; cadenceHours: number | null }> }>();
+  t.match(after.agents.find((a) => a.agentKey === 'article_boost'), { isActive: true, cadenceHours: 12 });
+  t.equal((await cli('agents', 'set', '--site', site.siteId, '--key', 'article_boost', '--cadence-hours', 'none')).code, 0);
+  t.notMatch((await outreach(['agents', 'set', '--help'], env)).stdout, /default: \{\}/, 'no "{}" default in the help');
+
   const broke = await cli('agents', 'run', '--site', site.siteId, '--key', 'article_boost');
   t.equal(broke.code, 1, 'no credits while enforced');
   t.match(broke.json<{ error: string }>().error, /credit balance is 0/);
