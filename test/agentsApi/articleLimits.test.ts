@@ -77,3 +77,17 @@ t.test('without totals (the projection rebuilding into its version 2, which adde
   t.same(await getArticleTotals(store, 's1'), { count: 2, bytes: 120 }, "the site's two articles, in UTF-8 bytes");
   t.same(await getArticleTotals(store, 's3'), { count: 0, bytes: 0 }, 'a site without articles');
 });
+
+t.test('concurrent new articles of one site: exactly the limit is taken, the rest refused, the totals exact', async (t) => {
+  const app = await startTestApp({ env: { SITE_MAX_ARTICLES: '5', SITE_MAX_ARTICLE_BYTES: '100000' } });
+  t.teardown(() => app.close());
+  const a = await createTenant(app.services);
+  const put = (n: number) =>
+    app.fastify.inject({ method: 'PUT', url: `/api/v1/sites/${a.siteId}/articles`, headers: bearer(a.key), payload: { url: `https://example.test/c${n}`, title: `C ${n}`, text: 'x'.repeat(100) } });
+  const answers = await Promise.all(Array.from({ length: 20 }, (_, n) => put(n)));
+  const codes = answers.map((r) => r.statusCode);
+  t.equal(codes.filter((c) => c === 201).length, 5, 'five created');
+  t.equal(codes.filter((c) => c === 409).length, 15, 'the other fifteen refused');
+  for (const r of answers.filter((r) => r.statusCode === 409)) t.equal(r.json().error.code, 'ARTICLE_LIMIT_REACHED');
+  t.same(await getArticleTotals(app.services.readModels, a.siteId), { count: 5, bytes: 500 });
+});
