@@ -15,6 +15,7 @@ import { type SafeHtml, html } from '../web/html.ts';
 import type { SignedIn } from '../web/session.ts';
 import { siteNotLicensedPage, unlicensedSiteSection } from './show.ts';
 import { actingFor } from '../actingFor.ts';
+import { inSiteTurn } from '../siteTurns.ts';
 
 const LABEL = 'The label must be 1 to 120 characters.';
 const subscriptionForm = z.object({
@@ -163,11 +164,13 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
     if (!form.success) return refuse(firstProblem(form.error), 400);
     const urlProblem = webhookUrlProblem(form.data.url, allowedRanges);
     if (urlProblem) return refuse(urlProblem, 400);
-    if ((await listSubscriptionsForSite(app.readModels, site.id)).length >= app.config.WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE) {
-      return refuse(`A site may have at most ${app.config.WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE} webhook subscriptions.`, 409);
-    }
-    const r = await createSubscription(actingFor(app, request), { teamId: s.user.teamId, siteId: site.id, label: form.data.label, url: form.data.url, eventTypes: form.data.event_types, createdByOauthClientId: null });
-    await app.waitForWrite(r.position, 'answer');
+    const r = await inSiteTurn(app.readModels, 'webhook subscriptions', site.id, async () => {
+      if ((await listSubscriptionsForSite(app.readModels, site.id)).length >= app.config.WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE) return null;
+      const made = await createSubscription(actingFor(app, request), { teamId: s.user.teamId, siteId: site.id, label: form.data.label, url: form.data.url, eventTypes: form.data.event_types, createdByOauthClientId: null });
+      await app.waitForWrite(made.position, 'answer');
+      return made;
+    });
+    if (!r) return refuse(`A site may have at most ${app.config.WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE} webhook subscriptions.`, 409);
     return show(
       reply,
       s,

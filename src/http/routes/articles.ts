@@ -3,15 +3,14 @@ import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { deleteArticle, upsertArticle } from '../../commands/articles.ts';
-import { TURN_MAX_WAIT_MS } from '../../commands/handleCommand.ts';
-import { InTurn } from '../../lib/inTurn.ts';
-import { articleLimitReached, notFound, serviceUnavailable } from '../../domain/errors.ts';
+import { articleLimitReached, notFound } from '../../domain/errors.ts';
 import { normaliseArticleUrl } from '../../domain/article.ts';
 import { type ArticleDoc, bodyBytes, findArticleByUrl, getArticle, getArticleTotals, listArticlesPage } from '../../readModels/articles.ts';
 import type { SiteDoc } from '../../readModels/sites.ts';
 import { decodeCursor, isoParam, pageOf, pageQuery } from '../pagination.ts';
 import { errors, siteParams } from '../schemas.ts';
 import { actingFor } from '../actingFor.ts';
+import { inSiteTurn } from '../siteTurns.ts';
 
 const isoTimestamp = z.string().meta({ format: 'date-time' });
 const isoDate = isoParam;
@@ -62,31 +61,20 @@ const summaryOf = (a: ArticleDoc): z.infer<typeof articleSummary> => ({
 });
 const articleOf = (a: ArticleDoc): z.infer<typeof articleObject> => ({ ...summaryOf(a), text: a.text, html: a.format === 'html' ? a.body : null });
 
-/** Per read-model store (one per process): a site's upserts, one at a time (see `syncArticle`). */
-const siteTurns = new WeakMap<object, InTurn>();
-
 /**
  * PUT .../articles and the MCP tool `sync_article`: the upsert, then the article as it now reads.
- * A site's upserts take turns in this process, each checked against the totals the one before it
- * left, so concurrent requests cannot pass the limits together; API processes in parallel still can,
- * by a few.
+ * A site's upserts take turns (`inSiteTurn`): concurrent requests cannot pass the limits together.
  */
 export async function syncArticle(app: FastifyInstance, site: SiteDoc, body: z.output<typeof upsertBody>) {
   const { url, title, html, text, publishedAt, updatedAt } = body;
   const format = html !== undefined ? 'html' : 'text';
   const content = { url, title, format, body: html ?? text ?? '', publishedAt, updatedAt } as const;
-  let turns = siteTurns.get(app.readModels);
-  if (!turns) siteTurns.set(app.readModels, (turns = new InTurn()));
-  const result = await turns.run(
-    site.id,
-    async () => {
-      await checkArticleLimits(app, site, content);
-      const upserted = await upsertArticle(app, { teamId: site.teamId, siteId: site.id, siteDomain: site.domain, content });
-      await app.waitForWrite(upserted.position);
-      return upserted;
-    },
-    { maxWaitMs: TURN_MAX_WAIT_MS, onTimeout: () => serviceUnavailable("Earlier requests on the site's articles are still being written; retry.", 1) },
-  );
+  const result = await inSiteTurn(app.readModels, 'articles', site.id, async () => {
+    await checkArticleLimits(app, site, content);
+    const upserted = await upsertArticle(app, { teamId: site.teamId, siteId: site.id, siteDomain: site.domain, content });
+    await app.waitForWrite(upserted.position);
+    return upserted;
+  });
   const doc = await getArticle(app.readModels, result.articleId);
   if (!doc || doc.siteId !== site.id) throw notFound('Article not found.');
   return { created: result.created, article: articleOf(doc) };

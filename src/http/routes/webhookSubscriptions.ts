@@ -11,6 +11,7 @@ import { WEBHOOK_EVENT_TYPES } from '../../domain/eventCatalog.ts';
 import { type WebhookSubscriptionDoc, getSubscription, listSubscriptionsForSite, subscriptionDocOf } from '../../readModels/webhookSubscriptions.ts';
 import { errors, siteParams } from '../schemas.ts';
 import { actingFor } from '../actingFor.ts';
+import { inSiteTurn } from '../siteTurns.ts';
 
 const isoTimestamp = z.string().meta({ format: 'date-time' });
 
@@ -80,23 +81,26 @@ const plugin: FastifyPluginAsyncZod<{ allowedRanges: BlockList }> = async (app, 
     async function createSubscriptionRoute(request, reply) {
       const problem = webhookUrlProblem(request.body.url, allowedRanges);
       if (problem) throw validationError(problem);
-      // WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE, counted in the read model: concurrent creations may pass it by a few.
-      const limit = app.config.WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE;
-      const existing = await listSubscriptionsForSite(app.readModels, request.site!.id);
-      if (existing.length >= limit) throw subscriptionLimitReached(limit);
       const credential = request.credential!;
-      const { subscriptionId, created, secret, position } = await createSubscription(actingFor(app, request), {
-        teamId: credential.teamId,
-        siteId: request.site!.id,
-        label: request.body.label,
-        url: request.body.url,
-        eventTypes: request.body.eventTypes,
-        createdByOauthClientId: credential.oauthClientId,
+      // WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE, counted in the read model; a site's creations take turns (inSiteTurn).
+      const { created, secret } = await inSiteTurn(app.readModels, 'webhook subscriptions', request.site!.id, async () => {
+        const limit = app.config.WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE;
+        const existing = await listSubscriptionsForSite(app.readModels, request.site!.id);
+        if (existing.length >= limit) throw subscriptionLimitReached(limit);
+        const made = await createSubscription(actingFor(app, request), {
+          teamId: credential.teamId,
+          siteId: request.site!.id,
+          label: request.body.label,
+          url: request.body.url,
+          eventTypes: request.body.eventTypes,
+          createdByOauthClientId: credential.oauthClientId,
+        });
+        if (credential.oauthClientId && (await undoIfClientDeleted(actingFor(app, request), { id: made.subscriptionId, siteId: made.created.siteId, clientId: credential.oauthClientId }))) {
+          throw unauthorized('The OAuth client behind this token was deleted.');
+        }
+        await app.waitForWrite(made.position, 'answer');
+        return made;
       });
-      if (credential.oauthClientId && (await undoIfClientDeleted(actingFor(app, request), { id: subscriptionId, siteId: created.siteId, clientId: credential.oauthClientId }))) {
-        throw unauthorized('The OAuth client behind this token was deleted.');
-      }
-      await app.waitForWrite(position, 'answer');
       return reply.status(201).send({ subscription: subscriptionDocOf(created), secret });
     },
   );
