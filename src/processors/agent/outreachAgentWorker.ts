@@ -310,57 +310,27 @@ const replyEventSchemas: EventSchemas<ReplyEvent> = {
 
 /** The pending-reply document after one reply event: a doc to store, null to remove, undefined for no change. */
 function pendingDocOf(event: ReplyEvent, recorded: RecordedEvent): PendingDoc | null | undefined {
+  const d = event.data;
+  const doc = (state: Pick<PendingDoc, 'attempt' | 'inFlight' | 'retryAt' | 'startedBy' | 'startedAt'>): PendingDoc => ({
+    id: d.messageId,
+    conversationId: d.conversationId,
+    siteId: d.siteId,
+    teamId: d.teamId,
+    messageId: d.messageId,
+    ...state,
+  });
   switch (event.type) {
-    case 'ReplyDrafted': {
+    case 'ReplyDrafted':
       // Its first attempt is claimed in the same append (then the attempt's doc follows), or by the
       // sender once a send slot is free: due now, as attempt 0's retry.
-      const d = event.data;
-      return {
-        id: d.messageId,
-        conversationId: d.conversationId,
-        siteId: d.siteId,
-        teamId: d.teamId,
-        messageId: d.messageId,
-        attempt: 0,
-        inFlight: false,
-        retryAt: d.occurredAt,
-        startedBy: null,
-        startedAt: d.occurredAt,
-      };
-    }
+      return doc({ attempt: 0, inFlight: false, retryAt: event.data.occurredAt, startedBy: null, startedAt: event.data.occurredAt });
     case 'ReplySendAttempted': {
-      const d = event.data;
       const worker = recorded.metadata['workerInstance'];
-      const startedBy = typeof worker === 'string' ? worker : null;
-      return {
-        id: d.messageId,
-        conversationId: d.conversationId,
-        siteId: d.siteId,
-        teamId: d.teamId,
-        messageId: d.messageId,
-        attempt: d.attempt,
-        inFlight: true,
-        retryAt: null,
-        startedBy,
-        startedAt: d.occurredAt,
-      };
+      return doc({ attempt: event.data.attempt, inFlight: true, retryAt: null, startedBy: typeof worker === 'string' ? worker : null, startedAt: event.data.occurredAt });
     }
-    case 'ReplySendFailed': {
-      const d = event.data;
-      if (d.retryAt === null) return null;
-      return {
-        id: d.messageId,
-        conversationId: d.conversationId,
-        siteId: d.siteId,
-        teamId: d.teamId,
-        messageId: d.messageId,
-        attempt: d.attempt,
-        inFlight: false,
-        retryAt: d.retryAt,
-        startedBy: null,
-        startedAt: d.occurredAt,
-      };
-    }
+    case 'ReplySendFailed':
+      if (event.data.retryAt === null) return null;
+      return doc({ attempt: event.data.attempt, inFlight: false, retryAt: event.data.retryAt, startedBy: null, startedAt: event.data.occurredAt });
     case 'ReplySent':
       return null;
     default:
