@@ -75,4 +75,19 @@ t.test('dashboard webhooks page: create (secret once), edit, rotate, switch, del
   t.equal((await browser.request(deleteAction, { form: formFields(pageText, deleteAction) })).status, 303);
   t.same((await api()).subscriptions, [], 'deleted');
   t.equal((await browser.request(deleteAction, { form: formFields(pageText, deleteAction) })).status, 404, 'a second delete: not found');
+
+  // An unknown subscription: the 404 page, and no error behind it (the refusal page, once awaited as
+  // the helper's result, resolved to undefined and threw after the answer was sent).
+  const logged: unknown[] = [];
+  const log = app.fastify.log as unknown as { error: (...args: unknown[]) => void };
+  const original = log.error;
+  log.error = (...args: unknown[]) => void logged.push(args);
+  t.teardown(() => void (log.error = original));
+  for (const action of ['edit', 'rotate', 'delete']) {
+    const path = `/dashboard/webhooks/01ARZ3NDEKTSV4RRFFQ69G5FAV/${action}`;
+    const answer = await browser.request(path, { form: { ...formFields(pageText, deleteAction), label: 'x', url: 'https://hooks.example.com/a', event_types: 'outreach.reply_sent', grace_seconds: '0' } });
+    t.equal(answer.status, 404, `${action} of an unknown subscription`);
+    t.match(answer.text, /Webhook subscription not found/);
+  }
+  t.same(logged, [], 'nothing logged as an error');
 });

@@ -112,13 +112,23 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
   }
   const problem = (reply: FastifyReply, s: SignedIn, text: string, status: number) => webhooksPage(reply, s, html`<p class="error">${text}</p>`, status);
 
-  /** The team's subscription to act on, or the page that refuses it (404; 403 for an unlicensed site, as REST). */
-  async function subscriptionToChange(reply: FastifyReply, s: SignedIn, id: string): Promise<{ sub: WebhookSubscriptionDoc } | FastifyReply> {
+  /**
+   * The team's subscription to act on; null once the page that refuses it is sent (404; 403 for an
+   * unlicensed site, as REST). Not the reply itself: a reply is thenable, and an async function's
+   * result would be resolved through it (to undefined).
+   */
+  async function subscriptionToChange(reply: FastifyReply, s: SignedIn, id: string): Promise<WebhookSubscriptionDoc | null> {
     const sub = await teamSubscription(s, id);
-    if (!sub) return problem(reply, s, 'Webhook subscription not found.', 404);
+    if (!sub) {
+      await problem(reply, s, 'Webhook subscription not found.', 404);
+      return null;
+    }
     const site = await getSite(app.readModels, sub.site_id);
-    if (site && !site.licensed) return siteNotLicensedPage(reply, s, site.domain);
-    return { sub };
+    if (site && !site.licensed) {
+      await siteNotLicensedPage(reply, s, site.domain);
+      return null;
+    }
+    return sub;
   }
 
   /** The team's subscription (through its site), or null. */
@@ -183,9 +193,8 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
   app.post('/dashboard/webhooks/:id/edit', async function editWebhookSubscription(request: FastifyRequest<{ Params: { id: string } }>, reply) {
     const s = request.dashboard!;
     if (!canManage(s)) return forbidden(reply, s);
-    const found = await subscriptionToChange(reply, s, request.params.id);
-    if (!('sub' in found)) return found;
-    const { sub } = found;
+    const sub = await subscriptionToChange(reply, s, request.params.id);
+    if (!sub) return reply;
     if (!sub.is_active) return problem(reply, s, 'This subscription was disabled after repeated failures and stays disabled; create a new one.', 409);
     const form = parseForm(subscriptionForm, request.body);
     if (!form.success) return problem(reply, s, firstProblem(form.error), 400);
@@ -201,9 +210,8 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
   app.post('/dashboard/webhooks/:id/rotate', async function rotateWebhookSecret(request: FastifyRequest<{ Params: { id: string } }>, reply) {
     const s = request.dashboard!;
     if (!canManage(s)) return forbidden(reply, s);
-    const found = await subscriptionToChange(reply, s, request.params.id);
-    if (!('sub' in found)) return found;
-    const { sub } = found;
+    const sub = await subscriptionToChange(reply, s, request.params.id);
+    if (!sub) return reply;
     if (!sub.is_active) return problem(reply, s, 'This subscription was disabled after repeated failures and stays disabled; create a new one.', 409);
     const form = parseForm(rotateForm, request.body);
     if (!form.success) return problem(reply, s, firstProblem(form.error), 400);
@@ -223,9 +231,8 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
   app.post('/dashboard/webhooks/:id/delete', async function deleteWebhookSubscription(request: FastifyRequest<{ Params: { id: string } }>, reply) {
     const s = request.dashboard!;
     if (!canManage(s)) return forbidden(reply, s);
-    const found = await subscriptionToChange(reply, s, request.params.id);
-    if (!('sub' in found)) return found;
-    const { sub } = found;
+    const sub = await subscriptionToChange(reply, s, request.params.id);
+    if (!sub) return reply;
     return orProblem(reply, s, async () => {
       const { position } = await deleteSubscription(actingFor(app, request), { siteId: sub.site_id, subscriptionId: sub.id });
       await app.waitForWrite(position);
