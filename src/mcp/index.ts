@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import fp from 'fastify-plugin';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { resolveCredential } from '../http/authenticate.ts';
@@ -6,6 +7,7 @@ import type { Credential } from '../http/credentials.ts';
 import { errorBody } from '../http/errorHandler.ts';
 import { mcpResource, wellKnownPaths } from '../http/oauth/resources.ts';
 import { bearerChallenge, prefersEventStream } from './challenge.ts';
+import { invalidParams } from './invalidParams.ts';
 import { mcpServerFor } from './server.ts';
 import { ToolRegistry } from './toolRegistry.ts';
 import { MCP_TOOLS } from './tools/index.ts';
@@ -67,6 +69,15 @@ async function mcpEndpoint(app: FastifyInstance) {
     );
   }
 
+  // A body that is not JSON is a JSON-RPC parse error, as the SDK answers an empty one; every other error keeps the service's envelope (the parent handler).
+  app.setErrorHandler((error: FastifyError, _request, reply) => {
+    if (error.code !== 'FST_ERR_CTP_INVALID_JSON_BODY') throw error;
+    return reply
+      .status(400)
+      .headers(CORS)
+      .send({ jsonrpc: '2.0', error: { code: ErrorCode.ParseError, message: 'Parse error: the body is not valid JSON (or holds a "__proto__" key or a "constructor" with a "prototype").' }, id: null });
+  });
+
   const challenge = (reply: FastifyReply, status: 401 | 403, header: string, code: string, message: string) =>
     reply.status(status).headers(CORS).header('www-authenticate', header).header('cache-control', 'no-store').send(errorBody(code, message));
 
@@ -104,6 +115,9 @@ async function mcpEndpoint(app: FastifyInstance) {
       const message = `This call needs scope ${missing.join(' ')}.`;
       return challenge(reply, 403, bearerChallenge(base(), { scope: wanted, error: 'insufficient_scope', description: message }), 'INSUFFICIENT_SCOPE', message);
     }
+
+    const refused = invalidParams(request.body);
+    if (refused) return reply.headers(CORS).send(refused);
 
     reply.hijack();
     for (const [name, value] of Object.entries(CORS)) reply.raw.setHeader(name, value);

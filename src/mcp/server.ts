@@ -59,7 +59,7 @@ const validationDetails = (error: z.ZodError, under: PropertyKey[] = []) =>
  * handler's schema first and reports a failure there as -32603 Internal error with zod's dump; with
  * this one its own check of the real schema runs instead and answers -32602 Invalid params.
  */
-const CallToolRequestAnyArguments = CallToolRequestSchema.extend({ params: CallToolRequestParamsSchema.extend({ arguments: z.unknown().optional() }) });
+export const CallToolRequestAnyArguments = CallToolRequestSchema.extend({ params: CallToolRequestParamsSchema.extend({ arguments: z.unknown().optional() }) });
 
 /**
  * The SDK's low-level `Server` rather than `McpServer` (which wraps it): McpServer validates tool

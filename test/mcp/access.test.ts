@@ -199,7 +199,22 @@ t.test('transport: JSON by default, SSE when the Accept header prefers it; GET a
   t.match(await empty.json(), { jsonrpc: '2.0', error: { code: -32700 } }, 'a JSON-RPC parse error');
   const garbled = await post('{not json');
   t.equal(garbled.status, 400, 'a body that is not JSON: 400');
-  t.match(await garbled.json(), { error: { code: 'VALIDATION_ERROR' } });
+  t.match(await garbled.json(), { jsonrpc: '2.0', id: null, error: { code: -32700, message: /^Parse error/ } }, 'a JSON-RPC parse error too');
+  const tooBig = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(2_000_000) } }));
+  t.equal(tooBig.status, 400, 'other refusals keep the service envelope');
+  t.match(await tooBig.json(), { error: { code: 'VALIDATION_ERROR' } });
+  // Params that do not fit the method: -32602 with a short message, not -32603 with zod's dump.
+  for (const [body, pattern] of [
+    [{ jsonrpc: '2.0', id: 3, method: 'tools/call' }, /^Invalid params for tools\/call: params: /],
+    [{ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 5 } }, /^Invalid params for tools\/call: params\.name: /],
+    [{ jsonrpc: '2.0', id: 'five', method: 'initialize' }, /^Invalid params for initialize: params: /],
+  ] as const) {
+    const res = await rawMcp(mcpUrl, body, auth);
+    t.equal(res.status, 200);
+    const answer = (await res.json()) as { id: unknown; error: { code: number; message: string } };
+    t.match(answer, { jsonrpc: '2.0', id: body.id, error: { code: -32602, message: pattern } }, JSON.stringify(body));
+    t.notMatch(answer.error.message, /\n|"expected"/, 'no zod dump');
+  }
   for (const method of ['GET', 'DELETE']) {
     const res = await fetch(mcpUrl, { method, headers: { ...auth, accept: 'text/event-stream' } });
     t.equal(res.status, 405, method);

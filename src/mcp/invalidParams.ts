@@ -1,0 +1,27 @@
+import { ErrorCode, InitializeRequestSchema, ListToolsRequestSchema, PingRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestAnyArguments } from './server.ts';
+
+/** The SDK's schema of each request the server answers (tools/call with any `arguments`: the tool checks them). */
+const REQUESTS: Record<string, { safeParse(value: unknown): { success: boolean; error?: { issues: Array<{ path: PropertyKey[]; message: string }> } } }> = {
+  initialize: InitializeRequestSchema,
+  ping: PingRequestSchema,
+  'tools/list': ListToolsRequestSchema,
+  'tools/call': CallToolRequestAnyArguments,
+};
+
+/**
+ * The JSON-RPC error for one request whose params do not fit its method: -32602 Invalid params with
+ * a short message. (The SDK parses a request with its handler's schema and reports a failure as
+ * -32603 Internal error carrying zod's whole dump.) Null for anything else: a batch, a
+ * notification, an unknown method, or params that fit.
+ */
+export function invalidParams(body: unknown): { jsonrpc: '2.0'; id: string | number; error: { code: number; message: string } } | null {
+  const message = body as { jsonrpc?: unknown; id?: unknown; method?: unknown } | null;
+  if (!message || typeof message !== 'object' || Array.isArray(message) || message.jsonrpc !== '2.0') return null;
+  const { id, method } = message;
+  if ((typeof id !== 'string' && typeof id !== 'number') || typeof method !== 'string' || !Object.hasOwn(REQUESTS, method)) return null;
+  const parsed = REQUESTS[method]!.safeParse(body);
+  if (parsed.success) return null;
+  const details = (parsed.error?.issues ?? []).map((i) => `${i.path.map(String).join('.') || 'request'}: ${i.message}`).join('; ');
+  return { jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidParams, message: `Invalid params for ${method}: ${details}` } };
+}
