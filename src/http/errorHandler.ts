@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { type ErrorCode, ServiceError } from '../domain/errors.ts';
 import { EventTooLargeError } from '../ports/eventStore.ts';
+import { UNSUPPORTED_CHARSET } from './charset.ts';
 
 export const errorBody = (code: string, message: string) => ({ error: { code, message } });
 
@@ -74,6 +75,8 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
         return reply.status(400).send(errorBody('VALIDATION_ERROR', 'Request body is not valid JSON, or holds a "__proto__" key or a "constructor" with a "prototype" (refused).'));
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
         return reply.status(400).send(errorBody('VALIDATION_ERROR', 'Request body must be a JSON object.'));
+      case UNSUPPORTED_CHARSET:
+        return reply.status(415).send(errorBody(UNSUPPORTED_CHARSET, error.message));
     }
     const status = error.statusCode ?? 500;
     if (status >= 500) {

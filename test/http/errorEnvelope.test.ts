@@ -54,7 +54,13 @@ t.test('a Content-Type with a charset other than UTF-8 is refused with 415', asy
     headers: { 'content-type': 'application/x-www-form-urlencoded; charset=latin1' },
     payload: 'grant_type=client_credentials',
   });
-  expectError(t, token, 415, 'UNSUPPORTED_MEDIA_TYPE', 'the token endpoint too');
+  // The OAuth endpoints answer in RFC 6749 §5.2's shape, as their other refusals.
+  t.equal(token.statusCode, 400, 'the token endpoint too');
+  t.match(token.json(), { error: 'invalid_request', error_description: /must be UTF-8; the Content-Type declares charset "latin1"/ });
+  const page = await app.fastify.inject({ method: 'POST', url: '/dashboard/sign-in', headers: { 'content-type': 'application/x-www-form-urlencoded; charset=latin1' }, payload: 'email=a' });
+  t.equal(page.statusCode, 415, 'a page: 415');
+  t.match(page.headers['content-type'], /^text\/html/);
+  t.match(page.body, /must be UTF-8/);
   for (const charset of ['utf-8', 'UTF-8', '"utf-8"', 'utf8']) {
     const res = await app.fastify.inject({
       method: 'POST',
