@@ -8,7 +8,7 @@ import { normaliseArticleUrl } from '../../domain/article.ts';
 import { type ArticleDoc, bodyBytes, findArticleByUrl, getArticle, getArticleTotals, listArticlesPage } from '../../readModels/articles.ts';
 import type { SiteDoc } from '../../readModels/sites.ts';
 import { decodeCursor, isoParam, pageOf, pageQuery } from '../pagination.ts';
-import { errors, siteParams } from '../schemas.ts';
+import { cleanText, nonBlankText, errors, siteParams } from '../schemas.ts';
 import { actingFor } from '../actingFor.ts';
 import { inSiteTurn } from '../siteTurns.ts';
 
@@ -19,9 +19,9 @@ export const ARTICLE_BODY_MAX_CHARS = 500_000;
 export const upsertBody = z
   .object({
     url: z.url({ protocol: /^https?$/ }).max(2000).meta({ description: "the article's address on the site's domain; the upsert key" }),
-    title: z.string().trim().min(1).max(500),
-    html: z.string().max(ARTICLE_BODY_MAX_CHARS).optional().meta({ description: 'the body as HTML (give html or text)' }),
-    text: z.string().max(ARTICLE_BODY_MAX_CHARS).optional().meta({ description: 'the body as plain text, paragraphs separated by blank lines' }),
+    title: nonBlankText().trim().max(500),
+    html: cleanText().max(ARTICLE_BODY_MAX_CHARS).optional().meta({ description: 'the body as HTML (give html or text)' }),
+    text: cleanText().max(ARTICLE_BODY_MAX_CHARS).optional().meta({ description: 'the body as plain text, paragraphs separated by blank lines' }),
     publishedAt: isoDate.nullable().default(null),
     updatedAt: isoDate.nullable().default(null),
   })

@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { CONVERSATION_STATUSES } from '../../domain/conversation.ts';
 import { IDEMPOTENCY_KEY_SHAPE } from '../../domain/ingestion.ts';
-import { errors, siteParams } from '../schemas.ts';
+import { nonBlankText, errors, siteParams } from '../schemas.ts';
 import { type SimpleAction, changeStatusAsPerson, findConversation, replyAsPerson, runSimpleAction } from '../views/conversationActions.ts';
 import { actingFor } from '../actingFor.ts';
 
@@ -28,10 +28,8 @@ const actionResult = z.object({ conversation: conversationState });
 
 // Strict: a mistyped optional field (`subjet`) would send mail other than the caller meant.
 export const replyBody = z.strictObject({
-  text: z.string().min(1).max(20_000).refine((s) => s.trim().length > 0, 'must not be blank'),
-  subject: z
-    .string()
-    .min(1)
+  text: nonBlankText().max(20_000),
+  subject: nonBlankText()
     .max(998)
     .refine((s) => !/[\r\n]/.test(s), 'must be one line')
     .optional()
@@ -50,7 +48,7 @@ const replyResult = z.object({
 
 export const statusBody = z.strictObject({
   status: z.enum(CONVERSATION_STATUSES),
-  resolutionOutcome: z.string().min(1).max(64).optional().meta({ description: 'free-form outcome for the webhook (default `manual`)' }),
+  resolutionOutcome: nonBlankText().max(64).optional().meta({ description: 'free-form outcome for the webhook (default `manual`)' }),
 });
 
 const plugin: FastifyPluginAsyncZod = async (app) => {

@@ -6,7 +6,7 @@ import { ingestMessage } from '../../commands/ingestion.ts';
 import { SKIP_REASONS } from '../../domain/aiPause.ts';
 import { ServiceError } from '../../domain/errors.ts';
 import { IDEMPOTENCY_KEY_SHAPE, MESSAGE_ID_SHAPE } from '../../domain/ingestion.ts';
-import { errors, siteParams } from '../schemas.ts';
+import { cleanText, errors, siteParams } from '../schemas.ts';
 import { actingFor } from '../actingFor.ts';
 
 /** RFC 5322 caps a header line at 998 characters; References chains may fold over many lines. */
@@ -14,10 +14,10 @@ const headerValue = (max: number) => z.string().max(max).nullable().optional();
 
 export const ingestionBody = z.object({
   from: z.email({ pattern: EMAIL_ADDRESS_SHAPE }).max(320).meta({ description: "prospect's address" }),
-  fromName: z.string().max(500).nullable().optional().meta({ description: 'display name of the prospect' }),
-  subject: z.string().max(2_000).default(''),
-  bodyText: z.string().default('').meta({ description: 'the text the extractor parses' }),
-  bodyHtml: z.string().nullable().optional().meta({ description: 'stored for the inbox UI, not parsed' }),
+  fromName: cleanText().max(500).nullable().optional().meta({ description: 'display name of the prospect' }),
+  subject: cleanText().max(2_000).default(''),
+  bodyText: cleanText().default('').meta({ description: 'the text the extractor parses' }),
+  bodyHtml: cleanText().nullable().optional().meta({ description: 'stored for the inbox UI, not parsed' }),
   // Surrounding white space is dropped and an empty value is no value (both were accepted before the shape was checked).
   messageId: z
     .string()

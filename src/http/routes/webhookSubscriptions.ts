@@ -9,7 +9,7 @@ import { notFound, subscriptionDisabled, subscriptionLimitReached, unauthorized,
 import { undoIfClientDeleted } from '../../commands/oauth.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../domain/eventCatalog.ts';
 import { type WebhookSubscriptionDoc, getSubscription, listSubscriptionsForSite, subscriptionDocOf } from '../../readModels/webhookSubscriptions.ts';
-import { errors, siteParams } from '../schemas.ts';
+import { nonBlankText, errors, siteParams } from '../schemas.ts';
 import { actingFor } from '../actingFor.ts';
 import { inSiteTurn } from '../siteTurns.ts';
 
@@ -31,10 +31,7 @@ const listedSubscription = z.object({
 
 const createdSubscription = listedSubscription.extend({ team_id: z.string(), site_id: z.string(), updated_at: isoTimestamp });
 
-const label = z
-  .string()
-  .min(1)
-  .refine((s) => s.trim().length > 0, 'must not be blank')
+const label = nonBlankText()
   .refine((s) => [...s].length <= 120, 'must be at most 120 characters');
 const url = z.string().min(1).max(2000).meta({ description: 'HTTPS URL, at most 2000 characters' });
 const eventTypes = z.array(z.enum(WEBHOOK_EVENT_TYPES)).min(1);
