@@ -27,6 +27,8 @@ export function parseCsv(text: string): { ok: true; rows: string[][] } | { ok: f
   let row: string[] = [];
   let field = '';
   let quoted = false;
+  /** A quoted field has closed: only white space may follow it before the separator or the line's end. */
+  let closed = false;
   let line = 1;
   let quoteLine = 0;
   for (let i = 0; i < body.length; i++) {
@@ -36,14 +38,17 @@ export function parseCsv(text: string): { ok: true; rows: string[][] } | { ok: f
       if (ch === '"' && body[i + 1] === '"') {
         field += '"';
         i++;
-      } else if (ch === '"') quoted = false;
-      else field += ch;
-    } else if (ch === '"' && field === '') {
+      } else if (ch === '"') {
+        quoted = false;
+        closed = true;
+      } else field += ch;
+    } else if (ch === '"' && field === '' && !closed) {
       quoted = true;
       quoteLine = line;
     } else if (ch === separator) {
       row.push(field);
       field = '';
+      closed = false;
     } else if (ch === '\n' || ch === '\r') {
       if (ch === '\r' && body[i + 1] === '\n') {
         i++;
@@ -53,6 +58,10 @@ export function parseCsv(text: string): { ok: true; rows: string[][] } | { ok: f
       rows.push(row);
       row = [];
       field = '';
+      closed = false;
+    } else if (closed) {
+      // `"a"b`: glued on, the text would change the field silently (a quote inside one is written "").
+      if (ch !== ' ' && ch !== '\t') return { ok: false, error: `line ${line}: text after the closing quote of a field (a " inside a quoted field is written "")` };
     } else field += ch;
   }
   if (quoted) return { ok: false, error: `line ${quoteLine}: a quoted field is not closed (a " is missing)` };

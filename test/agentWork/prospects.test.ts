@@ -35,6 +35,12 @@ t.test('CSV with a header, quotes, semicolons; one URL per line; errors by line'
     'an unclosed quote is refused, not read as a name holding the rows after it',
   );
   t.same(prospectsFromCsv('url,name\r\nhttps://a.example,"A, ""the"" one\r\nsecond line"\r\nhttps://b.example,"B'), { ok: false, errors: ['line 4: a quoted field is not closed (a " is missing)'] }, 'its line counted across quoted line breaks');
+  t.same(
+    prospectsFromCsv('url,name,notes\n"https://x.example/,"unterminated\n'),
+    { ok: false, errors: ['line 2: text after the closing quote of a field (a " inside a quoted field is written "")'] },
+    'text glued after a closing quote is refused, not added to the field',
+  );
+  t.same(prospectsFromCsv('url,name\n"https://x.example/" ,"X" \n'), { ok: true, prospects: [{ url: 'https://x.example', name: 'X', notes: null }] }, 'spaces after a closing quote are dropped');
   t.same(prospectsFromCsv('url\nhttp://plain.example\nnot a url\n'), { ok: false, errors: ['line 2: "http://plain.example" is not an https URL', 'line 3: "not a url" is not an https URL'] });
   t.same(prospectsFromCsv('url\n'), { ok: false, errors: ['the list has no prospects'] });
   t.same(prospectsFromEntries([{ url: 'https://ok.example' }, { url: 'ftp://x.example' }]), { ok: false, errors: ['entry 2: "ftp://x.example" is not an https URL'] });

@@ -48,6 +48,8 @@ t.test('bad bodies: 400 VALIDATION_ERROR', async (t) => {
     ['not a URL', { ...good, url: 'example.test/a' }],
     ['ftp URL', { ...good, url: 'ftp://example.test/a' }],
     ['another domain', { ...good, url: 'https://elsewhere.test/a' }],
+    ['credentials in the URL', { ...good, url: 'https://user:secret@example.test/a' }],
+    ['a user name in the URL', { ...good, url: 'https://user@example.test/a' }],
     ['empty title', { ...good, title: '  ' }],
     ['bad date', { ...good, publishedAt: 'yesterday' }],
     ['unknown field', { ...good, author: 'me' }],

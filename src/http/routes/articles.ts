@@ -18,7 +18,11 @@ export const ARTICLE_BODY_MAX_CHARS = 500_000;
 
 export const upsertBody = z
   .object({
-    url: z.url({ protocol: /^https?$/ }).max(2000).meta({ description: "the article's address on the site's domain; the upsert key" }),
+    url: z
+      .url({ protocol: /^https?$/ })
+      .max(2000)
+      .refine((u) => URL.canParse(u) && !new URL(u).username && !new URL(u).password, 'must not carry credentials (user:password@)')
+      .meta({ description: "the article's address on the site's domain; the upsert key" }),
     title: nonBlankText().trim().max(500),
     html: cleanText().max(ARTICLE_BODY_MAX_CHARS).optional().meta({ description: 'the body as HTML (give html or text)' }),
     text: cleanText().max(ARTICLE_BODY_MAX_CHARS).optional().meta({ description: 'the body as plain text, paragraphs separated by blank lines' }),
