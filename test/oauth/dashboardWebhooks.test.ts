@@ -35,6 +35,12 @@ t.test('dashboard webhooks page: create (secret once), edit, rotate, switch, del
   const noTypes = await browser.request(createAction, { form: { ...formFields(pageText, createAction), label: 'x', url: 'https://hooks.example.com/a' } });
   t.equal(noTypes.status, 400);
   t.match(noTypes.text, /Choose one or more event types/);
+  const nul = await browser.request(createAction, { form: { ...formFields(pageText, createAction), label: 'a\u0000b', url: 'https://hooks.example.com/a', event_types: 'outreach.reply_sent' } });
+  t.equal(nul.status, 400, 'a NUL in the label is refused, as in the API');
+  t.match(nul.text, /The label must be text: no NUL or other control character/);
+  const invisible = await browser.request(createAction, { form: { ...formFields(pageText, createAction), label: '\u200b', url: 'https://hooks.example.com/a', event_types: 'outreach.reply_sent' } });
+  t.equal(invisible.status, 400, 'a label of a zero-width space is blank');
+  t.match(invisible.text, /The label must be 1 to 120 characters/);
 
   const editAction = `/dashboard/webhooks/${sub!.id}/edit`;
   const edited = await browser.request(editAction, { form: { ...formFields(pageText, editAction), label: 'crm', url: 'https://hooks.example.com/v2', event_types: 'outreach.contact_suppressed' } });

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { CLEAN_TEXT_MESSAGE, isBlank, isCleanText } from '../schemas.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { CONVERSATION_STATUSES, type ConversationStatus } from '../../domain/conversation.ts';
@@ -27,7 +28,7 @@ const listQuery = z.object({
 
 const REPLY_TEXT = 'Write a reply of 1 to 20 000 characters.';
 const replyForm = z.object({
-  text: formText.pipe(z.string().max(20_000, REPLY_TEXT).refine((s) => s.trim().length > 0, REPLY_TEXT)),
+  text: formText.pipe(z.string().max(20_000, REPLY_TEXT).refine((s) => !isBlank(s), REPLY_TEXT).refine(isCleanText, `The reply ${CLEAN_TEXT_MESSAGE}.`)),
   // A fresh key per rendered form: a double submit sends the reply once.
   idempotency_key: formText.pipe(z.string().regex(IDEMPOTENCY_KEY_SHAPE, 'The form is stale. Reload the page and try again.')),
 });
