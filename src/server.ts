@@ -28,7 +28,7 @@ async function main() {
     throw error;
   }
   await assertPortFree(config.HOST, config.PORT);
-  if (config.SMTP_ENABLED) await assertPortFree(config.SMTP_HOST, config.SMTP_PORT, 'SMTP_HOST');
+  if (config.SMTP_ENABLED) await assertPortFree(config.SMTP_HOST, config.SMTP_PORT, { host: 'SMTP_HOST', port: 'SMTP_PORT' });
   const fastify = Fastify({
     ...serverOptions(config),
     logger: { level: config.LOG_LEVEL, redact: ['req.headers.authorization', 'req.headers.cookie'], serializers: { req: requestLogSerializer } },

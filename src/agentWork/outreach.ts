@@ -19,7 +19,7 @@ import { normaliseEmail } from '../domain/email.ts';
 import { replyRfcMessageId, senderAddress, withDraftHash } from '../domain/outreachAgent.ts';
 import { type Prospect, ProspectRuleError, type ProspectSkipReason, criteriaOf, fitsCriteria, pitchesOn } from '../domain/prospects.ts';
 import { PageFetchError, type PageFetcher } from '../ports/pageFetcher.ts';
-import { withSendSlot } from '../ports/mailer.ts';
+import { takeSendSlot } from '../ports/mailer.ts';
 import { getSite } from '../readModels/sites.ts';
 import { workSettingsOf } from './settings.ts';
 import type { AgentWork } from './types.ts';
@@ -75,70 +75,75 @@ export const outreachWork: AgentWork = async (run, deps) => {
       await skip(prospect, 'not_on_prospect_domain', `${email} is not on the prospect's domain`);
       continue;
     }
-    // From the streams: a bounce or opt-out recorded a moment ago counts, and so does a withdrawn verification.
-    const refused = await mailRefusal(ctx, { teamId: run.teamId, siteId: run.siteId, to: email });
-    if (refused?.reason === 'sending_domain_unverified') throw new OutreachRunError(`the sending domain ${site.domain} is no longer verified; ${counts.pitchesSent} pitches were sent before`);
-    if (refused) {
-      counts.suppressed += 1;
-      await skip(prospect, 'contact_suppressed', `${email} is on the team's suppression list`);
-      continue;
-    }
-
-    articles ??= await deps.articles(run.siteId);
-    const article = bestArticleFor(`${prospect.name ?? ''}. ${prospect.notes ?? ''}. ${found.topicText}`, articles);
-    const pitch = composePitch({ siteDomain: site.domain, prospectName: prospect.name, prospectUrl: prospect.url, article, senderName: settings.senderName, signature: settings.signature });
-    const conversationId = ctx.newId();
-    const opportunityId = ctx.newId();
-    const messageId = ctx.newId();
+    // One of the mailer's connections first (see Mailer.reserve): the gate, the pitch's record, its
+    // claim, send and outcome run holding it, so nothing is recorded for a pitch that then waits (a
+    // crash there would leave the prospect pitched without a conversation) and the gate is read last.
+    const release = await takeSendSlot(deps.mailer, deps.signal);
+    if (release === null) break; // the run's end (a stop, AGENT_RUN_MAX_MS): left for the next run
     try {
-      await recordPitch(ctx, { siteId: run.siteId, teamId: run.teamId, prospectUrl: prospect.url, contactEmail: email, conversationId, runId: run.runId, dailySendCap: settings.dailySendCap });
-    } catch (error) {
-      // Another run of the same day used the rest of the cap.
-      if (error instanceof ProspectRuleError && error.code === 'DAILY_SEND_CAP_REACHED') {
-        counts.capReached = 1;
-        break;
-      }
-      // The same person behind another prospect (another page of the site, a shared editor): one pitch is all they get.
-      if (error instanceof ProspectRuleError && error.code === 'CONTACT_ALREADY_PITCHED') {
-        counts.alreadyPitched += 1;
-        await skip(prospect, 'contact_already_pitched', error.message);
+      // From the streams: a bounce or opt-out recorded a moment ago counts, and so does a withdrawn verification.
+      const refused = await mailRefusal(ctx, { teamId: run.teamId, siteId: run.siteId, to: email });
+      if (refused?.reason === 'sending_domain_unverified') throw new OutreachRunError(`the sending domain ${site.domain} is no longer verified; ${counts.pitchesSent} pitches were sent before`);
+      if (refused) {
+        counts.suppressed += 1;
+        await skip(prospect, 'contact_suppressed', `${email} is on the team's suppression list`);
         continue;
       }
-      throw error;
-    }
-    sentToday += 1;
 
-    const draft = withDraftHash({
-      messageId,
-      rfcMessageId: replyRfcMessageId(messageId, site.domain),
-      from: { name: settings.senderName ?? site.domain, address: senderAddress(deps.config.AGENT_FROM_LOCAL_PART, site.domain) },
-      to: { name: prospect.name, address: email },
-      subject: pitch.subject,
-      bodyText: pitch.text,
-      inReplyTo: null,
-      references: [],
-      returnPath: bounceAddress(ctx.secrets, messageId, deps.config.MAIL_DOMAIN),
-      drafter: 'pitch-template-v1',
-    });
-    const ref = { conversationId, siteId: run.siteId, teamId: run.teamId, now: ctx.clock.now().getTime() };
-    // Claimed only once the mailer can send it at once (see Mailer.reserve).
-    const result = await withSendSlot(deps.mailer, async () => {
+      articles ??= await deps.articles(run.siteId);
+      const article = bestArticleFor(`${prospect.name ?? ''}. ${prospect.notes ?? ''}. ${found.topicText}`, articles);
+      const pitch = composePitch({ siteDomain: site.domain, prospectName: prospect.name, prospectUrl: prospect.url, article, senderName: settings.senderName, signature: settings.signature });
+      const conversationId = ctx.newId();
+      const opportunityId = ctx.newId();
+      const messageId = ctx.newId();
+      try {
+        await recordPitch(ctx, { siteId: run.siteId, teamId: run.teamId, prospectUrl: prospect.url, contactEmail: email, conversationId, runId: run.runId, dailySendCap: settings.dailySendCap });
+      } catch (error) {
+        // Another run of the same day used the rest of the cap.
+        if (error instanceof ProspectRuleError && error.code === 'DAILY_SEND_CAP_REACHED') {
+          counts.capReached = 1;
+          break;
+        }
+        // The same person behind another prospect (another page of the site, a shared editor): one pitch is all they get.
+        if (error instanceof ProspectRuleError && error.code === 'CONTACT_ALREADY_PITCHED') {
+          counts.alreadyPitched += 1;
+          await skip(prospect, 'contact_already_pitched', error.message);
+          continue;
+        }
+        throw error;
+      }
+      sentToday += 1;
+
+      const draft = withDraftHash({
+        messageId,
+        rfcMessageId: replyRfcMessageId(messageId, site.domain),
+        from: { name: settings.senderName ?? site.domain, address: senderAddress(deps.config.AGENT_FROM_LOCAL_PART, site.domain) },
+        to: { name: prospect.name, address: email },
+        subject: pitch.subject,
+        bodyText: pitch.text,
+        inReplyTo: null,
+        references: [],
+        returnPath: bounceAddress(ctx.secrets, messageId, deps.config.MAIL_DOMAIN),
+        drafter: 'pitch-template-v1',
+      });
+      const ref = { conversationId, siteId: run.siteId, teamId: run.teamId, now: ctx.clock.now().getTime() };
       await handleCommand(ctx, conversationStream(conversationId), conversationDecider, {
         type: 'StartOutboundConversation',
         data: { ...ref, opportunityId, contactName: prospect.name, prospectUrl: prospect.url, offeredUrl: article?.url ?? null, runId: run.runId, draft },
       });
       // A temporary failure is recorded with a retryAt: the agent worker, which follows the log, retries it.
       const { AGENT_SEND_ATTEMPTS: maxAttempts, AGENT_RETRY_BASE_MS: baseMs } = deps.config;
-      const sent = await sendDraft(deps.mailer, draft, () => (maxAttempts > 1 ? ctx.clock.now().getTime() + baseMs : null));
+      const result = await sendDraft(deps.mailer, draft, () => (maxAttempts > 1 ? ctx.clock.now().getTime() + baseMs : null));
       await handleCommand(ctx, conversationStream(conversationId), conversationDecider, {
         type: 'RecordSendResult',
-        data: { ...ref, now: ctx.clock.now().getTime(), messageId, attempt: 1, result: sent },
+        data: { ...ref, now: ctx.clock.now().getTime(), messageId, attempt: 1, result },
       });
-      return sent;
-    });
-    if (result.ok) counts.pitchesSent += 1;
-    else counts.sendFailures += 1;
-    proposals.push({ kind: 'outreach', prospectUrl: prospect.url, contactEmail: email, conversationId, subject: pitch.subject, opportunityId, offeredUrl: article?.url ?? null });
+      if (result.ok) counts.pitchesSent += 1;
+      else counts.sendFailures += 1;
+      proposals.push({ kind: 'outreach', prospectUrl: prospect.url, contactEmail: email, conversationId, subject: pitch.subject, opportunityId, offeredUrl: article?.url ?? null });
+    } finally {
+      release();
+    }
   }
   return { proposals, counts, creditsUsed: 0 };
 };

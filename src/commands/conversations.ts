@@ -7,12 +7,12 @@ import {
   conversationDecider,
   conversationStream,
 } from '../domain/conversation.ts';
-import { ServiceError, idempotencyKeyReused } from '../domain/errors.ts';
+import { ServiceError, idempotencyKeyReused, serviceUnavailable } from '../domain/errors.ts';
 import { conversationEventSchemas } from '../domain/eventSchemas.ts';
 import { draftSha256, replyRfcMessageId, senderAddress, threadingHeaders, withDraftHash } from '../domain/outreachAgent.ts';
 import { type MailAddress, type Mailer, withSendSlot } from '../ports/mailer.ts';
 import type { CommandContext } from './context.ts';
-import { type CommandResult, handleCommand } from './handleCommand.ts';
+import { type CommandResult, TURN_MAX_WAIT_MS, handleCommand } from './handleCommand.ts';
 import { sendDraft } from './sendDraft.ts';
 import { bounceAddress } from '../domain/bounceAddress.ts';
 import { mailRefusal, mailRefused } from './mailGate.ts';
@@ -112,9 +112,6 @@ export async function replyToConversation(ctx: CommandContext & { mailer: Mailer
   const sha = draftSha256(input.subject, input.text);
   const known = input.idempotency ? await recordedReply(ctx, target, messageId, sha) : null;
   if (known) return known;
-  const refusal = await mailRefusal(ctx, { teamId: target.teamId, siteId: target.siteId, to: input.to.address });
-  if (refusal) throw mailRefused(refusal);
-
   const draft = withDraftHash({
     messageId,
     rfcMessageId: replyRfcMessageId(messageId, input.site.domain),
@@ -126,8 +123,11 @@ export async function replyToConversation(ctx: CommandContext & { mailer: Mailer
     returnPath: bounceAddress(ctx.secrets, messageId, input.sending.mailDomain),
     drafter: 'user',
   });
-  // Claimed only once the mailer can send it at once (see Mailer.reserve).
+  // Claimed only once the mailer can send it at once (see Mailer.reserve); the gate is read just before the claim.
+  const wait = { signal: AbortSignal.timeout(TURN_MAX_WAIT_MS), onAbort: () => serviceUnavailable('Every connection to the mail relay is busy; retry.', 1) };
   return withSendSlot(ctx.mailer, async () => {
+    const refusal = await mailRefusal(ctx, { teamId: target.teamId, siteId: target.siteId, to: input.to.address });
+    if (refusal) throw mailRefused(refusal);
     const started = await decide(ctx, target, { type: 'StartReply', data: { ...ref(ctx, target), draft } });
     // A concurrent request with the same key drafted it first: answer as its repeat.
     if (started.events.length === 0) return (await recordedReply(ctx, target, messageId, sha))!;
@@ -137,7 +137,7 @@ export async function replyToConversation(ctx: CommandContext & { mailer: Mailer
     const recorded = await decide(ctx, target, { type: 'RecordSendResult', data: { ...ref(ctx, target), messageId, attempt: 1, result } });
     const deliveryStatus: DeliveryStatus = result.ok ? 'sent' : result.retryAt === null ? 'failed' : 'retrying';
     return { status: 201, message: { id: messageId, rfcMessageId: draft.rfcMessageId, deliveryStatus }, position: recorded.position ?? started.position };
-  });
+  }, wait);
 }
 
 /** The reply already recorded under this id, as a repeat answers it; a different text under the same key is refused. */

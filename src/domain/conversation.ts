@@ -453,8 +453,10 @@ const statusChanged = (base: Base, oldStatus: ConversationStatus, newStatus: Ter
   data: { ...base, oldStatus, newStatus, resolvedBy, resolutionOutcome },
 });
 
-/** A reply's attempt is started and its outcome not recorded: it decides the status, so nothing else may. */
-/** A reply is being sent, or drafted and waiting for its first attempt (a free send slot): its outcome comes first. */
+/**
+ * A reply's attempt is started and its outcome not recorded, or it is drafted and waits for its first
+ * attempt (a free send slot): its outcome decides the status, so nothing else may.
+ */
 export const replyInFlight = (state: ConversationState) => [...state.pending.values()].some((p) => p.inFlight || p.attempts === 0);
 
 /** Why an agent's reply may no longer go out (a person took over or closed the conversation); null while the agent acts. */

@@ -4,6 +4,7 @@
  * list can be fixed in one go. Pure.
  */
 import { type Prospect, normaliseProspectUrl } from './prospects.ts';
+import { cleanedText, truncateText } from './text.ts';
 
 export const MAX_PROSPECTS_PER_IMPORT = 5000;
 
@@ -111,8 +112,9 @@ function checkEntries(entries: { line: number; entry: ProspectEntry }[], unit = 
       errors.push(`${unit} ${line}: the URL is longer than 2000 characters`);
       continue;
     }
-    const name = entry.name?.trim().slice(0, 200) || null;
-    const notes = entry.notes?.trim().slice(0, 2000) || null;
+    // Taken as the list gives them (a spreadsheet's export), made mailable: the name goes into the pitch and its To.
+    const name = truncateText(cleanedText(entry.name ?? '').trim(), 200) || null;
+    const notes = truncateText(cleanedText(entry.notes ?? '').trim(), 2000) || null;
     byUrl.set(url, { url, name, notes });
   }
   if (errors.length > 0) return { ok: false, errors: errors.slice(0, 20) };

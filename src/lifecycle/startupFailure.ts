@@ -58,9 +58,10 @@ export function isSystemError(error: unknown): boolean {
 /**
  * Fails before anything starts when the port is taken (a second `npm start`), instead of after the
  * background roles are up. Another process may still take it before the real listen, which then fails the same way.
- * A host that does not resolve or is not this machine's is named by its variable (`HOST`, `SMTP_HOST`).
+ * A host that does not resolve or is not this machine's, or a port this process may not open, is
+ * named by its variable (`HOST`, `SMTP_HOST`; `PORT`, `SMTP_PORT`).
  */
-export async function assertPortFree(host: string, port: number, hostVariable = 'HOST'): Promise<void> {
+export async function assertPortFree(host: string, port: number, variables = { host: 'HOST', port: 'PORT' }): Promise<void> {
   try {
     await new Promise<void>((resolve, reject) => {
       const probe = createServer();
@@ -70,7 +71,8 @@ export async function assertPortFree(host: string, port: number, hostVariable = 
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || !isSystemError(error)) throw error;
+    if (code === 'EACCES') throw new StartupError(`${variables.port}: this process may not listen on port ${port} (below 1024 needs privileges)`, { cause: error });
     const why = code === 'ENOTFOUND' || code === 'EAI_AGAIN' ? 'the name does not resolve' : code === 'EADDRNOTAVAIL' ? 'not an address of this machine' : (error as Error).message;
-    throw new StartupError(`${hostVariable}: cannot listen on ${host}: ${why}`, { cause: error });
+    throw new StartupError(`${variables.host}: cannot listen on ${host}: ${why}`, { cause: error });
   }
 }

@@ -55,12 +55,18 @@ export interface Mailer {
   close(): Promise<void>;
 }
 
-/** Runs `fn` (claim, send, record) holding one of the mailer's send slots. */
-export async function withSendSlot<T>(mailer: Mailer, fn: () => Promise<T>): Promise<T> {
-  const release = await mailer.reserve?.();
+/** One of the mailer's send slots (see `reserve`), a release that does nothing when it has none; null when `signal` aborted first. */
+export async function takeSendSlot(mailer: Mailer, signal?: AbortSignal): Promise<(() => void) | null> {
+  return mailer.reserve ? mailer.reserve(signal) : () => {};
+}
+
+/** Runs `fn` (claim, send, record) holding one of the mailer's send slots; `wait.onAbort()`'s error when `wait.signal` aborts first. */
+export async function withSendSlot<T>(mailer: Mailer, fn: () => Promise<T>, wait: { signal: AbortSignal; onAbort: () => Error }): Promise<T> {
+  const release = await takeSendSlot(mailer, wait.signal);
+  if (!release) throw wait.onAbort();
   try {
     return await fn();
   } finally {
-    release?.();
+    release();
   }
 }

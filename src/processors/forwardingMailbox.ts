@@ -14,6 +14,7 @@ import { htmlToText } from '../domain/articleText.ts';
 import { bouncedMessageId } from '../domain/bounceAddress.ts';
 import { forwardingToken, originalSender } from '../domain/forwarded.ts';
 import { returnedReplyIds } from '../domain/outreachAgent.ts';
+import { cleanedText } from '../domain/text.ts';
 import { type SiteDoc, findSiteByForwardingToken } from '../readModels/sites.ts';
 import { SMTP_LIMITS, type SmtpLimits, limitPerAddress } from './smtpLimits.ts';
 
@@ -150,10 +151,11 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
           runExtraction: true,
           message: {
             from,
-            fromName: forwarded ? forwarded.name : (headerFrom?.name || null),
-            subject: mail.subject ?? '',
-            bodyText: text,
-            bodyHtml: html,
+            // A mail from anyone is taken as it comes, made storable and mailable (the API refuses such text instead).
+            fromName: cleanedNullable(forwarded ? forwarded.name : (headerFrom?.name || null)),
+            subject: cleanedText(mail.subject ?? ''),
+            bodyText: cleanedText(text),
+            bodyHtml: cleanedNullable(html),
             messageId,
             inReplyTo: mail.inReplyTo ?? null,
             references,
@@ -225,3 +227,5 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
+
+const cleanedNullable = (v: string | null) => (v === null ? null : cleanedText(v));

@@ -41,6 +41,12 @@ t.test('CSV with a header, quotes, semicolons; one URL per line; errors by line'
     'text glued after a closing quote is refused, not added to the field',
   );
   t.same(prospectsFromCsv('url,name\n"https://x.example/" ,"X" \n'), { ok: true, prospects: [{ url: 'https://x.example', name: 'X', notes: null }] }, 'spaces after a closing quote are dropped');
+  const cut = prospectsFromEntries([{ url: 'https://n.example', name: `Ana\u0000 ${'x'.repeat(194)}😀😀`, notes: 'a\u0007b \udc00' }]);
+  t.ok(cut.ok);
+  if (cut.ok) {
+    t.equal(cut.prospects[0]!.name, `Ana ${'x'.repeat(194)}😀`, 'a NUL dropped; cut at 200 units without halving the emoji');
+    t.equal(cut.prospects[0]!.notes, 'ab \ufffd', 'a control character dropped, an unpaired surrogate made U+FFFD');
+  }
   t.same(prospectsFromCsv('url\nhttp://plain.example\nnot a url\n'), { ok: false, errors: ['line 2: "http://plain.example" is not an https URL', 'line 3: "not a url" is not an https URL'] });
   t.same(prospectsFromCsv('url\n'), { ok: false, errors: ['the list has no prospects'] });
   t.same(prospectsFromEntries([{ url: 'https://ok.example' }, { url: 'ftp://x.example' }]), { ok: false, errors: ['entry 2: "ftp://x.example" is not an https URL'] });

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { outreachSettingsSchema } from '../../src/agentWork/settings.ts';
 import { replyBody, statusBody } from '../../src/http/routes/conversationActions.ts';
 import { expectError, validBody, webhooksPath } from '../helpers/http.ts';
 import { bearer, createTenant, startTestApp } from '../helpers/testApp.ts';
@@ -45,4 +46,10 @@ t.test("a reply's text and subject and a status's resolutionOutcome hold text", 
   t.ok(replyBody.safeParse({ text: 'Thanks!\n\n— Ana 🙂' }).success);
   for (const resolutionOutcome of [`${NUL}${'\ud800'}`, '\u200b']) t.notOk(statusBody.safeParse({ status: 'resolved', resolutionOutcome }).success, JSON.stringify(resolutionOutcome));
   t.ok(statusBody.safeParse({ status: 'resolved', resolutionOutcome: 'deal_signed' }).success);
+});
+
+t.test("the agent's sender name and signature (From and every reply's sign-off) hold text", async (t) => {
+  t.notOk(outreachSettingsSchema.safeParse({ senderName: `Ana${NUL}` }).success);
+  t.notOk(outreachSettingsSchema.safeParse({ signature: LONE }).success);
+  t.ok(outreachSettingsSchema.safeParse({ senderName: 'Ana 🙂', signature: 'Ana\nEditor' }).success);
 });

@@ -91,4 +91,29 @@ t.test('forwarding mailbox: a real SMTP client delivers to forward+<token>@MAIL_
     }
     t.same(errors, [], 'no internal errors');
   });
+
+  t.test('control characters and unpaired surrogates in a mail are dropped (made U+FFFD), the mail is still taken', async (t) => {
+    // Encoded words and quoted-printable carry them past the SMTP layer: mailparser decodes them.
+    await transport.sendMail({
+      envelope: { from: 'pat@prospect.io', to: tenant.forwardingAddress },
+      raw: [
+        'From: =?utf-8?q?Pat=00_Prospect?= <pat@prospect.io>',
+        `To: ${tenant.forwardingAddress}`,
+        'Subject: =?utf-8?q?Guest=00_post=1B_idea?=',
+        'Message-ID: <ctl-1@prospect.io>',
+        'MIME-Version: 1.0',
+        'Content-Type: text/plain; charset=utf-8',
+        'Content-Transfer-Encoding: quoted-printable',
+        '',
+        'Hello=00 there, a link idea =ED=A0=80 for you.',
+        '',
+      ].join('\r\n'),
+    });
+    const ingested = (await eventsOfType(services, 'MessageIngested')).at(-1)!.data as { externalMessageId: string; subject: string; bodyText: string; fromName: string };
+    t.equal(ingested.externalMessageId, 'ctl-1@prospect.io');
+    t.equal(ingested.subject, 'Guest post idea');
+    t.equal(ingested.fromName, 'Pat Prospect');
+    t.notMatch(ingested.bodyText, /[\u0000-\u0008\u000E-\u001F]/, 'no control character stored');
+    t.match(ingested.bodyText, /^Hello there/);
+  });
 });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { CLEAN_TEXT_MESSAGE, isBlank, isCleanText } from '../schemas.ts';
+import { CLEAN_TEXT_MESSAGE, isBlank, isCleanText } from '../../domain/text.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { CONVERSATION_STATUSES, type ConversationStatus } from '../../domain/conversation.ts';

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { CLEAN_TEXT_MESSAGE, isBlank, isCleanText } from '../schemas.ts';
+import { CLEAN_TEXT_MESSAGE, isBlank, isCleanText } from '../../domain/text.ts';
 import { z } from 'zod';
 import { switchSiteWebhooks } from '../../commands/tenancy.ts';
 import { createSubscription, deleteSubscription, rotateSubscriptionSecret, updateSubscription } from '../../commands/webhookSubscriptions.ts';

@@ -4,7 +4,7 @@ import { mailRefusal } from '../../commands/mailGate.ts';
 import { sleep } from '../../lib/sleep.ts';
 import { type ReplySendResult, sendDraft } from '../../commands/sendDraft.ts';
 import { type Aggregate, aggregateStream } from '../../commands/aggregateStream.ts';
-import type { Mailer } from '../../ports/mailer.ts';
+import { type Mailer, takeSendSlot } from '../../ports/mailer.ts';
 import type { AgentDeps } from './agentDeps.ts';
 import { commandOnReadState } from './commandOnReadState.ts';
 import { otherAskTaken } from './otherAsks.ts';
@@ -51,11 +51,11 @@ const stepRetryDelay = (failures: number) => Math.min(60_000, 1_000 * 2 ** (fail
  * Exactly-once toward the prospect: an attempt is claimed (`ReplySendAttempted`, appended with the
  * stream's expected revision, so two workers never claim the same one) before the mail leaves, with
  * a Message-Id fixed in the draft. Through a mailer with send slots (SMTP) an attempt is claimed only
- * once a slot is free (`retry`), the first one too (the triage drafts it without claiming it). An attempt found claimed without an outcome (its worker died
- * between sending and recording) is resent only through a mailer that is idempotent on the
- * Message-Id (the embedded outbox); through SMTP its outcome is unknown, so it is recorded as failed
- * for good and the conversation goes to `awaiting_human`: a person decides, the prospect never gets
- * the same reply twice.
+ * once a slot is free (`retry`), the first one too (the triage drafts it without claiming it). An
+ * attempt found claimed without an outcome (its worker died between sending and recording) is
+ * resent only through a mailer that is idempotent on the Message-Id (the embedded outbox); through
+ * SMTP its outcome is unknown, so it is recorded as failed for good and the conversation goes to
+ * `awaiting_human`: a person decides, the prospect never gets the same reply twice.
  */
 export class ReplySender {
   private readonly running = new Set<string>();
@@ -182,8 +182,9 @@ export class ReplySender {
    * connection is free for it, so a crash leaves few attempts whose outcome is unknown.
    */
   private async retry(c: Conv, messageId: string, attempt: number): Promise<void> {
-    const release = this.deps.mailer.reserve ? await this.deps.mailer.reserve(this.stopping.signal) : () => {};
-    // Stopping: nothing was claimed; the next start takes the reply up from the log.
+    const release = await takeSendSlot(this.deps.mailer, this.stopping.signal);
+    // Stopping: nothing is sent; the next start takes the reply up from the log (an attempt this
+    // instance had claimed, whose step is run again, as after a crash).
     if (!release) return;
     try {
       await this.claimAndSend(c, messageId, attempt);

@@ -1,0 +1,23 @@
+/** C0 control characters other than the white space ones (tab, line feed, vertical tab, form feed, carriage return): NUL among them. */
+const CONTROL = /[\u0000-\u0008\u000E-\u001F]/;
+const CONTROLS = /[\u0000-\u0008\u000E-\u001F]/g;
+/** A UTF-16 surrogate without its other half: JSON can carry one, no mail or UTF-8 store can. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const LONE_SURROGATES = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** Text that can be stored and mailed as given: no NUL or other control character, no lone surrogate. */
+export const isCleanText = (v: string) => !CONTROL.test(v) && !LONE_SURROGATE.test(v);
+export const CLEAN_TEXT_MESSAGE = 'must be text: no NUL or other control character, no unpaired surrogate';
+
+/** Blank: nothing but white space and invisible characters (control and format ones, a zero-width space say). */
+export const isBlank = (v: string) => /^[\s\p{Cc}\p{Cf}]*$/u.test(v);
+
+/** Text from outside that is taken as it comes (a mail from anyone): control characters dropped, a lone surrogate made U+FFFD. */
+export const cleanedText = (v: string) => (isCleanText(v) ? v : v.replace(CONTROLS, '').replace(LONE_SURROGATES, '\uFFFD'));
+
+/** The first `max` UTF-16 units of `v`, not ending inside a surrogate pair. */
+export const truncateText = (v: string, max: number) => {
+  if (v.length <= max) return v;
+  const cut = v.slice(0, max);
+  return /[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut;
+};
