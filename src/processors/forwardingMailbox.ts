@@ -39,6 +39,24 @@ export interface ForwardingMailbox {
   close(): Promise<void>;
 }
 
+/**
+ * The message's header section, at most: the parsers take time growing with the square of a header
+ * folded over many lines or of a To with thousands of addresses (a 320 KB header held the process
+ * for 11 s, the API with it). Real mail stays far below (a few hundred lines, tens of KB at most).
+ */
+const MAX_HEADER_BYTES = 128 * 1024;
+const MAX_HEADER_LINES = 4_000;
+
+function headerTooBig(raw: Buffer): boolean {
+  // The first empty line ends it (CRLF, or a bare LF from a sloppy client).
+  const ends = [raw.indexOf('\r\n\r\n'), raw.indexOf('\n\n')].filter((i) => i >= 0);
+  const header = ends.length === 0 ? raw : raw.subarray(0, Math.min(...ends));
+  if (header.length > MAX_HEADER_BYTES) return true;
+  let lines = 1;
+  for (let i = header.indexOf(10); i >= 0 && lines <= MAX_HEADER_LINES; i = header.indexOf(10, i + 1)) lines++;
+  return lines > MAX_HEADER_LINES;
+}
+
 class SmtpReply extends Error {
   constructor(
     readonly responseCode: number,
@@ -121,6 +139,7 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     }
     if (stream.sizeExceeded || size > options.maxMessageBytes) throw new SmtpReply(552, '5.3.4 message too big');
     const raw = Buffer.concat(chunks);
+    if (headerTooBig(raw)) throw new SmtpReply(552, `5.3.4 header section too big (at most ${MAX_HEADER_BYTES} bytes and ${MAX_HEADER_LINES} lines)`);
     // A bounce or a complaint about the agent's mail: the contact goes on the suppression list, nothing is ingested.
     const report = await classifyDeliveryReport(raw);
     const bounced = session.envelope.rcptTo.map((r) => bouncedMessageId(ctx.secrets, r.address, options.mailDomain)).filter((id) => id !== null);
