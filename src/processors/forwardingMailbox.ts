@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { type IngestionContext, ingestMessage } from '../commands/ingestion.ts';
 import { ServiceError } from '../domain/errors.ts';
+import { MAIL_MESSAGE_ID_SHAPE } from '../domain/ingestion.ts';
 import { EventTooLargeError } from '../ports/eventStore.ts';
 import { type DeliveryReport, classifyDeliveryReport } from '../adapters/mail/deliveryReport.ts';
 import { suppressContact } from '../commands/suppression.ts';
@@ -14,7 +15,7 @@ import { htmlToText } from '../domain/articleText.ts';
 import { bouncedMessageId } from '../domain/bounceAddress.ts';
 import { forwardingToken, originalSender } from '../domain/forwarded.ts';
 import { returnedReplyIds } from '../domain/outreachAgent.ts';
-import { cleanedText } from '../domain/text.ts';
+import { cleanedText, truncateText } from '../domain/text.ts';
 import { type SiteDoc, findSiteByForwardingToken } from '../readModels/sites.ts';
 import { SMTP_LIMITS, type SmtpLimits, limitPerAddress } from './smtpLimits.ts';
 
@@ -46,6 +47,12 @@ export interface ForwardingMailbox {
  */
 const MAX_HEADER_BYTES = 128 * 1024;
 const MAX_HEADER_LINES = 4_000;
+
+/** A Message-Id (or In-Reply-To) header's id when it is one, trimmed; null otherwise. */
+const mailMessageId = (id: string | undefined | null): string | null => {
+  const trimmed = id?.trim();
+  return trimmed && MAIL_MESSAGE_ID_SHAPE.test(trimmed) ? trimmed : null;
+};
 
 function headerTooBig(raw: Buffer): boolean {
   // The first empty line ends it (CRLF, or a bare LF from a sloppy client).
@@ -111,7 +118,12 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
       if (session.envelope.rcptTo.length >= limits.maxRecipients) return callback(new SmtpReply(452, '4.5.3 too many recipients'));
       if (bouncedMessageId(ctx.secrets, address.address, options.mailDomain)) return callback();
       siteOf(address.address).then(
-        (site) => callback(site ? null : new SmtpReply(550, `5.1.1 <${address.address}>: no such forwarding mailbox`)),
+        (site) => {
+          if (!site) return callback(new SmtpReply(550, `5.1.1 <${address.address}>: no such forwarding mailbox`));
+          // Refused here, per recipient: after DATA one answer covers every recipient of the message.
+          if (!site.licensed) return callback(new SmtpReply(550, `5.7.1 <${address.address}>: the site has no active licence`));
+          callback();
+        },
         (error) => {
           options.onError?.(error);
           callback(new SmtpReply(451, '4.3.0 temporary failure, try again later'));
@@ -156,9 +168,16 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     if (!from) throw new SmtpReply(550, '5.1.7 the message has no sender address');
     // The same rule as the REST body's `from`, so both doors store only real addresses.
     if (!z.email({ pattern: EMAIL_ADDRESS_SHAPE }).max(320).safeParse(from).success) throw new SmtpReply(550, '5.1.7 the sender address is not a valid email address');
-    const references = Array.isArray(mail.references) ? mail.references.join(' ') : (mail.references ?? null);
-    const messageId = mail.messageId ?? null;
+    const references = (Array.isArray(mail.references) ? mail.references : [mail.references]).map(mailMessageId).filter((id) => id !== null).join(' ') || null;
+    // A Message-Id as mail headers carry one, else none: `<>` or an 8-bit id would merge different
+    // mails under one idempotency key (the content key tells them apart).
+    const messageId = mailMessageId(mail.messageId);
     const idempotencyKey = messageId ?? contentKey(mail, session);
+    // Each recipient site on its own: one site's refusal must not decide another team's copy. Any
+    // temporary failure asks the sender to retry the whole message (the sites that took it find it
+    // already ingested); a permanent one alone is the answer only when no site took the message.
+    let taken = 0;
+    let refusal: SmtpReply | null = null;
     for (const rcpt of session.envelope.rcptTo) {
       const site = await siteOf(rcpt.address);
       if (!site) continue;
@@ -171,26 +190,29 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
           message: {
             from,
             // A mail from anyone is taken as it comes, made storable and mailable (the API refuses such text instead).
-            fromName: cleanedNullable(forwarded ? forwarded.name : (headerFrom?.name || null)),
-            subject: cleanedText(mail.subject ?? ''),
+            fromName: cleanedNullable(forwarded ? forwarded.name : (headerFrom?.name || null), 500),
+            subject: truncateText(cleanedText(mail.subject ?? ''), 2_000),
             bodyText: cleanedText(text),
             bodyHtml: cleanedNullable(html),
             messageId,
-            inReplyTo: mail.inReplyTo ?? null,
+            inReplyTo: mailMessageId(mail.inReplyTo),
             references,
             forwarded: forwarded !== null,
           },
         });
       } catch (error) {
         if (error instanceof EventTooLargeError) throw new SmtpReply(552, '5.3.4 message too big for the event store');
-        if (error instanceof ServiceError) {
-          if (error.code === 'SERVICE_UNAVAILABLE' && error.cause) options.onError?.(error.cause);
-          const permanent = error.code === 'PAYMENT_REQUIRED' || error.code === 'SITE_NOT_LICENSED';
-          throw new SmtpReply(permanent ? 550 : 451, `${permanent ? '5.7.1' : '4.7.0'} ${error.message}`);
-        }
-        throw error;
+        if (!(error instanceof ServiceError)) throw error;
+        if (error.code === 'SERVICE_UNAVAILABLE' && error.cause) options.onError?.(error.cause);
+        const permanent = error.code === 'PAYMENT_REQUIRED' || error.code === 'SITE_NOT_LICENSED';
+        const reply = new SmtpReply(permanent ? 550 : 451, `${permanent ? '5.7.1' : '4.7.0'} ${error.message}`);
+        if (!permanent) throw reply;
+        refusal ??= reply;
+        continue;
       }
+      taken++;
     }
+    if (refusal && taken === 0) throw refusal;
   }
 
   /** A report sent to a mail's own bounce address is about that mail's one recipient, whatever address it names (a forward's may differ). */
@@ -247,4 +269,5 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
   };
 }
 
-const cleanedNullable = (v: string | null) => (v === null ? null : cleanedText(v));
+/** At most `max` UTF-16 units, as the REST body allows (`truncateText`). */
+const cleanedNullable = (v: string | null, max = Infinity) => (v === null ? null : truncateText(cleanedText(v), max));

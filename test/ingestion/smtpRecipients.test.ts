@@ -1,0 +1,56 @@
+import t from 'tap';
+import { changeSiteSettings, setTeamBillingStatus } from '../../src/commands/tenancy.ts';
+import { startForwardingMailbox } from '../../src/processors/forwardingMailbox.ts';
+import { createTenant, startTestApp } from '../helpers/testApp.ts';
+import { eventsOfType } from './helpers.ts';
+import { RawSmtp } from './rawSmtp.ts';
+
+/**
+ * From an audit of the forwarding mailbox: one message for several teams' sites (relays put the
+ * recipients of one MX in one transaction) must not let one site decide another's copy, and two
+ * different mails whose Message-Id is empty or not an id must not be merged as one.
+ */
+t.test('recipients are decided per site; broken Message-Ids fall back to the content key', async (t) => {
+  const app = await startTestApp({ env: { MAIL_DOMAIN: 'inbound.test' } });
+  t.teardown(() => app.close());
+  const { services } = app;
+  const [a, unlicensed, unpaid] = [await createTenant(services), await createTenant(services), await createTenant(services)];
+  await changeSiteSettings(services, { siteId: unlicensed.siteId, changes: { licensed: false } });
+  await setTeamBillingStatus(services, { teamId: unpaid.teamId, billingStatus: 'past_due' });
+  await services.projections.waitFor(await services.events.headPosition(), 5_000);
+  const mailbox = await startForwardingMailbox(services, { host: '127.0.0.1', port: 0, mailDomain: 'inbound.test', maxMessageBytes: 1024 * 1024 });
+  t.teardown(() => mailbox.close());
+  const ingestedFor = async (siteId: string) => (await eventsOfType(services, 'MessageIngested')).filter((e) => (e.data as { siteId: string }).siteId === siteId);
+
+  const send = async (rcpts: string[], messageId: string, body: string, expectRcpt: RegExp[] = rcpts.map(() => /^250/)) => {
+    const smtp = await RawSmtp.open(mailbox.port);
+    t.teardown(() => smtp.close());
+    t.match(await smtp.cmd('EHLO sender.test'), /^250/);
+    t.match(await smtp.cmd('MAIL FROM:<jane@prospect.io>'), /^250/);
+    for (const [i, rcpt] of rcpts.entries()) t.match(await smtp.cmd(`RCPT TO:<${rcpt}>`), expectRcpt[i]!, `RCPT ${i}`);
+    t.match(await smtp.cmd('DATA'), /^354/);
+    const end = smtp.reply();
+    await smtp.write(`From: Jane <jane@prospect.io>\r\nTo: x@inbound.test\r\nSubject: Guest post\r\nMessage-ID: ${messageId}\r\n\r\n${body}\r\n.\r\n`);
+    return end;
+  };
+
+  // An unlicensed site is refused at RCPT, for its address only; the other team's copy is taken.
+  t.match(await send([unlicensed.forwardingAddress, a.forwardingAddress], '<multi-1@prospect.io>', 'Hello, a link idea.', [/^550 5\.7\.1/, /^250/]), /^250 /);
+  t.equal((await ingestedFor(a.siteId)).length, 1, "the licensed site's copy is ingested");
+  t.equal((await ingestedFor(unlicensed.siteId)).length, 0);
+
+  // A team whose subscription is unpaid is found after DATA: its copy is refused, the other taken, and the answer is 250.
+  t.match(await send([unpaid.forwardingAddress, a.forwardingAddress], '<multi-2@prospect.io>', 'Another link idea.'), /^250 /);
+  t.equal((await ingestedFor(a.siteId)).length, 2);
+  t.equal((await ingestedFor(unpaid.siteId)).length, 0);
+  // Alone, the unpaid site's refusal is the answer.
+  t.match(await send([unpaid.forwardingAddress], '<multi-3@prospect.io>', 'A third idea.'), /^550 5\.7\.1/);
+
+  // Two different mails with `Message-ID: <>`, and two with 8-bit ids: four mails, not two.
+  for (const [id, body] of [['<>', 'first'], ['<>', 'second'], ['<\u00ffx@p.example>', 'third'], ['<\u00fex@p.example>', 'fourth']] as const) {
+    t.match(await send([a.forwardingAddress], id, `Mail ${body}.`), /^250 /);
+  }
+  const stored = (await ingestedFor(a.siteId)).map((e) => e.data as { bodyText: string; externalMessageId: string | null });
+  t.equal(stored.length, 6, 'each different mail is ingested');
+  t.same(stored.slice(2).map((m) => m.externalMessageId), [null, null, null, null], 'no Message-Id kept for them');
+});
