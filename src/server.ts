@@ -61,6 +61,7 @@ async function main() {
           maxRecipients: config.SMTP_MAX_RECIPIENTS,
         },
         onError: (err) => fastify.log.error({ err }, 'forwarding mailbox failed'),
+        onClientError: (err) => fastify.log.info({ err: { message: err instanceof Error ? err.message : String(err) } }, 'forwarding mailbox: a connection failed on its client side'),
       })
     : null;
   if (mailbox) fastify.log.info({ port: mailbox.port }, 'forwarding mailbox listening');

@@ -26,7 +26,10 @@ export interface ForwardingMailboxOptions {
   maxMessageBytes: number;
   /** What one sender may hold: the defaults are SMTP_LIMITS (config: SMTP_MAX_CLIENTS and the rest). */
   limits?: Partial<SmtpLimits>;
+  /** A failure of the mailbox itself (the event store, a bug). */
   onError?: (error: unknown) => void;
+  /** A connection's error that its client caused (it went away mid-message, it spoke garbage TLS). */
+  onClientError?: (error: unknown) => void;
 }
 
 /**
@@ -145,9 +148,15 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     const chunks: Buffer[] = [];
     let size = 0;
     // Read to the end (the answer comes after the final dot), but past the limit nothing is kept.
-    for await (const chunk of stream) {
-      size += (chunk as Buffer).length;
-      if (size <= options.maxMessageBytes) chunks.push(chunk as Buffer);
+    try {
+      for await (const chunk of stream) {
+        size += (chunk as Buffer).length;
+        if (size <= options.maxMessageBytes) chunks.push(chunk as Buffer);
+      }
+    } catch (error) {
+      // The client went away before the final dot: nothing was accepted, nothing is lost.
+      options.onClientError?.(error);
+      throw new SmtpReply(451, '4.3.0 the message was not received in full');
     }
     if (stream.sizeExceeded || size > options.maxMessageBytes) throw new SmtpReply(552, '5.3.4 message too big');
     const raw = Buffer.concat(chunks);
@@ -262,7 +271,9 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
       resolve();
     });
   });
-  server.on('error', (error) => options.onError?.(error));
+  // After the listen, the server's errors are its connections' (a client gone, a TLS handshake of
+  // garbage): anyone can cause them, so they are not the service's failures.
+  server.on('error', (error) => options.onClientError?.(error));
   return {
     port: (server.server.address() as AddressInfo).port,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),

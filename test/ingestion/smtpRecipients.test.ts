@@ -54,3 +54,31 @@ t.test('recipients are decided per site; broken Message-Ids fall back to the con
   t.equal(stored.length, 6, 'each different mail is ingested');
   t.same(stored.slice(2).map((m) => m.externalMessageId), [null, null, null, null], 'no Message-Id kept for them');
 });
+
+t.test("a client gone mid-message is its connection's failure, not the mailbox's: nothing logged as an error", async (t) => {
+  const app = await startTestApp({ env: { MAIL_DOMAIN: 'inbound.test' } });
+  t.teardown(() => app.close());
+  const tenant = await createTenant(app.services);
+  const errors: unknown[] = [];
+  const clientErrors: unknown[] = [];
+  const mailbox = await startForwardingMailbox(app.services, {
+    host: '127.0.0.1',
+    port: 0,
+    mailDomain: 'inbound.test',
+    maxMessageBytes: 1024 * 1024,
+    onError: (e) => errors.push(e),
+    onClientError: (e) => clientErrors.push(e),
+  });
+  t.teardown(() => mailbox.close());
+  const smtp = await RawSmtp.open(mailbox.port);
+  t.match(await smtp.cmd('EHLO sender.test'), /^250/);
+  t.match(await smtp.cmd('MAIL FROM:<jane@prospect.io>'), /^250/);
+  t.match(await smtp.cmd(`RCPT TO:<${tenant.forwardingAddress}>`), /^250/);
+  t.match(await smtp.cmd('DATA'), /^354/);
+  await smtp.write('From: Jane <jane@prospect.io>\r\nSubject: half\r\n\r\nHalf a mes');
+  smtp.close();
+  for (let i = 0; i < 100 && clientErrors.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+  t.ok(clientErrors.length >= 1, 'reported as a client-side failure');
+  t.same(errors, [], 'not as a failure of the mailbox');
+  t.equal((await eventsOfType(app.services, 'MessageIngested')).length, 0, 'nothing stored');
+});
