@@ -1,13 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SMTPServer } from 'smtp-server';
 import t from 'tap';
 import { eventsOfType, ingest, makeAgentReady, PITCH } from '../ingestion/helpers.ts';
 import { createTenant, startTestApp } from '../helpers/testApp.ts';
 import { waitFor } from './helpers.ts';
+import { startHoldingRelay } from './smtpSink.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -25,27 +24,12 @@ const PITCHES = 12;
 t.test('SIGKILL with replies queued for the SMTP pool: only the attempts on a connection are left unknown', async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'agent-slots-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-  let holding = true;
-  const handed: string[] = [];
-  const relay = new SMTPServer({
-    logger: false,
-    hideSTARTTLS: true,
-    authOptional: true,
-    onData(stream, _session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        handed.push(/^Message-ID: (.*)$/im.exec(Buffer.concat(chunks).toString())?.[1] ?? '?');
-        if (!holding) callback(null); // held ones never get their 250: the worker dies first
-      });
-    },
-  });
-  await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
-  t.teardown(() => new Promise<void>((r) => relay.close(() => r())));
+  const relay = await startHoldingRelay(); // held ones never get their 250: the worker dies first
+  t.teardown(() => relay.close());
   const env = {
     DATA_DIR: dataDir,
     LOG_LEVEL: 'silent',
-    OUTBOUND_SMTP_URL: `smtp://127.0.0.1:${(relay.server.address() as AddressInfo).port}`,
+    OUTBOUND_SMTP_URL: relay.url,
     AGENT_WORKER_ID: 'agent-slots',
     AGENT_CONCURRENCY: '16',
   };
@@ -69,16 +53,16 @@ t.test('SIGKILL with replies queued for the SMTP pool: only the attempts on a co
   let worker = start();
   t.teardown(() => worker.kill('SIGKILL'));
   await waitFor('every pitch triaged', async () => ((await eventsOfType(app.services, 'AgentTriaged')).length === PITCHES ? true : undefined), 30_000);
-  await waitFor('the pool busy', async () => (handed.length >= POOL ? true : undefined), 15_000);
+  await waitFor('the pool busy', async () => (relay.handed.length >= POOL ? true : undefined), 15_000);
   await sleep(500); // time for any other lane to claim, were it allowed to
   const claimed = (await eventsOfType(app.services, 'ReplySendAttempted')).length;
   t.equal((await eventsOfType(app.services, 'ReplyDrafted')).length, PITCHES, 'every reply drafted');
   t.equal(claimed, POOL, 'an attempt is claimed for each connection only, not for every drafted reply');
-  t.equal(handed.length, POOL);
+  t.equal(relay.handed.length, POOL);
   worker.kill('SIGKILL');
   t.equal(await exited(worker), 'SIGKILL');
 
-  holding = false;
+  relay.holding = false;
   worker = start();
   const outcomes = await waitFor(
     'an outcome for every reply',
@@ -93,8 +77,8 @@ t.test('SIGKILL with replies queued for the SMTP pool: only the attempts on a co
   for (const f of outcomes.failed) t.match(f.data, { permanent: true, error: /^outcome_unknown/ });
   t.equal(outcomes.sent.length, PITCHES - POOL, 'every reply that had not gone out is sent after the restart');
   await sleep(300);
-  t.equal(handed.length, PITCHES, 'the relay was given each reply once');
-  t.equal(new Set(handed).size, PITCHES);
+  t.equal(relay.handed.length, PITCHES, 'the relay was given each reply once');
+  t.equal(new Set(relay.handed).size, PITCHES);
   worker.kill('SIGTERM');
   await exited(worker);
 });

@@ -90,3 +90,51 @@ export async function startSmtpSink(behaviour: SinkBehaviour = {}): Promise<Smtp
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
+
+export interface HoldingRelay {
+  url: string;
+  /** The Message-ID of each message given in full, in order. */
+  handed: string[];
+  /** Every RCPT TO address, in order. */
+  recipients: string[];
+  /** While true, a message given in full gets no answer until `releaseAll` (or never). */
+  holding: boolean;
+  releaseAll(): void;
+  close(): Promise<void>;
+}
+
+/** A real SMTP relay on 127.0.0.1 that can hold its answers: the pool's connections stay busy, as with a slow relay. */
+export async function startHoldingRelay(): Promise<HoldingRelay> {
+  const held: Array<() => void> = [];
+  const relay: Omit<HoldingRelay, 'url' | 'close'> = {
+    handed: [],
+    recipients: [],
+    holding: true,
+    releaseAll: () => {
+      for (const answer of held.splice(0)) answer();
+    },
+  };
+  const server = new SMTPServer({
+    logger: false,
+    hideSTARTTLS: true,
+    authOptional: true,
+    onRcptTo(address, _session, callback) {
+      relay.recipients.push(address.address);
+      callback();
+    },
+    onData(stream, _session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        relay.handed.push(/^Message-ID: (.*)$/im.exec(Buffer.concat(chunks).toString())?.[1] ?? '?');
+        if (relay.holding) held.push(() => callback(null));
+        else callback(null);
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return Object.assign(relay, {
+    url: `smtp://127.0.0.1:${(server.server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  });
+}

@@ -1,10 +1,9 @@
-import type { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
 import t from 'tap';
 import { suppressContact } from '../../src/commands/suppression.ts';
 import { expectError } from '../helpers/http.ts';
 import { createTenant, startTestApp } from '../helpers/testApp.ts';
 import { ingest, makeAgentReady, PITCH } from '../ingestion/helpers.ts';
+import { startHoldingRelay } from '../agent/smtpSink.ts';
 import { act } from './actionsHelpers.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -15,25 +14,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * mailed (from a review: the gate was read before the wait).
  */
 t.test("a person's reply waiting for a connection to the relay reads the suppression list after the wait", async (t) => {
-  let holding = true;
-  const held: Array<() => void> = [];
-  const recipients: string[] = [];
-  const relay = new SMTPServer({
-    logger: false,
-    hideSTARTTLS: true,
-    authOptional: true,
-    onRcptTo(address, _session, callback) {
-      recipients.push(address.address);
-      callback();
-    },
-    onData(stream, _session, callback) {
-      stream.resume();
-      stream.on('end', () => (holding ? held.push(() => callback(null)) : callback(null)));
-    },
-  });
-  await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
-  t.teardown(() => new Promise<void>((r) => relay.close(() => r())));
-  const app = await startTestApp({ env: { OUTBOUND_SMTP_URL: `smtp://127.0.0.1:${(relay.server.address() as AddressInfo).port}`, RUN_AGENT: 'false' } });
+  const relay = await startHoldingRelay();
+  t.teardown(() => relay.close());
+  const app = await startTestApp({ env: { OUTBOUND_SMTP_URL: relay.url, RUN_AGENT: 'false' } });
   t.teardown(() => app.close());
   const tenant = await createTenant(app.services);
   await makeAgentReady(app.services, tenant.siteId);
@@ -42,14 +25,14 @@ t.test("a person's reply waiting for a connection to the relay reads the suppres
   await app.services.projections.waitFor(await app.services.events.headPosition(), 5_000);
 
   const firstFive = ids.slice(0, 5).map((id) => act(app.fastify, tenant, id, 'reply', { text: 'Thanks, we will look at it.' }));
-  while (held.length < 5) await sleep(20);
+  while (relay.handed.length < 5) await sleep(20);
   const sixth = act(app.fastify, tenant, ids[5]!, 'reply', { text: 'Thanks, we will look at it.' });
   await sleep(200);
-  t.equal(recipients.length, 5, 'the sixth waits: every connection holds a reply');
+  t.equal(relay.recipients.length, 5, 'the sixth waits: every connection holds a reply');
   await suppressContact(app.services, { teamId: tenant.teamId, teamSiteIds: [tenant.siteId], siteId: tenant.siteId, email: 'p5@prospect5.io', reason: 'complained', source: 'complaint' });
-  holding = false;
-  for (const release of held.splice(0)) release();
+  relay.holding = false;
+  relay.releaseAll();
   for (const res of await Promise.all(firstFive)) t.equal(res.statusCode, 201);
   expectError(t, await sixth, 409, 'CONTACT_SUPPRESSED', 'the sixth, once a connection was free');
-  t.notOk(recipients.includes('p5@prospect5.io'), 'nothing was mailed to the contact suppressed while the reply waited');
+  t.notOk(relay.recipients.includes('p5@prospect5.io'), 'nothing was mailed to the contact suppressed while the reply waited');
 });
