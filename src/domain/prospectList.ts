@@ -105,7 +105,8 @@ function checkEntries(entries: { line: number; entry: ProspectEntry }[], unit = 
   for (const { line, entry } of entries) {
     const url = normaliseProspectUrl(entry.url);
     if (!url) {
-      errors.push(`${unit} ${line}: "${entry.url.slice(0, 100)}" is not an https URL`);
+      const why = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(entry.url.trim()) ? 'carries credentials (user:password@)' : 'is not an https URL';
+      errors.push(`${unit} ${line}: "${entry.url.slice(0, 100)}" ${why}`);
       continue;
     }
     if (url.length > 2000) {

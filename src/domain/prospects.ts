@@ -146,7 +146,8 @@ export function normaliseProspectUrl(raw: string): string | null {
   } catch {
     return null;
   }
-  if (url.protocol !== 'https:' || !url.hostname.includes('.') && url.hostname !== 'localhost' && !/^\d+\.\d+\.\d+\.\d+$/.test(url.hostname)) return null;
+  // A domain, or an address literal (IPv4, or IPv6 in brackets).
+  if (url.protocol !== 'https:' || !url.hostname.includes('.') && url.hostname !== 'localhost' && !url.hostname.startsWith('[')) return null;
   if (url.username || url.password) return null;
   url.hash = '';
   return url.toString().replace(/\/$/, '');

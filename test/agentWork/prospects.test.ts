@@ -51,6 +51,9 @@ t.test('CSV with a header, quotes, semicolons; one URL per line; errors by line'
   t.same(prospectsFromCsv('url\n'), { ok: false, errors: ['the list has no prospects'] });
   t.same(prospectsFromEntries([{ url: 'https://ok.example' }, { url: 'ftp://x.example' }]), { ok: false, errors: ['entry 2: "ftp://x.example" is not an https URL'] });
   t.equal(normaliseProspectUrl('https://user:pw@x.example'), null, 'credentials in a URL are refused');
+  t.same(prospectsFromEntries([{ url: 'https://user:pw@x.example/' }]), { ok: false, errors: ['entry 1: "https://user:pw@x.example/" carries credentials (user:password@)'] }, 'and named as the reason');
+  t.equal(normaliseProspectUrl('https://[2001:db8::1]/'), 'https://[2001:db8::1]', 'an IPv6 literal is an address as an IPv4 one is (the fetcher decides whether it may be reached)');
+  t.equal(normaliseProspectUrl('https://intranet/'), null, 'a single-label name is not');
 });
 
 t.test('importing: new prospects recorded, known unchanged ones left out, a name change recorded', async (t) => {
