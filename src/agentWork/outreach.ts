@@ -78,6 +78,7 @@ export const outreachWork: AgentWork = async (run, deps) => {
     // One of the mailer's connections first (see Mailer.reserve): the gate, the pitch's record, its
     // claim, send and outcome run holding it, so nothing is recorded for a pitch that then waits (a
     // crash there would leave the prospect pitched without a conversation) and the gate is read last.
+    articles ??= await deps.articles(run.siteId); // before: it reads every article's text
     const release = await takeSendSlot(deps.mailer, deps.signal);
     if (release === null) break; // the run's end (a stop, AGENT_RUN_MAX_MS): left for the next run
     try {
@@ -90,7 +91,6 @@ export const outreachWork: AgentWork = async (run, deps) => {
         continue;
       }
 
-      articles ??= await deps.articles(run.siteId);
       const article = bestArticleFor(`${prospect.name ?? ''}. ${prospect.notes ?? ''}. ${found.topicText}`, articles);
       const pitch = composePitch({ siteDomain: site.domain, prospectName: prospect.name, prospectUrl: prospect.url, article, senderName: settings.senderName, signature: settings.signature });
       const conversationId = ctx.newId();

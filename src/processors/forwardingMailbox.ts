@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { type IngestionContext, ingestMessage } from '../commands/ingestion.ts';
 import { ServiceError } from '../domain/errors.ts';
-import { MAIL_MESSAGE_ID_SHAPE } from '../domain/ingestion.ts';
+import { MESSAGE_ID_SHAPE } from '../domain/ingestion.ts';
 import { EventTooLargeError } from '../ports/eventStore.ts';
 import { type DeliveryReport, classifyDeliveryReport } from '../adapters/mail/deliveryReport.ts';
 import { suppressContact } from '../commands/suppression.ts';
@@ -51,10 +51,20 @@ export interface ForwardingMailbox {
 const MAX_HEADER_BYTES = 128 * 1024;
 const MAX_HEADER_LINES = 4_000;
 
-/** A Message-Id (or In-Reply-To) header's id when it is one, trimmed; null otherwise. */
-const mailMessageId = (id: string | undefined | null): string | null => {
-  const trimmed = id?.trim();
-  return trimmed && MAIL_MESSAGE_ID_SHAPE.test(trimmed) ? trimmed : null;
+/**
+ * The Message-Id header's id when it is one (`left@right`, UTF-8 allowed as REST allows it), trimmed;
+ * null otherwise: `<>`, or bytes that were not UTF-8 (decoded to U+FFFD), would merge different mails
+ * under one idempotency key. (mailparser gives `false` for an empty header.)
+ */
+const headerMessageId = (id: unknown): string | null => {
+  const trimmed = typeof id === 'string' ? id.trim() : '';
+  return trimmed && MESSAGE_ID_SHAPE.test(trimmed) && !trimmed.includes('\uFFFD') ? trimmed : null;
+};
+
+/** In-Reply-To and References as the header gave them (strings only; mailparser gives `false` for an empty one), made storable: the thread lookup parses the ids out of them. */
+const threadHeader = (value: unknown): string | null => {
+  const text = Array.isArray(value) ? value.filter((v) => typeof v === 'string').join(' ') : typeof value === 'string' ? value : '';
+  return text.trim() ? cleanedText(text) : null;
 };
 
 function headerTooBig(raw: Buffer): boolean {
@@ -124,7 +134,9 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
         (site) => {
           if (!site) return callback(new SmtpReply(550, `5.1.1 <${address.address}>: no such forwarding mailbox`));
           // Refused here, per recipient: after DATA one answer covers every recipient of the message.
-          if (!site.licensed) return callback(new SmtpReply(550, `5.7.1 <${address.address}>: the site has no active licence`));
+          // Not from the null sender: a delivery report to the site still suppresses its contact.
+          const nullSender = !session.envelope.mailFrom || session.envelope.mailFrom.address === '';
+          if (!site.licensed && !nullSender) return callback(new SmtpReply(550, `5.7.1 <${address.address}>: the site has no active licence`));
           callback();
         },
         (error) => {
@@ -177,10 +189,10 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     if (!from) throw new SmtpReply(550, '5.1.7 the message has no sender address');
     // The same rule as the REST body's `from`, so both doors store only real addresses.
     if (!z.email({ pattern: EMAIL_ADDRESS_SHAPE }).max(320).safeParse(from).success) throw new SmtpReply(550, '5.1.7 the sender address is not a valid email address');
-    const references = (Array.isArray(mail.references) ? mail.references : [mail.references]).map(mailMessageId).filter((id) => id !== null).join(' ') || null;
+    const references = threadHeader(mail.references);
     // A Message-Id as mail headers carry one, else none: `<>` or an 8-bit id would merge different
     // mails under one idempotency key (the content key tells them apart).
-    const messageId = mailMessageId(mail.messageId);
+    const messageId = headerMessageId(mail.messageId);
     const idempotencyKey = messageId ?? contentKey(mail, session);
     // Each recipient site on its own: one site's refusal must not decide another team's copy. Any
     // temporary failure asks the sender to retry the whole message (the sites that took it find it
@@ -204,7 +216,7 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
             bodyText: cleanedText(text),
             bodyHtml: cleanedNullable(html),
             messageId,
-            inReplyTo: mailMessageId(mail.inReplyTo),
+            inReplyTo: threadHeader(mail.inReplyTo),
             references,
             forwarded: forwarded !== null,
           },
@@ -271,9 +283,9 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
       resolve();
     });
   });
-  // After the listen, the server's errors are its connections' (a client gone, a TLS handshake of
-  // garbage): anyone can cause them, so they are not the service's failures.
-  server.on('error', (error) => options.onClientError?.(error));
+  // A connection's error (smtp-server names its remoteAddress: a client gone, a TLS handshake of
+  // garbage) is its client's doing, which anyone can cause: not the service's failure.
+  server.on('error', (error) => ('remoteAddress' in error ? options.onClientError : options.onError)?.(error));
   return {
     port: (server.server.address() as AddressInfo).port,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),

@@ -46,13 +46,33 @@ t.test('recipients are decided per site; broken Message-Ids fall back to the con
   // Alone, the unpaid site's refusal is the answer.
   t.match(await send([unpaid.forwardingAddress], '<multi-3@prospect.io>', 'A third idea.'), /^550 5\.7\.1/);
 
-  // Two different mails with `Message-ID: <>`, and two with 8-bit ids: four mails, not two.
+  // Two different mails with `Message-ID: <>`, and two with UTF-8 ids that differ in one letter: four mails, not two.
   for (const [id, body] of [['<>', 'first'], ['<>', 'second'], ['<\u00ffx@p.example>', 'third'], ['<\u00fex@p.example>', 'fourth']] as const) {
     t.match(await send([a.forwardingAddress], id, `Mail ${body}.`), /^250 /);
   }
   const stored = (await ingestedFor(a.siteId)).map((e) => e.data as { bodyText: string; externalMessageId: string | null });
   t.equal(stored.length, 6, 'each different mail is ingested');
-  t.same(stored.slice(2).map((m) => m.externalMessageId), [null, null, null, null], 'no Message-Id kept for them');
+  t.same(stored.slice(2).map((m) => m.externalMessageId), [null, null, '\u00ffx@p.example', '\u00fex@p.example'], '`<>` is no Message-Id; UTF-8 ids are kept as REST keeps them');
+
+  // Empty threading headers, and threading headers in forms mail clients write: taken as before (a review found the first answered 451 for ever).
+  const raw = async (headers: string, body: string) => {
+    const smtp = await RawSmtp.open(mailbox.port);
+    t.teardown(() => smtp.close());
+    t.match(await smtp.cmd('EHLO sender.test'), /^250/);
+    t.match(await smtp.cmd('MAIL FROM:<jane@prospect.io>'), /^250/);
+    t.match(await smtp.cmd(`RCPT TO:<${a.forwardingAddress}>`), /^250/);
+    t.match(await smtp.cmd('DATA'), /^354/);
+    const end = smtp.reply();
+    await smtp.write(`From: Jane <jane@prospect.io>\r\nSubject: Guest post\r\n${headers}\r\n${body}\r\n.\r\n`);
+    return end;
+  };
+  t.match(await raw('Message-ID: <empty-refs@prospect.io>\r\nIn-Reply-To: \r\nReferences: \r\n', 'Empty threading headers.'), /^250 /);
+  t.match(await raw("Message-ID: <ü-1@exämple.test>\r\nIn-Reply-To: <x1@site.test> (Jane's message)\r\nReferences: <r1@x.test>,<r2@site.test>\r\n", 'Threading forms.'), /^250 /);
+  const last = (await ingestedFor(a.siteId)).slice(-2).map((e) => e.data as { externalMessageId: string | null; inReplyTo: string | null; references: string | null });
+  t.equal(last[0]!.externalMessageId, 'empty-refs@prospect.io');
+  t.equal(last[1]!.externalMessageId, 'ü-1@exämple.test', 'a UTF-8 Message-Id is kept, as REST keeps one');
+  t.match(last[1]!.inReplyTo, /x1@site\.test/, 'In-Reply-To with a comment keeps its id');
+  t.match(last[1]!.references, /r1@x\.test.*r2@site\.test/, 'comma-separated References keep their ids');
 });
 
 t.test("a client gone mid-message is its connection's failure, not the mailbox's: nothing logged as an error", async (t) => {
