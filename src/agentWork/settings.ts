@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { type AgentKey, SIGNATURE_MAX_LENGTH } from '../domain/agents.ts';
-import { CLEAN_TEXT_MESSAGE, isCleanText } from '../domain/text.ts';
+import { cleanedText } from '../domain/text.ts';
 import { dailySendCapSetting, maxProspectsPerRunSetting } from '../domain/agentSettingsSchemas.ts';
 import { DEFAULT_AI_PROMPT } from '../domain/agentWork/aiPrompt.ts';
 import { DEFAULT_ARTICLE_BOOST } from '../domain/agentWork/articleBoost.ts';
@@ -51,8 +51,9 @@ export const sitePerformanceSettingsSchema = z.strictObject({
 
 export const outreachSettingsSchema = z.strictObject({
   /** Name in the pitch's From and the sign-off; the site's domain when null. */
-  senderName: z.string().trim().min(1).max(120).refine(isCleanText, CLEAN_TEXT_MESSAGE).nullable().default(null),
-  signature: z.string().trim().min(1).max(SIGNATURE_MAX_LENGTH).refine(isCleanText, CLEAN_TEXT_MESSAGE).nullable().default(null),
+  // Cleaned, not refused: a run reads the values stored before PUT refused control characters (agentSettingsSchemas).
+  senderName: z.string().trim().min(1).max(120).transform(cleanedText).nullable().default(null),
+  signature: z.string().trim().min(1).max(SIGNATURE_MAX_LENGTH).transform(cleanedText).nullable().default(null),
   /** Pitches this site may send per UTC day, all runs together. */
   dailySendCap: dailySendCapSetting,
   /** Prospects looked at per run: the API's one definition (src/domain/agentSettingsSchemas.ts). */

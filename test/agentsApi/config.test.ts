@@ -64,6 +64,13 @@ t.test("outreach: the reply settings stay where the Outreach Agent reads them; d
   });
   const doc = await getAgentSettings(app.services.readModels, advanced.siteId, 'outreach');
   t.match(doc, { active: true, tone: 'formal', senderName: 'Ada', workSettings: { dailySendCap: 5, maxProspectsPerRun: 10 } });
+  // The From name and the sign-off of every reply hold text: a NUL or an unpaired surrogate is refused, and nothing changes.
+  for (const settings of [{ senderName: 'A\u0000da' }, { signature: 'Ada \ud800' }]) {
+    const refused = await put('outreach', { settings });
+    t.equal(refused.statusCode, 400, JSON.stringify(settings));
+    t.equal(refused.json().error.code, 'VALIDATION_ERROR');
+  }
+  t.match(await getAgentSettings(app.services.readModels, advanced.siteId, 'outreach'), { senderName: 'Ada', signature: null });
 });
 
 t.test('outreach: the per-run limit that was also in prospectCriteria is one setting; old events and bodies carrying it still work', async (t) => {
