@@ -1,9 +1,9 @@
 /** C0 control characters other than the white space ones (tab, line feed, vertical tab, form feed, carriage return): NUL among them. */
 const CONTROL = /[\u0000-\u0008\u000E-\u001F]/;
-const CONTROLS = /[\u0000-\u0008\u000E-\u001F]/g;
+const CONTROLS = new RegExp(CONTROL.source, 'g');
 /** A UTF-16 surrogate without its other half: JSON can carry one, no mail or UTF-8 store can. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const LONE_SURROGATES = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, 'g');
 
 /** Text that can be stored and mailed as given: no NUL or other control character, no lone surrogate. */
 export const isCleanText = (v: string) => !CONTROL.test(v) && !LONE_SURROGATE.test(v);

@@ -21,7 +21,10 @@ export const upsertBody = z
     url: z
       .url({ protocol: /^https?$/ })
       .max(2000)
-      .refine((u) => URL.canParse(u) && !new URL(u).username && !new URL(u).password, 'must not carry credentials (user:password@)')
+      .refine((u) => {
+        const parsed = URL.canParse(u) ? new URL(u) : null;
+        return parsed !== null && !parsed.username && !parsed.password;
+      }, 'must not carry credentials (user:password@)')
       .meta({ description: "the article's address on the site's domain; the upsert key" }),
     title: nonBlankText().trim().max(500),
     html: cleanText().max(ARTICLE_BODY_MAX_CHARS).optional().meta({ description: 'the body as HTML (give html or text)' }),
