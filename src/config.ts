@@ -225,6 +225,9 @@ export const configSchema = z.object({
   SMTP_MAX_CLIENTS_PER_ADDRESS: z.coerce.number().int().min(1).max(100_000).default(10),
   SMTP_SOCKET_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(60_000),
   SMTP_MAX_RECIPIENTS: z.coerce.number().int().min(1).max(1_000).default(50),
+  // Received mail is parsed on these threads, each mail within this budget (554 beyond): the parsers' cost can grow faster than their input.
+  SMTP_PARSE_THREADS: z.coerce.number().int().min(1).max(64).default(2),
+  SMTP_PARSE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   // Sending-domain verification looks its TXT record up here (unset: the system's resolvers).
   DNS_SERVERS: z
     .string()

@@ -60,6 +60,8 @@ async function main() {
           socketTimeoutMs: config.SMTP_SOCKET_TIMEOUT_MS,
           maxRecipients: config.SMTP_MAX_RECIPIENTS,
         },
+        parseThreads: config.SMTP_PARSE_THREADS,
+        parseTimeoutMs: config.SMTP_PARSE_TIMEOUT_MS,
         onError: (err) => fastify.log.error({ err }, 'forwarding mailbox failed'),
         onClientError: (err) => fastify.log.info({ err: { message: err instanceof Error ? err.message : String(err) } }, 'forwarding mailbox: a connection failed on its client side'),
       })

@@ -1,4 +1,3 @@
-import { type ParsedMail, simpleParser } from 'mailparser';
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { EMAIL_ADDRESS_SHAPE, normaliseEmail } from '../domain/email.ts';
@@ -7,15 +6,13 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { type IngestionContext, ingestMessage } from '../commands/ingestion.ts';
 import { ServiceError } from '../domain/errors.ts';
-import { MESSAGE_ID_SHAPE } from '../domain/ingestion.ts';
 import { EventTooLargeError } from '../ports/eventStore.ts';
-import { type DeliveryReport, classifyDeliveryReport } from '../adapters/mail/deliveryReport.ts';
+import type { DeliveryReport } from '../adapters/mail/deliveryReport.ts';
+import type { InboundMail } from '../adapters/mail/inboundMail.ts';
 import { suppressContact } from '../commands/suppression.ts';
-import { htmlToText } from '../domain/articleText.ts';
 import { bouncedMessageId } from '../domain/bounceAddress.ts';
-import { forwardingToken, originalSender } from '../domain/forwarded.ts';
-import { returnedReplyIds } from '../domain/outreachAgent.ts';
-import { cleanedText, truncateText } from '../domain/text.ts';
+import { forwardingToken } from '../domain/forwarded.ts';
+import { WorkOverBudget, startTimedWorkers } from '../lib/timedWorkers.ts';
 import { type SiteDoc, findSiteByForwardingToken } from '../readModels/sites.ts';
 import { SMTP_LIMITS, type SmtpLimits, limitPerAddress } from './smtpLimits.ts';
 
@@ -30,13 +27,12 @@ export interface ForwardingMailboxOptions {
   onError?: (error: unknown) => void;
   /** A connection's error that its client caused (it went away mid-message, it spoke garbage TLS). */
   onClientError?: (error: unknown) => void;
+  /** Threads that parse received mail (config: SMTP_PARSE_THREADS). */
+  parseThreads?: number;
+  /** A mail whose parsing takes longer is refused with 554 (config: SMTP_PARSE_TIMEOUT_MS). */
+  parseTimeoutMs?: number;
 }
 
-/**
- * mailparser's own HTML-to-text conversion grows faster than its input (seconds for a megabyte, on
- * the thread every request shares): the text of an HTML-only mail is derived by one linear pass instead.
- */
-const PARSE = { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true } as const;
 
 export interface ForwardingMailbox {
   port: number;
@@ -50,22 +46,6 @@ export interface ForwardingMailbox {
  */
 const MAX_HEADER_BYTES = 128 * 1024;
 const MAX_HEADER_LINES = 4_000;
-
-/**
- * The Message-Id header's id when it is one (`left@right`, UTF-8 allowed as REST allows it), trimmed;
- * null otherwise: `<>`, or bytes that were not UTF-8 (decoded to U+FFFD), would merge different mails
- * under one idempotency key. (mailparser gives `false` for an empty header.)
- */
-const headerMessageId = (id: unknown): string | null => {
-  const trimmed = typeof id === 'string' ? id.trim() : '';
-  return trimmed && MESSAGE_ID_SHAPE.test(trimmed) && !trimmed.includes('\uFFFD') ? trimmed : null;
-};
-
-/** In-Reply-To and References as the header gave them (strings only; mailparser gives `false` for an empty one), made storable: the thread lookup parses the ids out of them. */
-const threadHeader = (value: unknown): string | null => {
-  const text = Array.isArray(value) ? value.filter((v) => typeof v === 'string').join(' ') : typeof value === 'string' ? value : '';
-  return text.trim() ? cleanedText(text) : null;
-};
 
 function headerTooBig(raw: Buffer): boolean {
   // The first empty line ends it (CRLF, or a bare LF from a sloppy client).
@@ -91,13 +71,9 @@ class SmtpReply extends Error {
  * sends again unchanged (the envelope sender, the Date, From and Subject headers, the bodies), and
  * not of trace headers a relay may add. Two different messages with all of these equal are one.
  */
-function contentKey(mail: ParsedMail, session: SMTPServerSession): string {
-  const header = (name: string) => mail.headerLines.find((h) => h.key === name)?.line ?? '';
+function contentKey(retryStable: string[], session: SMTPServerSession): string {
   const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
-  const digest = createHash('sha256')
-    .update(JSON.stringify([envelopeFrom, header('date'), header('from'), header('subject'), mail.text ?? '', typeof mail.html === 'string' ? mail.html : '']))
-    .digest('hex');
-  return `content:${digest}`;
+  return `content:${createHash('sha256').update(JSON.stringify([envelopeFrom, ...retryStable])).digest('hex')}`;
 }
 
 /**
@@ -117,6 +93,22 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
   };
 
   const limits = { ...SMTP_LIMITS, ...options.limits };
+  // The parsers' cost can grow faster than their input (a MIME part's header folded 80,000 times took
+  // 25 s): they run off the thread the API shares, each mail within a time budget and a heap limit.
+  const parsers = startTimedWorkers<{ raw: Uint8Array; reportsOnly: boolean }, InboundMail>(new URL('../adapters/mail/inboundMailThread.ts', import.meta.url), {
+    threads: options.parseThreads ?? 2,
+    timeoutMs: options.parseTimeoutMs ?? 10_000,
+    maxHeapMb: Math.max(256, Math.ceil(options.maxMessageBytes / (1024 * 1024)) * 48),
+    onError: options.onError,
+  });
+  const read = async (raw: Buffer, reportsOnly: boolean): Promise<InboundMail> => {
+    try {
+      return await parsers.run({ raw: new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength), reportsOnly });
+    } catch (error) {
+      if (error instanceof WorkOverBudget) throw new SmtpReply(554, `5.6.0 the message is too complex to read (${error.message})`);
+      throw error;
+    }
+  };
   const server = new SMTPServer({
     logger: false,
     banner: 'Outreach forwarding mailbox',
@@ -174,26 +166,17 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     const raw = Buffer.concat(chunks);
     if (headerTooBig(raw)) throw new SmtpReply(552, `5.3.4 header section too big (at most ${MAX_HEADER_BYTES} bytes and ${MAX_HEADER_LINES} lines)`);
     // A bounce or a complaint about the agent's mail: the contact goes on the suppression list, nothing is ingested.
-    const report = await classifyDeliveryReport(raw);
     const bounced = session.envelope.rcptTo.map((r) => bouncedMessageId(ctx.secrets, r.address, options.mailDomain)).filter((id) => id !== null);
-    if (report) for (const id of new Set(bounced)) await suppressRecipientOf(id, report);
-    if (bounced.length === session.envelope.rcptTo.length) return;
-    if (report) return suppressReported(report, returnedReplyIds(raw.toString('latin1')), session);
-    const mail = await simpleParser(raw, PARSE);
-    const html = typeof mail.html === 'string' ? mail.html : null;
-    // An HTML-only mail's text part is '' here (the conversion skipped).
-    const text = !mail.text?.trim() && html ? htmlToText(html, { mail: true }) : (mail.text ?? '');
-    const headerFrom = mail.from?.value[0];
-    const forwarded = originalSender(text);
-    const from = forwarded?.address ?? headerFrom?.address;
-    if (!from) throw new SmtpReply(550, '5.1.7 the message has no sender address');
+    const reportsOnly = bounced.length === session.envelope.rcptTo.length;
+    const mail = await read(raw, reportsOnly);
+    if (mail.kind === 'report') for (const id of new Set(bounced)) await suppressRecipientOf(id, mail.report);
+    if (reportsOnly || mail.kind === 'other') return;
+    if (mail.kind === 'report') return suppressReported(mail.report, mail.returnedReplyIds, session);
+    const { retryStable, ...message } = mail.message;
+    if (!message.from) throw new SmtpReply(550, '5.1.7 the message has no sender address');
     // The same rule as the REST body's `from`, so both doors store only real addresses.
-    if (!z.email({ pattern: EMAIL_ADDRESS_SHAPE }).max(320).safeParse(from).success) throw new SmtpReply(550, '5.1.7 the sender address is not a valid email address');
-    const references = threadHeader(mail.references);
-    // A Message-Id as mail headers carry one, else none: `<>` or an 8-bit id would merge different
-    // mails under one idempotency key (the content key tells them apart).
-    const messageId = headerMessageId(mail.messageId);
-    const idempotencyKey = messageId ?? contentKey(mail, session);
+    if (!z.email({ pattern: EMAIL_ADDRESS_SHAPE }).max(320).safeParse(message.from).success) throw new SmtpReply(550, '5.1.7 the sender address is not a valid email address');
+    const idempotencyKey = message.messageId ?? contentKey(retryStable, session);
     // Each recipient site on its own: one site's refusal must not decide another team's copy. Any
     // temporary failure asks the sender to retry the whole message (the sites that took it find it
     // already ingested); a permanent one alone is the answer only when no site took the message.
@@ -208,18 +191,7 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
           idempotency: { scope: `smtp:${site.id}`, key: idempotencyKey },
           channel: 'smtp',
           runExtraction: true,
-          message: {
-            from,
-            // A mail from anyone is taken as it comes, made storable and mailable (the API refuses such text instead).
-            fromName: cleanedNullable(forwarded ? forwarded.name : (headerFrom?.name || null), 500),
-            subject: truncateText(cleanedText(mail.subject ?? ''), 2_000),
-            bodyText: cleanedText(text),
-            bodyHtml: cleanedNullable(html),
-            messageId,
-            inReplyTo: threadHeader(mail.inReplyTo),
-            references,
-            forwarded: forwarded !== null,
-          },
+          message: { ...message, from: message.from },
         });
       } catch (error) {
         if (error instanceof EventTooLargeError) throw new SmtpReply(552, '5.3.4 message too big for the event store');
@@ -288,9 +260,9 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
   server.on('error', (error) => ('remoteAddress' in error ? options.onClientError : options.onError)?.(error));
   return {
     port: (server.server.address() as AddressInfo).port,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await parsers.close();
+    },
   };
 }
-
-/** At most `max` UTF-16 units, as the REST body allows (`truncateText`). */
-const cleanedNullable = (v: string | null, max = Infinity) => (v === null ? null : truncateText(cleanedText(v), max));

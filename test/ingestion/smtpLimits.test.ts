@@ -13,11 +13,11 @@ import { RawSmtp } from './rawSmtp.ts';
  */
 const MiB = 1024 * 1024;
 
-async function setUp(t: Test, limits: Record<string, number> = {}, maxMessageBytes = MiB) {
+async function setUp(t: Test, limits: Record<string, number> = {}, maxMessageBytes = MiB, parse: { parseThreads?: number; parseTimeoutMs?: number } = {}) {
   const app = await startTestApp({ env: { MAIL_DOMAIN: 'inbound.test' } });
   t.teardown(() => app.close());
   const tenant = await createTenant(app.services);
-  const mailbox = await startForwardingMailbox(app.services, { host: '127.0.0.1', port: 0, mailDomain: 'inbound.test', maxMessageBytes, limits });
+  const mailbox = await startForwardingMailbox(app.services, { host: '127.0.0.1', port: 0, mailDomain: 'inbound.test', maxMessageBytes, limits, ...parse });
   t.teardown(() => mailbox.close());
   return { app, tenant, mailbox };
 }
@@ -100,6 +100,33 @@ t.test('a header folded over thousands of lines, or too long, is refused with 55
   // A long but real header section (300 Received-like lines, a 20 KB DKIM-like field) is taken.
   const received = Array.from({ length: 300 }, (_, i) => `Received: from relay${i}.example.net by mx.example.net; Mon, 1 Jan 2026 00:00:00 +0000\r\n`).join('');
   t.match(await send(`${received}X-Sig: ${'A'.repeat(20_000)}\r\n`, 'real'), /^250 /);
+  t.equal((await app.services.events.readAll({ limit: 100_000 })).filter((e) => e.type === 'MessageIngested').length, 1, 'only the real one ingested');
+});
+
+t.test('a mail whose parsing runs past SMTP_PARSE_TIMEOUT_MS is refused with 554, without stalling the shared thread; the next mail is read', async (t) => {
+  const { app, tenant, mailbox } = await setUp(t, {}, MiB, { parseThreads: 1, parseTimeoutMs: 1_000 });
+  const send = async (body: string) => {
+    const smtp = await opened(t, mailbox.port, tenant.forwardingAddress);
+    t.match(await smtp.cmd('DATA'), /^354/);
+    const end = smtp.reply();
+    await smtp.write(`${body}\r\n.\r\n`);
+    return end;
+  };
+  const head = (id: string) => `From: Max <max@linkco.io>\r\nTo: ${tenant.forwardingAddress}\r\nSubject: Link idea\r\nMessage-ID: <${id}@linkco.io>\r\n`;
+  // A MIME part's own header is not the message's header section, so its cap does not hold it: folded
+  // 80,000 times (320 KB), it held the process, the API with it, for 25 s in a review.
+  const partHeader = `X-Big: a${'\r\n a'.repeat(80_000)}`;
+  const hostile = `${head('slow')}MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="b"\r\n\r\n--b\r\nContent-Type: text/plain\r\n${partHeader}\r\n\r\nHello\r\n--b--`;
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
+  const started = performance.now();
+  t.match(await send(hostile), /^554 5\.6\.0 the message is too complex to read \(the work took more than 1000 ms\)/);
+  const ms = performance.now() - started;
+  delay.disable();
+  t.ok(ms < 5_000, `refused after ${Math.round(ms)} ms (budget 1,000 ms)`);
+  t.ok(delay.max / 1e6 < 500, `the longest event-loop stall was ${Math.round(delay.max / 1e6)} ms`);
+  // The one parsing thread was ended and replaced: the next mail is read.
+  t.match(await send(`${head('real')}\r\nHello, a link idea for you.`), /^250 /);
   t.equal((await app.services.events.readAll({ limit: 100_000 })).filter((e) => e.type === 'MessageIngested').length, 1, 'only the real one ingested');
 });
 

@@ -1,0 +1,93 @@
+import { type ParsedMail, simpleParser } from 'mailparser';
+import { htmlToText } from '../../domain/articleText.ts';
+import { originalSender } from '../../domain/forwarded.ts';
+import { MESSAGE_ID_SHAPE } from '../../domain/ingestion.ts';
+import { returnedReplyIds } from '../../domain/outreachAgent.ts';
+import { cleanedText, truncateText } from '../../domain/text.ts';
+import { type DeliveryReport, classifyDeliveryReport } from './deliveryReport.ts';
+
+/**
+ * mailparser's own HTML-to-text conversion grows faster than its input (seconds for a megabyte): the
+ * text of an HTML-only mail is derived by one linear pass instead.
+ */
+const PARSE = { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true } as const;
+
+/** A mail as the forwarding mailbox ingests it: its fields made storable, nothing looked up. */
+export interface InboundMessage {
+  /** The forwarded block's `From:` when a team member forwarded the pitch, else the header From; null without one. */
+  from: string | null;
+  fromName: string | null;
+  forwarded: boolean;
+  subject: string;
+  bodyText: string;
+  bodyHtml: string | null;
+  messageId: string | null;
+  inReplyTo: string | null;
+  references: string | null;
+  /** What a sending server's retry sends again unchanged (the Date, From and Subject header lines, the bodies as parsed): the idempotency key of a mail without a Message-Id. */
+  retryStable: string[];
+}
+
+export type InboundMail =
+  | { kind: 'report'; report: DeliveryReport; returnedReplyIds: string[] }
+  | { kind: 'message'; message: InboundMessage }
+  /** Neither (asked for reports only: mail to a bounce address that is not a report). */
+  | { kind: 'other' };
+
+/**
+ * Reads a received mail: a delivery report (a bounce or a complaint, with the ids of our mails it
+ * returns), else the message to ingest. `reportsOnly` stops after the first (mail sent to bounce
+ * addresses only is never ingested). Pure: the forwarding mailbox runs it in a worker thread with a
+ * time budget, since the parsers' cost can grow faster than their input.
+ */
+export async function readInboundMail(raw: Uint8Array, reportsOnly: boolean): Promise<InboundMail> {
+  const buffer = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  const report = await classifyDeliveryReport(buffer);
+  if (report) return { kind: 'report', report, returnedReplyIds: returnedReplyIds(buffer.toString('latin1')) };
+  if (reportsOnly) return { kind: 'other' };
+  const mail = await simpleParser(buffer, PARSE);
+  const html = typeof mail.html === 'string' ? mail.html : null;
+  // An HTML-only mail's text part is '' here (the conversion skipped).
+  const text = !mail.text?.trim() && html ? htmlToText(html, { mail: true }) : (mail.text ?? '');
+  const headerFrom = mail.from?.value[0];
+  const forwarded = originalSender(text);
+  return {
+    kind: 'message',
+    message: {
+      from: forwarded?.address ?? headerFrom?.address ?? null,
+      // A mail from anyone is taken as it comes, made storable and mailable (the API refuses such text instead).
+      fromName: cleanedNullable(forwarded ? forwarded.name : headerFrom?.name || null, 500),
+      forwarded: forwarded !== null,
+      subject: truncateText(cleanedText(mail.subject ?? ''), 2_000),
+      bodyText: cleanedText(text),
+      bodyHtml: cleanedNullable(html),
+      // A Message-Id as mail headers carry one, else none: `<>` or an 8-bit id would merge different
+      // mails under one idempotency key (the content key tells them apart).
+      messageId: headerMessageId(mail.messageId),
+      inReplyTo: threadHeader(mail.inReplyTo),
+      references: threadHeader(mail.references),
+      retryStable: [headerLine(mail, 'date'), headerLine(mail, 'from'), headerLine(mail, 'subject'), mail.text ?? '', html ?? ''],
+    },
+  };
+}
+
+const headerLine = (mail: ParsedMail, name: string) => mail.headerLines.find((h) => h.key === name)?.line ?? '';
+
+/**
+ * The Message-Id header's id when it is one (`left@right`, UTF-8 allowed as REST allows it), trimmed;
+ * null otherwise: `<>`, or bytes that were not UTF-8 (decoded to U+FFFD), would merge different mails
+ * under one idempotency key. (mailparser gives `false` for an empty header.)
+ */
+const headerMessageId = (id: unknown): string | null => {
+  const trimmed = typeof id === 'string' ? id.trim() : '';
+  return trimmed && MESSAGE_ID_SHAPE.test(trimmed) && !trimmed.includes('\uFFFD') ? trimmed : null;
+};
+
+/** In-Reply-To and References as the header gave them (strings only; mailparser gives `false` for an empty one), made storable: the thread lookup parses the ids out of them. */
+const threadHeader = (value: unknown): string | null => {
+  const text = Array.isArray(value) ? value.filter((v) => typeof v === 'string').join(' ') : typeof value === 'string' ? value : '';
+  return text.trim() ? cleanedText(text) : null;
+};
+
+/** At most `max` UTF-16 units, as the REST body allows (`truncateText`). */
+const cleanedNullable = (v: string | null, max = Infinity) => (v === null ? null : truncateText(cleanedText(v), max));
