@@ -63,6 +63,7 @@ async function main() {
         parseThreads: config.SMTP_PARSE_THREADS,
         parseTimeoutMs: config.SMTP_PARSE_TIMEOUT_MS,
         onError: (err) => fastify.log.error({ err }, 'forwarding mailbox failed'),
+        onCopyRefused: (refusal) => fastify.log.info(refusal, "forwarding mailbox: a site's copy of a mail was refused"),
         onClientError: (err) => fastify.log.info({ err: { message: err instanceof Error ? err.message : String(err) } }, 'forwarding mailbox: a connection failed on its client side'),
       })
     : null;

@@ -27,6 +27,8 @@ export interface ForwardingMailboxOptions {
   onError?: (error: unknown) => void;
   /** A connection's error that its client caused (it went away mid-message, it spoke garbage TLS). */
   onClientError?: (error: unknown) => void;
+  /** A site's copy refused for good after DATA (its team's subscription is not paid): the sender hears of it only when no other site took the message. */
+  onCopyRefused?: (refusal: { teamId: string; siteId: string; code: string; message: string }) => void;
   /** Threads that parse received mail (config: SMTP_PARSE_THREADS). */
   parseThreads?: number;
   /** A mail whose parsing takes longer is refused with 554 (config: SMTP_PARSE_TIMEOUT_MS). */
@@ -200,6 +202,7 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
         const permanent = error.code === 'PAYMENT_REQUIRED' || error.code === 'SITE_NOT_LICENSED';
         const reply = new SmtpReply(permanent ? 550 : 451, `${permanent ? '5.7.1' : '4.7.0'} ${error.message}`);
         if (!permanent) throw reply;
+        options.onCopyRefused?.({ teamId: site.teamId, siteId: site.id, code: error.code, message: error.message });
         refusal ??= reply;
         continue;
       }

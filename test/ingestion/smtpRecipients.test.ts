@@ -18,7 +18,14 @@ t.test('recipients are decided per site; broken Message-Ids fall back to the con
   await changeSiteSettings(services, { siteId: unlicensed.siteId, changes: { licensed: false } });
   await setTeamBillingStatus(services, { teamId: unpaid.teamId, billingStatus: 'past_due' });
   await services.projections.waitFor(await services.events.headPosition(), 5_000);
-  const mailbox = await startForwardingMailbox(services, { host: '127.0.0.1', port: 0, mailDomain: 'inbound.test', maxMessageBytes: 1024 * 1024 });
+  const refused: { teamId: string; siteId: string; code: string }[] = [];
+  const mailbox = await startForwardingMailbox(services, {
+    host: '127.0.0.1',
+    port: 0,
+    mailDomain: 'inbound.test',
+    maxMessageBytes: 1024 * 1024,
+    onCopyRefused: ({ teamId, siteId, code }) => refused.push({ teamId, siteId, code }),
+  });
   t.teardown(() => mailbox.close());
   const ingestedFor = async (siteId: string) => (await eventsOfType(services, 'MessageIngested')).filter((e) => (e.data as { siteId: string }).siteId === siteId);
 
@@ -43,6 +50,7 @@ t.test('recipients are decided per site; broken Message-Ids fall back to the con
   t.match(await send([unpaid.forwardingAddress, a.forwardingAddress], '<multi-2@prospect.io>', 'Another link idea.'), /^250 /);
   t.equal((await ingestedFor(a.siteId)).length, 2);
   t.equal((await ingestedFor(unpaid.siteId)).length, 0);
+  t.same(refused, [{ teamId: unpaid.teamId, siteId: unpaid.siteId, code: 'PAYMENT_REQUIRED' }], 'the refused copy is reported (npm start logs it), though the sender heard 250');
   // Alone, the unpaid site's refusal is the answer.
   t.match(await send([unpaid.forwardingAddress], '<multi-3@prospect.io>', 'A third idea.'), /^550 5\.7\.1/);
 
