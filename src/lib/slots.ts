@@ -4,10 +4,15 @@
  */
 export class Slots {
   private free: number;
-  private readonly waiting: Array<(release: () => void) => void> = [];
+  private readonly queue: Array<(release: () => void) => void> = [];
 
   constructor(size: number) {
     this.free = size;
+  }
+
+  /** Holders waiting for a slot now. */
+  get waiting(): number {
+    return this.queue.length;
   }
 
   take(signal?: AbortSignal): Promise<(() => void) | null> {
@@ -22,12 +27,12 @@ export class Slots {
         resolve(release);
       };
       const abort = () => {
-        const i = this.waiting.indexOf(grant);
-        if (i >= 0) this.waiting.splice(i, 1);
+        const i = this.queue.indexOf(grant);
+        if (i >= 0) this.queue.splice(i, 1);
         resolve(null);
       };
       signal?.addEventListener('abort', abort, { once: true });
-      this.waiting.push(grant);
+      this.queue.push(grant);
     });
   }
 
@@ -36,7 +41,7 @@ export class Slots {
     return () => {
       if (released) return;
       released = true;
-      const next = this.waiting.shift();
+      const next = this.queue.shift();
       // Handed on without passing through `free`: a newcomer cannot take it out of turn.
       if (next) next(this.releaser());
       else this.free += 1;

@@ -36,9 +36,12 @@ t.test('an abort while waiting gives null and leaves the queue', async (t) => {
   const stop = new AbortController();
   const waiting = slots.take(stop.signal);
   const after = slots.take();
+  t.equal(slots.waiting, 2);
   stop.abort();
   t.equal(await waiting, null);
+  t.equal(slots.waiting, 1, 'the aborted one left the queue');
   t.equal(await slots.take(stop.signal), null, 'already aborted: null at once');
   held();
   t.type(await after, 'function', 'the next in line gets the slot');
+  t.equal(slots.waiting, 0);
 });

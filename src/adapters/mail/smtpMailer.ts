@@ -62,6 +62,11 @@ export class SmtpMailer implements Mailer {
     return this.slots.take(signal);
   }
 
+  /** Sends waiting for a connection now. */
+  get waitingForConnection(): number {
+    return this.slots.waiting;
+  }
+
   async send(mail: OutgoingMail): Promise<SendResult> {
     let info: SMTPPoolSentMessageInfo;
     try {
