@@ -321,16 +321,20 @@ export async function revokeToken(
   ctx: CommandContext,
   input: { token: string; clientId: string; stored: StoredToken | null },
 ): Promise<{ position: bigint | null }> {
+  // RFC 7009 §2.1: a token issued to another client is refused, not silently left alone (a 200 means revoked).
+  const notThisClients = () => new OAuthGrantRuleError('unauthorized_client', 'The token was not issued to this client.');
   const refresh = REFRESH_TOKEN_SHAPE.exec(input.token);
   if (refresh) {
     const grantId = refresh[1]!;
     const { state } = await aggregateStreamFolding(ctx.events, oauthGrantStream(grantId), oauthGrantDecider);
-    if (state.status !== 'active' || state.clientId !== input.clientId || !state.refreshTokens.has(sha256Hex(input.token))) return { position: null };
+    if (state.status !== 'active' || !state.refreshTokens.has(sha256Hex(input.token))) return { position: null };
+    if (state.clientId !== input.clientId) throw notThisClients();
     return revokeGrant(ctx, grantId, 'revoked_by_client');
   }
   if (ACCESS_TOKEN_SHAPE.test(input.token)) {
     const doc = input.stored;
-    if (!doc || doc.kind !== 'access_token' || doc.clientId !== input.clientId) return { position: null };
+    if (!doc || doc.kind !== 'access_token') return { position: null };
+    if (doc.clientId !== input.clientId) throw notThisClients();
     return handleCommand(ctx, oauthGrantStream(doc.grantId), oauthGrantDecider, {
       type: 'RevokeAccessToken',
       data: { tokenId: doc.tokenId, now: ctx.clock.now().toISOString() },

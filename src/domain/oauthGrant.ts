@@ -151,7 +151,7 @@ export type OAuthGrantState =
 /** A refusal in OAuth's vocabulary (RFC 6749 §5.2); nothing is appended. */
 export class OAuthGrantRuleError extends Error {
   constructor(
-    readonly error: 'invalid_grant' | 'invalid_scope' | 'invalid_request' | 'invalid_target',
+    readonly error: 'invalid_grant' | 'invalid_scope' | 'invalid_request' | 'invalid_target' | 'unauthorized_client',
     message: string,
   ) {
     super(message);

@@ -62,11 +62,17 @@ t.test('authorization request refusals', async (t) => {
     const p = await errorOf({ client_id: client.clientId, scope: 'webhooks:read', code_challenge: challenge, response_type: 'token' });
     t.equal(p.get('error'), 'unsupported_response_type');
   });
-  t.test('no state', async (t) => {
-    const url = new URL(authorizeUrl(issuer, { client_id: client.clientId, scope: 'webhooks:read', code_challenge: challenge }));
+  t.test('no state: not an error (OAuth 2.1 §4.1.1, PKCE ties the code to the request); the callback carries none', async (t) => {
+    const { verifier, challenge: ownChallenge } = pkce();
+    const url = new URL(authorizeUrl(issuer, { client_id: client.clientId, scope: 'webhooks:read', code_challenge: ownChallenge }));
     url.searchParams.delete('state');
-    const res = await browser.request(url.toString());
-    t.equal(new URL(res.location!).searchParams.get('error'), 'invalid_request');
+    const res = await browser.consent(url.toString(), 'approve', [tenant.siteId]);
+    t.equal(res.status, 303);
+    const back = new URL(res.location!);
+    t.equal(back.searchParams.has('state'), false);
+    t.equal(back.searchParams.get('iss'), issuer);
+    const token = await tokenRequest(issuer, { grant_type: 'authorization_code', client_id: client.clientId, code: back.searchParams.get('code')!, redirect_uri: REDIRECT, code_verifier: verifier });
+    t.equal(token.status, 200);
   });
   t.test('redirect URI mismatch: an error page, never a redirect', async (t) => {
     for (const redirect_uri of ['https://evil.example/callback', `${REDIRECT}/`, `${REDIRECT}?x=1`, 'https://APP.example.test/callback']) {
@@ -171,6 +177,23 @@ t.test('token request refusals', async (t) => {
     t.equal((await api(issuer, tenant.siteId, second.json.access_token as string)).status, 401, 'tokens of the grant revoked');
     const next = await tokenRequest(issuer, { grant_type: 'refresh_token', client_id: client.clientId, refresh_token: second.json.refresh_token as string });
     t.equal(next.json.error, 'invalid_grant', 'the newest refresh token too');
+  });
+  t.test("revocation of another client's token is refused (RFC 7009 §2.1) and leaves it valid; its own client revokes it", async (t) => {
+    const other = await registerClient(app, tenant, 'none');
+    const tokens = (await redeem(issuer, client, await obtainCode(browser, issuer, client, [tenant.siteId]))).json;
+    const revoke = (clientId: string, token: string) =>
+      fetch(`${issuer}/oauth/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id: clientId, token }) }).then(
+        async (r) => ({ status: r.status, text: await r.text() }),
+      );
+    for (const token of [tokens.access_token as string, tokens.refresh_token as string]) {
+      const refused = await revoke(other.clientId, token);
+      t.equal(refused.status, 400);
+      t.same(JSON.parse(refused.text), { error: 'unauthorized_client', error_description: 'The token was not issued to this client.' });
+    }
+    t.equal((await api(issuer, tenant.siteId, tokens.access_token as string)).status, 200, 'the access token still works');
+    t.equal((await revoke(other.clientId, 'svc_oauth_unknown')).status, 200, 'an unknown token is still 200');
+    t.equal((await revoke(client.clientId, tokens.access_token as string)).status, 200);
+    t.equal((await api(issuer, tenant.siteId, tokens.access_token as string)).status, 401, 'revoked by its own client');
   });
   t.test('widening the scope on refresh is refused', async (t) => {
     const code = await obtainCode(browser, issuer, client, [tenant.siteId], { scope: 'webhooks:read' });

@@ -25,7 +25,8 @@ interface AuthorizeRequest {
   client: AuthenticatedClient;
   redirectUri: string;
   scopes: string[];
-  state: string;
+  /** Optional (OAuth 2.1 §4.1.1: PKCE already ties the code to the client's own request); echoed back when sent. */
+  state: string | undefined;
   codeChallenge: string;
   /** RFC 8707 resource the tokens will be for; null when the client named none. */
   resource: string | null;
@@ -79,7 +80,6 @@ async function validate(services: CommandContext & { clientMetadata: ClientMetad
   if (!codeChallenge) return fail('invalid_request', 'code_challenge is required (PKCE with S256).');
   if (single(raw, 'code_challenge_method') !== 'S256') return fail('invalid_request', 'code_challenge_method must be S256.');
   if (!S256_CHALLENGE.test(codeChallenge)) return fail('invalid_request', 'code_challenge must be 43 base64url characters (S256).');
-  if (!state) return fail('invalid_request', 'state is required.');
   const scopes = [...new Set((single(raw, 'scope') ?? '').split(' ').filter(Boolean))];
   if (scopes.length === 0) return fail('invalid_scope', 'scope is required.');
   const unknown = scopes.filter((s) => !isScope(s));
@@ -91,7 +91,7 @@ async function validate(services: CommandContext & { clientMetadata: ClientMetad
     if ('problem' in served) return fail('invalid_target', served.problem);
     resource = served.resource;
   }
-  return { kind: 'ok', request: { client, redirectUri, scopes, state, codeChallenge, resource } };
+  return { kind: 'ok', request: { client, redirectUri, scopes, state: state ?? undefined, codeChallenge, resource } };
 }
 
 /** `http://127.0.0.1` or `http://[::1]` as written, then its port (RFC 8252 §7.3 loopback IP literals). */
@@ -150,9 +150,9 @@ function hiddenParams(r: AuthorizeRequest): SafeHtml {
     client_id: r.client.clientId,
     redirect_uri: r.redirectUri,
     scope: r.scopes.join(' '),
-    state: r.state,
     code_challenge: r.codeChallenge,
     code_challenge_method: 'S256',
+    ...(r.state ? { state: r.state } : {}),
     ...(r.resource ? { resource: r.resource } : {}),
   };
   return html`${Object.entries(values).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}`;

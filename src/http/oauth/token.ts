@@ -76,7 +76,9 @@ export async function tokenRoutes(app: FastifyInstance) {
     const isAccessToken = ACCESS_TOKEN_SHAPE.test(token);
     if (isAccessToken) await catchUp();
     const stored = isAccessToken ? await getOAuthTokenByHash(app.readModels, sha256Hex(token)) : null;
-    const { position } = await revokeToken(app, { token, clientId: client.clientId, stored });
+    const { position } = await revokeToken(app, { token, clientId: client.clientId, stored }).catch((error: unknown) => {
+      throw asOAuthError(error);
+    });
     await app.waitForWrite(position);
     return reply.status(200).headers(NO_STORE).send();
   });
