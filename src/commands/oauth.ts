@@ -276,7 +276,7 @@ export async function redeemAuthorizationCode(
   return { response: tokenResponse(events, t.accessToken, t.refreshToken), position };
 }
 
-/** Rotates the refresh token; presenting a rotated one revokes the whole grant. */
+/** Rotates the refresh token; presenting a rotated one revokes the whole grant, past REFRESH_TOKEN_REUSE_GRACE_MS of its rotation. */
 export async function refreshAccessToken(
   ctx: CommandContext,
   input: { refreshToken: string; clientId: string; scopes: string[] | null; resource: string | null },

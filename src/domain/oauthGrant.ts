@@ -12,6 +12,15 @@ export const oauthGrantStream = (grantId: string) => `oauth_grant-${grantId}`;
 export const AUTHORIZATION_CODE_TTL_MS = 60_000;
 export const ACCESS_TOKEN_TTL_SECONDS = 3600;
 export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 3600_000;
+/**
+ * A refresh token presented again within this long of its rotation refreshes once more instead of
+ * revoking the grant (RFC 9700 §4.14.2 leaves the reuse policy to the server): a client whose
+ * parallel requests all found their access token expired refreshes with the same token at once (the
+ * MCP SDK does not serialise them), and all but the first would otherwise revoke the grant the first
+ * just renewed. Each such refresh is recorded as one more rotation of the same token. 30 s is Okta's
+ * default grace period for rotation.
+ */
+export const REFRESH_TOKEN_REUSE_GRACE_MS = 30_000;
 
 /** `revoked_by_team`: an owner or admin of the team cut the app off from the dashboard's connected apps. */
 export type GrantRevocationReason = 'authorization_code_reused' | 'refresh_token_reused' | 'revoked_by_client' | 'client_deleted' | 'revoked_by_team';
@@ -122,6 +131,8 @@ interface RefreshTokenState {
   scopes: string[];
   expiresAt: string;
   status: 'current' | 'rotated';
+  /** When it was first rotated (REFRESH_TOKEN_REUSE_GRACE_MS counts from then); null while current. */
+  rotatedAt: string | null;
 }
 
 export type OAuthGrantState =
@@ -161,6 +172,8 @@ export class OAuthGrantRuleError extends Error {
 const invalidGrant = (message: string) => new OAuthGrantRuleError('invalid_grant', message);
 const plus = (iso: string, ms: number) => new Date(Date.parse(iso) + ms).toISOString();
 const expired = (expiresAt: string, now: string) => Date.parse(now) >= Date.parse(expiresAt);
+const withinReuseGrace = (token: RefreshTokenState, now: string) =>
+  token.rotatedAt !== null && Date.parse(now) - Date.parse(token.rotatedAt) < REFRESH_TOKEN_REUSE_GRACE_MS;
 
 export const oauthGrantDecider: Decider<OAuthGrantState, OAuthGrantCommand, OAuthGrantEvent> = {
   initialState: () => ({ status: 'none' }),
@@ -196,7 +209,7 @@ export const oauthGrantDecider: Decider<OAuthGrantState, OAuthGrantCommand, OAut
         return {
           ...state,
           liveTokenIds: state.liveTokenIds.set(tokenId, true),
-          refreshTokens: state.refreshTokens.set(tokenHash, { tokenId, scopes, expiresAt, status: 'current' }),
+          refreshTokens: state.refreshTokens.set(tokenHash, { tokenId, scopes, expiresAt, status: 'current', rotatedAt: null }),
           refreshTokenHashes: state.refreshTokenHashes.set(tokenId, tokenHash),
         };
       }
@@ -204,7 +217,11 @@ export const oauthGrantDecider: Decider<OAuthGrantState, OAuthGrantCommand, OAut
         const { tokenId } = event.data;
         const hash = state.refreshTokenHashes.get(tokenId);
         const token = hash === undefined ? undefined : state.refreshTokens.get(hash);
-        const refreshTokens = hash !== undefined && token ? state.refreshTokens.set(hash, { ...token, status: 'rotated' }) : state.refreshTokens;
+        // A rotation within the reuse grace names a token rotated already: its grace still counts from the first.
+        const refreshTokens =
+          hash !== undefined && token && token.status === 'current'
+            ? state.refreshTokens.set(hash, { ...token, status: 'rotated', rotatedAt: event.data.rotatedAt })
+            : state.refreshTokens;
         return { ...state, refreshTokens, liveTokenIds: state.liveTokenIds.delete(tokenId) };
       }
       case 'TokenRevoked':
@@ -256,7 +273,7 @@ export const oauthGrantDecider: Decider<OAuthGrantState, OAuthGrantCommand, OAut
         if (state.status === 'none' || !presented) throw invalidGrant('The refresh token is invalid.');
         if (state.status === 'revoked') throw invalidGrant('The refresh token has been revoked.');
         if (state.clientId !== d.clientId) throw invalidGrant('The refresh token was issued to another client.');
-        if (presented.status === 'rotated') return [revokeGrant(state, 'refresh_token_reused', d.now)];
+        if (presented.status === 'rotated' && !withinReuseGrace(presented, d.now)) return [revokeGrant(state, 'refresh_token_reused', d.now)];
         if (expired(presented.expiresAt, d.now)) throw invalidGrant('The refresh token has expired.');
         const scopes = d.scopes ?? presented.scopes;
         const widened = scopes.filter((s) => !presented.scopes.includes(s));

@@ -103,6 +103,25 @@ t.test('refresh rotation and reuse', async (t) => {
   rejects(t, () => given(afterFirst).when(refresh('r2', 3, ['inbox:read'])), 'invalid_scope', /inbox:read/);
 });
 
+t.test('a rotated refresh token presented again within REFRESH_TOKEN_REUSE_GRACE_MS refreshes once more; the grace counts from its first rotation', async (t) => {
+  const redeemed = [...consented, ...given(consented).when(redeem())];
+  const rotate = (hash: string, n: number, seconds: number): OAuthGrantCommand => {
+    const c = refresh(hash, n) as Extract<OAuthGrantCommand, { type: 'RefreshAccessToken' }>;
+    return { ...c, data: { ...c.data, now: at(seconds) } };
+  };
+  const first = given(redeemed).when(rotate('r1', 2, 100));
+  const afterFirst = [...redeemed, ...first];
+  const again = given(afterFirst).when(rotate('r1', 3, 129.9));
+  t.same(again.map((e) => e.type), ['RefreshTokenRotated', 'AccessTokenIssued', 'RefreshTokenIssued'], '29.9 s after its rotation: new tokens');
+  t.same(again[0]!.type === 'RefreshTokenRotated' && again[0]!.data, { grantId: 'G', tokenId: 'R1', replacedBy: 'R3', rotatedAt: at(129.9) }, 'recorded as one more rotation of the same token');
+  const afterAgain = [...afterFirst, ...again];
+  t.equal(given(afterAgain).when(rotate('r2', 4, 131))[0]!.type, 'RefreshTokenRotated', 'the first successor still refreshes');
+  t.equal(given(afterAgain).when(rotate('r3', 4, 131))[0]!.type, 'RefreshTokenRotated', 'so does the second');
+  const late = given(afterAgain).when(rotate('r1', 4, 130));
+  t.equal(late[0]!.type === 'GrantRevoked' && late[0]!.data.reason, 'refresh_token_reused', '30 s after its first rotation, not its second: the grant is revoked');
+  t.same(late[0]!.type === 'GrantRevoked' && late[0]!.data.tokenIds, ['A1', 'A2', 'R2', 'A3', 'R3'], 'with both successors');
+});
+
 t.test('a long-lived grant: thousands of rotations', async (t) => {
   // A client refreshing hourly rotates about 8,760 times a year; every refresh folds the grant's stream.
   const historyOf = (rotations: number) => {

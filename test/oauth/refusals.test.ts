@@ -166,12 +166,25 @@ t.test('token request refusals', async (t) => {
     const r = await redeem(issuer, other, code);
     t.equal(r.json.error, 'invalid_grant');
   });
-  t.test('refresh token reuse revokes the grant', async (t) => {
+  t.test('parallel refreshes with one refresh token all succeed within the reuse grace; each new token works', async (t) => {
+    const first = await redeem(issuer, client, await obtainCode(browser, issuer, client, [tenant.siteId]));
+    const rt1 = first.json.refresh_token as string;
+    // What the MCP SDK does when three requests find their access token expired at once.
+    const answers = await Promise.all([1, 2, 3].map(() => tokenRequest(issuer, { grant_type: 'refresh_token', client_id: client.clientId, refresh_token: rt1 })));
+    t.same(answers.map((a) => a.status), [200, 200, 200]);
+    for (const a of answers) t.equal((await api(issuer, tenant.siteId, a.json.access_token as string)).status, 200, 'its access token works');
+    t.equal(new Set(answers.map((a) => a.json.refresh_token)).size, 3, 'each got its own refresh token');
+    clock.advance(31_000);
+    const late = answers[1]!.json.refresh_token as string;
+    t.equal((await tokenRequest(issuer, { grant_type: 'refresh_token', client_id: client.clientId, refresh_token: late })).status, 200, 'whichever the client kept refreshes');
+  });
+  t.test('refresh token reuse past the grace revokes the grant', async (t) => {
     const code = await obtainCode(browser, issuer, client, [tenant.siteId]);
     const first = await redeem(issuer, client, code);
     const rt1 = first.json.refresh_token as string;
     const second = await tokenRequest(issuer, { grant_type: 'refresh_token', client_id: client.clientId, refresh_token: rt1 });
     t.equal(second.status, 200);
+    clock.advance(30_000);
     const replay = await tokenRequest(issuer, { grant_type: 'refresh_token', client_id: client.clientId, refresh_token: rt1 });
     t.equal(replay.json.error, 'invalid_grant');
     t.equal((await api(issuer, tenant.siteId, second.json.access_token as string)).status, 401, 'tokens of the grant revoked');
