@@ -7,6 +7,7 @@ import type { Credential } from '../http/credentials.ts';
 import { errorBody } from '../http/errorHandler.ts';
 import { mcpResource, wellKnownPaths } from '../http/oauth/resources.ts';
 import { bearerChallenge, prefersEventStream } from './challenge.ts';
+import { refusedBatch } from './batches.ts';
 import { invalidParams } from './invalidParams.ts';
 import { mcpServerFor } from './server.ts';
 import { ToolRegistry } from './toolRegistry.ts';
@@ -69,13 +70,15 @@ async function mcpEndpoint(app: FastifyInstance) {
     );
   }
 
-  // A body that is not JSON is a JSON-RPC parse error, as the SDK answers an empty one; every other error keeps the service's envelope (the parent handler).
+  // A body that is not JSON is a JSON-RPC parse error, as the SDK answers an empty one, and a body
+  // that is not JSON at all is 415 as the SDK answers it; every other error keeps the service's envelope (the parent handler).
   app.setErrorHandler((error: FastifyError, _request, reply) => {
-    if (error.code !== 'FST_ERR_CTP_INVALID_JSON_BODY') throw error;
-    return reply
-      .status(400)
-      .headers(CORS)
-      .send({ jsonrpc: '2.0', error: { code: ErrorCode.ParseError, message: 'Parse error: the body is not valid JSON (or holds a "__proto__" key or a "constructor" with a "prototype").' }, id: null });
+    const rpcError = (status: number, code: number, message: string) => reply.status(status).headers(CORS).send({ jsonrpc: '2.0', error: { code, message }, id: null });
+    if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+      return rpcError(400, ErrorCode.ParseError, 'Parse error: the body is not valid JSON (or holds a "__proto__" key or a "constructor" with a "prototype").');
+    }
+    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return rpcError(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+    throw error;
   });
 
   const challenge = (reply: FastifyReply, status: 401 | 403, header: string, code: string, message: string) =>
@@ -116,6 +119,9 @@ async function mcpEndpoint(app: FastifyInstance) {
       return challenge(reply, 403, bearerChallenge(base(), { scope: wanted, error: 'insufficient_scope', description: message }), 'INSUFFICIENT_SCOPE', message);
     }
 
+    const version = request.headers['mcp-protocol-version'];
+    const batch = refusedBatch(request.body, typeof version === 'string' ? version : undefined);
+    if (batch) return reply.status(400).headers(CORS).send(batch);
     const refused = invalidParams(request.body);
     if (refused) return reply.headers(CORS).send(refused);
 

@@ -1,18 +1,17 @@
-import { ErrorCode, InitializeRequestSchema, ListToolsRequestSchema, PingRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { CallToolRequestAnyArguments } from './server.ts';
+import { CallToolRequestSchema, ErrorCode, InitializeRequestSchema, ListToolsRequestSchema, PingRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
-/** The SDK's schema of each request the server answers (tools/call with any `arguments`: the tool checks them). */
+/** The SDK's schema of each request the server answers (tools/call's `arguments` an object: the tool checks what it holds). */
 const REQUESTS: Record<string, { safeParse(value: unknown): { success: boolean; error?: { issues: Array<{ path: PropertyKey[]; message: string }> } } }> = {
   initialize: InitializeRequestSchema,
   ping: PingRequestSchema,
   'tools/list': ListToolsRequestSchema,
-  'tools/call': CallToolRequestAnyArguments,
+  'tools/call': CallToolRequestSchema,
 };
 
 /**
  * The JSON-RPC error for one request whose params do not fit its method: -32602 Invalid params with
  * a short message. (The SDK parses a request with its handler's schema and reports a failure as
- * -32603 Internal error carrying zod's whole dump.) Null for anything else: a batch, a
+ * -32603 Internal error, or for tools/call -32602, carrying zod's whole dump.) Null for anything else: a batch, a
  * notification, an unknown method, or params that fit.
  */
 export function invalidParams(body: unknown): { jsonrpc: '2.0'; id: string | number; error: { code: number; message: string } } | null {

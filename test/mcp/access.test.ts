@@ -215,6 +215,27 @@ t.test('transport: JSON by default, SSE when the Accept header prefers it; GET a
     t.match(answer, { jsonrpc: '2.0', id: body.id, error: { code: -32602, message: pattern } }, JSON.stringify(body));
     t.notMatch(answer.error.message, /\n|"expected"/, 'no zod dump');
   }
+  const withArray = await rawMcp(mcpUrl, { jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'list_opportunities', arguments: [] } }, auth);
+  const arrayAnswer = (await withArray.json()) as { error: { code: number; message: string } };
+  t.equal(arrayAnswer.error.code, -32602);
+  t.notMatch(arrayAnswer.error.message, /\n/, 'one line');
+  // Batches: an empty one is one Invalid Request error (JSON-RPC 2.0 §6); from 2025-06-18 on the protocol has none.
+  const emptyBatch = await rawMcp(mcpUrl, [], auth);
+  t.equal(emptyBatch.status, 400);
+  t.match(await emptyBatch.json(), { jsonrpc: '2.0', id: null, error: { code: -32600, message: /empty/ } });
+  const ping = { jsonrpc: '2.0', id: 7, method: 'ping' };
+  const newBatch = await rawMcp(mcpUrl, [ping, ping], auth);
+  t.equal(newBatch.status, 400);
+  t.match(await newBatch.json(), { jsonrpc: '2.0', id: null, error: { code: -32600, message: /not part of MCP 2025-11-25/ } });
+  const oldBatch = await rawMcp(mcpUrl, [ping, { ...ping, id: 8 }], { ...auth, 'mcp-protocol-version': '2025-03-26' });
+  t.equal(oldBatch.status, 200, 'a 2025-03-26 client may still send one');
+  t.match(await oldBatch.json(), [{ id: 7, result: {} }, { id: 8, result: {} }]);
+  // A body that is not JSON at all: 415 as a JSON-RPC error, whether it has no Content-Type or another one.
+  for (const headers of [{}, { 'content-type': 'text/plain' }] as Record<string, string>[]) {
+    const res = await fetch(mcpUrl, { method: 'POST', headers: { ...auth, accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(ping) });
+    t.equal(res.status, 415, JSON.stringify(headers));
+    t.match(await res.json(), { jsonrpc: '2.0', id: null, error: { code: -32000, message: /Content-Type must be application\/json/ } });
+  }
   for (const method of ['GET', 'DELETE']) {
     const res = await fetch(mcpUrl, { method, headers: { ...auth, accept: 'text/event-stream' } });
     t.equal(res.status, 405, method);
