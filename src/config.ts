@@ -111,6 +111,15 @@ const publicBaseUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// o
   return url.hostname !== '' && url.username === '' && url.password === '' && !/[?#]/.test(v);
 }, 'must be an http(s) address with a host and no credentials, query or fragment');
 
+/** `scheme://host[:port]` exactly as a browser sends it in an Origin header. */
+function isOrigin(value: string): boolean {
+  try {
+    return /^https?:$/.test(new URL(value).protocol) && new URL(value).origin === value;
+  } catch {
+    return false;
+  }
+}
+
 const cidrList = z.string().refine((v) => {
   try {
     parseAllowedRanges(v);
@@ -126,6 +135,12 @@ export const configSchema = z.object({
   HOST: z.string().min(1).default('0.0.0.0'),
   DATA_DIR: z.string().min(1).default('./data'),
   PUBLIC_BASE_URL: publicBaseUrl.optional(),
+  // Browser origins allowed to call /mcp besides the service's own and loopback ones (src/mcp/origin.ts); `*` allows any.
+  MCP_ALLOWED_ORIGINS: z
+    .string()
+    .transform((v) => v.split(',').map((x) => x.trim()).filter(Boolean))
+    .refine((origins) => origins.every((o) => o === '*' || isOrigin(o)), 'must be a comma-separated list of origins (https://host[:port], no path) or *')
+    .default([]),
   MAIL_DOMAIN: z
     .string()
     .transform((v) => v.replace(/\.$/, '')) // a fully qualified name's trailing dot, as `site create --domain` drops it

@@ -9,6 +9,7 @@ import { mcpResource, wellKnownPaths } from '../http/oauth/resources.ts';
 import { bearerChallenge, prefersEventStream } from './challenge.ts';
 import { refusedBatch } from './batches.ts';
 import { invalidParams } from './invalidParams.ts';
+import { originAllowed } from './origin.ts';
 import { mcpServerFor } from './server.ts';
 import { ToolRegistry } from './toolRegistry.ts';
 import { MCP_TOOLS } from './tools/index.ts';
@@ -84,6 +85,15 @@ async function mcpEndpoint(app: FastifyInstance) {
   const challenge = (reply: FastifyReply, status: 401 | 403, header: string, code: string, message: string) =>
     reply.status(status).headers(CORS).header('www-authenticate', header).header('cache-control', 'no-store').send(errorBody(code, message));
 
+  /** A browser page of another site (a DNS-rebinding attack's too) is refused before anything else. */
+  async function checkOrigin(request: FastifyRequest, reply: FastifyReply) {
+    if (originAllowed(request.headers.origin, base(), app.config.MCP_ALLOWED_ORIGINS)) return;
+    return reply
+      .status(403)
+      .headers(CORS)
+      .send({ jsonrpc: '2.0', error: { code: -32000, message: `Forbidden: origin ${request.headers.origin} may not call this server (MCP_ALLOWED_ORIGINS).` }, id: null });
+  }
+
   /** 401 before the body is read: a client without a good token learns where to get one. */
   async function authenticateMcp(request: FastifyRequest, reply: FastifyReply) {
     const credential = await resolveCredential(app.credentialResolvers, request.headers.authorization);
@@ -96,7 +106,7 @@ async function mcpEndpoint(app: FastifyInstance) {
     request.credential = credential;
   }
 
-  app.options('/mcp', async (_request, reply) =>
+  app.options('/mcp', { onRequest: checkOrigin }, async (_request, reply) =>
     reply
       .status(204)
       .headers(CORS)
@@ -106,7 +116,7 @@ async function mcpEndpoint(app: FastifyInstance) {
       .send(),
   );
 
-  app.post('/mcp', { onRequest: authenticateMcp }, async function mcpRequest(request, reply) {
+  app.post('/mcp', { onRequest: [checkOrigin, authenticateMcp] }, async function mcpRequest(request, reply) {
     const credential = request.credential!;
     // MCP authorization (2025-11-25) step-up: a call needing a scope the token lacks is an HTTP 403 naming it.
     const missing = [...new Set(calledTools(request.body).flatMap((name) => {
@@ -152,8 +162,8 @@ async function mcpEndpoint(app: FastifyInstance) {
       .headers(CORS)
       .header('allow', 'POST, OPTIONS')
       .send({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed.' }, id: null });
-  app.get('/mcp', notAllowed);
-  app.delete('/mcp', notAllowed);
+  app.get('/mcp', { onRequest: checkOrigin }, notAllowed);
+  app.delete('/mcp', { onRequest: checkOrigin }, notAllowed);
 }
 
 export const mcp = fp(mcpEndpoint, { name: 'mcp', dependencies: ['services', 'authenticate', 'read-your-writes'], encapsulate: true });
