@@ -56,6 +56,9 @@ t.test('bad bodies: 400 VALIDATION_ERROR', async (t) => {
     ['oversize body', { ...good, text: 'x'.repeat(500_001) }],
   ];
   for (const [what, payload] of bad) expectError(t, await put(payload), 400, 'VALIDATION_ERROR', what);
+  const notUrl = (await put({ ...good, url: 'not a url' })).json() as { error: { message: string } };
+  t.equal(notUrl.error.message, 'body.url: Invalid URL', 'not a URL: only that, no word about credentials');
+  t.match(((await put({ ...good, url: 'https://user@example.test/a' })).json() as { error: { message: string } }).error.message, /credentials/);
 });
 
 t.test('GET lists with a cursor and gets one; articleInputsOf gives the agents their input', async (t) => {

@@ -21,9 +21,10 @@ export const upsertBody = z
     url: z
       .url({ protocol: /^https?$/ })
       .max(2000)
+      // Only a URL can carry credentials: not a URL is z.url's one message.
       .refine((u) => {
         const parsed = URL.canParse(u) ? new URL(u) : null;
-        return parsed !== null && !parsed.username && !parsed.password;
+        return parsed === null || (!parsed.username && !parsed.password);
       }, 'must not carry credentials (user:password@)')
       .meta({ description: "the article's address on the site's domain; the upsert key" }),
     title: nonBlankText().trim().max(500),
