@@ -444,7 +444,7 @@ export const secretKeyEventSchemas = schemasOf<SecretKeyEvent>()({
 export const outreachEventSchemas = schemasOf<OutreachEvent>()({
   OpportunityCreated: ingestionEventSchemas.OpportunityCreated,
   MessageReceived: ingestionEventSchemas.MessageReceived,
-  ReplySent: z.object({ ...conversationBase, messageId: str, mailProviderMessageId: str, triage: str, autoResolved: z.boolean(), sendOutcome: str }),
+  ReplySent: z.object({ ...conversationBase, messageId: str, mailProviderMessageId: str, triage: str, autoResolved: z.boolean(), sendOutcome: str, senderType: senderType.optional() }),
   ConversationStatusChanged: z.object({ ...conversationBase, oldStatus: str, newStatus: terminalStatus, resolvedBy: str, resolutionOutcome: str }),
   ContactSuppressed: suppressionEventSchemas.ContactSuppressed,
 });

@@ -29,6 +29,8 @@ export type OutreachEvent =
         triage: string;
         autoResolved: boolean;
         sendOutcome: string;
+        /** `user`: a person's reply through the conversation actions, which the webhook does not announce. */
+        senderType?: 'agent' | 'user';
       };
     }
   | {

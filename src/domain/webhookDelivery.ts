@@ -79,6 +79,13 @@ export const DELIVERY_EVENT_TYPES = [
 
 export const isOutreachEventType = (type: string): type is OutreachEventType => Object.hasOwn(WEBHOOK_TYPE_OF, type);
 
+/**
+ * Whether subscribers hear of the event. The spec's catalog emits `outreach.reply_sent` when "the
+ * agent sends a reply to the prospect": a person's reply (`senderType: 'user'`, through the
+ * conversation actions) is not announced; its caller has the answer, and the conversation shows it.
+ */
+export const announced = (event: OutreachEvent): boolean => !(event.type === 'ReplySent' && event.data.senderType === 'user');
+
 /** The spec's `data` fields per event, in the spec's order: nothing more, nothing less. */
 export function webhookData(event: OutreachEvent): Record<string, unknown> {
   switch (event.type) {

@@ -8,7 +8,7 @@ import { act } from './actionsHelpers.ts';
 
 // `ready: false`: the agent is off, so every mail the sink gets is the person's.
 
-t.test("a person's reply reaches the SMTP sink on the prospect's thread, is an outbound message of sender type user, and is announced as reply_sent (manual)", async (t) => {
+t.test("a person's reply reaches the SMTP sink on the prospect's thread, is an outbound message of sender type user, and is not announced as reply_sent (the spec's: 'the agent sends a reply')", async (t) => {
   const a = await startAgentHarness({ ready: false });
   t.teardown(() => a.close());
   await configureAgent(a.h.app.services, { siteId: a.h.tenant.siteId, agentKey: 'outreach', changes: { senderName: 'Ana at Example' } });
@@ -40,10 +40,13 @@ t.test("a person's reply reaches the SMTP sink on the prospect's thread, is an o
   const doc = await getMessage(a.h.app.services.readModels, message.id);
   t.match(doc, { direction: 'outbound', senderType: 'user', deliveryStatus: 'sent', to: 'jane@prospect.io', conversationIds: [id] });
 
-  await a.receiver.waitFor((r) => r.some((x) => x.json.type === 'outreach.reply_sent'));
-  const announced = envelopes(a.receiver, 'outreach.reply_sent')[0]!;
-  t.match(announced.data, { conversationId: id, messageId: message.id, triage: 'manual', autoResolved: false, sendOutcome: 'sent' });
-  t.equal(envelopes(a.receiver, 'outreach.conversation_status_changed').length, 0, "a person's reply changes no status");
+  // A later change that is announced: once its delivery is scheduled, the dispatcher has passed the reply.
+  t.equal((await act(a.h.app.fastify, a.h.tenant, id, 'status', { status: 'resolved' })).statusCode, 200);
+  await a.receiver.waitFor((r) => r.some((x) => x.json.type === 'outreach.conversation_status_changed'));
+  const scheduled = (await a.h.app.services.events.readAll({ types: ['DeliveryScheduled'], limit: 10_000 })).map((e) => (e.data as { eventType: string }).eventType);
+  t.same(scheduled.filter((type) => type === 'outreach.reply_sent'), [], 'no reply_sent delivery scheduled for it');
+  t.same(envelopes(a.receiver, 'outreach.reply_sent'), []);
+  t.match(envelopes(a.receiver, 'outreach.conversation_status_changed')[0]!.data, { conversationId: id, newStatus: 'resolved', resolvedBy: 'user' }, "the person's status change is");
 
   const custom = await act(a.h.app.fastify, a.h.tenant, id, 'reply', { text: 'One more thing.', subject: 'About the link' });
   t.equal(custom.statusCode, 201, 'without an Idempotency-Key every call is a new reply');

@@ -1,7 +1,7 @@
 import type { WebhookEventType } from '../../domain/eventCatalog.ts';
 import type { OutreachEvent } from '../../domain/outreachEvents.ts';
 import { WEBHOOK_TYPE_OF } from '../../domain/outreachEvents.ts';
-import { type DeliveryScheduledData, type WebhookDeliveryEvent, buildEnvelope, deliveriesStream, pendingFrom } from '../../domain/webhookDelivery.ts';
+import { type DeliveryScheduledData, type WebhookDeliveryEvent, announced, buildEnvelope, deliveriesStream, pendingFrom } from '../../domain/webhookDelivery.ts';
 import { type EventSchemas, outreachEventSchemas, siteEventSchemas, webhookDeliveryEventSchemas, webhookSubscriptionEventSchemas } from '../../domain/eventSchemas.ts';
 import type { SiteEvent } from '../../domain/site.ts';
 import type { Document } from '../../ports/readModelStore.ts';
@@ -136,7 +136,7 @@ export class Dispatcher {
         if (target) writes.push({ position: recorded.position, id, doc: toDoc(target) });
       } else {
         const subscribers = targets.idsOfSite(event.data.siteId);
-        if (!subscribers || sitesOff.has(event.data.siteId)) continue;
+        if (!subscribers || sitesOff.has(event.data.siteId) || !announced(event)) continue;
         const eventType: WebhookEventType = WEBHOOK_TYPE_OF[event.type];
         let envelope: ReturnType<typeof buildEnvelope> | null = null;
         for (const id of subscribers) {
