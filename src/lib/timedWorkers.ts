@@ -1,31 +1,47 @@
 import { type Transferable, Worker, parentPort } from 'node:worker_threads';
 
-/** The work ran past its time budget or its memory limit: its thread was ended. Input-driven: running it again would end the same way. */
-export class WorkOverBudget extends Error {
-  override name = 'WorkOverBudget';
+/**
+ * Why a run did not give its result:
+ * - `over_budget`: past its time budget or its heap limit (its thread was ended);
+ * - `failed`: it threw, or its thread died while running it;
+ * - `queue_full`: too many runs waiting already (try later);
+ * - `abandoned`: its caller's signal aborted (its thread, if it had one, was ended);
+ * - `closed`: the threads are closing.
+ * The first two are the input's doing: running it again would end the same way.
+ */
+export class TimedWorkError extends Error {
+  override name = 'TimedWorkError';
+  constructor(
+    readonly reason: 'over_budget' | 'failed' | 'queue_full' | 'abandoned' | 'closed',
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 export interface TimedWorkers<I, O> {
   /** Runs `input` on the first free thread (FIFO); the budget counts from the moment a thread takes it. */
-  run(input: I, transfer?: readonly Transferable[]): Promise<O>;
-  /** Refuses what is queued and ends the threads. */
+  run(input: I, options?: { signal?: AbortSignal; transfer?: readonly Transferable[] }): Promise<O>;
+  /** Refuses what is queued or running and ends the threads. */
   close(): Promise<void>;
 }
 
 export interface TimedWorkersOptions {
   threads: number;
-  /** A run longer than this ends its thread (a new one takes its place) and rejects with WorkOverBudget. */
+  /** A run longer than this ends its thread (a new one takes its place): `over_budget`. */
   timeoutMs: number;
   /** The V8 heap limit of each thread, in MiB: a run that needs more ends its thread the same way. */
   maxHeapMb: number;
+  /** Runs that may wait for a thread; more are refused at once (`queue_full`). */
+  maxQueued: number;
   /** A thread's failure that no run is waiting for (it failed to start). */
   onError?: (error: unknown) => void;
 }
 
-type Task = { input: unknown; transfer: readonly Transferable[]; resolve(value: unknown): void; reject(error: unknown): void };
+type Task = { input: unknown; transfer: readonly Transferable[]; signal?: AbortSignal; resolve(value: unknown): void; reject(error: unknown): void };
 type Reply = { kind: 'ready' } | { kind: 'done'; value: unknown } | { kind: 'failed'; message: string };
-/** `started`: it was ready once (a thread that never was is failing to start). */
-type Slot = { worker: Worker; ready: boolean; started: boolean; task: Task | null; timer?: NodeJS.Timeout };
+/** `ending`: this side ended the thread (budget, abandon), so it is replaced at once; any other exit backs off. */
+type Slot = { worker: Worker; ready: boolean; ending: boolean; task: Task | null; timer?: NodeJS.Timeout };
 
 /**
  * A few worker threads that each run one piece of work at a time under a time budget and a memory
@@ -47,30 +63,35 @@ export function startTimedWorkers<I, O>(entry: URL, options: TimedWorkersOptions
       workerData: { entry: entry.href },
       resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb },
     });
-    const slot: Slot = { worker, ready: false, started: false, task: null };
+    const slot: Slot = { worker, ready: false, ending: false, task: null };
     slots.add(slot);
     worker.on('message', (reply: Reply) => {
       if (reply.kind === 'ready') {
-        slot.ready = slot.started = true;
-        restartDelay = 100;
+        slot.ready = true;
       } else {
+        // A thread that finished a run works: a later crash starts the back-off afresh.
+        restartDelay = 100;
         const task = finish(slot);
         if (reply.kind === 'done') task?.resolve(reply.value);
-        else task?.reject(new Error(reply.message));
+        else task?.reject(new TimedWorkError('failed', reply.message));
       }
       pump();
     });
     worker.on('error', (error: Error & { code?: string }) => {
       const task = finish(slot);
       if (!task) return options.onError?.(error);
-      task.reject(error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? new WorkOverBudget(`the work needed more than ${options.maxHeapMb} MiB`) : error);
+      task.reject(
+        error.code === 'ERR_WORKER_OUT_OF_MEMORY'
+          ? new TimedWorkError('over_budget', `the work needed more than ${options.maxHeapMb} MiB`)
+          : new TimedWorkError('failed', `the worker thread failed: ${error.message}`),
+      );
     });
     worker.on('exit', () => {
       slots.delete(slot);
-      finish(slot)?.reject(new Error('the worker thread exited'));
+      finish(slot)?.reject(closed ? closedError() : new TimedWorkError('failed', 'the worker thread exited'));
       if (closed) return;
-      if (slot.started) return spawn();
-      // A thread that keeps failing to start (a broken install) is retried less and less often.
+      if (slot.ending) return spawn();
+      // A thread that keeps dying on its own (a broken install, a crash after start) is restarted less and less often.
       const timer = setTimeout(() => {
         restarts.delete(timer);
         spawn();
@@ -91,8 +112,23 @@ export function startTimedWorkers<I, O>(entry: URL, options: TimedWorkersOptions
     clearTimeout(slot.timer);
     const task = slot.task;
     slot.task = null;
+    if (task?.signal) task.signal.removeEventListener('abort', abandon);
     return task;
   };
+
+  const end = (slot: Slot, error: TimedWorkError) => {
+    slot.ready = false;
+    slot.ending = true;
+    finish(slot)?.reject(error);
+    void slot.worker.terminate();
+  };
+
+  function abandon(this: AbortSignal) {
+    const queued = queue.findIndex((task) => task.signal === this);
+    if (queued >= 0) queue.splice(queued, 1)[0]!.reject(new TimedWorkError('abandoned', 'the work was abandoned'));
+    for (const slot of slots) if (slot.task?.signal === this) end(slot, new TimedWorkError('abandoned', 'the work was abandoned'));
+    hold();
+  }
 
   const pump = () => {
     for (const slot of slots) {
@@ -100,28 +136,29 @@ export function startTimedWorkers<I, O>(entry: URL, options: TimedWorkersOptions
       if (!slot.ready || slot.task) continue;
       const task = queue.shift()!;
       slot.task = task;
-      slot.timer = setTimeout(() => {
-        slot.ready = false;
-        finish(slot)?.reject(new WorkOverBudget(`the work took more than ${options.timeoutMs} ms`));
-        void slot.worker.terminate();
-      }, options.timeoutMs);
+      slot.timer = setTimeout(() => end(slot, new TimedWorkError('over_budget', `the work took more than ${options.timeoutMs} ms`)), options.timeoutMs);
       slot.worker.postMessage(task.input, task.transfer);
     }
     hold();
   };
 
+  const closedError = () => new TimedWorkError('closed', 'the worker threads are closed');
+
   for (let i = 0; i < options.threads; i++) spawn();
   return {
-    run: (input, transfer = []) =>
+    run: (input, { signal, transfer = [] } = {}) =>
       new Promise<O>((resolve, reject) => {
-        if (closed) return reject(new Error('the worker threads are closed'));
-        queue.push({ input, transfer, resolve: resolve as (value: unknown) => void, reject });
+        if (closed) return reject(closedError());
+        if (signal?.aborted) return reject(new TimedWorkError('abandoned', 'the work was abandoned'));
+        if (queue.length >= options.maxQueued) return reject(new TimedWorkError('queue_full', `${queue.length} runs are waiting for a thread already`));
+        signal?.addEventListener('abort', abandon, { once: true });
+        queue.push({ input, transfer, signal, resolve: resolve as (value: unknown) => void, reject });
         pump();
       }),
     async close() {
       closed = true;
       for (const timer of restarts) clearTimeout(timer);
-      for (const task of queue.splice(0)) task.reject(new Error('the worker threads are closed'));
+      for (const task of queue.splice(0)) task.reject(closedError());
       await Promise.all([...slots].map((slot) => slot.worker.terminate()));
     },
   };

@@ -12,7 +12,7 @@ import type { InboundMail } from '../adapters/mail/inboundMail.ts';
 import { suppressContact } from '../commands/suppression.ts';
 import { bouncedMessageId } from '../domain/bounceAddress.ts';
 import { forwardingToken } from '../domain/forwarded.ts';
-import { WorkOverBudget, startTimedWorkers } from '../lib/timedWorkers.ts';
+import { TimedWorkError, startTimedWorkers } from '../lib/timedWorkers.ts';
 import { type SiteDoc, findSiteByForwardingToken } from '../readModels/sites.ts';
 import { SMTP_LIMITS, type SmtpLimits, limitPerAddress } from './smtpLimits.ts';
 
@@ -97,18 +97,39 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
   const limits = { ...SMTP_LIMITS, ...options.limits };
   // The parsers' cost can grow faster than their input (a MIME part's header folded 80,000 times took
   // 25 s): they run off the thread the API shares, each mail within a time budget and a heap limit.
+  const threads = options.parseThreads ?? 2;
   const parsers = startTimedWorkers<{ raw: Uint8Array; reportsOnly: boolean }, InboundMail>(new URL('../adapters/mail/inboundMailThread.ts', import.meta.url), {
-    threads: options.parseThreads ?? 2,
+    threads,
     timeoutMs: options.parseTimeoutMs ?? 10_000,
-    maxHeapMb: Math.max(256, Math.ceil(options.maxMessageBytes / (1024 * 1024)) * 48),
+    // mailparser holds a few copies of a message: 48 MiB per MiB of the largest, within 256 MiB–1 GiB.
+    maxHeapMb: Math.min(1024, Math.max(256, Math.ceil(options.maxMessageBytes / (1024 * 1024)) * 48)),
+    // Ordinary mail parses in milliseconds: a longer queue means someone is sending mail made to be slow.
+    maxQueued: threads * 8,
     onError: options.onError,
   });
-  const read = async (raw: Buffer, reportsOnly: boolean): Promise<InboundMail> => {
+  /** Each connection's parse in progress, abandoned when the connection closes (its client will not hear the answer). */
+  const connectionGone = new Map<string, AbortController>();
+  const read = async (raw: Buffer, reportsOnly: boolean, session: SMTPServerSession): Promise<InboundMail> => {
+    const gone = new AbortController();
+    connectionGone.set(session.id, gone);
     try {
-      return await parsers.run({ raw: new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength), reportsOnly });
+      return await parsers.run({ raw: new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength), reportsOnly }, { signal: gone.signal });
     } catch (error) {
-      if (error instanceof WorkOverBudget) throw new SmtpReply(554, `5.6.0 the message is too complex to read (${error.message})`);
-      throw error;
+      if (!(error instanceof TimedWorkError)) throw error;
+      switch (error.reason) {
+        case 'over_budget':
+          throw new SmtpReply(554, `5.6.0 the message is too complex to read (${error.message})`);
+        case 'failed':
+          // The parse is pure: what failed on this mail fails on it again. Logged: it may be a bug.
+          options.onError?.(error);
+          throw new SmtpReply(554, '5.6.0 the message could not be read');
+        case 'queue_full':
+        case 'closed':
+        case 'abandoned':
+          throw new SmtpReply(451, '4.3.2 the mailbox is busy, try again later');
+      }
+    } finally {
+      connectionGone.delete(session.id);
     }
   };
   const server = new SMTPServer({
@@ -121,6 +142,11 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     socketTimeout: limits.socketTimeoutMs,
     // Nothing reads the client's reverse name, and its lookup (up to 1.5 s, in a zone the sender controls) would hold a slot.
     disableReverseLookup: true,
+    // A stop waits this long for connections in a transaction (smtp-server's default, 30 s, outlasts SHUTDOWN_TIMEOUT_MS).
+    closeTimeout: 5_000,
+    onClose(session) {
+      connectionGone.get(session.id)?.abort();
+    },
     onRcptTo(address, session, callback) {
       if (session.envelope.rcptTo.length >= limits.maxRecipients) return callback(new SmtpReply(452, '4.5.3 too many recipients'));
       if (bouncedMessageId(ctx.secrets, address.address, options.mailDomain)) return callback();
@@ -170,7 +196,7 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     // A bounce or a complaint about the agent's mail: the contact goes on the suppression list, nothing is ingested.
     const bounced = session.envelope.rcptTo.map((r) => bouncedMessageId(ctx.secrets, r.address, options.mailDomain)).filter((id) => id !== null);
     const reportsOnly = bounced.length === session.envelope.rcptTo.length;
-    const mail = await read(raw, reportsOnly);
+    const mail = await read(raw, reportsOnly, session);
     if (mail.kind === 'report') for (const id of new Set(bounced)) await suppressRecipientOf(id, mail.report);
     if (reportsOnly || mail.kind === 'other') return;
     if (mail.kind === 'report') return suppressReported(mail.report, mail.returnedReplyIds, session);
@@ -257,6 +283,9 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
       server.off('error', reject);
       resolve();
     });
+  }).catch(async (error: unknown) => {
+    await parsers.close();
+    throw error;
   });
   // A connection's error (smtp-server names its remoteAddress: a client gone, a TLS handshake of
   // garbage) is its client's doing, which anyone can cause: not the service's failure.
