@@ -130,9 +130,15 @@ interface RefreshTokenState {
   tokenId: string;
   scopes: string[];
   expiresAt: string;
-  status: 'current' | 'rotated';
+  /**
+   * `rotated`: presented and replaced; `retired`: never presented, but a sibling (another token that
+   * replaced the same one within the reuse grace) was, so it is spent too. One current token per line.
+   */
+  status: 'current' | 'rotated' | 'retired';
   /** When it was first rotated (REFRESH_TOKEN_REUSE_GRACE_MS counts from then); null while current. */
   rotatedAt: string | null;
+  /** Ids of the tokens that replaced it (more than one when it was presented again within the grace). */
+  replacedBy: string[];
 }
 
 export type OAuthGrantState =
@@ -155,6 +161,8 @@ export type OAuthGrantState =
       refreshTokens: ImmutableMap<RefreshTokenState>;
       /** The hash of each refresh token by its id (`RefreshTokenRotated` names the id). */
       refreshTokenHashes: ImmutableMap<string>;
+      /** The id of the refresh token each one replaced. */
+      refreshTokenParents: ImmutableMap<string>;
       /** Ids of the access and refresh tokens not revoked or rotated (a set: the values are `true`). */
       liveTokenIds: ImmutableMap<true>;
     };
@@ -172,8 +180,20 @@ export class OAuthGrantRuleError extends Error {
 const invalidGrant = (message: string) => new OAuthGrantRuleError('invalid_grant', message);
 const plus = (iso: string, ms: number) => new Date(Date.parse(iso) + ms).toISOString();
 const expired = (expiresAt: string, now: string) => Date.parse(now) >= Date.parse(expiresAt);
-const withinReuseGrace = (token: RefreshTokenState, now: string) =>
-  token.rotatedAt !== null && Date.parse(now) - Date.parse(token.rotatedAt) < REFRESH_TOKEN_REUSE_GRACE_MS;
+
+/** A rotated token within its grace whose replacements are all unused yet (none of them has started a line of its own). */
+function mayPresentAgain(state: ActiveGrant, token: RefreshTokenState, now: string): boolean {
+  if (token.status !== 'rotated' || token.rotatedAt === null) return false;
+  if (Date.parse(now) - Date.parse(token.rotatedAt) >= REFRESH_TOKEN_REUSE_GRACE_MS) return false;
+  return token.replacedBy.every((id) => refreshToken(state, id)?.status === 'current');
+}
+
+/** A refresh token of the grant by its id, with its hash (the key it is kept under). */
+function refreshToken(state: ActiveGrant, tokenId: string | undefined): { hash: string; state: RefreshTokenState; status: RefreshTokenState['status'] } | null {
+  const hash = tokenId === undefined ? undefined : state.refreshTokenHashes.get(tokenId);
+  const token = hash === undefined ? undefined : state.refreshTokens.get(hash);
+  return hash !== undefined && token ? { hash, state: token, status: token.status } : null;
+}
 
 export const oauthGrantDecider: Decider<OAuthGrantState, OAuthGrantCommand, OAuthGrantEvent> = {
   initialState: () => ({ status: 'none' }),
@@ -191,6 +211,7 @@ export const oauthGrantDecider: Decider<OAuthGrantState, OAuthGrantCommand, OAut
         code: null,
         refreshTokens: ImmutableMap.empty(),
         refreshTokenHashes: ImmutableMap.empty(),
+        refreshTokenParents: ImmutableMap.empty(),
         liveTokenIds: ImmutableMap.empty(),
       };
     }
@@ -209,20 +230,32 @@ export const oauthGrantDecider: Decider<OAuthGrantState, OAuthGrantCommand, OAut
         return {
           ...state,
           liveTokenIds: state.liveTokenIds.set(tokenId, true),
-          refreshTokens: state.refreshTokens.set(tokenHash, { tokenId, scopes, expiresAt, status: 'current', rotatedAt: null }),
+          refreshTokens: state.refreshTokens.set(tokenHash, { tokenId, scopes, expiresAt, status: 'current', rotatedAt: null, replacedBy: [] }),
           refreshTokenHashes: state.refreshTokenHashes.set(tokenId, tokenHash),
         };
       }
       case 'RefreshTokenRotated': {
-        const { tokenId } = event.data;
-        const hash = state.refreshTokenHashes.get(tokenId);
-        const token = hash === undefined ? undefined : state.refreshTokens.get(hash);
+        const { tokenId, replacedBy, rotatedAt } = event.data;
+        const token = refreshToken(state, tokenId);
+        if (!token) return state;
         // A rotation within the reuse grace names a token rotated already: its grace still counts from the first.
-        const refreshTokens =
-          hash !== undefined && token && token.status === 'current'
-            ? state.refreshTokens.set(hash, { ...token, status: 'rotated', rotatedAt: event.data.rotatedAt })
-            : state.refreshTokens;
-        return { ...state, refreshTokens, liveTokenIds: state.liveTokenIds.delete(tokenId) };
+        const first = token.status === 'current';
+        let refreshTokens = state.refreshTokens.set(token.hash, {
+          ...token.state,
+          status: first ? 'rotated' : token.state.status,
+          rotatedAt: first ? rotatedAt : token.state.rotatedAt,
+          replacedBy: [...token.state.replacedBy, replacedBy],
+        });
+        let liveTokenIds = state.liveTokenIds.delete(tokenId);
+        // The first use of one of a token's replacements spends the others: one line of tokens goes on.
+        const parent = first ? refreshToken(state, state.refreshTokenParents.get(tokenId)) : null;
+        for (const siblingId of parent?.state.replacedBy ?? []) {
+          const sibling = siblingId === tokenId ? null : refreshToken(state, siblingId);
+          if (sibling?.status !== 'current') continue;
+          refreshTokens = refreshTokens.set(sibling.hash, { ...sibling.state, status: 'retired' });
+          liveTokenIds = liveTokenIds.delete(siblingId);
+        }
+        return { ...state, refreshTokens, liveTokenIds, refreshTokenParents: state.refreshTokenParents.set(replacedBy, tokenId) };
       }
       case 'TokenRevoked':
         return { ...state, liveTokenIds: state.liveTokenIds.delete(event.data.tokenId) };
@@ -273,7 +306,7 @@ export const oauthGrantDecider: Decider<OAuthGrantState, OAuthGrantCommand, OAut
         if (state.status === 'none' || !presented) throw invalidGrant('The refresh token is invalid.');
         if (state.status === 'revoked') throw invalidGrant('The refresh token has been revoked.');
         if (state.clientId !== d.clientId) throw invalidGrant('The refresh token was issued to another client.');
-        if (presented.status === 'rotated' && !withinReuseGrace(presented, d.now)) return [revokeGrant(state, 'refresh_token_reused', d.now)];
+        if (presented.status !== 'current' && !mayPresentAgain(state, presented, d.now)) return [revokeGrant(state, 'refresh_token_reused', d.now)];
         if (expired(presented.expiresAt, d.now)) throw invalidGrant('The refresh token has expired.');
         const scopes = d.scopes ?? presented.scopes;
         const widened = scopes.filter((s) => !presented.scopes.includes(s));

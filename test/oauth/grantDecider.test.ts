@@ -115,8 +115,18 @@ t.test('a rotated refresh token presented again within REFRESH_TOKEN_REUSE_GRACE
   t.same(again.map((e) => e.type), ['RefreshTokenRotated', 'AccessTokenIssued', 'RefreshTokenIssued'], '29.9 s after its rotation: new tokens');
   t.same(again[0]!.type === 'RefreshTokenRotated' && again[0]!.data, { grantId: 'G', tokenId: 'R1', replacedBy: 'R3', rotatedAt: at(129.9) }, 'recorded as one more rotation of the same token');
   const afterAgain = [...afterFirst, ...again];
-  t.equal(given(afterAgain).when(rotate('r2', 4, 131))[0]!.type, 'RefreshTokenRotated', 'the first successor still refreshes');
-  t.equal(given(afterAgain).when(rotate('r3', 4, 131))[0]!.type, 'RefreshTokenRotated', 'so does the second');
+  t.equal(given(afterAgain).when(rotate('r2', 4, 131))[0]!.type, 'RefreshTokenRotated', 'the first successor refreshes');
+  const secondGoesOn = given(afterAgain).when(rotate('r3', 4, 131));
+  t.equal(secondGoesOn[0]!.type, 'RefreshTokenRotated', 'or the second, whichever the client kept');
+  // The first use of either spends the other: one line of tokens goes on, never two (a stolen token and the client's).
+  const afterSecond = [...afterAgain, ...secondGoesOn];
+  for (const seconds of [132, 400]) {
+    const sibling = given(afterSecond).when(rotate('r2', 5, seconds));
+    t.equal(sibling[0]!.type === 'GrantRevoked' && sibling[0]!.data.reason, 'refresh_token_reused', `its sibling presented ${seconds - 131} s later revokes the grant`);
+    t.same(sibling[0]!.type === 'GrantRevoked' && sibling[0]!.data.tokenIds, ['A1', 'A2', 'A3', 'A4', 'R4'], 'the sibling is not live any more');
+  }
+  const reusedParent = given(afterSecond).when(rotate('r1', 5, 129));
+  t.equal(reusedParent[0]!.type, 'GrantRevoked', 'within its grace, but a replacement of it has been used: revoked');
   const late = given(afterAgain).when(rotate('r1', 4, 130));
   t.equal(late[0]!.type === 'GrantRevoked' && late[0]!.data.reason, 'refresh_token_reused', '30 s after its first rotation, not its second: the grant is revoked');
   t.same(late[0]!.type === 'GrantRevoked' && late[0]!.data.tokenIds, ['A1', 'A2', 'R2', 'A3', 'R3'], 'with both successors');

@@ -176,7 +176,11 @@ t.test('token request refusals', async (t) => {
     t.equal(new Set(answers.map((a) => a.json.refresh_token)).size, 3, 'each got its own refresh token');
     clock.advance(31_000);
     const late = answers[1]!.json.refresh_token as string;
-    t.equal((await tokenRequest(issuer, { grant_type: 'refresh_token', client_id: client.clientId, refresh_token: late })).status, 200, 'whichever the client kept refreshes');
+    const kept = await tokenRequest(issuer, { grant_type: 'refresh_token', client_id: client.clientId, refresh_token: late });
+    t.equal(kept.status, 200, 'whichever the client kept refreshes');
+    const sibling = await tokenRequest(issuer, { grant_type: 'refresh_token', client_id: client.clientId, refresh_token: answers[0]!.json.refresh_token as string });
+    t.equal(sibling.json.error, 'invalid_grant', 'then the others are spent: one presented later revokes the grant (no second line of tokens)');
+    t.equal((await api(issuer, tenant.siteId, kept.json.access_token as string)).status, 401);
   });
   t.test('refresh token reuse past the grace revokes the grant', async (t) => {
     const code = await obtainCode(browser, issuer, client, [tenant.siteId]);
