@@ -113,14 +113,16 @@ export default async function run(): Promise<BenchResult> {
           'mailbox mails/s': Math.round(mailboxRun.rate),
           'mailbox p50 ms': mailboxRun.p50,
           'mailbox p99 ms': mailboxRun.p99,
-          'mailbox refused or failed': mailboxRun.failed + bareRun.failed,
+          'bare sink refused or failed': bareRun.failed,
+          'mailbox refused or failed': mailboxRun.failed,
           'ingested (warm-up and run)': ingested,
           'longest event-loop stall during the mailbox run, ms': Math.round(delay.max / 1e6),
         },
         ratio,
         ratioLabel: 'mailbox mails/s ÷ bare sink mails/s',
-        target: 'none set (reported)',
-        pass: true,
+        target: 'none set (reported); every mail taken and ingested',
+        // No target for the rate: the run fails only when the mailbox lost or refused mail.
+        pass: mailboxRun.failed === 0 && ingested === 2 * MAILS,
       };
     } finally {
       await mailbox.close();

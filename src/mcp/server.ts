@@ -57,7 +57,8 @@ const validationDetails = (error: z.ZodError, under: PropertyKey[] = []) =>
 /**
  * tools/call as the handler is registered: any `arguments`. The SDK parses a request with the
  * handler's schema first and reports a failure there as -32603 Internal error with zod's dump; with
- * this one its own check of the real schema runs instead and answers -32602 Invalid params.
+ * this one its own check of the real schema runs instead and answers -32602 Invalid params (still
+ * with the dump: a single message is checked before, by invalidParams, with a short message).
  */
 export const CallToolRequestAnyArguments = CallToolRequestSchema.extend({ params: CallToolRequestParamsSchema.extend({ arguments: z.unknown().optional() }) });
 
