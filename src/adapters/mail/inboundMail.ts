@@ -1,7 +1,7 @@
 import { type ParsedMail, simpleParser } from 'mailparser';
 import { htmlToText } from '../../domain/articleText.ts';
 import { originalSender } from '../../domain/forwarded.ts';
-import { MESSAGE_ID_SHAPE } from '../../domain/ingestion.ts';
+import { type InboundMessage, MESSAGE_ID_SHAPE } from '../../domain/ingestion.ts';
 import { returnedReplyIds } from '../../domain/outreachAgent.ts';
 import { cleanedText, truncateText } from '../../domain/text.ts';
 import { type DeliveryReport, classifyDeliveryReport } from './deliveryReport.ts';
@@ -12,25 +12,18 @@ import { type DeliveryReport, classifyDeliveryReport } from './deliveryReport.ts
  */
 const PARSE = { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true } as const;
 
-/** A mail as the forwarding mailbox ingests it: its fields made storable, nothing looked up. */
-export interface InboundMessage {
-  /** The forwarded block's `From:` when a team member forwarded the pitch, else the header From; null without one. */
-  from: string | null;
-  fromName: string | null;
-  forwarded: boolean;
-  subject: string;
-  bodyText: string;
-  bodyHtml: string | null;
-  messageId: string | null;
-  inReplyTo: string | null;
-  references: string | null;
-  /** What a sending server's retry sends again unchanged (the Date, From and Subject header lines, the bodies as parsed): the idempotency key of a mail without a Message-Id. */
-  retryStable: string[];
-}
+/**
+ * A mail as the forwarding mailbox ingests it (IngestMessage's message), its fields made storable,
+ * nothing looked up. `from`: the forwarded block's `From:` when a team member forwarded the pitch,
+ * else the header From; null without one. `retryStable`: what a sending server's retry sends again
+ * unchanged (the Date, From and Subject header lines, the bodies as parsed), the idempotency key of a
+ * mail without a Message-Id.
+ */
+export type ReceivedMessage = Omit<InboundMessage, 'from' | 'forwarded'> & { from: string | null; forwarded: boolean; retryStable: string[] };
 
 export type InboundMail =
   | { kind: 'report'; report: DeliveryReport; returnedReplyIds: string[] }
-  | { kind: 'message'; message: InboundMessage }
+  | { kind: 'message'; message: ReceivedMessage }
   /** Neither (asked for reports only: mail to a bounce address that is not a report). */
   | { kind: 'other' };
 
