@@ -48,6 +48,8 @@ export interface ForwardingMailbox {
  */
 const MAX_HEADER_BYTES = 128 * 1024;
 const MAX_HEADER_LINES = 4_000;
+/** Mails remembered as over the parse budget once (a 451), so that their next try is refused for good (a 554). */
+const OVERRUNS_KEPT = 10_000;
 
 function headerTooBig(raw: Buffer): boolean {
   // The first empty line ends it (CRLF, or a bare LF from a sloppy client).
@@ -107,6 +109,15 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     maxQueued: threads * 8,
     onError: options.onError,
   });
+  /** Digests of mails that ran over the budget once, oldest first, at most OVERRUNS_KEPT. */
+  const overruns = new Set<string>();
+  const overranBefore = (raw: Buffer): boolean => {
+    const digest = createHash('sha256').update(raw).digest('hex');
+    if (overruns.has(digest)) return true;
+    overruns.add(digest);
+    if (overruns.size > OVERRUNS_KEPT) overruns.delete(overruns.values().next().value!);
+    return false;
+  };
   /** Each connection's parse in progress, abandoned when the connection closes (its client will not hear the answer). */
   const connectionGone = new Map<string, AbortController>();
   const read = async (raw: Buffer, reportsOnly: boolean, session: SMTPServerSession): Promise<InboundMail> => {
@@ -118,6 +129,9 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
       if (!(error instanceof TimedWorkError)) throw error;
       switch (error.reason) {
         case 'over_budget':
+          // The budget is wall-clock time, which a busy machine stretches: a mail over it gets one more
+          // try later (451), and is refused for good when it runs over again.
+          if (!overranBefore(raw)) throw new SmtpReply(451, `4.3.0 the message took too long to read (${error.message}); try again later`);
           throw new SmtpReply(554, `5.6.0 the message is too complex to read (${error.message})`);
         case 'failed':
           // The parse is pure: what failed on this mail fails on it again. Logged: it may be a bug.

@@ -103,7 +103,7 @@ t.test('a header folded over thousands of lines, or too long, is refused with 55
   t.equal((await app.services.events.readAll({ limit: 100_000 })).filter((e) => e.type === 'MessageIngested').length, 1, 'only the real one ingested');
 });
 
-t.test('a mail whose parsing runs past SMTP_PARSE_TIMEOUT_MS is refused with 554, without stalling the shared thread; the next mail is read', async (t) => {
+t.test('a mail whose parsing runs past SMTP_PARSE_TIMEOUT_MS is answered 451, then 554 when it runs over again, without stalling the shared thread; the next mail is read', async (t) => {
   const { app, tenant, mailbox } = await setUp(t, {}, MiB, { parseThreads: 1, parseTimeoutMs: 1_000 });
   const send = async (body: string) => {
     const smtp = await opened(t, mailbox.port, tenant.forwardingAddress);
@@ -120,10 +120,12 @@ t.test('a mail whose parsing runs past SMTP_PARSE_TIMEOUT_MS is refused with 554
   const delay = monitorEventLoopDelay({ resolution: 10 });
   delay.enable();
   const started = performance.now();
-  t.match(await send(hostile), /^554 5\.6\.0 the message is too complex to read \(the work took more than 1000 ms\)/);
+  // The budget is wall-clock time: a first overrun may be the machine's doing, so the sender is asked to try again.
+  t.match(await send(hostile), /^451 4\.3\.0 the message took too long to read \(the work took more than 1000 ms\); try again later/);
   const ms = performance.now() - started;
+  t.match(await send(hostile), /^554 5\.6\.0 the message is too complex to read \(the work took more than 1000 ms\)/, 'the same mail again: refused for good');
   delay.disable();
-  t.ok(ms < 5_000, `refused after ${Math.round(ms)} ms (budget 1,000 ms)`);
+  t.ok(ms < 5_000, `answered after ${Math.round(ms)} ms (budget 1,000 ms)`);
   t.ok(delay.max / 1e6 < 500, `the longest event-loop stall was ${Math.round(delay.max / 1e6)} ms`);
   // The one parsing thread was ended and replaced: the next mail is read.
   t.match(await send(`${head('real')}\r\nHello, a link idea for you.`), /^250 /);
