@@ -12,9 +12,10 @@ import type { InboundMail } from '../adapters/mail/inboundMail.ts';
 import { suppressContact } from '../commands/suppression.ts';
 import { bouncedMessageId } from '../domain/bounceAddress.ts';
 import { forwardingToken } from '../domain/forwarded.ts';
-import { TimedWorkError, startTimedWorkers } from '../lib/timedWorkers.ts';
 import { type SiteDoc, findSiteByForwardingToken } from '../readModels/sites.ts';
+import { startMailReader } from './mailReader.ts';
 import { SMTP_LIMITS, type SmtpLimits, limitPerAddress } from './smtpLimits.ts';
+import { SmtpReply } from './smtpReply.ts';
 
 export interface ForwardingMailboxOptions {
   host: string;
@@ -48,8 +49,6 @@ export interface ForwardingMailbox {
  */
 const MAX_HEADER_BYTES = 128 * 1024;
 const MAX_HEADER_LINES = 4_000;
-/** Mails remembered as over the parse budget once (a 451), so that their next try is refused for good (a 554). */
-const OVERRUNS_KEPT = 10_000;
 
 function headerTooBig(raw: Buffer): boolean {
   // The first empty line ends it (CRLF, or a bare LF from a sloppy client).
@@ -59,15 +58,6 @@ function headerTooBig(raw: Buffer): boolean {
   let lines = 1;
   for (let i = header.indexOf(10); i >= 0 && lines <= MAX_HEADER_LINES; i = header.indexOf(10, i + 1)) lines++;
   return lines > MAX_HEADER_LINES;
-}
-
-class SmtpReply extends Error {
-  constructor(
-    readonly responseCode: number,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 /**
@@ -97,51 +87,14 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
   };
 
   const limits = { ...SMTP_LIMITS, ...options.limits };
-  // The parsers' cost can grow faster than their input (a MIME part's header folded 80,000 times took
-  // 25 s): they run off the thread the API shares, each mail within a time budget and a heap limit.
-  const threads = options.parseThreads ?? 2;
-  const parsers = startTimedWorkers<{ raw: Uint8Array; reportsOnly: boolean }, InboundMail>(new URL('../adapters/mail/inboundMailThread.ts', import.meta.url), {
-    threads,
-    timeoutMs: options.parseTimeoutMs ?? 10_000,
-    // mailparser holds a few copies of a message: 48 MiB per MiB of the largest, within 256 MiB–1 GiB.
-    maxHeapMb: Math.min(1024, Math.max(256, Math.ceil(options.maxMessageBytes / (1024 * 1024)) * 48)),
-    // Ordinary mail parses in milliseconds: a longer queue means someone is sending mail made to be slow.
-    maxQueued: threads * 8,
-    onError: options.onError,
-  });
-  /** Digests of mails that ran over the budget once, oldest first, at most OVERRUNS_KEPT. */
-  const overruns = new Set<string>();
-  const overranBefore = (raw: Buffer): boolean => {
-    const digest = createHash('sha256').update(raw).digest('hex');
-    if (overruns.has(digest)) return true;
-    overruns.add(digest);
-    if (overruns.size > OVERRUNS_KEPT) overruns.delete(overruns.values().next().value!);
-    return false;
-  };
+  const reader = startMailReader({ threads: options.parseThreads, timeoutMs: options.parseTimeoutMs, maxMessageBytes: options.maxMessageBytes, onError: options.onError });
   /** Each connection's parse in progress, abandoned when the connection closes (its client will not hear the answer). */
   const connectionGone = new Map<string, AbortController>();
   const read = async (raw: Buffer, reportsOnly: boolean, session: SMTPServerSession): Promise<InboundMail> => {
     const gone = new AbortController();
     connectionGone.set(session.id, gone);
     try {
-      return await parsers.run({ raw: new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength), reportsOnly }, { signal: gone.signal });
-    } catch (error) {
-      if (!(error instanceof TimedWorkError)) throw error;
-      switch (error.reason) {
-        case 'over_budget':
-          // The budget is wall-clock time, which a busy machine stretches: a mail over it gets one more
-          // try later (451), and is refused for good when it runs over again.
-          if (!overranBefore(raw)) throw new SmtpReply(451, `4.3.0 the message took too long to read (${error.message}); try again later`);
-          throw new SmtpReply(554, `5.6.0 the message is too complex to read (${error.message})`);
-        case 'failed':
-          // The parse is pure: what failed on this mail fails on it again. Logged: it may be a bug.
-          options.onError?.(error);
-          throw new SmtpReply(554, '5.6.0 the message could not be read');
-        case 'queue_full':
-        case 'closed':
-        case 'abandoned':
-          throw new SmtpReply(451, '4.3.2 the mailbox is busy, try again later');
-      }
+      return await reader.read(raw, reportsOnly, gone.signal);
     } finally {
       connectionGone.delete(session.id);
     }
@@ -298,7 +251,7 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
       resolve();
     });
   }).catch(async (error: unknown) => {
-    await parsers.close();
+    await reader.close();
     throw error;
   });
   // A connection's error (smtp-server names its remoteAddress: a client gone, a TLS handshake of
@@ -308,7 +261,7 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     port: (server.server.address() as AddressInfo).port,
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await parsers.close();
+      await reader.close();
     },
   };
 }
