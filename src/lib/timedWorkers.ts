@@ -20,8 +20,12 @@ export class TimedWorkError extends Error {
 }
 
 export interface TimedWorkers<I, O> {
-  /** Runs `input` on the first free thread (FIFO); the budget counts from the moment a thread takes it. */
-  run(input: I, options?: { signal?: AbortSignal; transfer?: readonly Transferable[] }): Promise<O>;
+  /**
+   * Runs `input` on the first free thread; the budget counts from the moment a thread takes it.
+   * `key` (a client's address) shares the threads fairly: the next run is the oldest of the key
+   * served longest ago, and one key may have at most `maxQueuedPerKey` waiting.
+   */
+  run(input: I, options?: { signal?: AbortSignal; transfer?: readonly Transferable[]; key?: string }): Promise<O>;
   /** Refuses what is queued or running and ends the threads. */
   close(): Promise<void>;
 }
@@ -34,11 +38,13 @@ export interface TimedWorkersOptions {
   maxHeapMb: number;
   /** Runs that may wait for a thread; more are refused at once (`queue_full`). */
   maxQueued: number;
+  /** Runs of one key that may wait (default maxQueued). */
+  maxQueuedPerKey?: number;
   /** A thread's failure that no run is waiting for (it failed to start). */
   onError?: (error: unknown) => void;
 }
 
-type Task = { input: unknown; transfer: readonly Transferable[]; signal?: AbortSignal; resolve(value: unknown): void; reject(error: unknown): void };
+type Task = { input: unknown; transfer: readonly Transferable[]; signal?: AbortSignal; key: string; resolve(value: unknown): void; reject(error: unknown): void };
 type Reply = { kind: 'ready' } | { kind: 'done'; value: unknown } | { kind: 'failed'; message: string };
 /** `ending`: this side ended the thread (budget, abandon), so it is replaced at once; any other exit backs off. */
 type Slot = { worker: Worker; ready: boolean; ending: boolean; task: Task | null; timer?: NodeJS.Timeout };
@@ -130,11 +136,25 @@ export function startTimedWorkers<I, O>(entry: URL, options: TimedWorkersOptions
     hold();
   }
 
+  /** When each key last had a run taken (a tick), for next(). */
+  const served = new Map<string, number>();
+  let tick = 0;
+  /** The oldest waiting run of the key served longest ago (or never): one key's flood waits behind everyone else. */
+  const next = (): Task => {
+    let best = 0;
+    for (let i = 1; i < queue.length; i++) if ((served.get(queue[i]!.key) ?? -1) < (served.get(queue[best]!.key) ?? -1)) best = i;
+    const task = queue.splice(best, 1)[0]!;
+    served.set(task.key, ++tick);
+    // Forget keys with nothing waiting once many were seen (every client address passes here).
+    if (served.size > 1_000) for (const key of served.keys()) if (!queue.some((t) => t.key === key)) served.delete(key);
+    return task;
+  };
+
   const pump = () => {
     for (const slot of slots) {
       if (queue.length === 0) break;
       if (!slot.ready || slot.task) continue;
-      const task = queue.shift()!;
+      const task = next();
       slot.task = task;
       slot.timer = setTimeout(() => end(slot, new TimedWorkError('over_budget', `the work took more than ${options.timeoutMs} ms`)), options.timeoutMs);
       slot.worker.postMessage(task.input, task.transfer);
@@ -146,13 +166,15 @@ export function startTimedWorkers<I, O>(entry: URL, options: TimedWorkersOptions
 
   for (let i = 0; i < options.threads; i++) spawn();
   return {
-    run: (input, { signal, transfer = [] } = {}) =>
+    run: (input, { signal, transfer = [], key = '' } = {}) =>
       new Promise<O>((resolve, reject) => {
         if (closed) return reject(closedError());
         if (signal?.aborted) return reject(new TimedWorkError('abandoned', 'the work was abandoned'));
         if (queue.length >= options.maxQueued) return reject(new TimedWorkError('queue_full', `${queue.length} runs are waiting for a thread already`));
+        const ofKey = queue.filter((task) => task.key === key).length;
+        if (ofKey >= (options.maxQueuedPerKey ?? options.maxQueued)) return reject(new TimedWorkError('queue_full', `${ofKey} runs of this client are waiting already`));
         signal?.addEventListener('abort', abandon, { once: true });
-        queue.push({ input, transfer, signal, resolve: resolve as (value: unknown) => void, reject });
+        queue.push({ input, transfer, signal, key, resolve: resolve as (value: unknown) => void, reject });
         pump();
       }),
     async close() {

@@ -94,7 +94,7 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     const gone = new AbortController();
     connectionGone.set(session.id, gone);
     try {
-      return await reader.read(raw, reportsOnly, gone.signal);
+      return await reader.read(raw, reportsOnly, { signal: gone.signal, clientAddress: session.remoteAddress });
     } finally {
       connectionGone.delete(session.id);
     }

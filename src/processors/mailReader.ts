@@ -8,7 +8,7 @@ const OVERRUNS_KEPT = 10_000;
 
 export interface MailReader {
   /** The mail read (`readInboundMail`), or an SmtpReply: 554 for a mail that cannot be read, 451 to try later. */
-  read(raw: Buffer, reportsOnly: boolean, signal: AbortSignal): Promise<InboundMail>;
+  read(raw: Buffer, reportsOnly: boolean, from: { signal: AbortSignal; clientAddress: string }): Promise<InboundMail>;
   close(): Promise<void>;
 }
 
@@ -27,6 +27,8 @@ export function startMailReader(options: { threads?: number; timeoutMs?: number;
     maxHeapMb: Math.min(1024, Math.max(256, Math.ceil(options.maxMessageBytes / (1024 * 1024)) * 48)),
     // Ordinary mail parses in milliseconds: a longer queue means someone is sending mail made to be slow.
     maxQueued: threads * 8,
+    // And one sender's flood a quarter of that: the threads serve the other senders first (see run's key).
+    maxQueuedPerKey: threads * 2,
     onError: options.onError,
   });
   /** Digests of mails that ran over the budget once, oldest first, at most OVERRUNS_KEPT. */
@@ -39,9 +41,9 @@ export function startMailReader(options: { threads?: number; timeoutMs?: number;
     return false;
   };
   return {
-    async read(raw, reportsOnly, signal) {
+    async read(raw, reportsOnly, { signal, clientAddress }) {
       try {
-        return await parsers.run({ raw: new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength), reportsOnly }, { signal });
+        return await parsers.run({ raw: new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength), reportsOnly }, { signal, key: clientAddress });
       } catch (error) {
         if (!(error instanceof TimedWorkError)) throw error;
         switch (error.reason) {

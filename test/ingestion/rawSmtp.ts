@@ -16,8 +16,9 @@ export class RawSmtp {
       }
     });
   }
-  static async open(port: number): Promise<RawSmtp> {
-    const socket = connect(port, '127.0.0.1');
+  /** `localAddress`: another loopback address (127.0.0.2, …) to be another client. */
+  static async open(port: number, localAddress?: string): Promise<RawSmtp> {
+    const socket = connect({ port, host: '127.0.0.1', localAddress });
     const s = new RawSmtp(socket);
     const greeting = s.reply();
     await new Promise<void>((res, rej) => socket.once('connect', res).once('error', rej));

@@ -154,6 +154,34 @@ t.test('a slow mail whose sender hangs up after the final dot is abandoned: mail
   t.equal((await app.services.events.readAll({ limit: 100_000 })).filter((e) => e.type === 'MessageIngested').length, 1);
 });
 
+t.test("one sender's slow mails take turns with other senders' mail on the parsing threads, and only a few of them wait", async (t) => {
+  const { app, tenant, mailbox } = await setUp(t, {}, MiB, { parseThreads: 1, parseTimeoutMs: 1_000 });
+  const head = (id: string) => `From: Max <max@linkco.io>\r\nTo: ${tenant.forwardingAddress}\r\nSubject: Link idea\r\nMessage-ID: <${id}@linkco.io>\r\n`;
+  const slow = (id: string) =>
+    `${head(id)}MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="b"\r\n\r\n--b\r\nContent-Type: text/plain\r\nX-Big: a${'\r\n a'.repeat(80_000)}\r\n\r\nHello\r\n--b--`;
+  const from = async (address: string) => {
+    const smtp = await RawSmtp.open(mailbox.port, address);
+    t.teardown(() => smtp.close());
+    t.match(await smtp.cmd('EHLO sender.test'), /^250/);
+    t.match(await smtp.cmd('MAIL FROM:<x@sender.test>'), /^250/);
+    t.match(await smtp.cmd(`RCPT TO:<${tenant.forwardingAddress}>`), /^250/);
+    t.match(await smtp.cmd('DATA'), /^354/);
+    return smtp;
+  };
+  // One sender (127.0.0.2) sends four slow mails at once and keeps its connections open: one is parsed, two wait, the fourth is turned away.
+  const floods = await Promise.all([0, 1, 2, 3].map(() => from('127.0.0.2')));
+  const answers = floods.map((smtp, i) => smtp.cmd(`${slow(`flood-${i}`)}\r\n.`));
+  await new Promise((r) => setTimeout(r, 300));
+  const started = performance.now();
+  const real = await from('127.0.0.3');
+  t.match(await real.cmd(`${head('real')}\r\nHello, a link idea for you.\r\n.`), /^250 /);
+  const ms = performance.now() - started;
+  t.ok(ms < 2_000, `another sender's mail was taken after ${Math.round(ms)} ms, behind the one slow mail being parsed, not all three`);
+  const codes = (await Promise.all(answers)).map((a) => a.slice(0, 3)).sort();
+  t.same(codes, ['451', '451', '451', '451'], 'the flood: three over the budget (451 the first time), one turned away (451 4.3.2)');
+  t.equal((await app.services.events.readAll({ limit: 100_000 })).filter((e) => e.type === 'MessageIngested').length, 1);
+});
+
 t.test('an HTML mail nested thousands of blockquotes deep is read in linear time and memory', async (t) => {
   const { htmlToText } = await import('../../src/domain/articleText.ts');
   const depth = 30_000;

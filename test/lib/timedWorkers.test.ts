@@ -3,7 +3,7 @@ import { startTimedWorkers } from '../../src/lib/timedWorkers.ts';
 import type { Job } from './fixtures/timedWork.ts';
 
 const entry = new URL('./fixtures/timedWork.ts', import.meta.url);
-const start = (options: { threads?: number; timeoutMs?: number; maxHeapMb?: number; maxQueued?: number } = {}) =>
+const start = (options: { threads?: number; timeoutMs?: number; maxHeapMb?: number; maxQueued?: number; maxQueuedPerKey?: number } = {}) =>
   startTimedWorkers<Job, string>(entry, { threads: 1, timeoutMs: 5_000, maxHeapMb: 64, maxQueued: 100, ...options });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -68,6 +68,20 @@ t.test('at most maxQueued runs wait; more are refused at once as queue_full', as
   const queued = [workers.run({ kind: 'echo', value: 'q1' }), workers.run({ kind: 'echo', value: 'q2' })];
   await t.rejects(workers.run({ kind: 'echo', value: 'q3' }), { name: 'TimedWorkError', reason: 'queue_full' });
   t.same(await Promise.all([running, ...queued]), ['r', 'q1', 'q2']);
+});
+
+t.test("keys share the threads: a key's flood waits behind other keys' runs, and one key may have at most maxQueuedPerKey waiting", async (t) => {
+  const workers = start({ maxQueuedPerKey: 2 });
+  t.teardown(() => workers.close());
+  await workers.run({ kind: 'echo', value: 'ready' });
+  const done: string[] = [];
+  const track = (p: Promise<string>) => p.then((v) => void done.push(v));
+  const flood = [1, 2, 3].map((n) => track(workers.run({ kind: 'spin', ms: 200, value: `flood${n}` }, { key: '192.0.2.1' })));
+  await sleep(50);
+  await t.rejects(workers.run({ kind: 'echo', value: 'flood4' }, { key: '192.0.2.1' }), { name: 'TimedWorkError', reason: 'queue_full' });
+  const other = track(workers.run({ kind: 'echo', value: 'other' }, { key: '198.51.100.7' }));
+  await Promise.all([...flood, other]);
+  t.same(done, ['flood1', 'other', 'flood2', 'flood3'], 'the other sender went before the flood waiting ahead of it');
 });
 
 t.test("an aborted run leaves the queue, or ends its thread when it was running; the next run is served", async (t) => {
