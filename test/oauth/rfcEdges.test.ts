@@ -1,7 +1,8 @@
 import t from 'tap';
 import { redirectUriRegistered } from '../../src/http/oauth/authorize.ts';
 import { clientDocument, startDocumentServer, startMcpApp } from '../mcp/helpers.ts';
-import { Browser, authorizeUrl, pkce, registerClient, tokenRequest } from './helpers.ts';
+import { createTenant } from '../helpers/testApp.ts';
+import { Browser, addTeamUser, authorizeUrl, pkce, registerClient, tokenRequest } from './helpers.ts';
 
 /** The authorization endpoint at the edges of the RFCs a real client relies on. */
 const docs = await startDocumentServer();
@@ -84,9 +85,20 @@ t.test('RFC 9700 §4.11.2: an invalid request of a client nobody vouched for is 
   ownUrl.searchParams.set('redirect_uri', 'https://app.example.test/cb');
   ownUrl.searchParams.set('response_type', 'x');
   ownUrl.searchParams.set('state', 's1');
-  const ownAnswer = await new Browser(base).request(ownUrl.toString());
-  t.equal(ownAnswer.status, 303, "a team's own app still gets the error at its redirect URI");
+  const ownAnswer = await browser.request(ownUrl.toString());
+  t.equal(ownAnswer.status, 303, "a team's own app still gets the error at its redirect URI, for its team's signed-in people");
   t.match(ownAnswer.location, /^https:\/\/app\.example\.test\/cb\?error=unsupported_response_type&.*state=s1/);
+  // From a dashboard audit: any team's admin registers any URI, so the URI is vouched for only to that team's people.
+  const signedOut = await new Browser(base).request(ownUrl.toString());
+  t.equal(signedOut.status, 400, 'signed out: the error page, no redirect (this origin is no open redirector)');
+  t.notOk(signedOut.location);
+  const other = await createTenant(app.services);
+  const otherEmail = await addTeamUser(app, other.teamId, 'owner');
+  const otherBrowser = new Browser(base);
+  t.equal((await otherBrowser.signIn(otherEmail)).status, 303);
+  const otherAnswer = await otherBrowser.request(ownUrl.toString());
+  t.equal(otherAnswer.status, 400, "another team's person: the error page");
+  t.notOk(otherAnswer.location);
 });
 
 t.test('RFC 6749 §3.1.2: the registered redirect URI keeps its query as written when code, state and iss are added', async (t) => {

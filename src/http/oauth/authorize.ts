@@ -36,7 +36,8 @@ type Outcome =
   | { kind: 'ok'; request: AuthorizeRequest }
   /** The redirect URI cannot be trusted: tell the user, never redirect (RFC 6749 §4.1.2.1). */
   | { kind: 'page'; message: string }
-  | { kind: 'redirect'; redirectUri: string; state: string | undefined; error: AuthorizeErrorCode; description: string; trusted: boolean };
+  /** `teamId`: the team that registered the client (null: a metadata-document or self-registered one). */
+  | { kind: 'redirect'; redirectUri: string; state: string | undefined; error: AuthorizeErrorCode; description: string; teamId: string | null };
 
 function single(raw: unknown, name: string): string | undefined | null {
   const value = (raw as Record<string, unknown> | undefined)?.[name];
@@ -69,8 +70,7 @@ async function validate(services: CommandContext & { clientMetadata: ClientMetad
     state: state ?? undefined,
     error,
     description,
-    // Only a team's own app has a redirect URI someone vouched for (RFC 9700 §4.11.2).
-    trusted: client.teamId !== null,
+    teamId: client.teamId,
   });
   for (const name of AUTHORIZE_PARAMS) if (single(raw, name) === null) return fail('invalid_request', `Parameter ${name} is repeated.`);
   const responseType = single(raw, 'response_type');
@@ -83,7 +83,8 @@ async function validate(services: CommandContext & { clientMetadata: ClientMetad
   const scopes = [...new Set((single(raw, 'scope') ?? '').split(' ').filter(Boolean))];
   if (scopes.length === 0) return fail('invalid_scope', 'scope is required.');
   const unknown = scopes.filter((s) => !isScope(s));
-  if (unknown.length > 0) return fail('invalid_scope', `Unknown scope ${unknown.join(' ')}.`);
+  // Not echoed: the error page would show anyone's text on this origin.
+  if (unknown.length > 0) return fail('invalid_scope', `${unknown.length === 1 ? 'A scope is' : `${unknown.length} scopes are`} unknown (the authorization server metadata lists scopes_supported).`);
   let resource: string | null = null;
   const rawResource = single(raw, 'resource');
   if (rawResource) {
@@ -164,9 +165,15 @@ export async function authorizeRoutes(app: FastifyInstance) {
   const issuer = () => app.config.PUBLIC_BASE_URL;
   const errorPage = (reply: FastifyReply, status: number, message: string) =>
     sendPage(reply, status, page('Authorization failed', html`<p class="error" role="alert">${message}</p><p>Return to the app you came from and try again.</p>`));
-  /** An invalid authorization request: back to the app's redirect URI when someone vouched for it, otherwise shown here. */
-  const refuse = (reply: FastifyReply, outcome: Extract<Outcome, { kind: 'redirect' }>) => {
-    if (!outcome.trusted) return errorPage(reply, 400, `The app's authorization request is not valid (${outcome.error}): ${outcome.description}`);
+  /**
+   * An invalid authorization request: back to the app's redirect URI only when the signed-in person's
+   * own team registered the app (they vouch for that URI, RFC 9700 §4.11.2); otherwise shown here.
+   * Any team's admin can register any URI: sending other people there from this origin, signed in
+   * or not, would make the authorization server an open redirector.
+   */
+  const refuse = (reply: FastifyReply, outcome: Extract<Outcome, { kind: 'redirect' }>, session: SignedIn | null) => {
+    const vouched = outcome.teamId !== null && session?.user.teamId === outcome.teamId;
+    if (!vouched) return errorPage(reply, 400, `The app's authorization request is not valid (${outcome.error}): ${outcome.description}`);
     return reply.redirect(redirectTo(issuer(), outcome.redirectUri, { error: outcome.error, error_description: outcome.description, state: outcome.state }), 303);
   };
 
@@ -218,8 +225,8 @@ export async function authorizeRoutes(app: FastifyInstance) {
   app.get('/oauth/authorize', async function authorizationRequest(request: FastifyRequest, reply) {
     const outcome = await validate(app, issuer(), request.query);
     if (outcome.kind === 'page') return errorPage(reply, 400, outcome.message);
-    if (outcome.kind === 'redirect') return refuse(reply, outcome);
     const session = await loadSession(app, request);
+    if (outcome.kind === 'redirect') return refuse(reply, outcome, session);
     if (!session) return reply.redirect(`/dashboard/sign-in?return_to=${encodeURIComponent(request.url)}`, 303);
     return consentPage(reply, session, outcome.request);
   });
@@ -232,7 +239,7 @@ export async function authorizeRoutes(app: FastifyInstance) {
     // The authorization request's own parameters are re-validated as the GET did (a repeated one is an error).
     const outcome = await validate(app, issuer(), request.body);
     if (outcome.kind === 'page') return errorPage(reply, 400, outcome.message);
-    if (outcome.kind === 'redirect') return refuse(reply, outcome);
+    if (outcome.kind === 'redirect') return refuse(reply, outcome, session);
     const r = outcome.request;
     if (form.decision === 'deny') {
       return reply.redirect(redirectTo(issuer(), r.redirectUri, { error: 'access_denied', error_description: 'The user denied the request.', state: r.state }), 303);
