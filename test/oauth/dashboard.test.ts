@@ -139,7 +139,7 @@ t.test('dashboard: register apps, API keys, webhook subscriptions', async (t) =>
   t.equal(refused.status, 403);
 });
 
-t.test('behind HTTPS the cookies are Secure and host-bound', async (t) => {
+t.test('behind HTTPS the cookies are Secure and host-bound, and pages send HSTS', async (t) => {
   const { startTestApp, createTenant } = await import('../helpers/testApp.ts');
   const app = await startTestApp({ env: { PUBLIC_BASE_URL: 'https://outreach.example.com' } });
   t.teardown(() => app.close());
@@ -148,6 +148,7 @@ t.test('behind HTTPS the cookies are Secure and host-bound', async (t) => {
   const form = await app.fastify.inject({ method: 'GET', url: '/dashboard/sign-in' });
   const signinCookie = [form.headers['set-cookie']].flat().find((c) => String(c).startsWith('__Host-svc_signin='))!;
   t.match(signinCookie, /Secure/);
+  t.equal(form.headers['strict-transport-security'], 'max-age=31536000', 'pages tell browsers to keep to https');
   const csrf = /name="csrf" value="([^"]+)"/.exec(form.body)![1]!;
   const res = await app.fastify.inject({
     method: 'POST',

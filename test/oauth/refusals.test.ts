@@ -105,6 +105,7 @@ t.test('authorization request refusals', async (t) => {
     const page = await browser.request(authorizeUrl(issuer, { client_id: client.clientId, scope: 'inbox:read', code_challenge: challenge }));
     t.equal(page.status, 200);
     t.equal(page.headers.get('x-frame-options'), 'DENY');
+    t.equal(page.headers.get('strict-transport-security'), null, 'no HSTS on a plain-http PUBLIC_BASE_URL');
     t.match(page.text, /personal data/);
     t.match(page.text, /app\.example\.test/);
   });

@@ -60,6 +60,8 @@ export function sendPage(reply: FastifyReply, status: number, document: string) 
       'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
       'referrer-policy': 'no-referrer',
       'x-content-type-options': 'nosniff',
+      // Served over https (PUBLIC_BASE_URL): a browser's later first visit must not be downgraded to http.
+      ...(reply.server.config.PUBLIC_BASE_URL.startsWith('https:') ? { 'strict-transport-security': 'max-age=31536000' } : {}),
     })
     .send(document);
 }
