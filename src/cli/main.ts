@@ -99,10 +99,11 @@ team
   .requiredOption('--team <teamId>')
   .requiredOption('--email <email>')
   .addOption(new Option('--role <role>').default('member').argParser(parseChoice('--role', ROLES)))
-  .option('--password <password>')
+  .option('--password <password>', "the user's dashboard password (or set OUTREACH_USER_PASSWORD: kept out of shell history and ps)")
   .action(async (opts) =>
     withServices(async (s) => {
-      const r = await addUser(s, { teamId: opts.team, email: opts.email, role: opts.role, password: opts.password });
+      const password = opts.password ?? process.env.OUTREACH_USER_PASSWORD;
+      const r = await addUser(s, { teamId: opts.team, email: opts.email, role: opts.role, password });
       print(json(), { userId: r.userId }, `user ${r.userId} added`);
     }),
   );

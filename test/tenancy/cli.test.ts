@@ -56,6 +56,13 @@ t.test('team set --billing past_due records the status (--json after the subcomm
   t.match(events.at(-1), { type: 'TeamBillingStatusChanged', data: { billingStatus: 'past_due' } });
 });
 
+t.test('team add-user takes the password from OUTREACH_USER_PASSWORD (out of shell history and ps)', async (t) => {
+  const r = await outreach(['--json', 'team', 'add-user', '--team', teamId, '--email', 'admin@acme.test', '--role', 'admin'], { ...env, OUTREACH_USER_PASSWORD: 'another long passphrase' });
+  t.equal(r.code, 0, r.stderr);
+  const added = (await streamEvents(`team-${teamId}`)).find((e) => e.type === 'UserAdded' && e.data.email === 'admin@acme.test')!;
+  t.match(added.data, { role: 'admin', passwordHash: /^scrypt\$/ });
+});
+
 t.test('site create prints {siteId, forwardingAddress} with forward+<token>@<MAIL_DOMAIN>', async (t) => {
   const [r, second] = await Promise.all([
     cli('site', 'create', '--team', teamId, '--domain', 'Acme.test', '--plan', 'pro'),
