@@ -229,6 +229,8 @@ export const configSchema = z.object({
   AI_CREDITS_ENFORCED: bool.default(false),
   // Failed dashboard sign-ins from one client address within 15 minutes, whatever the email (429 beyond).
   SIGN_IN_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).max(1_000_000).default(30),
+  // Failed dashboard sign-ins to one account within 15 minutes, whatever the client address (429 beyond).
+  SIGN_IN_FAILURES_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000_000).default(50),
   // Dashboard sign-ins waiting for a password check (two run at once); more are answered 429 at once.
   SIGN_IN_MAX_QUEUED_CHECKS: z.coerce.number().int().min(0).max(100_000).default(32),
   SMTP_ENABLED: bool.default(false),

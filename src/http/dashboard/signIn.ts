@@ -17,7 +17,7 @@ import {
   sessionCookieName,
   signInCsrfCookieName,
 } from '../web/session.ts';
-import { SignInThrottle } from '../web/signInThrottle.ts';
+import { SignInThrottle, clientGroup } from '../web/signInThrottle.ts';
 import { BUSY, PasswordCheckGate } from '../web/passwordCheckGate.ts';
 
 /** Compared against when the email is unknown, so a miss costs the same scrypt work as a hit. */
@@ -54,6 +54,9 @@ export async function signInRoutes(app: FastifyInstance) {
   // Per client address whatever the email: a guess at a new address each time is still a password
   // check (scrypt, on the thread pool DNS lookups share), so one client must not make them without end.
   const addressThrottle = new SignInThrottle(app.counters, app.clock, app.config.SIGN_IN_FAILURES_PER_ADDRESS);
+  // Per account whatever the address: guesses spread over many addresses (a botnet) still reach a limit.
+  // Past it the account's own person is refused too, for at most the window: the price of a bound.
+  const accountThrottle = new SignInThrottle(app.counters, app.clock, app.config.SIGN_IN_FAILURES_PER_ACCOUNT);
   // Two checks at once leave half of libuv's pool to the rest of the process, whatever the number of addresses.
   const checks = new PasswordCheckGate(2, app.config.SIGN_IN_MAX_QUEUED_CHECKS);
 
@@ -69,14 +72,21 @@ export async function signInRoutes(app: FastifyInstance) {
     if (!cookieCsrf || !csrfOk(cookieCsrf, csrf)) {
       return signInForm(reply, app, 403, returnTo, 'Your sign-in form expired. Please try again.', email);
     }
-    const key = `${email}|${request.ip}`;
-    const addressKey = `address|${request.ip}`;
+    const client = clientGroup(request.ip);
+    const key = `${email}|${client}`;
+    const addressKey = `address|${client}`;
+    const accountKey = `account|${email}`;
     const attemptedAt = app.clock.now().getTime();
     let wait = await addressThrottle.attempt(addressKey);
     if (wait === 0) {
-      wait = await throttle.attempt(key);
-      // Refused for this email: no password is checked, so it is no failure of the address either.
+      wait = await accountThrottle.attempt(accountKey);
+      // Refused for this account: no password is checked, so it is no failure of the address either.
       if (wait > 0) await addressThrottle.giveBack(addressKey, attemptedAt);
+    }
+    if (wait === 0) {
+      wait = await throttle.attempt(key);
+      // Refused for this email and address: no failure of the address or the account either.
+      if (wait > 0) await Promise.all([addressThrottle.giveBack(addressKey, attemptedAt), accountThrottle.giveBack(accountKey, attemptedAt)]);
     }
     if (wait > 0) {
       reply.header('retry-after', String(wait));
@@ -86,7 +96,7 @@ export async function signInRoutes(app: FastifyInstance) {
     const ok = await checks.run(() => verifyPassword(password, user?.passwordHash ?? DUMMY_HASH).catch(() => false));
     if (ok === BUSY) {
       // No password was checked: neither limit counts it.
-      await Promise.all([throttle.giveBack(key, attemptedAt), addressThrottle.giveBack(addressKey, attemptedAt)]);
+      await Promise.all([throttle.giveBack(key, attemptedAt), addressThrottle.giveBack(addressKey, attemptedAt), accountThrottle.giveBack(accountKey, attemptedAt)]);
       reply.header('retry-after', '1');
       return signInForm(reply, app, 429, returnTo, 'Too many sign-ins at this moment. Please try again in a few seconds.', email);
     }
@@ -95,7 +105,10 @@ export async function signInRoutes(app: FastifyInstance) {
       return signInForm(reply, app, 401, returnTo, 'The email or password is incorrect.', email);
     }
     await throttle.succeed(key);
-    await addressThrottle.giveBack(addressKey, attemptedAt);
+    await Promise.all([addressThrottle.giveBack(addressKey, attemptedAt), accountThrottle.giveBack(accountKey, attemptedAt)]);
+    // A session this browser still held (another account's, or its own) ends: one browser, one session.
+    const previous = await loadSession(app, request);
+    if (previous) await endDashboardSession(app, { sessionId: previous.sessionId });
     const session = await startDashboardSession(app, { userId: user.id, teamId: user.teamId });
     await app.waitForWrite(session.position);
     reply.setCookie(sessionCookieName(app), session.token, cookieOptions(app, DASHBOARD_SESSION_TTL_MS / 1000));

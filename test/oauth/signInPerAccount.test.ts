@@ -1,0 +1,64 @@
+import t from 'tap';
+import { clientGroup } from '../../src/http/web/signInThrottle.ts';
+import { createTenant, startTestApp, type TestApp } from '../helpers/testApp.ts';
+
+/** A sign-in from a given client address (fastify's inject sets the socket's address). */
+async function signInFrom(app: TestApp, remoteAddress: string, email: string, password: string, session?: string) {
+  const form = await app.fastify.inject({ method: 'GET', url: '/dashboard/sign-in', remoteAddress });
+  const cookie = [...[form.headers['set-cookie']].flat().map((c) => String(c).split(';')[0]), ...(session ? [`svc_session=${session}`] : [])].join('; ');
+  const csrf = /name="csrf" value="([^"]+)"/.exec(form.body)![1]!;
+  const res = await app.fastify.inject({
+    method: 'POST',
+    url: '/dashboard/sign-in',
+    remoteAddress,
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+    payload: new URLSearchParams({ csrf, email, password, return_to: '/dashboard' }).toString(),
+  });
+  return { status: res.statusCode, session: /svc_session=([^;]+)/.exec([res.headers['set-cookie']].flat().join('\n'))?.[1] };
+}
+
+/**
+ * From a dashboard security audit: failures were limited per (email, address) and per address only,
+ * so guesses spread over many addresses (or over the addresses of one IPv6 /64) never ended.
+ */
+t.test('failed sign-ins to one account are limited whatever the address (SIGN_IN_FAILURES_PER_ACCOUNT)', async (t) => {
+  const app = await startTestApp({ env: { SIGN_IN_FAILURES_PER_ACCOUNT: '6' } });
+  t.teardown(() => app.close());
+  await createTenant(app.services, { email: 'owner@a.example', password: 'a long passphrase' });
+  const statuses: number[] = [];
+  for (let i = 0; i < 8; i++) statuses.push((await signInFrom(app, `198.51.100.${i + 1}`, 'owner@a.example', `guess${i}`)).status);
+  t.same(statuses, [401, 401, 401, 401, 401, 401, 429, 429], 'six failures from six addresses, then refused');
+  t.equal((await signInFrom(app, '203.0.113.9', 'owner@a.example', 'a long passphrase')).status, 429, 'refused before any password check, the right one too (for at most the window)');
+  t.equal((await signInFrom(app, '203.0.113.9', 'other@a.example', 'wrong')).status, 401, 'another account is not affected');
+});
+
+t.test('IPv6 addresses of one /64 are one client for the per-address limits', async (t) => {
+  const app = await startTestApp({ env: { SIGN_IN_FAILURES_PER_ADDRESS: '3' } });
+  t.teardown(() => app.close());
+  const statuses: number[] = [];
+  for (let i = 0; i < 4; i++) statuses.push((await signInFrom(app, `2001:db8:1:2::${(i + 1).toString(16)}`, `guess${i}@x.example`, 'wrong')).status);
+  t.same(statuses, [401, 401, 401, 429]);
+  t.equal((await signInFrom(app, '2001:db8:1:3::1', 'guess9@x.example', 'wrong')).status, 401, 'another /64 is another client');
+  t.equal(clientGroup('2001:0db8:0000:0001::abcd'), '2001:db8:0:1::/64');
+  t.equal(clientGroup('::ffff:192.0.2.1'), '192.0.2.1', 'an IPv4-mapped address is the IPv4 address');
+  t.equal(clientGroup('192.0.2.1'), '192.0.2.1');
+});
+
+t.test('signing in ends the session the browser still held', async (t) => {
+  const app = await startTestApp();
+  t.teardown(() => app.close());
+  await createTenant(app.services, { email: 'first@a.example', password: 'a long passphrase' });
+  await createTenant(app.services, { email: 'second@b.example', password: 'a long passphrase' });
+  const first = await signInFrom(app, '192.0.2.1', 'first@a.example', 'a long passphrase');
+  t.equal(first.status, 303);
+  const dashboard = (session: string) => app.fastify.inject({ method: 'GET', url: '/dashboard', headers: { cookie: `svc_session=${session}` } });
+  t.equal((await dashboard(first.session!)).statusCode, 200);
+  // The sign-in form posted again with the first session's cookie still sent (another account here).
+  const second = await signInFrom(app, '192.0.2.1', 'second@b.example', 'a long passphrase', first.session);
+  t.equal(second.status, 303);
+  t.not(second.session, first.session, 'a new session');
+  const old = await dashboard(first.session!);
+  t.equal(old.statusCode, 303, 'the earlier one no longer opens the dashboard');
+  t.match(old.headers.location, /^\/dashboard\/sign-in/);
+  t.equal((await dashboard(second.session!)).statusCode, 200);
+});
