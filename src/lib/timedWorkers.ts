@@ -22,8 +22,8 @@ export class TimedWorkError extends Error {
 export interface TimedWorkers<I, O> {
   /**
    * Runs `input` on the first free thread; the budget counts from the moment a thread takes it.
-   * `key` (a client's address) shares the threads fairly: the next run is the oldest of the key
-   * served longest ago, and one key may have at most `maxQueuedPerKey` waiting.
+   * `key` (a client's address) shares the threads fairly: the keys take turns (a new one at the back),
+   * and one key may have at most `maxQueuedPerKey` waiting.
    */
   run(input: I, options?: { signal?: AbortSignal; transfer?: readonly Transferable[]; key?: string }): Promise<O>;
   /** Refuses what is queued or running and ends the threads. */
@@ -136,16 +136,20 @@ export function startTimedWorkers<I, O>(entry: URL, options: TimedWorkersOptions
     hold();
   }
 
-  /** When each key last had a run taken (a tick), for next(). */
+  /**
+   * Each waiting key's place in the rotation: the tick of its last run taken; a key new to it joins
+   * just ahead of the key served last, behind every other (a new address each time does not go first).
+   */
   const served = new Map<string, number>();
   let tick = 0;
-  /** The oldest waiting run of the key served longest ago (or never): one key's flood waits behind everyone else. */
+  /** The oldest waiting run of the key whose turn is oldest: one key's flood waits behind everyone else. */
   const next = (): Task => {
     let best = 0;
-    for (let i = 1; i < queue.length; i++) if ((served.get(queue[i]!.key) ?? -1) < (served.get(queue[best]!.key) ?? -1)) best = i;
+    for (let i = 1; i < queue.length; i++) if (served.get(queue[i]!.key)! < served.get(queue[best]!.key)!) best = i;
     const task = queue.splice(best, 1)[0]!;
     served.set(task.key, ++tick);
-    // Forget keys with nothing waiting once many were seen (every client address passes here).
+    // Forget keys with nothing waiting once many were seen (every client address passes here); one
+    // forgotten joins at the back again.
     if (served.size > 1_000) for (const key of served.keys()) if (!queue.some((t) => t.key === key)) served.delete(key);
     return task;
   };
@@ -174,6 +178,7 @@ export function startTimedWorkers<I, O>(entry: URL, options: TimedWorkersOptions
         const ofKey = queue.filter((task) => task.key === key).length;
         if (ofKey >= (options.maxQueuedPerKey ?? options.maxQueued)) return reject(new TimedWorkError('queue_full', `${ofKey} runs of this client are waiting already`));
         signal?.addEventListener('abort', abandon, { once: true });
+        if (!served.has(key)) served.set(key, tick - 0.5);
         queue.push({ input, transfer, signal, key, resolve: resolve as (value: unknown) => void, reject });
         pump();
       }),

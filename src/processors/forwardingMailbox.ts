@@ -13,6 +13,7 @@ import { suppressContact } from '../commands/suppression.ts';
 import { bouncedMessageId } from '../domain/bounceAddress.ts';
 import { forwardingToken } from '../domain/forwarded.ts';
 import { type SiteDoc, findSiteByForwardingToken } from '../readModels/sites.ts';
+import { clientGroup } from '../lib/clientGroup.ts';
 import { startMailReader } from './mailReader.ts';
 import { SMTP_LIMITS, type SmtpLimits, limitPerAddress } from './smtpLimits.ts';
 import { SmtpReply } from './smtpReply.ts';
@@ -94,7 +95,7 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     const gone = new AbortController();
     connectionGone.set(session.id, gone);
     try {
-      return await reader.read(raw, reportsOnly, { signal: gone.signal, clientAddress: session.remoteAddress });
+      return await reader.read(raw, reportsOnly, { signal: gone.signal, clientAddress: clientGroup(session.remoteAddress) });
     } finally {
       connectionGone.delete(session.id);
     }

@@ -84,6 +84,20 @@ t.test("keys share the threads: a key's flood waits behind other keys' runs, and
   t.same(done, ['flood1', 'other', 'flood2', 'flood3'], 'the other sender went before the flood waiting ahead of it');
 });
 
+t.test('a key new to the rotation joins at its back: a new address for each run does not go ahead of a waiting one', async (t) => {
+  const workers = start();
+  t.teardown(() => workers.close());
+  await workers.run({ kind: 'echo', value: 'b0' }, { key: 'B' });
+  const done: string[] = [];
+  const track = (p: Promise<string>) => p.then((v) => void done.push(v));
+  const busy = track(workers.run({ kind: 'spin', ms: 200, value: 'x' }, { key: 'X' }));
+  await sleep(50);
+  const b1 = track(workers.run({ kind: 'echo', value: 'b1' }, { key: 'B' }));
+  const fresh = [1, 2, 3].map((n) => track(workers.run({ kind: 'echo', value: `n${n}` }, { key: `2001:db8::${n}` })));
+  await Promise.all([busy, b1, ...fresh]);
+  t.same(done, ['x', 'b1', 'n1', 'n2', 'n3'], 'B waited first and goes first, though served before');
+});
+
 t.test("an aborted run leaves the queue, or ends its thread when it was running; the next run is served", async (t) => {
   const workers = start();
   t.teardown(() => workers.close());

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { clientGroup } from '../../src/http/web/signInThrottle.ts';
+import { clientGroup } from '../../src/lib/clientGroup.ts';
 import { createTenant, startTestApp, type TestApp } from '../helpers/testApp.ts';
 
 /** A sign-in from a given client address (fastify's inject sets the socket's address). */
@@ -42,6 +42,15 @@ t.test('IPv6 addresses of one /64 are one client for the per-address limits', as
   t.equal(clientGroup('2001:0db8:0000:0001::abcd'), '2001:db8:0:1::/64');
   t.equal(clientGroup('::ffff:192.0.2.1'), '192.0.2.1', 'an IPv4-mapped address is the IPv4 address');
   t.equal(clientGroup('192.0.2.1'), '192.0.2.1');
+  for (const [ip, group] of <Array<[string, string]>>[
+    ['0:0:0:0:0:ffff:1.2.3.4', '1.2.3.4'],
+    ['::ffff:7f00:1', '127.0.0.1'],
+    ['::ffff:1.2.3.4%1', '1.2.3.4'],
+    ['64:ff9b::1.2.3.4', '1.2.3.4'],
+    ['1:2::3:4:5:1.2.3.4', '1:2:0:3::/64'],
+    ['::1.2.3.4', '0:0:0:0::/64'],
+    ['FE80::1%eth0', 'fe80:0:0:0::/64'],
+  ]) t.equal(clientGroup(ip), group, ip);
 });
 
 t.test('signing in ends the session the browser still held', async (t) => {

@@ -17,7 +17,8 @@ import {
   sessionCookieName,
   signInCsrfCookieName,
 } from '../web/session.ts';
-import { SignInThrottle, clientGroup } from '../web/signInThrottle.ts';
+import { clientGroup } from '../../lib/clientGroup.ts';
+import { SignInThrottle } from '../web/signInThrottle.ts';
 import { BUSY, PasswordCheckGate } from '../web/passwordCheckGate.ts';
 
 /** Compared against when the email is unknown, so a miss costs the same scrypt work as a hit. */

@@ -1,18 +1,4 @@
 import { createHash } from 'node:crypto';
-import { isIPv6 } from 'node:net';
-
-/**
- * What a sign-in limit counts a client by: its address, or for IPv6 its /64 (one host commonly holds
- * a whole /64, and a new address from it each time must not be a new client).
- */
-export function clientGroup(ip: string): string {
-  if (!isIPv6(ip) || /^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(ip)) return ip.replace(/^::ffff:/i, '');
-  const [head = '', tail = ''] = ip.split('%')[0]!.split('::');
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const groups = ip.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left;
-  return `${groups.slice(0, 4).map((g) => g.toLowerCase().replace(/^0+(?=.)/, '')).join(':')}::/64`;
-}
 import type { Clock } from '../../ports/clock.ts';
 import type { CounterStore } from '../../ports/counterStore.ts';
 
