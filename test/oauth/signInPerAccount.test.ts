@@ -32,6 +32,19 @@ t.test('failed sign-ins to one account are limited whatever the address (SIGN_IN
   t.equal((await signInFrom(app, '203.0.113.9', 'other@a.example', 'wrong')).status, 401, 'another account is not affected');
 });
 
+t.test("the account limit spares where the account signed in before, and a success is no failure of it", async (t) => {
+  const app = await startTestApp({ env: { SIGN_IN_FAILURES_PER_ACCOUNT: '3' } });
+  t.teardown(() => app.close());
+  await createTenant(app.services, { email: 'owner@a.example', password: 'a long passphrase' });
+  // Four successes from four new places: each counted while its password was checked, then given back.
+  for (let i = 1; i <= 4; i++) t.equal((await signInFrom(app, `10.0.0.${i}`, 'owner@a.example', 'a long passphrase')).status, 303);
+  const failures: number[] = [];
+  for (let i = 1; i <= 4; i++) failures.push((await signInFrom(app, `10.0.1.${i}`, 'owner@a.example', 'wrong')).status);
+  t.same(failures, [401, 401, 401, 429], 'three failures reach the limit, the successes before them not counted');
+  t.equal((await signInFrom(app, '10.0.0.2', 'owner@a.example', 'a long passphrase')).status, 303, 'from where the owner signed in before: not locked out');
+  t.equal((await signInFrom(app, '10.0.2.1', 'owner@a.example', 'a long passphrase')).status, 429, 'from a new place: locked, for at most the window');
+});
+
 t.test('IPv6 addresses of one /64 are one client for the per-address limits', async (t) => {
   const app = await startTestApp({ env: { SIGN_IN_FAILURES_PER_ADDRESS: '3' } });
   t.teardown(() => app.close());

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { verifyPassword } from '../../commands/credentials.ts';
 import { endDashboardSession, startDashboardSession } from '../../commands/dashboardSessions.ts';
@@ -58,6 +59,11 @@ export async function signInRoutes(app: FastifyInstance) {
   // Per account whatever the address: guesses spread over many addresses (a botnet) still reach a limit.
   // Past it the account's own person is refused too, for at most the window: the price of a bound.
   const accountThrottle = new SignInThrottle(app.counters, app.clock, app.config.SIGN_IN_FAILURES_PER_ACCOUNT);
+  // Except from where the account signed in before (its client group, for 90 days): failures anyone
+  // sends from elsewhere must not lock the account's own person out of their usual network.
+  const knownKey = (email: string, client: string) => `signin-known:${createHash('sha256').update(`${email}|${client}`).digest('hex').slice(0, 32)}`;
+  const knownUntil = () => new Date(app.clock.now().getTime() + 90 * 24 * 3600_000);
+  const knownClient = async (email: string, client: string) => (await app.counters.increment(knownKey(email, client), 0, knownUntil())) > 0;
   // Two checks at once leave half of libuv's pool to the rest of the process, whatever the number of addresses.
   const checks = new PasswordCheckGate(2, app.config.SIGN_IN_MAX_QUEUED_CHECKS);
 
@@ -79,7 +85,8 @@ export async function signInRoutes(app: FastifyInstance) {
     const accountKey = `account|${email}`;
     const attemptedAt = app.clock.now().getTime();
     let wait = await addressThrottle.attempt(addressKey);
-    if (wait === 0) {
+    const accountCounts = !(await knownClient(email, client));
+    if (wait === 0 && accountCounts) {
       wait = await accountThrottle.attempt(accountKey);
       // Refused for this account: no password is checked, so it is no failure of the address either.
       if (wait > 0) await addressThrottle.giveBack(addressKey, attemptedAt);
@@ -87,7 +94,7 @@ export async function signInRoutes(app: FastifyInstance) {
     if (wait === 0) {
       wait = await throttle.attempt(key);
       // Refused for this email and address: no failure of the address or the account either.
-      if (wait > 0) await Promise.all([addressThrottle.giveBack(addressKey, attemptedAt), accountThrottle.giveBack(accountKey, attemptedAt)]);
+      if (wait > 0) await Promise.all([addressThrottle.giveBack(addressKey, attemptedAt), accountCounts && accountThrottle.giveBack(accountKey, attemptedAt)]);
     }
     if (wait > 0) {
       reply.header('retry-after', String(wait));
@@ -97,7 +104,7 @@ export async function signInRoutes(app: FastifyInstance) {
     const ok = await checks.run(() => verifyPassword(password, user?.passwordHash ?? DUMMY_HASH).catch(() => false));
     if (ok === BUSY) {
       // No password was checked: neither limit counts it.
-      await Promise.all([throttle.giveBack(key, attemptedAt), addressThrottle.giveBack(addressKey, attemptedAt), accountThrottle.giveBack(accountKey, attemptedAt)]);
+      await Promise.all([throttle.giveBack(key, attemptedAt), addressThrottle.giveBack(addressKey, attemptedAt), accountCounts && accountThrottle.giveBack(accountKey, attemptedAt)]);
       reply.header('retry-after', '1');
       return signInForm(reply, app, 429, returnTo, 'Too many sign-ins at this moment. Please try again in a few seconds.', email);
     }
@@ -106,7 +113,11 @@ export async function signInRoutes(app: FastifyInstance) {
       return signInForm(reply, app, 401, returnTo, 'The email or password is incorrect.', email);
     }
     await throttle.succeed(key);
-    await Promise.all([addressThrottle.giveBack(addressKey, attemptedAt), accountThrottle.giveBack(accountKey, attemptedAt)]);
+    await Promise.all([
+      addressThrottle.giveBack(addressKey, attemptedAt),
+      accountCounts && accountThrottle.giveBack(accountKey, attemptedAt),
+      app.counters.increment(knownKey(email, client), 1, knownUntil()),
+    ]);
     // A session this browser still held (another account's, or its own) ends: one browser, one session.
     const previous = await loadSession(app, request);
     if (previous) await endDashboardSession(app, { sessionId: previous.sessionId });
