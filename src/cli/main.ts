@@ -103,6 +103,8 @@ team
   .action(async (opts) =>
     withServices(async (s) => {
       const password = opts.password ?? process.env.OUTREACH_USER_PASSWORD;
+      // A variable left exported would give every later user the same password: say where it came from.
+      if (opts.password === undefined && password !== undefined) process.stderr.write('the password is taken from OUTREACH_USER_PASSWORD\n');
       const r = await addUser(s, { teamId: opts.team, email: opts.email, role: opts.role, password });
       print(json(), { userId: r.userId }, `user ${r.userId} added`);
     }),

@@ -2,17 +2,18 @@ import { type Transferable, Worker, parentPort } from 'node:worker_threads';
 
 /**
  * Why a run did not give its result:
- * - `over_budget`: past its time budget or its heap limit (its thread was ended);
+ * - `over_budget`: past its time budget (its thread was ended);
+ * - `over_memory`: past its heap limit (its thread ended);
  * - `failed`: it threw, or its thread died while running it;
  * - `queue_full`: too many runs waiting already (try later);
  * - `abandoned`: its caller's signal aborted (its thread, if it had one, was ended);
  * - `closed`: the threads are closing.
- * The first two are the input's doing: running it again would end the same way.
+ * The first three are the input's doing (the time budget a busy machine may stretch too).
  */
 export class TimedWorkError extends Error {
   override name = 'TimedWorkError';
   constructor(
-    readonly reason: 'over_budget' | 'failed' | 'queue_full' | 'abandoned' | 'closed',
+    readonly reason: 'over_budget' | 'over_memory' | 'failed' | 'queue_full' | 'abandoned' | 'closed',
     message: string,
   ) {
     super(message);
@@ -34,7 +35,7 @@ export interface TimedWorkersOptions {
   threads: number;
   /** A run longer than this ends its thread (a new one takes its place): `over_budget`. */
   timeoutMs: number;
-  /** The V8 heap limit of each thread, in MiB: a run that needs more ends its thread the same way. */
+  /** The V8 heap limit of each thread, in MiB: a run that needs more ends its thread (`over_memory`). */
   maxHeapMb: number;
   /** Runs that may wait for a thread; more are refused at once (`queue_full`). */
   maxQueued: number;
@@ -88,7 +89,7 @@ export function startTimedWorkers<I, O>(entry: URL, options: TimedWorkersOptions
       if (!task) return options.onError?.(error);
       task.reject(
         error.code === 'ERR_WORKER_OUT_OF_MEMORY'
-          ? new TimedWorkError('over_budget', `the work needed more than ${options.maxHeapMb} MiB`)
+          ? new TimedWorkError('over_memory', `the work needed more than ${options.maxHeapMb} MiB`)
           : new TimedWorkError('failed', `the worker thread failed: ${error.message}`),
       );
     });

@@ -52,6 +52,9 @@ export function startMailReader(options: { threads?: number; timeoutMs?: number;
             // try later (451), and is refused for good when it runs over again.
             if (!overranBefore(raw)) throw new SmtpReply(451, `4.3.0 the message took too long to read (${error.message}); try again later`);
             throw new SmtpReply(554, `5.6.0 the message is too complex to read (${error.message})`);
+          case 'over_memory':
+            // Memory is not stretched by a busy machine: the same mail would need as much again.
+            throw new SmtpReply(554, `5.6.0 the message is too complex to read (${error.message})`);
           case 'failed':
             // The parse is pure: what failed on this mail fails on it again. Logged: it may be a bug.
             options.onError?.(error);

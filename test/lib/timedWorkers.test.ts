@@ -27,10 +27,10 @@ t.test('the budget counts the run, not the wait for a free thread', async (t) =>
   t.same(await Promise.all(runs), ['a', 'b', 'c']);
 });
 
-t.test('a run past the heap limit rejects as over_budget, and the thread is replaced', async (t) => {
+t.test('a run past the heap limit rejects as over_memory, and the thread is replaced', async (t) => {
   const workers = start({ timeoutMs: 30_000, maxHeapMb: 32 });
   t.teardown(() => workers.close());
-  await t.rejects(workers.run({ kind: 'grow' }), { name: 'TimedWorkError', reason: 'over_budget' });
+  await t.rejects(workers.run({ kind: 'grow' }), { name: 'TimedWorkError', reason: 'over_memory' });
   t.equal(await workers.run({ kind: 'echo', value: 'after' }), 'after');
 });
 

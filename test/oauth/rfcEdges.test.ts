@@ -99,6 +99,11 @@ t.test('RFC 9700 §4.11.2: an invalid request of a client nobody vouched for is 
   const otherAnswer = await otherBrowser.request(ownUrl.toString());
   t.equal(otherAnswer.status, 400, "another team's person: the error page");
   t.notOk(otherAnswer.location);
+  // A valid request of that app, by another team's person: refused, with no button back to the app's URI either.
+  const valid = await otherBrowser.request(authorizeUrl(base, { client_id: own.clientId, scope: 'webhooks:read', code_challenge: pkce().challenge, redirect_uri: 'https://app.example.test/cb' }));
+  t.equal(valid.status, 403);
+  t.match(valid.text, /registered by another team/);
+  t.notMatch(valid.text, /name="decision"/, 'no form that would send the browser there');
 });
 
 t.test('RFC 6749 §3.1.2: the registered redirect URI keeps its query as written when code, state and iss are added', async (t) => {

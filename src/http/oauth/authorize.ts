@@ -181,10 +181,12 @@ export async function authorizeRoutes(app: FastifyInstance) {
     const host = new URL(r.redirectUri).host;
     const signedIn = { email: s.user.email, csrf: s.csrf };
     if (!canApprove(s, r.client)) {
-      const why =
-        r.client.teamId !== null && s.user.teamId !== r.client.teamId
-          ? 'This app was registered by another team. Only owners and admins of that team can authorize it.'
-          : `Only team owners and admins can authorize apps. You are signed in as a ${s.user.role}: ask an owner or admin of your team to connect ${r.client.name}.`;
+      const otherTeams = r.client.teamId !== null && s.user.teamId !== r.client.teamId;
+      const why = otherTeams
+        ? 'This app was registered by another team. Only owners and admins of that team can authorize it.'
+        : `Only team owners and admins can authorize apps. You are signed in as a ${s.user.role}: ask an owner or admin of your team to connect ${r.client.name}.`;
+      // Another team's app: its redirect URI is not vouched for to this person (see refuse), so no way back to it is offered.
+      if (otherTeams) return sendPage(reply, 403, page(`Authorize ${r.client.name}`, html`<p class="error" role="alert">${why}</p>`, { signedIn }));
       return sendPage(
         reply,
         403,
