@@ -84,15 +84,15 @@ export async function signInRoutes(app: FastifyInstance) {
     const addressKey = `address|${client}`;
     const accountKey = `account|${email}`;
     const attemptedAt = app.clock.now().getTime();
-    let wait = await addressThrottle.attempt(addressKey);
+    let wait = await addressThrottle.attempt(addressKey, attemptedAt);
     const accountCounts = !(await knownClient(email, client));
     if (wait === 0 && accountCounts) {
-      wait = await accountThrottle.attempt(accountKey);
+      wait = await accountThrottle.attempt(accountKey, attemptedAt);
       // Refused for this account: no password is checked, so it is no failure of the address either.
       if (wait > 0) await addressThrottle.giveBack(addressKey, attemptedAt);
     }
     if (wait === 0) {
-      wait = await throttle.attempt(key);
+      wait = await throttle.attempt(key, attemptedAt);
       // Refused for this email and address: no failure of the address or the account either.
       if (wait > 0) await Promise.all([addressThrottle.giveBack(addressKey, attemptedAt), accountCounts && accountThrottle.giveBack(accountKey, attemptedAt)]);
     }

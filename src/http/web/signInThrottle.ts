@@ -43,8 +43,9 @@ export class SignInThrottle {
    * (the attempt not counted). Counted first, like the write tier, so concurrent guesses each read a
    * distinct count: checking, then verifying, then counting let a burst of parallel guesses all pass.
    */
-  async attempt(pair: string): Promise<number> {
-    const bucket = Math.floor(this.clock.now().getTime() / this.bucketMs);
+  async attempt(pair: string, at: number = this.clock.now().getTime()): Promise<number> {
+    // `at`: the moment the caller will give it back for (giveBack's attemptedAt), so both name one bucket.
+    const bucket = Math.floor(at / this.bucketMs);
     const key = this.keyOf(pair, bucket);
     // Asked together (one commit of the counter store); the earlier buckets are closed.
     let [own, recent] = await Promise.all([this.counters.increment(key, 1, this.expiryOf(bucket)), this.recent(pair)]);
