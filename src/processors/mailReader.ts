@@ -27,8 +27,9 @@ export function startMailReader(options: { threads?: number; timeoutMs?: number;
     maxHeapMb: Math.min(1024, Math.max(256, Math.ceil(options.maxMessageBytes / (1024 * 1024)) * 48)),
     // Ordinary mail parses in milliseconds: a longer queue means someone is sending mail made to be slow.
     maxQueued: threads * 8,
-    // And one sender's flood a quarter of that: the threads serve the other senders first (see run's key).
-    maxQueuedPerKey: threads * 2,
+    // One sender at most half of it: the others always find room (and the threads take senders in turn,
+    // see run's key). Less refused a relay's parallel deliveries from one address (bench/forwardingMailbox).
+    maxQueuedPerKey: threads * 4,
     onError: options.onError,
   });
   /** Digests of mails that ran over the budget once, oldest first, at most OVERRUNS_KEPT. */
