@@ -57,7 +57,7 @@ export async function signInRoutes(app: FastifyInstance) {
   // check (scrypt, on the thread pool DNS lookups share), so one client must not make them without end.
   const addressThrottle = new SignInThrottle(app.counters, app.clock, app.config.SIGN_IN_FAILURES_PER_ADDRESS);
   // Per account whatever the address: guesses spread over many addresses (a botnet) still reach a limit.
-  // Past it the account's own person is refused too, for at most the window: the price of a bound.
+  // Past it the account's own person is refused too from a new place, for at most the window.
   const accountThrottle = new SignInThrottle(app.counters, app.clock, app.config.SIGN_IN_FAILURES_PER_ACCOUNT);
   // Except from where the account signed in before (its client group, for 90 days): failures anyone
   // sends from elsewhere must not lock the account's own person out of their usual network.
