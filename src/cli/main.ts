@@ -20,6 +20,7 @@ import { PLANS, type SiteSettings } from '../domain/site.ts';
 import { SCOPES, isScope, type Scope } from '../domain/scopes.ts';
 import { eventLine, parseBool, parseChoice, parseDomain, parseNonNegativeInt, print } from './output.ts';
 import { registerWebhookCommands } from './webhooks.ts';
+import { registerTeamUserCommands } from './teamUsers.ts';
 import { registerSendingDomainCommands } from './sendingDomain.ts';
 import { registerOutboxCommands } from './outbox.ts';
 import { registerAgentWorkerCommand } from './worker.ts';
@@ -109,6 +110,7 @@ team
       print(json(), { userId: r.userId }, `user ${r.userId} added`);
     }),
   );
+registerTeamUserCommands(team, json, withServices);
 
 const site = program.command('site').description('sites');
 site

@@ -17,7 +17,11 @@ export class TenancyError extends Error {}
 /** An operator's input, checked before anything is recorded: the event log keeps what it is given. */
 function checkUserInput(email: string, password: string | undefined): void {
   if (email.length > 320 || !EMAIL_ADDRESS_SHAPE.test(email)) throw new TenancyError(`not an email address: ${email}`);
-  // An empty password is none (an empty OUTREACH_OWNER_PASSWORD): the user then has no dashboard sign-in.
+  checkPassword(password);
+}
+
+/** An empty password is none (an empty OUTREACH_OWNER_PASSWORD): the user then has no dashboard sign-in. */
+export function checkPassword(password: string | undefined): void {
   if (password && password.length < MIN_PASSWORD_LENGTH) throw new TenancyError(`a dashboard password must have at least ${MIN_PASSWORD_LENGTH} characters`);
 }
 

@@ -62,6 +62,9 @@ export const teamEventSchemas = schemasOf<TeamEvent>()({
   TeamCreated: z.object({ teamId: str, name: str, createdAt: str }),
   TeamBillingStatusChanged: z.object({ teamId: str, billingStatus: z.enum(BILLING_STATUSES), changedAt: str }),
   UserAdded: z.object({ teamId: str, userId: str, email: str, role: z.enum(ROLES), passwordHash: nullableStr, addedAt: str }),
+  UserRemoved: z.object({ teamId: str, userId: str, email: str, removedAt: str }),
+  UserRoleChanged: z.object({ teamId: str, userId: str, role: z.enum(ROLES), previousRole: z.enum(ROLES), changedAt: str }),
+  UserPasswordChanged: z.object({ teamId: str, userId: str, passwordHash: nullableStr, changedAt: str }),
 });
 
 const siteSettings = z.object({
@@ -302,7 +305,7 @@ export const oauthGrantEventSchemas = schemasOf<OAuthGrantEvent>()({
     grantId: str,
     clientId: str,
     teamId: str,
-    reason: z.enum(['authorization_code_reused', 'refresh_token_reused', 'revoked_by_client', 'client_deleted', 'revoked_by_team']),
+    reason: z.enum(['authorization_code_reused', 'refresh_token_reused', 'revoked_by_client', 'client_deleted', 'revoked_by_team', 'user_removed', 'user_demoted']),
     tokenIds: strings,
     revokedAt: str,
   }),

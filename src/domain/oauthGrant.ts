@@ -23,7 +23,15 @@ export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 3600_000;
 export const REFRESH_TOKEN_REUSE_GRACE_MS = 30_000;
 
 /** `revoked_by_team`: an owner or admin of the team cut the app off from the dashboard's connected apps. */
-export type GrantRevocationReason = 'authorization_code_reused' | 'refresh_token_reused' | 'revoked_by_client' | 'client_deleted' | 'revoked_by_team';
+export type GrantRevocationReason =
+  | 'authorization_code_reused'
+  | 'refresh_token_reused'
+  | 'revoked_by_client'
+  | 'client_deleted'
+  | 'revoked_by_team'
+  /** The person who authorized the app left the team, or became a member (who cannot authorize apps). */
+  | 'user_removed'
+  | 'user_demoted';
 
 export interface IssuedToken {
   tokenId: string;

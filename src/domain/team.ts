@@ -13,7 +13,10 @@ export type TeamEvent =
   | {
       type: 'UserAdded';
       data: { teamId: string; userId: string; email: string; role: Role; passwordHash: string | null; addedAt: string };
-    };
+    }
+  | { type: 'UserRemoved'; data: { teamId: string; userId: string; email: string; removedAt: string } }
+  | { type: 'UserRoleChanged'; data: { teamId: string; userId: string; role: Role; previousRole: Role; changedAt: string } }
+  | { type: 'UserPasswordChanged'; data: { teamId: string; userId: string; passwordHash: string | null; changedAt: string } };
 
 export type TeamCommand =
   | {
@@ -21,11 +24,20 @@ export type TeamCommand =
       data: { teamId: string; name: string; owner: { userId: string; email: string; passwordHash: string | null }; now: string };
     }
   | { type: 'SetTeamBillingStatus'; data: { teamId: string; billingStatus: BillingStatus; now: string } }
-  | { type: 'AddUser'; data: { teamId: string; userId: string; email: string; role: Role; passwordHash: string | null; now: string } };
+  | { type: 'AddUser'; data: { teamId: string; userId: string; email: string; role: Role; passwordHash: string | null; now: string } }
+  | { type: 'RemoveUser'; data: { teamId: string; userId: string; now: string } }
+  | { type: 'ChangeUserRole'; data: { teamId: string; userId: string; role: Role; now: string } }
+  /** A null hash takes the user's dashboard sign-in away. */
+  | { type: 'ChangeUserPassword'; data: { teamId: string; userId: string; passwordHash: string | null; now: string } };
+
+export interface TeamMember {
+  email: string;
+  role: Role;
+}
 
 export type TeamState =
   | { status: 'none' }
-  | { status: 'exists'; billingStatus: BillingStatus; emails: Set<string> };
+  | { status: 'exists'; billingStatus: BillingStatus; users: ReadonlyMap<string, TeamMember> };
 
 export class TeamRuleError extends Error {}
 
@@ -34,11 +46,20 @@ export const teamDecider: Decider<TeamState, TeamCommand, TeamEvent> = {
   evolve(state, event) {
     switch (event.type) {
       case 'TeamCreated':
-        return { status: 'exists', billingStatus: 'healthy', emails: new Set() };
+        return { status: 'exists', billingStatus: 'healthy', users: new Map() };
       case 'TeamBillingStatusChanged':
         return state.status === 'exists' ? { ...state, billingStatus: event.data.billingStatus } : state;
       case 'UserAdded':
-        return state.status === 'exists' ? { ...state, emails: new Set([...state.emails, event.data.email]) } : state;
+        return withUsers(state, (users) => users.set(event.data.userId, { email: event.data.email, role: event.data.role }));
+      case 'UserRemoved':
+        return withUsers(state, (users) => users.delete(event.data.userId));
+      case 'UserRoleChanged':
+        return withUsers(state, (users) => {
+          const user = users.get(event.data.userId);
+          if (user) users.set(event.data.userId, { ...user, role: event.data.role });
+        });
+      case 'UserPasswordChanged':
+        return state;
       default:
         return assertNever(event);
     }
@@ -62,11 +83,46 @@ export const teamDecider: Decider<TeamState, TeamCommand, TeamEvent> = {
       case 'AddUser': {
         if (state.status !== 'exists') throw new TeamRuleError('team not found');
         const { now, ...user } = command.data;
-        if (state.emails.has(user.email)) throw new TeamRuleError('a user with this email already exists in the team');
+        if ([...state.users.values()].some((u) => u.email === user.email)) throw new TeamRuleError('a user with this email already exists in the team');
         return [{ type: 'UserAdded', data: { ...user, addedAt: now } }];
+      }
+      case 'RemoveUser': {
+        const { teamId, userId, now } = command.data;
+        const user = member(state, userId);
+        if (user.role === 'owner' && owners(state) === 1) throw new TeamRuleError('the team\'s last owner cannot be removed: make another user owner first');
+        return [{ type: 'UserRemoved', data: { teamId, userId, email: user.email, removedAt: now } }];
+      }
+      case 'ChangeUserRole': {
+        const { teamId, userId, role, now } = command.data;
+        const user = member(state, userId);
+        if (user.role === role) return [];
+        if (user.role === 'owner' && owners(state) === 1) throw new TeamRuleError('the team\'s last owner cannot change role: make another user owner first');
+        return [{ type: 'UserRoleChanged', data: { teamId, userId, role, previousRole: user.role, changedAt: now } }];
+      }
+      case 'ChangeUserPassword': {
+        const { teamId, userId, passwordHash, now } = command.data;
+        member(state, userId);
+        return [{ type: 'UserPasswordChanged', data: { teamId, userId, passwordHash, changedAt: now } }];
       }
       default:
         return assertNever(command);
     }
   },
 };
+
+function withUsers(state: TeamState, change: (users: Map<string, TeamMember>) => void): TeamState {
+  if (state.status !== 'exists') return state;
+  const users = new Map(state.users);
+  change(users);
+  return { ...state, users };
+}
+
+/** The team's user with this id; TeamRuleError when the team or the user is not there. */
+function member(state: TeamState, userId: string): TeamMember {
+  if (state.status !== 'exists') throw new TeamRuleError('team not found');
+  const user = state.users.get(userId);
+  if (!user) throw new TeamRuleError(`user ${userId} is not a member of this team`);
+  return user;
+}
+
+const owners = (state: TeamState) => (state.status === 'exists' ? [...state.users.values()].filter((u) => u.role === 'owner').length : 0);

@@ -11,7 +11,7 @@ export const teamsProjection: Projection = {
   name: 'teams',
   version: 1,
   collections: [TEAMS, USERS],
-  canHandle: handles(['TeamCreated', 'TeamBillingStatusChanged', 'UserAdded']),
+  canHandle: handles(['TeamCreated', 'TeamBillingStatusChanged', 'UserAdded', 'UserRemoved', 'UserRoleChanged', 'UserPasswordChanged']),
   async handle(recorded, w) {
     const event = toDomainEvent(recorded);
     if (!event) return;
@@ -30,6 +30,18 @@ export const teamsProjection: Projection = {
         const { userId, teamId, email, role, passwordHash, addedAt } = event.data;
         const doc: UserDoc = { id: userId, teamId, email, role, passwordHash, createdAt: addedAt };
         return w.put(USERS, doc);
+      }
+      case 'UserRemoved':
+        return w.remove(USERS, event.data.userId);
+      case 'UserRoleChanged': {
+        const user = await w.get<UserDoc>(USERS, event.data.userId);
+        if (user) await w.put(USERS, { ...user, role: event.data.role });
+        return;
+      }
+      case 'UserPasswordChanged': {
+        const user = await w.get<UserDoc>(USERS, event.data.userId);
+        if (user) await w.put(USERS, { ...user, passwordHash: event.data.passwordHash, sessionsNotBefore: event.data.changedAt });
+        return;
       }
     }
   },

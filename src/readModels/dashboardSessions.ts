@@ -10,9 +10,13 @@ export interface DashboardSessionDoc {
   sessionId: string;
   userId: string;
   teamId: string;
+  startedAt: string;
   expiresAt: string;
   ended: boolean;
 }
 
 /** The session whose cookie token hashes to `tokenHash`. */
 export const getDashboardSession = (store: ReadModelStore, tokenHash: string) => store.get<DashboardSessionDoc>(DASHBOARD_SESSIONS, tokenHash);
+
+/** The user's sessions not ended (expired ones included: ending them is harmless). */
+export const listSessionsOfUser = (store: ReadModelStore, userId: string) => store.find<DashboardSessionDoc>(DASHBOARD_SESSIONS, { userId });

@@ -1,6 +1,7 @@
 import type { LookupDeclarations } from '../ports/readModelStore.ts';
 import { AGENT_SETTINGS } from './agentSettings.ts';
 import { API_KEYS } from './apiKeys.ts';
+import { DASHBOARD_SESSIONS } from './dashboardSessions.ts';
 import { ARTICLES } from './articles.ts';
 import { OAUTH_CLIENTS } from './oauthClients.ts';
 import { OAUTH_GRANTS } from './oauthGrants.ts';
@@ -18,12 +19,13 @@ import { WEBHOOK_SUBSCRIPTIONS } from './webhookSubscriptions.ts';
 export const READ_MODEL_LOOKUPS: LookupDeclarations = {
   [AGENT_SETTINGS]: [['active']],
   [API_KEYS]: [['teamId']],
+  [DASHBOARD_SESSIONS]: [['userId']],
   [ARTICLES]: [['siteId', 'url']],
   [OAUTH_CLIENTS]: [['teamId']],
   [OAUTH_GRANTS]: [['clientId'], ['teamId', 'revoked']],
   [OAUTH_TOKENS]: [['clientId'], ['grantId'], ['tokenId'], ['teamId', 'revoked']],
   [SITES]: [['teamId'], ['forwardingToken']],
-  [USERS]: [['email']],
+  [USERS]: [['email'], ['teamId']],
   [WEBHOOK_DELIVERIES]: [['subscription_id'], ['state']],
   [WEBHOOK_SUBSCRIPTIONS]: [['site_id'], ['created_by_oauth_client_id']],
 };

@@ -12,6 +12,8 @@ export interface UserDoc {
   role: Role;
   passwordHash: string | null;
   createdAt: string;
+  /** The last password change: a session started before it is over (absent: never changed). */
+  sessionsNotBefore?: string;
 }
 
 export const getUser = (store: ReadModelStore, userId: string) => store.get<UserDoc>(USERS, userId);
@@ -20,4 +22,10 @@ export const getUser = (store: ReadModelStore, userId: string) => store.get<User
 export async function findUserByEmail(store: ReadModelStore, email: string): Promise<UserDoc | null> {
   const [user] = await store.find<UserDoc>(USERS, { email });
   return user ?? null;
+}
+
+/** The team's users, oldest first. */
+export async function listUsersOfTeam(store: ReadModelStore, teamId: string): Promise<UserDoc[]> {
+  const users = await store.find<UserDoc>(USERS, { teamId });
+  return users.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
 }

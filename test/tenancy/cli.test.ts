@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,6 +62,41 @@ t.test('team add-user takes the password from OUTREACH_USER_PASSWORD (out of she
   t.equal(r.code, 0, r.stderr);
   const added = (await streamEvents(`team-${teamId}`)).find((e) => e.type === 'UserAdded' && e.data.email === 'admin@acme.test')!;
   t.match(added.data, { role: 'admin', passwordHash: /^scrypt\$/ });
+});
+
+t.test('team users lists the team; set-role, set-password and remove-user name a user by id or email', async (t) => {
+  const listed = await cli('team', 'users', '--team', teamId);
+  t.equal(listed.code, 0, listed.stderr);
+  const { users } = listed.json<{ users: { userId: string; email: string; role: string; dashboardSignIn: boolean }[] }>();
+  t.same(users.map((u) => [u.email, u.role, u.dashboardSignIn]), [['owner@acme.test', 'owner', true], ['admin@acme.test', 'admin', true]]);
+  const ownerId = users[0]!.userId;
+
+  const last = await cli('team', 'remove-user', '--team', teamId, '--user', 'Owner@Acme.test');
+  t.equal(last.code, 1);
+  t.match(last.json(), { error: "the team's last owner cannot be removed: make another user owner first" }, 'one line, no stack');
+  const unknown = await cli('team', 'set-role', '--team', teamId, '--user', 'nobody@acme.test', '--role', 'member');
+  t.match(unknown.json(), { error: `no user nobody@acme.test in team ${teamId}` });
+
+  const role = await cli('team', 'set-role', '--team', teamId, '--user', 'admin@acme.test', '--role', 'owner');
+  t.equal(role.code, 0, role.stderr);
+  t.match(role.json(), { role: 'owner', changed: true });
+  const password = await outreach(['--json', 'team', 'set-password', '--team', teamId, '--user', ownerId], { ...env, OUTREACH_USER_PASSWORD: 'a third long passphrase' });
+  t.equal(password.code, 0, password.stderr);
+  t.match(password.stderr, /taken from OUTREACH_USER_PASSWORD/);
+  t.match(password.json(), { userId: ownerId, dashboardSignIn: true, sessionsEnded: 0 });
+  const neither = await cli('team', 'set-password', '--team', teamId, '--user', ownerId);
+  t.match(neither.json(), { error: /give --password/ }, 'no password given: refused, not taken away');
+  const removed = await cli('team', 'remove-user', '--team', teamId, '--user', users[1]!.userId);
+  t.equal(removed.code, 0, removed.stderr);
+  t.match(removed.json(), { userId: users[1]!.userId, removed: true }, 'one of two owners may go');
+
+  const events = (await streamEvents(`team-${teamId}`)).slice(-3);
+  t.same(events.map((e) => e.type), ['UserRoleChanged', 'UserPasswordChanged', 'UserRemoved']);
+  for (const e of events) t.match(e.metadata, { actor: 'cli', actorKind: 'operator' });
+  t.notOk(JSON.stringify(events).includes('third long'), 'the password is not in the events');
+  t.match((await streamEvents(`user_email-${createHash('sha256').update('admin@acme.test').digest('hex')}`)).at(-1), { type: 'UserEmailReleased' }, 'the address is free again');
+  const after = await cli('team', 'users', '--team', teamId);
+  t.same(after.json<{ users: { email: string; role: string }[] }>().users.map((u) => [u.email, u.role]), [['owner@acme.test', 'owner']]);
 });
 
 t.test('site create prints {siteId, forwardingAddress} with forward+<token>@<MAIL_DOMAIN>', async (t) => {

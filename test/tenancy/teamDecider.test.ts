@@ -82,3 +82,41 @@ t.test('AddUser', async (t) => {
     given(teamDecider, []).when(add('a@example.test')).thenThrows(TeamRuleError, /not found/);
   });
 });
+
+t.test('RemoveUser, ChangeUserRole, ChangeUserPassword', async (t) => {
+  const admin: TeamEvent = { type: 'UserAdded', data: { teamId: 'T1', userId: 'U2', email: 'a@example.test', role: 'admin', passwordHash: null, addedAt: now } };
+  const withAdmin = [...created, admin];
+  const removed = (userId: string, email: string): TeamEvent => ({ type: 'UserRemoved', data: { teamId: 'T1', userId, email, removedAt: later } });
+  t.test('given an admin, when RemoveUser, then UserRemoved names the address (to free it)', async () => {
+    given(teamDecider, withAdmin).when({ type: 'RemoveUser', data: { teamId: 'T1', userId: 'U2', now: later } }).then([removed('U2', 'a@example.test')]);
+  });
+  t.test('given a removed user, when AddUser with their address, then UserAdded', async () => {
+    given(teamDecider, [...withAdmin, removed('U2', 'a@example.test')])
+      .when({ type: 'AddUser', data: { teamId: 'T1', userId: 'U3', email: 'a@example.test', role: 'member', passwordHash: null, now: later } })
+      .then([{ type: 'UserAdded', data: { teamId: 'T1', userId: 'U3', email: 'a@example.test', role: 'member', passwordHash: null, addedAt: later } }]);
+  });
+  t.test('given a removed user, when RemoveUser again, then it is refused', async () => {
+    given(teamDecider, [...withAdmin, removed('U2', 'a@example.test')]).when({ type: 'RemoveUser', data: { teamId: 'T1', userId: 'U2', now: later } }).thenThrows(TeamRuleError, /not a member/);
+  });
+  t.test('given one owner, when RemoveUser or ChangeUserRole of the owner, then it is refused', async () => {
+    given(teamDecider, withAdmin).when({ type: 'RemoveUser', data: { teamId: 'T1', userId: 'U1', now: later } }).thenThrows(TeamRuleError, /last owner/);
+    given(teamDecider, withAdmin).when({ type: 'ChangeUserRole', data: { teamId: 'T1', userId: 'U1', role: 'member', now: later } }).thenThrows(TeamRuleError, /last owner/);
+  });
+  t.test('given two owners, when one is demoted, then UserRoleChanged with the previous role; then the other is the last', async () => {
+    const promoted: TeamEvent = { type: 'UserRoleChanged', data: { teamId: 'T1', userId: 'U2', role: 'owner', previousRole: 'admin', changedAt: now } };
+    given(teamDecider, withAdmin).when({ type: 'ChangeUserRole', data: { teamId: 'T1', userId: 'U2', role: 'owner', now } }).then([promoted]);
+    const demoted: TeamEvent = { type: 'UserRoleChanged', data: { teamId: 'T1', userId: 'U1', role: 'member', previousRole: 'owner', changedAt: later } };
+    given(teamDecider, [...withAdmin, promoted]).when({ type: 'ChangeUserRole', data: { teamId: 'T1', userId: 'U1', role: 'member', now: later } }).then([demoted]);
+    given(teamDecider, [...withAdmin, promoted, demoted]).when({ type: 'RemoveUser', data: { teamId: 'T1', userId: 'U2', now: later } }).thenThrows(TeamRuleError, /last owner/);
+  });
+  t.test('given an admin, when ChangeUserRole to admin, then nothing happens', async () => {
+    given(teamDecider, withAdmin).when({ type: 'ChangeUserRole', data: { teamId: 'T1', userId: 'U2', role: 'admin', now: later } }).then([]);
+  });
+  t.test('given a user, when ChangeUserPassword, then UserPasswordChanged (a null hash takes the sign-in away)', async () => {
+    given(teamDecider, withAdmin)
+      .when({ type: 'ChangeUserPassword', data: { teamId: 'T1', userId: 'U2', passwordHash: 'scrypt$new', now: later } })
+      .then([{ type: 'UserPasswordChanged', data: { teamId: 'T1', userId: 'U2', passwordHash: 'scrypt$new', changedAt: later } }]);
+    given(teamDecider, withAdmin).when({ type: 'ChangeUserPassword', data: { teamId: 'T1', userId: 'U9', passwordHash: null, now: later } }).thenThrows(TeamRuleError, /not a member/);
+    given(teamDecider, []).when({ type: 'ChangeUserPassword', data: { teamId: 'T1', userId: 'U2', passwordHash: null, now: later } }).thenThrows(TeamRuleError, /team not found/);
+  });
+});

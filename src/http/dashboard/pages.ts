@@ -80,7 +80,8 @@ export async function dashboardPages(app: FastifyInstance) {
       s,
       'Dashboard',
       html`<p>Signed in as ${s.user.email} (${s.user.role}).</p>
-        <ul><li><a href="/dashboard/inbox">Inbox</a></li><li><a href="/dashboard/oauth-apps">OAuth apps</a></li><li><a href="/dashboard/api-keys">API keys</a></li><li><a href="/dashboard/webhooks">Webhook subscriptions</a></li><li><a href="/dashboard/agents">Agents</a></li></ul>`,
+        <ul><li><a href="/dashboard/inbox">Inbox</a></li><li><a href="/dashboard/oauth-apps">OAuth apps</a></li><li><a href="/dashboard/api-keys">API keys</a></li><li><a href="/dashboard/webhooks">Webhook subscriptions</a></li><li><a href="/dashboard/agents">Agents</a></li></ul>
+        <form method="post" action="/dashboard/sign-out-everywhere"><input type="hidden" name="csrf" value="${s.csrf}"><button type="submit">Sign out everywhere</button> <small>(every browser where you are signed in, this one too)</small></form>`,
     );
   });
 

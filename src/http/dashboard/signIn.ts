@@ -3,6 +3,9 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { verifyPassword } from '../../commands/credentials.ts';
 import { endDashboardSession, startDashboardSession } from '../../commands/dashboardSessions.ts';
+import { actingAs } from '../../commands/context.ts';
+import { endSessions } from '../../commands/teamUsers.ts';
+import { holdingsOfUser } from '../../readModels/userHoldings.ts';
 import { DASHBOARD_SESSION_TTL_MS } from '../../domain/dashboardSession.ts';
 import { normaliseEmail } from '../../domain/email.ts';
 import { findUserByEmail } from '../../readModels/users.ts';
@@ -133,6 +136,19 @@ export async function signInRoutes(app: FastifyInstance) {
     if (session && csrfOk(session.csrf, readForm(csrfForm, request.body).csrf)) {
       const r = await endDashboardSession(app, { sessionId: session.sessionId });
       await app.waitForWrite(r.position);
+      reply.clearCookie(sessionCookieName(app), cookieOptions(app));
+    }
+    return reply.redirect('/dashboard/sign-in', 303);
+  });
+
+  // A lost laptop, a cookie that may have leaked: every session of the signed-in person ends, this one too.
+  app.post('/dashboard/sign-out-everywhere', async function signOutEverywhere(request, reply) {
+    const session = await loadSession(app, request);
+    if (session && csrfOk(session.csrf, readForm(csrfForm, request.body).csrf)) {
+      const { sessionIds } = await holdingsOfUser(app.readModels, session.user);
+      // This one is ended in any case: the read models may not list a session started a moment ago.
+      const position = await endSessions(actingAs(app, { kind: 'dashboard_user', id: session.user.id }), [...new Set([session.sessionId, ...sessionIds])]);
+      if (position !== null) await app.waitForWrite(position);
       reply.clearCookie(sessionCookieName(app), cookieOptions(app));
     }
     return reply.redirect('/dashboard/sign-in', 303);

@@ -39,7 +39,8 @@ export async function loadSession(services: SessionPorts, request: FastifyReques
   const session = await getDashboardSession(services.readModels, sha256Hex(token));
   if (!session || session.ended || Date.parse(session.expiresAt) <= services.clock.now().getTime()) return null;
   const user = await getUser(services.readModels, session.userId);
-  if (!user) return null;
+  // Removed from the team, or a session from before the password was changed.
+  if (!user || (user.sessionsNotBefore !== undefined && session.startedAt < user.sessionsNotBefore)) return null;
   return { sessionId: session.sessionId, user, csrf: csrfFor(token) };
 }
 

@@ -1,0 +1,104 @@
+import { type Command, Option } from 'commander';
+import { normaliseEmail } from '../domain/email.ts';
+import { ROLES } from '../domain/team.ts';
+import { TenancyError, requireTeam } from '../commands/tenancy.ts';
+import { changeUserPassword, changeUserRole, endSessions, removeUser } from '../commands/teamUsers.ts';
+import { holdingsOfUser } from '../readModels/userHoldings.ts';
+import { type UserDoc, findUserByEmail, getUser, listUsersOfTeam } from '../readModels/users.ts';
+import type { Services } from '../services.ts';
+import { parseChoice, print } from './output.ts';
+
+type WithServices = <T>(fn: (services: Services) => Promise<T>) => Promise<T>;
+
+/** `outreach team users | remove-user | set-role | set-password | end-sessions`: a team's people, for the operator. */
+export function registerTeamUserCommands(team: Command, json: () => boolean, withServices: WithServices): void {
+  team
+    .command('users')
+    .description("list the team's users")
+    .requiredOption('--team <teamId>')
+    .action(async (opts) =>
+      withServices(async (s) => {
+        await requireTeam(s, opts.team);
+        await s.projections.catchUp();
+        const users = (await listUsersOfTeam(s.readModels, opts.team)).map((u) => ({
+          userId: u.id,
+          email: u.email,
+          role: u.role,
+          dashboardSignIn: u.passwordHash !== null,
+          addedAt: u.createdAt,
+        }));
+        print(json(), { teamId: opts.team, users }, users.map((u) => `${u.userId}  ${u.role.padEnd(6)}  ${u.email}${u.dashboardSignIn ? '' : '  (no dashboard sign-in)'}`).join('\n') || 'no users');
+      }),
+    );
+  team
+    .command('remove-user')
+    .description('take a user out of the team: their dashboard sessions end and the apps they connected are disconnected')
+    .requiredOption('--team <teamId>')
+    .requiredOption('--user <userIdOrEmail>')
+    .action(async (opts) =>
+      withServices(async (s) => {
+        const user = await teamUser(s, opts.team, opts.user);
+        await removeUser(s, { teamId: opts.team, userId: user.id }, await holdingsOfUser(s.readModels, user));
+        print(json(), { teamId: opts.team, userId: user.id, removed: true }, `user ${user.email} (${user.id}) removed from team ${opts.team}`);
+      }),
+    );
+  team
+    .command('set-role')
+    .description("change a user's role; a user made member is disconnected from the apps they connected")
+    .requiredOption('--team <teamId>')
+    .requiredOption('--user <userIdOrEmail>')
+    .addOption(new Option('--role <role>').makeOptionMandatory().argParser(parseChoice('--role', ROLES)))
+    .action(async (opts) =>
+      withServices(async (s) => {
+        const user = await teamUser(s, opts.team, opts.user);
+        const { grantIds } = await holdingsOfUser(s.readModels, user);
+        const r = await changeUserRole(s, { teamId: opts.team, userId: user.id, role: opts.role }, { grantIds });
+        print(json(), { teamId: opts.team, userId: user.id, role: opts.role, changed: r.changed }, r.changed ? `user ${user.email} is now ${opts.role}` : `user ${user.email} was ${opts.role} already`);
+      }),
+    );
+  team
+    .command('set-password')
+    .description("set a user's dashboard password (every session they had ends)")
+    .requiredOption('--team <teamId>')
+    .requiredOption('--user <userIdOrEmail>')
+    .option('--password <password>', 'the new password (or set OUTREACH_USER_PASSWORD: kept out of shell history and ps)')
+    .option('--remove-password', 'take the dashboard sign-in away instead')
+    .action(async (opts) =>
+      withServices(async (s) => {
+        const password: string | undefined = opts.removePassword ? undefined : (opts.password ?? process.env.OUTREACH_USER_PASSWORD);
+        if (opts.removePassword && opts.password !== undefined) throw new TenancyError('give --password or --remove-password, not both');
+        if (!opts.removePassword && !password) throw new TenancyError('give --password (or set OUTREACH_USER_PASSWORD), or --remove-password');
+        if (opts.password === undefined && password !== undefined) process.stderr.write('the password is taken from OUTREACH_USER_PASSWORD\n');
+        const user = await teamUser(s, opts.team, opts.user);
+        const { sessionIds } = await holdingsOfUser(s.readModels, user);
+        await changeUserPassword(s, { teamId: opts.team, userId: user.id, password }, { sessionIds });
+        print(
+          json(),
+          { teamId: opts.team, userId: user.id, dashboardSignIn: password !== undefined, sessionsEnded: sessionIds.length },
+          `${password ? 'password changed' : 'dashboard sign-in removed'} for ${user.email}; ${sessionIds.length} session(s) ended`,
+        );
+      }),
+    );
+  team
+    .command('end-sessions')
+    .description("sign a user out of every browser (a lost laptop, a stolen cookie)")
+    .requiredOption('--team <teamId>')
+    .requiredOption('--user <userIdOrEmail>')
+    .action(async (opts) =>
+      withServices(async (s) => {
+        const user = await teamUser(s, opts.team, opts.user);
+        const { sessionIds } = await holdingsOfUser(s.readModels, user);
+        await endSessions(s, sessionIds);
+        print(json(), { teamId: opts.team, userId: user.id, sessionsEnded: sessionIds.length }, `${sessionIds.length} session(s) of ${user.email} ended`);
+      }),
+    );
+}
+
+/** The team's user named by id or email, from the read models brought up to the log (no server may be running). */
+async function teamUser(s: Services, teamId: string, idOrEmail: string): Promise<UserDoc> {
+  await requireTeam(s, teamId);
+  await s.projections.catchUp();
+  const user = idOrEmail.includes('@') ? await findUserByEmail(s.readModels, normaliseEmail(idOrEmail)) : await getUser(s.readModels, idOrEmail);
+  if (!user || user.teamId !== teamId) throw new TenancyError(`no user ${idOrEmail} in team ${teamId}`);
+  return user;
+}

@@ -1,0 +1,161 @@
+import t from 'tap';
+import { eventsOfTypes } from '../../src/lib/eventsOfTypes.ts';
+import { registerOAuthClientDynamically } from '../../src/commands/oauth.ts';
+import { addUser } from '../../src/commands/tenancy.ts';
+import { changeUserPassword, changeUserRole, removeUser } from '../../src/commands/teamUsers.ts';
+import { TenancyError } from '../../src/commands/tenancy.ts';
+import { holdingsOfUser } from '../../src/readModels/userHoldings.ts';
+import { findUserByEmail, listUsersOfTeam } from '../../src/readModels/users.ts';
+import type { TestApp, Tenant } from '../helpers/testApp.ts';
+import { createTenant } from '../helpers/testApp.ts';
+import { Browser, PASSWORD, addTeamUser, formFields, obtainCode, startOAuthApp, tokenRequest } from '../oauth/helpers.ts';
+
+/**
+ * From a dashboard security audit: nothing removed a user, changed a role or a password, or ended a
+ * user's other sessions, so a departing admin kept the dashboard, the apps they had connected kept
+ * the team's data flowing to them, and a leaked password or cookie could not be cut off.
+ */
+
+/** An app connected by the user signed in on `browser`: its access and refresh tokens, and a call with the access token. */
+async function connectApp(app: TestApp, issuer: string, tenant: Tenant, browser: Browser) {
+  const client = await registerOAuthClientDynamically(app.services, { name: 'Laptop MCP client', redirectUris: ['https://app.example.test/callback'], clientUri: null });
+  await app.services.projections.waitFor(client.position!, 5_000);
+  const { code, verifier, redirectUri } = await obtainCode(browser, issuer, client, [tenant.siteId]);
+  const tokens = await tokenRequest(issuer, { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri, client_id: client.clientId });
+  if (tokens.status !== 200) throw new Error(`token exchange: ${tokens.status}`);
+  const access = String(tokens.json.access_token);
+  return {
+    list: async () => (await fetch(`${issuer}/api/v1/sites/${tenant.siteId}/outreach/webhooks`, { headers: { authorization: `Bearer ${access}` } })).status,
+    refresh: async () => (await tokenRequest(issuer, { grant_type: 'refresh_token', refresh_token: String(tokens.json.refresh_token), client_id: client.clientId })).status,
+  };
+}
+
+const signedIn = async (browser: Browser) => (await browser.request('/dashboard')).status === 200;
+
+async function userNamed(app: TestApp, email: string) {
+  const user = await findUserByEmail(app.services.readModels, email);
+  if (!user) throw new Error(`no user ${email}`);
+  return user;
+}
+
+const settle = (app: TestApp, position: bigint | null) => (position === null ? undefined : app.services.projections.waitFor(position, 5_000));
+
+t.test('a removed user is signed out everywhere, the apps they connected are cut off, and their address is free again', async (t) => {
+  const { app, tenant, issuer } = await startOAuthApp();
+  t.teardown(() => app.close());
+  const adminEmail = await addTeamUser(app, tenant.teamId, 'admin');
+  const [laptop, phone] = [new Browser(issuer), new Browser(issuer)];
+  t.equal((await laptop.signIn(adminEmail)).status, 303);
+  t.equal((await phone.signIn(adminEmail)).status, 303);
+  const connected = await connectApp(app, issuer, tenant, laptop);
+  t.equal(await connected.list(), 200, 'the app the admin connected reads the team');
+
+  const admin = await userNamed(app, adminEmail);
+  const holdings = await holdingsOfUser(app.services.readModels, admin);
+  t.equal(holdings.sessionIds.length, 2, 'two browsers');
+  t.equal(holdings.grantIds.length, 1, 'one app');
+  const r = await removeUser(app.services, { teamId: tenant.teamId, userId: admin.id }, holdings);
+  await settle(app, r.position);
+
+  t.notOk(await signedIn(laptop), 'the laptop is signed out');
+  t.notOk(await signedIn(phone), 'the phone is signed out');
+  t.equal(await connected.list(), 401, "the app's access token stops working");
+  t.equal(await connected.refresh(), 400, 'its refresh token is refused');
+  t.equal((await new Browser(issuer).signIn(adminEmail)).status, 401, 'the password no longer signs in');
+  t.same((await listUsersOfTeam(app.services.readModels, tenant.teamId)).map((u) => u.email).includes(adminEmail), false, 'not listed');
+  const revoked = (await app.services.events.readStream(`oauth_grant-${holdings.grantIds[0]}`)).at(-1)!;
+  t.match(revoked, { type: 'GrantRevoked', data: { reason: 'user_removed' } }, 'the log says why the app was cut off');
+
+  const other = await createTenant(app.services);
+  const again = await addUser(app.services, { teamId: other.teamId, email: adminEmail, role: 'member', password: PASSWORD });
+  t.ok(again.userId, 'the address can be added again, here to another team');
+});
+
+t.test("the team's last owner cannot be removed or demoted; with a second owner, they can", async (t) => {
+  const { app, tenant, ownerEmail } = await startOAuthApp();
+  t.teardown(() => app.close());
+  const none = { sessionIds: [], grantIds: [] };
+  await t.rejects(removeUser(app.services, { teamId: tenant.teamId, userId: tenant.ownerUserId }, none), new TenancyError("the team's last owner cannot be removed: make another user owner first"));
+  await t.rejects(changeUserRole(app.services, { teamId: tenant.teamId, userId: tenant.ownerUserId, role: 'admin' }, none), /last owner cannot change role/);
+  await t.rejects(removeUser(app.services, { teamId: tenant.teamId, userId: 'NOSUCHUSER' }, none), /not a member of this team/);
+  const other = await createTenant(app.services);
+  await t.rejects(removeUser(app.services, { teamId: other.teamId, userId: tenant.ownerUserId }, none), /not a member of this team/, "another team's user is not this team's to remove");
+
+  const second = await userNamed(app, await addTeamUser(app, tenant.teamId, 'admin'));
+  t.same(await changeUserRole(app.services, { teamId: tenant.teamId, userId: second.id, role: 'admin' }, none), { changed: false, position: null }, 'the same role: nothing recorded');
+  const promoted = await changeUserRole(app.services, { teamId: tenant.teamId, userId: second.id, role: 'owner' }, none);
+  t.ok(promoted.changed);
+  const demoted = await changeUserRole(app.services, { teamId: tenant.teamId, userId: tenant.ownerUserId, role: 'admin' }, none);
+  await settle(app, demoted.position);
+  t.same((await listUsersOfTeam(app.services.readModels, tenant.teamId)).map((u) => [u.email, u.role]), [[ownerEmail, 'admin'], [second.email, 'owner']]);
+});
+
+t.test('a user made member has the role at their next request, and the apps they connected are disconnected', async (t) => {
+  const { app, tenant, issuer } = await startOAuthApp();
+  t.teardown(() => app.close());
+  const adminEmail = await addTeamUser(app, tenant.teamId, 'admin');
+  const browser = new Browser(issuer);
+  t.equal((await browser.signIn(adminEmail)).status, 303);
+  const connected = await connectApp(app, issuer, tenant, browser);
+  t.match((await browser.request('/dashboard/oauth-apps')).text, /Revoke access of/, 'an admin may revoke apps');
+
+  const admin = await userNamed(app, adminEmail);
+  const { grantIds } = await holdingsOfUser(app.services.readModels, admin);
+  const r = await changeUserRole(app.services, { teamId: tenant.teamId, userId: admin.id, role: 'member' }, { grantIds });
+  await settle(app, r.position);
+  const page = await browser.request('/dashboard');
+  t.match(page.text, /\(member\)/, 'still signed in, now as a member');
+  t.notMatch((await browser.request('/dashboard/oauth-apps')).text, /Revoke access of/, 'no longer manages apps');
+  t.equal(await connected.list(), 401, 'the app a member could not have connected is cut off');
+  t.match((await app.services.events.readStream(`oauth_grant-${grantIds[0]}`)).at(-1), { type: 'GrantRevoked', data: { reason: 'user_demoted' } });
+});
+
+t.test('a new password ends every session, even one the read models had not listed yet', async (t) => {
+  const { app, tenant, issuer } = await startOAuthApp();
+  t.teardown(() => app.close());
+  const email = await addTeamUser(app, tenant.teamId, 'member');
+  const [listed, unlisted] = [new Browser(issuer), new Browser(issuer)];
+  t.equal((await listed.signIn(email)).status, 303);
+  const user = await userNamed(app, email);
+  const { sessionIds } = await holdingsOfUser(app.services.readModels, user);
+  t.equal((await unlisted.signIn(email)).status, 303);
+  t.equal(sessionIds.length, 1, 'the command is given the one session listed before the second sign-in');
+
+  const r = await changeUserPassword(app.services, { teamId: tenant.teamId, userId: user.id, password: 'a brand new passphrase' }, { sessionIds });
+  await settle(app, r.position);
+  t.notOk(await signedIn(listed), 'the listed session ended (its DashboardSessionEnded)');
+  t.notOk(await signedIn(unlisted), 'the unlisted one started before the change: over too');
+  t.equal((await new Browser(issuer).signIn(email)).status, 401, 'the old password is refused');
+  const fresh = new Browser(issuer);
+  t.equal((await fresh.signIn(email, 'a brand new passphrase')).status, 303, 'the new one signs in');
+  t.ok(await signedIn(fresh), 'and that session works');
+  await t.rejects(changeUserPassword(app.services, { teamId: tenant.teamId, userId: user.id, password: 'short' }, { sessionIds: [] }), /at least 8 characters/);
+
+  const none = await changeUserPassword(app.services, { teamId: tenant.teamId, userId: user.id, password: undefined }, { sessionIds: [] });
+  await settle(app, none.position);
+  t.notOk(await signedIn(fresh), 'taking the password away ends the sessions too');
+  t.equal((await new Browser(issuer).signIn(email, 'a brand new passphrase')).status, 401, 'and nobody signs in as that user');
+});
+
+t.test('sign out everywhere ends every session of the person, and only theirs', async (t) => {
+  const { app, tenant, issuer, ownerEmail } = await startOAuthApp();
+  t.teardown(() => app.close());
+  const [here, there, colleague] = [new Browser(issuer), new Browser(issuer), new Browser(issuer)];
+  t.equal((await here.signIn(ownerEmail)).status, 303);
+  t.equal((await there.signIn(ownerEmail)).status, 303);
+  t.equal((await colleague.signIn(await addTeamUser(app, tenant.teamId, 'admin'))).status, 303);
+  const home = await here.request('/dashboard');
+  const fields = formFields(home.text, '/dashboard/sign-out-everywhere');
+  t.equal((await here.request('/dashboard/sign-out-everywhere', { form: { csrf: 'forged' } })).status, 303);
+  t.ok(await signedIn(there), 'without the CSRF token nothing ends');
+  const out = await here.request('/dashboard/sign-out-everywhere', { form: fields });
+  t.equal(out.status, 303);
+  t.equal(out.location, '/dashboard/sign-in');
+  t.notOk(await signedIn(here), 'this browser is signed out');
+  t.notOk(await signedIn(there), 'so is the other one');
+  t.ok(await signedIn(colleague), "a colleague's session goes on");
+  const ended = [];
+  for await (const e of eventsOfTypes(app.services.events, ['DashboardSessionEnded'])) ended.push(e);
+  t.equal(ended.length, 2, 'both sessions of the person, recorded');
+  for (const e of ended) t.match(e.metadata, { actorKind: 'dashboard_user' }, 'as done by the person');
+});
