@@ -1,4 +1,5 @@
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { type JsonRpcErrorResponse, jsonRpcError } from './jsonRpcError.ts';
 
 /** The first protocol version without JSON-RPC batches. */
 const WITHOUT_BATCHES = '2025-06-18';
@@ -10,9 +11,9 @@ const WITHOUT_BATCHES = '2025-06-18';
  * the SDK's transport answers (a message in such a batch whose params do not fit gets the SDK's own
  * -32602/-32603 with zod's dump: only single messages are checked by invalidParams).
  */
-export function refusedBatch(body: unknown, protocolVersion: string | undefined): { jsonrpc: '2.0'; id: null; error: { code: number; message: string } } | null {
+export function refusedBatch(body: unknown, protocolVersion: string | undefined): JsonRpcErrorResponse | null {
   if (!Array.isArray(body)) return null;
-  const invalid = (message: string) => ({ jsonrpc: '2.0' as const, id: null, error: { code: ErrorCode.InvalidRequest, message: `Invalid Request: ${message}` } });
+  const invalid = (message: string) => jsonRpcError(ErrorCode.InvalidRequest, `Invalid Request: ${message}`);
   if (body.length === 0) return invalid('the batch is empty.');
   // A version that is not a date is left to the SDK, which refuses it (400).
   if (protocolVersion !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(protocolVersion) && protocolVersion >= WITHOUT_BATCHES) {

@@ -13,6 +13,7 @@ import { originAllowed } from './origin.ts';
 import { mcpServerFor } from './server.ts';
 import { ToolRegistry } from './toolRegistry.ts';
 import { MCP_TOOLS } from './tools/index.ts';
+import { jsonRpcError } from './jsonRpcError.ts';
 
 /** Why a presented credential is not good for /mcp; null when it is. */
 function refusal(credential: Credential | null, resource: string): string | null {
@@ -74,7 +75,7 @@ async function mcpEndpoint(app: FastifyInstance) {
   // A body that is not JSON is a JSON-RPC parse error, as the SDK answers an empty one, and a body
   // that is not JSON at all is 415 as the SDK answers it; every other error keeps the service's envelope (the parent handler).
   app.setErrorHandler((error: FastifyError, _request, reply) => {
-    const rpcError = (status: number, code: number, message: string) => reply.status(status).headers(CORS).send({ jsonrpc: '2.0', error: { code, message }, id: null });
+    const rpcError = (status: number, code: number, message: string) => reply.status(status).headers(CORS).send(jsonRpcError(code, message));
     if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
       return rpcError(400, ErrorCode.ParseError, 'Parse error: the body is not valid JSON (or holds a "__proto__" key or a "constructor" with a "prototype").');
     }
@@ -91,7 +92,7 @@ async function mcpEndpoint(app: FastifyInstance) {
     return reply
       .status(403)
       .headers(CORS)
-      .send({ jsonrpc: '2.0', error: { code: -32000, message: `Forbidden: origin ${request.headers.origin} may not call this server (MCP_ALLOWED_ORIGINS).` }, id: null });
+      .send(jsonRpcError(-32000, `Forbidden: origin ${request.headers.origin} may not call this server (MCP_ALLOWED_ORIGINS).`));
   }
 
   /** 401 before the body is read: a client without a good token learns where to get one. */
@@ -150,7 +151,7 @@ async function mcpEndpoint(app: FastifyInstance) {
       request.log.error({ err: error }, 'MCP request failed');
       if (!reply.raw.headersSent) {
         reply.raw.writeHead(500, { 'content-type': 'application/json' });
-        reply.raw.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal server error' }, id: null }));
+        reply.raw.end(JSON.stringify(jsonRpcError(ErrorCode.InternalError, 'Internal server error')));
       }
     }
   });
@@ -161,7 +162,7 @@ async function mcpEndpoint(app: FastifyInstance) {
       .status(405)
       .headers(CORS)
       .header('allow', 'POST, OPTIONS')
-      .send({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed.' }, id: null });
+      .send(jsonRpcError(-32000, 'Method not allowed.'));
   app.get('/mcp', { onRequest: checkOrigin }, notAllowed);
   app.delete('/mcp', { onRequest: checkOrigin }, notAllowed);
 }

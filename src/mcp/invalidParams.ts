@@ -1,4 +1,5 @@
 import { CallToolRequestSchema, ErrorCode, InitializeRequestSchema, ListToolsRequestSchema, PingRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { type JsonRpcErrorResponse, jsonRpcError } from './jsonRpcError.ts';
 
 /** The SDK's schema of each request the server answers (tools/call's `arguments` an object: the tool checks what it holds). */
 const REQUESTS: Record<string, { safeParse(value: unknown): { success: boolean; error?: { issues: Array<{ path: PropertyKey[]; message: string }> } } }> = {
@@ -14,7 +15,7 @@ const REQUESTS: Record<string, { safeParse(value: unknown): { success: boolean; 
  * -32603 Internal error, or for tools/call -32602, carrying zod's whole dump.) Null for anything else: a batch, a
  * notification, an unknown method, or params that fit.
  */
-export function invalidParams(body: unknown): { jsonrpc: '2.0'; id: string | number; error: { code: number; message: string } } | null {
+export function invalidParams(body: unknown): JsonRpcErrorResponse | null {
   const message = body as { jsonrpc?: unknown; id?: unknown; method?: unknown } | null;
   if (!message || typeof message !== 'object' || Array.isArray(message) || message.jsonrpc !== '2.0') return null;
   const { id, method } = message;
@@ -22,5 +23,5 @@ export function invalidParams(body: unknown): { jsonrpc: '2.0'; id: string | num
   const parsed = REQUESTS[method]!.safeParse(body);
   if (parsed.success) return null;
   const details = (parsed.error?.issues ?? []).map((i) => `${i.path.map(String).join('.') || 'request'}: ${i.message}`).join('; ');
-  return { jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidParams, message: `Invalid params for ${method}: ${details}` } };
+  return jsonRpcError(ErrorCode.InvalidParams, `Invalid params for ${method}: ${details}`, id);
 }

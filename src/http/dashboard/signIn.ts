@@ -88,7 +88,8 @@ export async function signInRoutes(app: FastifyInstance) {
     const accountKey = `account|${email}`;
     const attemptedAt = app.clock.now().getTime();
     let wait = await addressThrottle.attempt(addressKey, attemptedAt);
-    const accountCounts = !(await knownClient(email, client));
+    // Asked only when the address is admitted: a refused attempt costs no more counter-store round trips.
+    const accountCounts = wait === 0 && !(await knownClient(email, client));
     if (wait === 0 && accountCounts) {
       wait = await accountThrottle.attempt(accountKey, attemptedAt);
       // Refused for this account: no password is checked, so it is no failure of the address either.
