@@ -38,7 +38,7 @@ export function registerTeamUserCommands(team: Command, json: () => boolean, wit
     .action(async (opts) =>
       withServices(async (s) => {
         const user = await teamUser(s, opts.team, opts.user);
-        await removeUser(s, { teamId: opts.team, userId: user.id }, await holdingsOfUser(s.readModels, user));
+        await removeUser(s, { teamId: opts.team, userId: user.id }, await holdingsOfUser(s.readModels, user, s.clock.now()));
         print(json(), { teamId: opts.team, userId: user.id, removed: true }, `user ${user.email} (${user.id}) removed from team ${opts.team}`);
       }),
     );
@@ -51,8 +51,7 @@ export function registerTeamUserCommands(team: Command, json: () => boolean, wit
     .action(async (opts) =>
       withServices(async (s) => {
         const user = await teamUser(s, opts.team, opts.user);
-        const { grantIds } = await holdingsOfUser(s.readModels, user);
-        const r = await changeUserRole(s, { teamId: opts.team, userId: user.id, role: opts.role }, { grantIds });
+        const r = await changeUserRole(s, { teamId: opts.team, userId: user.id, role: opts.role }, await holdingsOfUser(s.readModels, user, s.clock.now()));
         print(json(), { teamId: opts.team, userId: user.id, role: opts.role, changed: r.changed }, r.changed ? `user ${user.email} is now ${opts.role}` : `user ${user.email} was ${opts.role} already`);
       }),
     );
@@ -70,7 +69,7 @@ export function registerTeamUserCommands(team: Command, json: () => boolean, wit
         if (!opts.removePassword && !password) throw new TenancyError('give --password (or set OUTREACH_USER_PASSWORD), or --remove-password');
         if (opts.password === undefined && password !== undefined) process.stderr.write('the password is taken from OUTREACH_USER_PASSWORD\n');
         const user = await teamUser(s, opts.team, opts.user);
-        const { sessionIds } = await holdingsOfUser(s.readModels, user);
+        const { sessionIds } = await holdingsOfUser(s.readModels, user, s.clock.now());
         await changeUserPassword(s, { teamId: opts.team, userId: user.id, password }, { sessionIds });
         print(
           json(),
@@ -87,7 +86,7 @@ export function registerTeamUserCommands(team: Command, json: () => boolean, wit
     .action(async (opts) =>
       withServices(async (s) => {
         const user = await teamUser(s, opts.team, opts.user);
-        const { sessionIds } = await holdingsOfUser(s.readModels, user);
+        const { sessionIds } = await holdingsOfUser(s.readModels, user, s.clock.now());
         await endSessions(s, sessionIds);
         print(json(), { teamId: opts.team, userId: user.id, sessionsEnded: sessionIds.length }, `${sessionIds.length} session(s) of ${user.email} ended`);
       }),

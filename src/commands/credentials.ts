@@ -12,6 +12,13 @@ export const randomToken = (bytes = 16) => randomBytes(bytes).toString('hex');
 
 export const sha256Hex = (value: string) => createHash('sha256').update(value).digest('hex');
 
+/**
+ * What a dashboard session records of the password it was signed in with: a digest of its hash. The
+ * session holds only while the user's password is that one, so a password changed (or taken away)
+ * ends every session signed in with the old one, one whose check was under way at that moment too.
+ */
+export const passwordStamp = (passwordHash: string | null) => (passwordHash === null ? null : sha256Hex(`dashboard-session|${passwordHash}`).slice(0, 32));
+
 /** scrypt, encoded as `scrypt$N$r$p$salt$hash`. */
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);

@@ -17,6 +17,7 @@ import {
   oauthGrantStream,
 } from '../domain/oauthGrant.ts';
 import { aggregateStream, aggregateStreamFolding } from './aggregateStream.ts';
+import { appAuthorizerGone, teamDecider, teamStream } from '../domain/team.ts';
 import type { CommandContext } from './context.ts';
 import { sha256Hex } from './credentials.ts';
 import { handleCommand } from './handleCommand.ts';
@@ -248,6 +249,27 @@ function tokenResponse(events: OAuthGrantEvent[], accessToken: string, refreshTo
   return { access_token: accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_SECONDS, refresh_token: refreshToken, scope: scopes.join(' ') };
 }
 
+/**
+ * An app's access lasts only as long as its authorizer's standing: when the person who gave the consent
+ * has left the team or become a member, the grant is revoked now (whatever the removal's own sweep
+ * missed: a consent given meanwhile, a sweep cut short) and the request is refused.
+ */
+async function requireAuthorizerInForce(ctx: CommandContext, grantId: string): Promise<void> {
+  const { state: grant } = await aggregateStreamFolding(ctx.events, oauthGrantStream(grantId), oauthGrantDecider);
+  // No grant, or one revoked: the decider refuses it in its own words.
+  if (grant.status !== 'active') return;
+  const { state: team } = await aggregateStream(ctx.events, teamStream(grant.teamId), teamDecider);
+  const gone = appAuthorizerGone(team, grant.userId);
+  if (!gone) return;
+  await revokeGrant(ctx, grantId, gone);
+  throw new OAuthGrantRuleError(
+    'invalid_grant',
+    gone === 'user_removed'
+      ? 'The person who authorized this app is no longer in the team; the app must be authorized again.'
+      : 'The person who authorized this app can no longer authorize apps; the app must be authorized again.',
+  );
+}
+
 /** Single use: a second redemption revokes the whole grant (RFC 9700 §4.10.1) and is refused. */
 export async function redeemAuthorizationCode(
   ctx: CommandContext,
@@ -256,6 +278,7 @@ export async function redeemAuthorizationCode(
   const match = CODE_SHAPE.exec(input.code);
   if (!match) throw new OAuthGrantRuleError('invalid_grant', 'The authorization code is invalid.');
   const grantId = match[1]!;
+  await requireAuthorizerInForce(ctx, grantId);
   const t = newTokens(ctx, grantId);
   const { events, position } = await onGrant(ctx, grantId, {
     type: 'RedeemAuthorizationCode',
@@ -284,6 +307,7 @@ export async function refreshAccessToken(
   const match = REFRESH_TOKEN_SHAPE.exec(input.refreshToken);
   if (!match) throw new OAuthGrantRuleError('invalid_grant', 'The refresh token is invalid.');
   const grantId = match[1]!;
+  await requireAuthorizerInForce(ctx, grantId);
   const t = newTokens(ctx, grantId);
   const { events, position } = await onGrant(ctx, grantId, {
     type: 'RefreshAccessToken',

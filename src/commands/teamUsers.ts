@@ -2,19 +2,25 @@ import { normaliseEmail } from '../domain/email.ts';
 import { type Role, TeamRuleError, type TeamCommand, teamDecider, teamStream } from '../domain/team.ts';
 import { userEmailDecider, userEmailStream } from '../domain/userEmail.ts';
 import type { CommandContext } from './context.ts';
-import { hashPassword, sha256Hex } from './credentials.ts';
+import { hashPassword, passwordStamp, sha256Hex } from './credentials.ts';
 import { endDashboardSession } from './dashboardSessions.ts';
+import { aggregateStreamFolding } from './aggregateStream.ts';
 import { handleCommand } from './handleCommand.ts';
+import { deleteSubscription } from './webhookSubscriptions.ts';
+import { ServiceError } from '../domain/errors.ts';
+import { oauthGrantDecider, oauthGrantStream } from '../domain/oauthGrant.ts';
 import { revokeGrant } from './oauth.ts';
 import { TenancyError, checkPassword, requireTeam } from './tenancy.ts';
 
 /**
  * What a user holds beyond the team's stream, as the caller found it in the read models: the
- * dashboard sessions still open and the app connections (OAuth grants) the user authorized.
+ * dashboard sessions still open, the app connections (OAuth grants) the user authorized, and the
+ * webhook subscriptions of those apps that nobody else in the team stands behind.
  */
 export interface UserHoldings {
   sessionIds: readonly string[];
   grantIds: readonly string[];
+  subscriptions: readonly { id: string; siteId: string }[];
 }
 
 /**
@@ -31,21 +37,24 @@ export async function removeUser(ctx: CommandContext, input: { teamId: string; u
       data: { email: removed.data.email, userId: input.userId, reason: 'user removed from the team', now: ctx.clock.now().toISOString() },
     });
   }
-  return { position: later(result.position, await endSessions(ctx, holdings.sessionIds), await disconnectApps(ctx, holdings.grantIds, 'user_removed')) };
+  const ended = await endSessions(ctx, holdings.sessionIds);
+  const disconnected = await disconnectApps(ctx, input, holdings, 'user_removed');
+  return { position: later(result.position, ended, disconnected) };
 }
 
 /**
- * Changes a user's role; it applies to their next request. A user made `member` cannot authorize apps,
- * so the apps they connected are disconnected. The team's last owner keeps the role.
+ * Changes a user's role. A user made `member` cannot authorize apps, so the apps they connected are
+ * disconnected. The team's last owner keeps the role.
  */
-export async function changeUserRole(ctx: CommandContext, input: { teamId: string; userId: string; role: Role }, holdings: Pick<UserHoldings, 'grantIds'>) {
+export async function changeUserRole(ctx: CommandContext, input: { teamId: string; userId: string; role: Role }, holdings: Pick<UserHoldings, 'grantIds' | 'subscriptions'>) {
   const result = await onTeam(ctx, input.teamId, { type: 'ChangeUserRole', data: { ...input, now: ctx.clock.now().toISOString() } });
   const changed = result.events.length > 0;
-  const disconnected = changed && input.role === 'member' ? await disconnectApps(ctx, holdings.grantIds, 'user_demoted') : null;
+  // Also when the role was member already: a sweep cut short before is finished.
+  const disconnected = input.role === 'member' ? await disconnectApps(ctx, input, holdings, 'user_demoted') : null;
   return { changed, position: later(result.position, disconnected) };
 }
 
-/** Sets a user's dashboard password (none: no dashboard sign-in) and ends every session they had. */
+/** Sets a user's dashboard password (none: no dashboard sign-in) and ends every session they had; `credential` is the new password's stamp. */
 export async function changeUserPassword(ctx: CommandContext, input: { teamId: string; userId: string; password: string | undefined }, holdings: Pick<UserHoldings, 'sessionIds'>) {
   checkPassword(input.password);
   const passwordHash = input.password ? await hashPassword(input.password) : null;
@@ -53,7 +62,7 @@ export async function changeUserPassword(ctx: CommandContext, input: { teamId: s
     type: 'ChangeUserPassword',
     data: { teamId: input.teamId, userId: input.userId, passwordHash, now: ctx.clock.now().toISOString() },
   });
-  return { position: later(result.position, await endSessions(ctx, holdings.sessionIds)) };
+  return { position: later(result.position, await endSessions(ctx, holdings.sessionIds)), credential: passwordStamp(passwordHash) };
 }
 
 /** Ends each of these dashboard sessions ("sign out everywhere", a stolen cookie); the last position written, if any. */
@@ -63,9 +72,37 @@ export async function endSessions(ctx: CommandContext, sessionIds: readonly stri
   return position;
 }
 
-async function disconnectApps(ctx: CommandContext, grantIds: readonly string[], reason: 'user_removed' | 'user_demoted'): Promise<bigint | null> {
+/**
+ * Revokes the grants the user gave in the team, then deletes the webhook subscriptions their apps
+ * leave behind. Each grant is checked against its own stream: a wrong list from a caller cannot reach
+ * another user's or another team's apps. (A grant missed here, such as a consent given meanwhile, is
+ * refused and revoked at its next use: requireAuthorizerInForce; its subscriptions then stay.)
+ */
+async function disconnectApps(
+  ctx: CommandContext,
+  user: { teamId: string; userId: string },
+  holdings: Pick<UserHoldings, 'grantIds' | 'subscriptions'>,
+  reason: 'user_removed' | 'user_demoted',
+): Promise<bigint | null> {
   let position: bigint | null = null;
-  for (const grantId of grantIds) position = later(position, (await revokeGrant(ctx, grantId, reason)).position);
+  for (const grantId of holdings.grantIds) {
+    const { state } = await aggregateStreamFolding(ctx.events, oauthGrantStream(grantId), oauthGrantDecider);
+    if (state.status !== 'active' || state.teamId !== user.teamId || state.userId !== user.userId) continue;
+    position = later(position, (await revokeGrant(ctx, grantId, reason)).position);
+  }
+  return later(position, await deleteSubscriptionsLeftBehind(ctx, holdings.subscriptions));
+}
+
+/** Deletes these subscriptions of disconnected apps; one deleted meanwhile by someone else is passed over. */
+export async function deleteSubscriptionsLeftBehind(ctx: CommandContext, subscriptions: readonly { id: string; siteId: string }[]): Promise<bigint | null> {
+  let position: bigint | null = null;
+  for (const s of subscriptions) {
+    try {
+      position = later(position, (await deleteSubscription(ctx, { siteId: s.siteId, subscriptionId: s.id })).position);
+    } catch (error) {
+      if (!(error instanceof ServiceError)) throw error;
+    }
+  }
   return position;
 }
 

@@ -8,12 +8,13 @@ export const DASHBOARD_SESSION_TTL_MS = 12 * 3600_000;
 export type DashboardSessionEvent =
   | {
       type: 'DashboardSessionStarted';
-      data: { sessionId: string; sessionHash: string; userId: string; teamId: string; expiresAt: string; startedAt: string };
+      /** `credential`: the passwordStamp of the password signed in with (absent in sessions started before it existed). */
+      data: { sessionId: string; sessionHash: string; userId: string; teamId: string; credential?: string; expiresAt: string; startedAt: string };
     }
   | { type: 'DashboardSessionEnded'; data: { sessionId: string; sessionHash: string; userId: string; endedAt: string } };
 
 export type DashboardSessionCommand =
-  | { type: 'StartDashboardSession'; data: { sessionId: string; sessionHash: string; userId: string; teamId: string; now: string } }
+  | { type: 'StartDashboardSession'; data: { sessionId: string; sessionHash: string; userId: string; teamId: string; credential: string; now: string } }
   | { type: 'EndDashboardSession'; data: { sessionId: string; now: string } };
 
 export type DashboardSessionState = { status: 'none' } | { status: 'active' | 'ended'; sessionHash: string; userId: string };

@@ -93,7 +93,7 @@ export const userEmailEventSchemas = schemasOf<UserEmailEvent>()({
 });
 
 export const dashboardSessionEventSchemas = schemasOf<DashboardSessionEvent>()({
-  DashboardSessionStarted: z.object({ sessionId: str, sessionHash: str, userId: str, teamId: str, expiresAt: str, startedAt: str }),
+  DashboardSessionStarted: z.object({ sessionId: str, sessionHash: str, userId: str, teamId: str, credential: str.optional(), expiresAt: str, startedAt: str }),
   DashboardSessionEnded: z.object({ sessionId: str, sessionHash: str, userId: str, endedAt: str }),
 });
 

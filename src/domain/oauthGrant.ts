@@ -156,6 +156,8 @@ export type OAuthGrantState =
       grantId: string;
       clientId: string;
       teamId: string;
+      /** The person who gave the consent: the app's access lasts only as long as their standing in the team. */
+      userId: string;
       siteIds: string[];
       scopes: string[];
       resource: string | null;
@@ -207,12 +209,13 @@ export const oauthGrantDecider: Decider<OAuthGrantState, OAuthGrantCommand, OAut
   initialState: () => ({ status: 'none' }),
   evolve(state, event) {
     if (event.type === 'ConsentGiven') {
-      const { grantId, clientId, teamId, siteIds, scopes, resource } = event.data;
+      const { grantId, clientId, teamId, userId, siteIds, scopes, resource } = event.data;
       return {
         status: 'active',
         grantId,
         clientId,
         teamId,
+        userId,
         siteIds,
         scopes,
         resource,

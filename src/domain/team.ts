@@ -126,3 +126,13 @@ function member(state: TeamState, userId: string): TeamMember {
 }
 
 const owners = (state: TeamState) => (state.status === 'exists' ? [...state.users.values()].filter((u) => u.role === 'owner').length : 0);
+
+/**
+ * Whether the user may still stand behind an app they connected: only owners and admins authorize
+ * apps, so one who left the team or became a member no longer does (the grant's revocation reason).
+ */
+export function appAuthorizerGone(state: TeamState, userId: string): 'user_removed' | 'user_demoted' | null {
+  const user = state.status === 'exists' ? state.users.get(userId) : undefined;
+  if (!user) return 'user_removed';
+  return user.role === 'member' ? 'user_demoted' : null;
+}

@@ -135,7 +135,7 @@ export const oauthProjection: Projection = {
 
 export const dashboardSessionsProjection: Projection = {
   name: 'dashboardSessions',
-  // 2: startedAt (a password change ends the sessions started before it).
+  // 2: credential (a password change ends the sessions signed in with the old one).
   version: 2,
   collections: [DASHBOARD_SESSIONS],
   canHandle: handles(['DashboardSessionStarted', 'DashboardSessionEnded']),
@@ -145,7 +145,7 @@ export const dashboardSessionsProjection: Projection = {
     switch (event.type) {
       case 'DashboardSessionStarted': {
         const d = event.data;
-        const doc: DashboardSessionDoc = { id: d.sessionHash, sessionId: d.sessionId, userId: d.userId, teamId: d.teamId, startedAt: d.startedAt, expiresAt: d.expiresAt, ended: false };
+        const doc: DashboardSessionDoc = { id: d.sessionHash, sessionId: d.sessionId, userId: d.userId, teamId: d.teamId, credential: d.credential ?? null, expiresAt: d.expiresAt, ended: false };
         return w.put(DASHBOARD_SESSIONS, doc);
       }
       case 'DashboardSessionEnded':

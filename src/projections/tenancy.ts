@@ -9,7 +9,8 @@ import { type Projection, handles } from './projection.ts';
 
 export const teamsProjection: Projection = {
   name: 'teams',
-  version: 1,
+  // 2: users removed, their roles and passwords changed (rebuilt, for what an older server passed over).
+  version: 2,
   collections: [TEAMS, USERS],
   canHandle: handles(['TeamCreated', 'TeamBillingStatusChanged', 'UserAdded', 'UserRemoved', 'UserRoleChanged', 'UserPasswordChanged']),
   async handle(recorded, w) {
@@ -40,7 +41,7 @@ export const teamsProjection: Projection = {
       }
       case 'UserPasswordChanged': {
         const user = await w.get<UserDoc>(USERS, event.data.userId);
-        if (user) await w.put(USERS, { ...user, passwordHash: event.data.passwordHash, sessionsNotBefore: event.data.changedAt });
+        if (user) await w.put(USERS, { ...user, passwordHash: event.data.passwordHash });
         return;
       }
     }

@@ -10,7 +10,8 @@ export interface DashboardSessionDoc {
   sessionId: string;
   userId: string;
   teamId: string;
-  startedAt: string;
+  /** The passwordStamp the session was signed in with; null in sessions started before it was recorded. */
+  credential: string | null;
   expiresAt: string;
   ended: boolean;
 }
@@ -18,5 +19,5 @@ export interface DashboardSessionDoc {
 /** The session whose cookie token hashes to `tokenHash`. */
 export const getDashboardSession = (store: ReadModelStore, tokenHash: string) => store.get<DashboardSessionDoc>(DASHBOARD_SESSIONS, tokenHash);
 
-/** The user's sessions not ended (expired ones included: ending them is harmless). */
+/** The user's sessions not ended (an expired one is kept until it is ended). */
 export const listSessionsOfUser = (store: ReadModelStore, userId: string) => store.find<DashboardSessionDoc>(DASHBOARD_SESSIONS, { userId });

@@ -12,8 +12,6 @@ export interface UserDoc {
   role: Role;
   passwordHash: string | null;
   createdAt: string;
-  /** The last password change: a session started before it is over (absent: never changed). */
-  sessionsNotBefore?: string;
 }
 
 export const getUser = (store: ReadModelStore, userId: string) => store.get<UserDoc>(USERS, userId);

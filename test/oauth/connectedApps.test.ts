@@ -23,6 +23,13 @@ t.test('connected apps: a team revokes the access it granted to an app it does n
   const refresh = String(tokens.json.refresh_token);
   const list = () => fetch(`${issuer}/api/v1/sites/${tenant.siteId}/outreach/webhooks`, { headers: { authorization: `Bearer ${access}` } });
   t.equal((await list()).status, 200, 'the token works');
+  const subscribed = await fetch(`${issuer}/api/v1/sites/${tenant.siteId}/outreach/webhooks`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${access}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ label: 'the app', url: 'https://hooks.example.com/in', eventTypes: ['outreach.reply_sent'] }),
+  });
+  t.equal(subscribed.status, 201);
+  const subscriptionId = ((await subscribed.json()) as { subscription: { id: string } }).subscription.id;
 
   // A consent whose code is never redeemed gives the app no access: not listed.
   const abandoned = await registerOAuthClientDynamically(app.services, { name: 'Abandoned client', redirectUris: ['https://app.example.test/callback'], clientUri: null });
@@ -60,6 +67,7 @@ t.test('connected apps: a team revokes the access it granted to an app it does n
   const refreshed = await tokenRequest(issuer, { grant_type: 'refresh_token', refresh_token: refresh, client_id: client.clientId });
   t.equal(refreshed.status, 400);
   t.equal(refreshed.json.error, 'invalid_grant', 'the refresh token is refused');
+  t.match((await app.services.events.readStream(`webhook_subscription-${subscriptionId}`)).at(-1), { type: 'SubscriptionDeleted' }, 'the webhook subscription the app created is deleted');
   const after = await owner.request('/dashboard/oauth-apps');
   t.notMatch(after.text, /Desktop MCP client/, 'the app is no longer listed');
   t.match(after.text, /No app has access to this team/);

@@ -4,6 +4,8 @@ import { registerOAuthClientDynamically } from '../../src/commands/oauth.ts';
 import { addUser } from '../../src/commands/tenancy.ts';
 import { changeUserPassword, changeUserRole, removeUser } from '../../src/commands/teamUsers.ts';
 import { TenancyError } from '../../src/commands/tenancy.ts';
+import { passwordStamp } from '../../src/commands/credentials.ts';
+import { startDashboardSession } from '../../src/commands/dashboardSessions.ts';
 import { holdingsOfUser } from '../../src/readModels/userHoldings.ts';
 import { findUserByEmail, listUsersOfTeam } from '../../src/readModels/users.ts';
 import type { TestApp, Tenant } from '../helpers/testApp.ts';
@@ -16,16 +18,33 @@ import { Browser, PASSWORD, addTeamUser, formFields, obtainCode, startOAuthApp, 
  * the team's data flowing to them, and a leaked password or cookie could not be cut off.
  */
 
-/** An app connected by the user signed in on `browser`: its access and refresh tokens, and a call with the access token. */
-async function connectApp(app: TestApp, issuer: string, tenant: Tenant, browser: Browser) {
-  const client = await registerOAuthClientDynamically(app.services, { name: 'Laptop MCP client', redirectUris: ['https://app.example.test/callback'], clientUri: null });
-  await app.services.projections.waitFor(client.position!, 5_000);
+/** An app (a new one, or `client` again) connected by the user signed in on `browser`: its tokens, calls with the access token. */
+async function connectApp(app: TestApp, issuer: string, tenant: Tenant, browser: Browser, existing?: { clientId: string }) {
+  let client = existing;
+  if (!client) {
+    const registered = await registerOAuthClientDynamically(app.services, { name: 'Laptop MCP client', redirectUris: ['https://app.example.test/callback'], clientUri: null });
+    await app.services.projections.waitFor(registered.position!, 5_000);
+    client = registered;
+  }
   const { code, verifier, redirectUri } = await obtainCode(browser, issuer, client, [tenant.siteId]);
   const tokens = await tokenRequest(issuer, { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri, client_id: client.clientId });
   if (tokens.status !== 200) throw new Error(`token exchange: ${tokens.status}`);
   const access = String(tokens.json.access_token);
+  const refreshToken = String(tokens.json.refresh_token);
   return {
+    clientId: client.clientId,
+    refreshToken,
+    grantId: /^svc_ort_([0-9A-Z]{26})\./.exec(refreshToken)![1]!,
     list: async () => (await fetch(`${issuer}/api/v1/sites/${tenant.siteId}/outreach/webhooks`, { headers: { authorization: `Bearer ${access}` } })).status,
+    subscribe: async () => {
+      const res = await fetch(`${issuer}/api/v1/sites/${tenant.siteId}/outreach/webhooks`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${access}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ label: 'the app', url: 'https://hooks.example.com/in', eventTypes: ['outreach.reply_sent'] }),
+      });
+      if (res.status !== 201) throw new Error(`subscription: ${res.status}`);
+      return ((await res.json()) as { subscription: { id: string } }).subscription.id;
+    },
     refresh: async () => (await tokenRequest(issuer, { grant_type: 'refresh_token', refresh_token: String(tokens.json.refresh_token), client_id: client.clientId })).status,
   };
 }
@@ -41,7 +60,7 @@ async function userNamed(app: TestApp, email: string) {
 const settle = (app: TestApp, position: bigint | null) => (position === null ? undefined : app.services.projections.waitFor(position, 5_000));
 
 t.test('a removed user is signed out everywhere, the apps they connected are cut off, and their address is free again', async (t) => {
-  const { app, tenant, issuer } = await startOAuthApp();
+  const { app, tenant, issuer, ownerEmail } = await startOAuthApp();
   t.teardown(() => app.close());
   const adminEmail = await addTeamUser(app, tenant.teamId, 'admin');
   const [laptop, phone] = [new Browser(issuer), new Browser(issuer)];
@@ -49,11 +68,19 @@ t.test('a removed user is signed out everywhere, the apps they connected are cut
   t.equal((await phone.signIn(adminEmail)).status, 303);
   const connected = await connectApp(app, issuer, tenant, laptop);
   t.equal(await connected.list(), 200, 'the app the admin connected reads the team');
+  const subscriptionId = await connected.subscribe();
+  const ownerBrowser = new Browser(issuer);
+  t.equal((await ownerBrowser.signIn(ownerEmail)).status, 303);
+  // Another app, connected by both: it goes on for the owner, and so do its subscriptions.
+  const shared = await connectApp(app, issuer, tenant, laptop);
+  const alsoByOwner = await connectApp(app, issuer, tenant, ownerBrowser, { clientId: shared.clientId });
+  const keptId = await shared.subscribe();
 
   const admin = await userNamed(app, adminEmail);
-  const holdings = await holdingsOfUser(app.services.readModels, admin);
+  const holdings = await holdingsOfUser(app.services.readModels, admin, app.services.clock.now());
   t.equal(holdings.sessionIds.length, 2, 'two browsers');
-  t.equal(holdings.grantIds.length, 1, 'one app');
+  t.equal(holdings.grantIds.length, 2, 'two apps');
+  t.same(holdings.subscriptions.map((s) => s.id), [subscriptionId], 'the subscription of the app nobody else connected; not that of the app the owner connected too');
   const r = await removeUser(app.services, { teamId: tenant.teamId, userId: admin.id }, holdings);
   await settle(app, r.position);
 
@@ -65,16 +92,62 @@ t.test('a removed user is signed out everywhere, the apps they connected are cut
   t.same((await listUsersOfTeam(app.services.readModels, tenant.teamId)).map((u) => u.email).includes(adminEmail), false, 'not listed');
   const revoked = (await app.services.events.readStream(`oauth_grant-${holdings.grantIds[0]}`)).at(-1)!;
   t.match(revoked, { type: 'GrantRevoked', data: { reason: 'user_removed' } }, 'the log says why the app was cut off');
+  t.match((await app.services.events.readStream(`webhook_subscription-${subscriptionId}`)).at(-1), { type: 'SubscriptionDeleted' }, "the app's webhook subscription is deleted: nothing flows to it any more");
+  t.equal(await shared.list(), 401, "the admin's own connection to the shared app is cut off");
+  t.equal(await alsoByOwner.list(), 200, "the owner's connection to it goes on");
+  t.notMatch((await app.services.events.readStream(`webhook_subscription-${keptId}`)).at(-1), { type: 'SubscriptionDeleted' }, 'with its subscription');
 
   const other = await createTenant(app.services);
   const again = await addUser(app.services, { teamId: other.teamId, email: adminEmail, role: 'member', password: PASSWORD });
   t.ok(again.userId, 'the address can be added again, here to another team');
 });
 
+t.test("an app the sweep missed is refused and revoked at its next use: a consent given meanwhile, a code not redeemed yet", async (t) => {
+  const { app, tenant, issuer } = await startOAuthApp();
+  t.teardown(() => app.close());
+  const adminEmail = await addTeamUser(app, tenant.teamId, 'admin');
+  const browser = new Browser(issuer);
+  t.equal((await browser.signIn(adminEmail)).status, 303);
+  const connected = await connectApp(app, issuer, tenant, browser);
+  const pending = await registerOAuthClientDynamically(app.services, { name: 'Pending client', redirectUris: ['https://app.example.test/callback'], clientUri: null });
+  await app.services.projections.waitFor(pending.position!, 5_000);
+  const code = await obtainCode(browser, issuer, pending, [tenant.siteId]);
+
+  const admin = await userNamed(app, adminEmail);
+  // The sweep is given nothing, as when the grants were read before these consents reached the read models.
+  const r = await removeUser(app.services, { teamId: tenant.teamId, userId: admin.id }, { sessionIds: [], grantIds: [], subscriptions: [] });
+  await settle(app, r.position);
+  t.equal(await connected.list(), 401, 'the access token is refused: its authorizer left the team');
+  const refreshed = await tokenRequest(issuer, { grant_type: 'refresh_token', refresh_token: connected.refreshToken, client_id: connected.clientId });
+  t.equal(refreshed.status, 400);
+  t.match(refreshed.json, { error: 'invalid_grant', error_description: /no longer in the team/ });
+  t.match((await app.services.events.readStream(`oauth_grant-${connected.grantId}`)).at(-1), { type: 'GrantRevoked', data: { reason: 'user_removed' } }, 'and the grant is revoked then');
+  const redeemed = await tokenRequest(issuer, { grant_type: 'authorization_code', code: code.code, code_verifier: code.verifier, redirect_uri: code.redirectUri, client_id: pending.clientId });
+  t.equal(redeemed.status, 400, 'a code given before the removal is not redeemed after it');
+  t.equal(redeemed.json.error, 'invalid_grant');
+});
+
+t.test('a sign-in whose password check began before the change does not outlive it', async (t) => {
+  const { app, tenant, issuer } = await startOAuthApp();
+  t.teardown(() => app.close());
+  const email = await addTeamUser(app, tenant.teamId, 'member');
+  const user = await userNamed(app, email);
+  const r = await changeUserPassword(app.services, { teamId: tenant.teamId, userId: user.id, password: 'a brand new passphrase' }, { sessionIds: [] });
+  await settle(app, r.position);
+  // What such a sign-in records: the session, stamped with the password it checked (the old one).
+  const late = await startDashboardSession(app.services, { userId: user.id, teamId: tenant.teamId, credential: passwordStamp(user.passwordHash)! });
+  await settle(app, late.position);
+  const res = await fetch(`${issuer}/dashboard`, { headers: { cookie: `svc_session=${late.token}` }, redirect: 'manual' });
+  t.equal(res.status, 303, 'signed out: the session was signed in with a password the user no longer has');
+  const current = await startDashboardSession(app.services, { userId: user.id, teamId: tenant.teamId, credential: r.credential! });
+  await settle(app, current.position);
+  t.equal((await fetch(`${issuer}/dashboard`, { headers: { cookie: `svc_session=${current.token}` }, redirect: 'manual' })).status, 200, 'one with the new password holds');
+});
+
 t.test("the team's last owner cannot be removed or demoted; with a second owner, they can", async (t) => {
   const { app, tenant, ownerEmail } = await startOAuthApp();
   t.teardown(() => app.close());
-  const none = { sessionIds: [], grantIds: [] };
+  const none = { sessionIds: [], grantIds: [], subscriptions: [] };
   await t.rejects(removeUser(app.services, { teamId: tenant.teamId, userId: tenant.ownerUserId }, none), new TenancyError("the team's last owner cannot be removed: make another user owner first"));
   await t.rejects(changeUserRole(app.services, { teamId: tenant.teamId, userId: tenant.ownerUserId, role: 'admin' }, none), /last owner cannot change role/);
   await t.rejects(removeUser(app.services, { teamId: tenant.teamId, userId: 'NOSUCHUSER' }, none), /not a member of this team/);
@@ -100,8 +173,9 @@ t.test('a user made member has the role at their next request, and the apps they
   t.match((await browser.request('/dashboard/oauth-apps')).text, /Revoke access of/, 'an admin may revoke apps');
 
   const admin = await userNamed(app, adminEmail);
-  const { grantIds } = await holdingsOfUser(app.services.readModels, admin);
-  const r = await changeUserRole(app.services, { teamId: tenant.teamId, userId: admin.id, role: 'member' }, { grantIds });
+  const holdings = await holdingsOfUser(app.services.readModels, admin, app.services.clock.now());
+  const { grantIds } = holdings;
+  const r = await changeUserRole(app.services, { teamId: tenant.teamId, userId: admin.id, role: 'member' }, holdings);
   await settle(app, r.position);
   const page = await browser.request('/dashboard');
   t.match(page.text, /\(member\)/, 'still signed in, now as a member');
@@ -117,7 +191,7 @@ t.test('a new password ends every session, even one the read models had not list
   const [listed, unlisted] = [new Browser(issuer), new Browser(issuer)];
   t.equal((await listed.signIn(email)).status, 303);
   const user = await userNamed(app, email);
-  const { sessionIds } = await holdingsOfUser(app.services.readModels, user);
+  const { sessionIds } = await holdingsOfUser(app.services.readModels, user, app.services.clock.now());
   t.equal((await unlisted.signIn(email)).status, 303);
   t.equal(sessionIds.length, 1, 'the command is given the one session listed before the second sign-in');
 

@@ -7,11 +7,15 @@ import { type SafeHtml, html } from '../web/html.ts';
 import type { SignedIn } from '../web/session.ts';
 import type { DashboardKit } from './webhooks.ts';
 import { actingFor } from '../actingFor.ts';
+import { deleteSubscriptionsLeftBehind } from '../../commands/teamUsers.ts';
+import { subscriptionsLeftBehind } from '../../readModels/userHoldings.ts';
 
 /**
  * The apps the team's people authorized: every grant of the team still in force, whichever team
  * registered the app (a self-registered MCP client belongs to none). Revoking one ends its access and
- * refresh tokens at once, as deleting a client does for the apps the team registered itself.
+ * refresh tokens at once, and deletes the webhook subscriptions the app created on the team's sites
+ * unless another of the team's people connected it too, as deleting a client does for the apps the
+ * team registered itself.
  */
 export async function connectedAppsSection(app: FastifyInstance, s: SignedIn, canManage: boolean): Promise<SafeHtml> {
   const grants = await listActiveGrantsOfTeam(app.readModels, s.user.teamId, app.clock.now());
@@ -36,8 +40,13 @@ export function connectedAppRoutes(app: FastifyInstance, kit: Pick<DashboardKit,
     const grant = await getOAuthGrant(app.readModels, request.params.grantId);
     // Another team's grant is answered as a missing one.
     if (!grant || grant.teamId !== s.user.teamId) return oauthAppsPage(reply, s, 'No such connected app.', 404);
-    const r = await revokeGrant(actingFor(app, request), grant.id, 'revoked_by_team');
-    if (r.position !== null) await app.waitForWrite(r.position);
+    // Read before the revocation: the subscriptions nobody else in the team stands behind once it is done.
+    const leftBehind = await subscriptionsLeftBehind(app.readModels, s.user.teamId, [grant.id]);
+    const acting = actingFor(app, request);
+    const r = await revokeGrant(acting, grant.id, 'revoked_by_team');
+    const swept = await deleteSubscriptionsLeftBehind(acting, leftBehind);
+    const position = swept ?? r.position;
+    if (position !== null) await app.waitForWrite(position);
     return reply.redirect('/dashboard/oauth-apps', 303);
   });
 }

@@ -17,6 +17,7 @@ import { showSignedIn, siteNotLicensedPage } from './show.ts';
 import { agentPages } from './agents.ts';
 import { connectedAppRoutes, connectedAppsSection } from './connectedApps.ts';
 import { webhookPages } from './webhooks.ts';
+import { teamPages } from './team.ts';
 import { actingFor } from '../actingFor.ts';
 
 declare module 'fastify' {
@@ -80,7 +81,7 @@ export async function dashboardPages(app: FastifyInstance) {
       s,
       'Dashboard',
       html`<p>Signed in as ${s.user.email} (${s.user.role}).</p>
-        <ul><li><a href="/dashboard/inbox">Inbox</a></li><li><a href="/dashboard/oauth-apps">OAuth apps</a></li><li><a href="/dashboard/api-keys">API keys</a></li><li><a href="/dashboard/webhooks">Webhook subscriptions</a></li><li><a href="/dashboard/agents">Agents</a></li></ul>
+        <ul><li><a href="/dashboard/inbox">Inbox</a></li><li><a href="/dashboard/oauth-apps">OAuth apps</a></li><li><a href="/dashboard/api-keys">API keys</a></li><li><a href="/dashboard/webhooks">Webhook subscriptions</a></li><li><a href="/dashboard/agents">Agents</a></li><li><a href="/dashboard/team">Team and password</a></li></ul>
         <form method="post" action="/dashboard/sign-out-everywhere"><input type="hidden" name="csrf" value="${s.csrf}"><button type="submit">Sign out everywhere</button> <small>(every browser where you are signed in, this one too)</small></form>`,
     );
   });
@@ -275,4 +276,7 @@ export async function dashboardPages(app: FastifyInstance) {
 
   // ---- Agents per site ----
   agentPages(app, show, canManage);
+
+  // ---- The team's people, one's own password ----
+  await teamPages(app);
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { verifyPassword } from '../../commands/credentials.ts';
+import { passwordStamp, verifyPassword } from '../../commands/credentials.ts';
 import { endDashboardSession, startDashboardSession } from '../../commands/dashboardSessions.ts';
 import { actingAs } from '../../commands/context.ts';
 import { endSessions } from '../../commands/teamUsers.ts';
@@ -125,7 +125,7 @@ export async function signInRoutes(app: FastifyInstance) {
     // A session this browser still held (another account's, or its own) ends: one browser, one session.
     const previous = await loadSession(app, request);
     if (previous) await endDashboardSession(app, { sessionId: previous.sessionId });
-    const session = await startDashboardSession(app, { userId: user.id, teamId: user.teamId });
+    const session = await startDashboardSession(app, { userId: user.id, teamId: user.teamId, credential: passwordStamp(user.passwordHash)! });
     await app.waitForWrite(session.position);
     reply.setCookie(sessionCookieName(app), session.token, cookieOptions(app, DASHBOARD_SESSION_TTL_MS / 1000));
     reply.clearCookie(signInCsrfCookieName(app), cookieOptions(app));
@@ -146,7 +146,7 @@ export async function signInRoutes(app: FastifyInstance) {
   app.post('/dashboard/sign-out-everywhere', async function signOutEverywhere(request, reply) {
     const session = await loadSession(app, request);
     if (session && csrfOk(session.csrf, readForm(csrfForm, request.body).csrf)) {
-      const { sessionIds } = await holdingsOfUser(app.readModels, session.user);
+      const { sessionIds } = await holdingsOfUser(app.readModels, session.user, app.clock.now());
       // This one is ended in any case: the read models may not list a session started a moment ago.
       const position = await endSessions(actingAs(app, { kind: 'dashboard_user', id: session.user.id }), [...new Set([session.sessionId, ...sessionIds])]);
       if (position !== null) await app.waitForWrite(position);

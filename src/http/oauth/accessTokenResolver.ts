@@ -4,11 +4,15 @@ import { isClientIdUrl } from '../../domain/clientMetadataDocument.ts';
 import { getOAuthClient } from '../../readModels/oauthClients.ts';
 import { getOAuthGrant } from '../../readModels/oauthGrants.ts';
 import { getOAuthTokenByHash } from '../../readModels/oauthTokens.ts';
+import { getUser } from '../../readModels/users.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { ReadModelStore } from '../../ports/readModelStore.ts';
 import type { CredentialResolver } from '../credentials.ts';
 
-/** Bearer `svc_oauth_…` tokens: looked up by SHA-256; expired, revoked or orphaned tokens resolve to nothing (401). */
+/**
+ * Bearer `svc_oauth_…` tokens: looked up by SHA-256; expired, revoked or orphaned tokens, and those of
+ * a grant whose authorizer left the team or became a member, resolve to nothing (401).
+ */
 export function oauthAccessTokenResolver(
   services: { readModels: ReadModelStore; clock: Clock },
   /** Brings the read models up to the store's head: a revocation or client deletion elsewhere counts at once. */
@@ -27,6 +31,9 @@ export function oauthAccessTokenResolver(
         getOAuthGrant(services.readModels, token_.grantId),
       ]);
       if ((!isClientIdUrl(token_.clientId) && (!client || client.deleted)) || !grant || grant.revoked) return null;
+      // The app's access lasts as long as its authorizer's: still in the team, and an owner or admin.
+      const authorizer = await getUser(services.readModels, grant.userId);
+      if (!authorizer || authorizer.teamId !== grant.teamId || authorizer.role === 'member') return null;
       return {
         kind: 'oauth_access_token',
         id: token_.tokenId,

@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { sha256Hex } from '../../commands/credentials.ts';
+import { passwordStamp, sha256Hex } from '../../commands/credentials.ts';
 import { constantTimeEqual } from '../../commands/oauth.ts';
 import type { Clock } from '../../ports/clock.ts';
 import { getDashboardSession } from '../../readModels/dashboardSessions.ts';
@@ -39,8 +39,8 @@ export async function loadSession(services: SessionPorts, request: FastifyReques
   const session = await getDashboardSession(services.readModels, sha256Hex(token));
   if (!session || session.ended || Date.parse(session.expiresAt) <= services.clock.now().getTime()) return null;
   const user = await getUser(services.readModels, session.userId);
-  // Removed from the team, or a session from before the password was changed.
-  if (!user || (user.sessionsNotBefore !== undefined && session.startedAt < user.sessionsNotBefore)) return null;
+  // Removed from the team, or signed in with a password the user no longer has.
+  if (!user || (session.credential !== null && session.credential !== passwordStamp(user.passwordHash))) return null;
   return { sessionId: session.sessionId, user, csrf: csrfFor(token) };
 }
 

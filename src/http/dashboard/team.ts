@@ -1,0 +1,148 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { verifyPassword } from '../../commands/credentials.ts';
+import { startDashboardSession } from '../../commands/dashboardSessions.ts';
+import { TenancyError } from '../../commands/tenancy.ts';
+import { changeUserPassword, changeUserRole, removeUser } from '../../commands/teamUsers.ts';
+import { DASHBOARD_SESSION_TTL_MS } from '../../domain/dashboardSession.ts';
+import { ROLES } from '../../domain/team.ts';
+import { holdingsOfUser } from '../../readModels/userHoldings.ts';
+import { getUser, listUsersOfTeam } from '../../readModels/users.ts';
+import { actingFor } from '../actingFor.ts';
+import { firstProblem, formText, parseForm } from '../web/forms.ts';
+import { html } from '../web/html.ts';
+import { type SignedIn, cookieOptions, sessionCookieName } from '../web/session.ts';
+import { SignInThrottle } from '../web/signInThrottle.ts';
+import { showSignedIn } from './show.ts';
+
+const roleForm = z.object({ role: formText.pipe(z.enum(ROLES, { error: 'Choose a role.' })) });
+const passwordForm = z
+  .object({ current_password: formText, new_password: formText, confirm_password: formText })
+  .refine((f) => f.new_password === f.confirm_password, { message: 'The two new passwords differ.' });
+
+/** Only owners change roles and remove people; everyone sees who is in the team. */
+const canManagePeople = (s: SignedIn) => s.user.role === 'owner';
+
+/**
+ * The team's people (`/dashboard/team`): owners change a role or remove someone, with the same rules
+ * and effects as the CLI's `team set-role` / `remove-user`; everyone changes their own password,
+ * which ends their other sessions.
+ */
+export async function teamPages(app: FastifyInstance) {
+  // A stolen cookie must not become a way to guess the password: a few wrong ones per user, then a pause.
+  const passwordChecks = new SignInThrottle(app.counters, app.clock, 5);
+
+  const teamPage = async (reply: FastifyReply, s: SignedIn, notice?: { error?: string; info?: string }, status = 200) => {
+    const users = await listUsersOfTeam(app.readModels, s.user.teamId);
+    const rows = users.map(
+      (u) => html`<tr><td>${u.email}${u.id === s.user.id ? ' (you)' : ''}</td><td>${u.role}</td><td>${u.passwordHash ? 'yes' : 'no'}</td><td>${u.createdAt}</td>
+        <td>${
+          canManagePeople(s)
+            ? html`<form method="post" action="/dashboard/team/users/${u.id}/role"><input type="hidden" name="csrf" value="${s.csrf}">
+                  <label>Role of ${u.email} <select name="role">${ROLES.map((r) => html`<option value="${r}" ${r === u.role ? html`selected` : ''}>${r}</option>`)}</select></label>
+                  <button type="submit">Change role</button></form>
+                <form method="post" action="/dashboard/team/users/${u.id}/remove"><input type="hidden" name="csrf" value="${s.csrf}"><button type="submit">Remove ${u.email}</button></form>`
+            : ''
+        }</td></tr>`,
+    );
+    return showSignedIn(
+      reply,
+      s,
+      'Team',
+      html`${notice?.error ? html`<p class="error" role="alert">${notice.error}</p>` : ''}${notice?.info ? html`<p role="status">${notice.info}</p>` : ''}
+        <h2>People</h2>
+        <table><thead><tr><th>Email</th><th>Role</th><th>Dashboard sign-in</th><th>Added</th><th></th></tr></thead><tbody>${rows}</tbody></table>
+        ${
+          canManagePeople(s)
+            ? html`<p>Removing someone ends their sessions and disconnects the apps they connected; so does making an owner or admin a member (members cannot connect apps). The team keeps its API keys and webhook subscriptions. Add people with <code>outreach team add-user</code>.</p>`
+            : html`<p>Only the team's owners change roles and remove people.</p>`
+        }
+        <h2>Your password</h2>
+        <form method="post" action="/dashboard/password"><input type="hidden" name="csrf" value="${s.csrf}">
+          <label for="current_password">Current password</label><input id="current_password" name="current_password" type="password" autocomplete="current-password" required>
+          <label for="new_password">New password (at least 8 characters)</label><input id="new_password" name="new_password" type="password" autocomplete="new-password" minlength="8" required>
+          <label for="confirm_password">New password again</label><input id="confirm_password" name="confirm_password" type="password" autocomplete="new-password" minlength="8" required>
+          <button type="submit">Change password</button> <small>(every other browser where you are signed in is signed out)</small></form>`,
+      status,
+    );
+  };
+
+  /** The team's user named in the path, or the page with a 404 (another team's user is a missing one). */
+  const teamUser = async (request: FastifyRequest<{ Params: { userId: string } }>, reply: FastifyReply, s: SignedIn) => {
+    const user = await getUser(app.readModels, request.params.userId);
+    if (user && user.teamId === s.user.teamId) return user;
+    await teamPage(reply, s, { error: 'No such person in your team.' }, 404);
+    return null;
+  };
+
+  /** A rule of the team's (the last owner) or of passwords, as a sentence on the page. */
+  const refused = (reply: FastifyReply, s: SignedIn, error: unknown, status: number) => {
+    if (error instanceof TenancyError) return teamPage(reply, s, { error: `${error.message[0]!.toUpperCase()}${error.message.slice(1)}.` }, status);
+    throw error;
+  };
+
+  app.get('/dashboard/team', async function team(request: FastifyRequest<{ Querystring: { password?: string } }>, reply) {
+    return teamPage(reply, request.dashboard!, request.query.password === 'changed' ? { info: 'Your password was changed; your other sessions are signed out.' } : undefined);
+  });
+
+  app.post('/dashboard/team/users/:userId/role', async function changeRole(request: FastifyRequest<{ Params: { userId: string } }>, reply) {
+    const s = request.dashboard!;
+    if (!canManagePeople(s)) return teamPage(reply, s, { error: `Only the team's owners change roles. You are a ${s.user.role}.` }, 403);
+    const user = await teamUser(request, reply, s);
+    if (!user) return reply;
+    const form = parseForm(roleForm, request.body);
+    if (!form.success) return teamPage(reply, s, { error: firstProblem(form.error) }, 400);
+    try {
+      const holdings = await holdingsOfUser(app.readModels, user, app.clock.now());
+      const r = await changeUserRole(actingFor(app, request), { teamId: s.user.teamId, userId: user.id, role: form.data.role }, holdings);
+      if (r.position !== null) await app.waitForWrite(r.position);
+    } catch (error) {
+      return refused(reply, s, error, 409);
+    }
+    return reply.redirect('/dashboard/team', 303);
+  });
+
+  app.post('/dashboard/team/users/:userId/remove', async function removePerson(request: FastifyRequest<{ Params: { userId: string } }>, reply) {
+    const s = request.dashboard!;
+    if (!canManagePeople(s)) return teamPage(reply, s, { error: `Only the team's owners remove people. You are a ${s.user.role}.` }, 403);
+    const user = await teamUser(request, reply, s);
+    if (!user) return reply;
+    try {
+      const r = await removeUser(actingFor(app, request), { teamId: s.user.teamId, userId: user.id }, await holdingsOfUser(app.readModels, user, app.clock.now()));
+      if (r.position !== null) await app.waitForWrite(r.position);
+    } catch (error) {
+      return refused(reply, s, error, 409);
+    }
+    // An owner who removed themselves is signed out with the rest of their sessions.
+    return reply.redirect(user.id === s.user.id ? '/dashboard/sign-in' : '/dashboard/team', 303);
+  });
+
+  app.post('/dashboard/password', async function changePassword(request, reply) {
+    const s = request.dashboard!;
+    const form = parseForm(passwordForm, request.body);
+    if (!form.success) return teamPage(reply, s, { error: firstProblem(form.error) }, 400);
+    const pair = `password-change|${s.user.id}`;
+    const attemptedAt = app.clock.now().getTime();
+    const wait = await passwordChecks.attempt(pair, attemptedAt);
+    if (wait > 0) {
+      reply.header('retry-after', String(wait));
+      return teamPage(reply, s, { error: `Too many wrong passwords. Try again in ${Math.ceil(wait / 60)} minutes.` }, 429);
+    }
+    const ok = s.user.passwordHash !== null && (await verifyPassword(form.data.current_password, s.user.passwordHash).catch(() => false));
+    if (!ok) return teamPage(reply, s, { error: 'The current password is incorrect.' }, 401);
+    await passwordChecks.succeed(pair);
+    const acting = actingFor(app, request);
+    let credential: string | null;
+    try {
+      const { sessionIds } = await holdingsOfUser(app.readModels, s.user, app.clock.now());
+      ({ credential } = await changeUserPassword(acting, { teamId: s.user.teamId, userId: s.user.id, password: form.data.new_password }, { sessionIds: [...new Set([s.sessionId, ...sessionIds])] }));
+    } catch (error) {
+      return refused(reply, s, error, 400);
+    }
+    // Every session ended, this one too: this browser goes on in a new one, signed in with the new password.
+    const session = await startDashboardSession(acting, { userId: s.user.id, teamId: s.user.teamId, credential: credential! });
+    await app.waitForWrite(session.position);
+    reply.setCookie(sessionCookieName(app), session.token, cookieOptions(app, DASHBOARD_SESSION_TTL_MS / 1000));
+    return reply.redirect('/dashboard/team?password=changed', 303);
+  });
+}
