@@ -2,7 +2,7 @@ import { type Command, Option } from 'commander';
 import { normaliseEmail } from '../domain/email.ts';
 import { ROLES } from '../domain/team.ts';
 import { TenancyError, requireTeam } from '../commands/tenancy.ts';
-import { changeUserPassword, changeUserRole, endSessions, removeUser } from '../commands/teamUsers.ts';
+import { changeUserPassword, changeUserRole, endSessions, removeUser, removedUserOf, sweepRemovedUser } from '../commands/teamUsers.ts';
 import { holdingsOfUser } from '../readModels/userHoldings.ts';
 import { type UserDoc, findUserByEmail, getUser, listUsersOfTeam } from '../readModels/users.ts';
 import type { Services } from '../services.ts';
@@ -37,8 +37,17 @@ export function registerTeamUserCommands(team: Command, json: () => boolean, wit
     .requiredOption('--user <userIdOrEmail>')
     .action(async (opts) =>
       withServices(async (s) => {
+        await requireTeam(s, opts.team);
+        await s.projections.catchUp();
+        // Removed already: the sweep is run again (one cut short, or a consent given while it ran).
+        const gone = (await findTeamUser(s, opts.team, opts.user)) ? null : await removedUserOf(s, opts.team, opts.user);
+        if (gone) {
+          await sweepRemovedUser(s, { teamId: opts.team, userId: gone.userId }, await holdingsOfUser(s, { id: gone.userId, teamId: opts.team }, s.clock.now()));
+          print(json(), { teamId: opts.team, userId: gone.userId, removed: true, alreadyRemoved: true }, `user ${gone.email} (${gone.userId}) was removed already; their sessions and apps are swept again`);
+          return;
+        }
         const user = await teamUser(s, opts.team, opts.user);
-        await removeUser(s, { teamId: opts.team, userId: user.id }, await holdingsOfUser(s.readModels, user, s.clock.now()));
+        await removeUser(s, { teamId: opts.team, userId: user.id }, await holdingsOfUser(s, user, s.clock.now()));
         print(json(), { teamId: opts.team, userId: user.id, removed: true }, `user ${user.email} (${user.id}) removed from team ${opts.team}`);
       }),
     );
@@ -51,7 +60,7 @@ export function registerTeamUserCommands(team: Command, json: () => boolean, wit
     .action(async (opts) =>
       withServices(async (s) => {
         const user = await teamUser(s, opts.team, opts.user);
-        const r = await changeUserRole(s, { teamId: opts.team, userId: user.id, role: opts.role }, await holdingsOfUser(s.readModels, user, s.clock.now()));
+        const r = await changeUserRole(s, { teamId: opts.team, userId: user.id, role: opts.role }, await holdingsOfUser(s, user, s.clock.now()));
         print(json(), { teamId: opts.team, userId: user.id, role: opts.role, changed: r.changed }, r.changed ? `user ${user.email} is now ${opts.role}` : `user ${user.email} was ${opts.role} already`);
       }),
     );
@@ -69,7 +78,7 @@ export function registerTeamUserCommands(team: Command, json: () => boolean, wit
         if (!opts.removePassword && !password) throw new TenancyError('give --password (or set OUTREACH_USER_PASSWORD), or --remove-password');
         if (opts.password === undefined && password !== undefined) process.stderr.write('the password is taken from OUTREACH_USER_PASSWORD\n');
         const user = await teamUser(s, opts.team, opts.user);
-        const { sessionIds } = await holdingsOfUser(s.readModels, user, s.clock.now());
+        const { sessionIds } = await holdingsOfUser(s, user, s.clock.now());
         await changeUserPassword(s, { teamId: opts.team, userId: user.id, password }, { sessionIds });
         print(
           json(),
@@ -86,7 +95,7 @@ export function registerTeamUserCommands(team: Command, json: () => boolean, wit
     .action(async (opts) =>
       withServices(async (s) => {
         const user = await teamUser(s, opts.team, opts.user);
-        const { sessionIds } = await holdingsOfUser(s.readModels, user, s.clock.now());
+        const { sessionIds } = await holdingsOfUser(s, user, s.clock.now());
         await endSessions(s, sessionIds);
         print(json(), { teamId: opts.team, userId: user.id, sessionsEnded: sessionIds.length }, `${sessionIds.length} session(s) of ${user.email} ended`);
       }),
@@ -97,7 +106,12 @@ export function registerTeamUserCommands(team: Command, json: () => boolean, wit
 async function teamUser(s: Services, teamId: string, idOrEmail: string): Promise<UserDoc> {
   await requireTeam(s, teamId);
   await s.projections.catchUp();
-  const user = idOrEmail.includes('@') ? await findUserByEmail(s.readModels, normaliseEmail(idOrEmail)) : await getUser(s.readModels, idOrEmail);
-  if (!user || user.teamId !== teamId) throw new TenancyError(`no user ${idOrEmail} in team ${teamId}`);
+  const user = await findTeamUser(s, teamId, idOrEmail);
+  if (!user) throw new TenancyError(`no user ${idOrEmail} in team ${teamId}`);
   return user;
+}
+
+async function findTeamUser(s: Services, teamId: string, idOrEmail: string): Promise<UserDoc | null> {
+  const user = idOrEmail.includes('@') ? await findUserByEmail(s.readModels, normaliseEmail(idOrEmail)) : await getUser(s.readModels, idOrEmail);
+  return user && user.teamId === teamId ? user : null;
 }

@@ -254,10 +254,10 @@ function tokenResponse(events: OAuthGrantEvent[], accessToken: string, refreshTo
  * has left the team or become a member, the grant is revoked now (whatever the removal's own sweep
  * missed: a consent given meanwhile, a sweep cut short) and the request is refused.
  */
-async function requireAuthorizerInForce(ctx: CommandContext, grantId: string): Promise<void> {
+async function requireAuthorizerInForce(ctx: CommandContext, grantId: string, clientId: string): Promise<void> {
   const { state: grant } = await aggregateStreamFolding(ctx.events, oauthGrantStream(grantId), oauthGrantDecider);
-  // No grant, or one revoked: the decider refuses it in its own words.
-  if (grant.status !== 'active') return;
+  // No grant, one revoked, or another client's: the decider refuses it in its own words (and nobody else learns or changes anything here).
+  if (grant.status !== 'active' || grant.clientId !== clientId) return;
   const { state: team } = await aggregateStream(ctx.events, teamStream(grant.teamId), teamDecider);
   const gone = appAuthorizerGone(team, grant.userId);
   if (!gone) return;
@@ -278,7 +278,7 @@ export async function redeemAuthorizationCode(
   const match = CODE_SHAPE.exec(input.code);
   if (!match) throw new OAuthGrantRuleError('invalid_grant', 'The authorization code is invalid.');
   const grantId = match[1]!;
-  await requireAuthorizerInForce(ctx, grantId);
+  await requireAuthorizerInForce(ctx, grantId, input.clientId);
   const t = newTokens(ctx, grantId);
   const { events, position } = await onGrant(ctx, grantId, {
     type: 'RedeemAuthorizationCode',
@@ -307,7 +307,7 @@ export async function refreshAccessToken(
   const match = REFRESH_TOKEN_SHAPE.exec(input.refreshToken);
   if (!match) throw new OAuthGrantRuleError('invalid_grant', 'The refresh token is invalid.');
   const grantId = match[1]!;
-  await requireAuthorizerInForce(ctx, grantId);
+  await requireAuthorizerInForce(ctx, grantId, input.clientId);
   const t = newTokens(ctx, grantId);
   const { events, position } = await onGrant(ctx, grantId, {
     type: 'RefreshAccessToken',

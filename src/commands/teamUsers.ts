@@ -37,9 +37,25 @@ export async function removeUser(ctx: CommandContext, input: { teamId: string; u
       data: { email: removed.data.email, userId: input.userId, reason: 'user removed from the team', now: ctx.clock.now().toISOString() },
     });
   }
+  return { position: later(result.position, await sweepRemovedUser(ctx, input, holdings)) };
+}
+
+/**
+ * What a removal does beyond the team's stream: the sessions end, the apps disconnect. Run again for a
+ * user removed already, it finishes a sweep cut short, or one that missed a consent given meanwhile.
+ */
+export async function sweepRemovedUser(ctx: CommandContext, user: { teamId: string; userId: string }, holdings: UserHoldings): Promise<bigint | null> {
   const ended = await endSessions(ctx, holdings.sessionIds);
-  const disconnected = await disconnectApps(ctx, input, holdings, 'user_removed');
-  return { position: later(result.position, ended, disconnected) };
+  return later(ended, await disconnectApps(ctx, user, holdings, 'user_removed'));
+}
+
+/** The user named by id or email among those removed from the team (its stream), if any. */
+export async function removedUserOf(ctx: Pick<CommandContext, 'events'>, teamId: string, idOrEmail: string): Promise<{ userId: string; email: string } | null> {
+  const removed = (await ctx.events.readStream(teamStream(teamId))).filter((e) => e.type === 'UserRemoved').map((e) => {
+    const { userId, email } = e.data as { userId: string; email: string };
+    return { userId, email };
+  });
+  return removed.findLast((u) => u.userId === idOrEmail || u.email === normaliseEmail(idOrEmail)) ?? null;
 }
 
 /**
@@ -76,7 +92,8 @@ export async function endSessions(ctx: CommandContext, sessionIds: readonly stri
  * Revokes the grants the user gave in the team, then deletes the webhook subscriptions their apps
  * leave behind. Each grant is checked against its own stream: a wrong list from a caller cannot reach
  * another user's or another team's apps. (A grant missed here, such as a consent given meanwhile, is
- * refused and revoked at its next use: requireAuthorizerInForce; its subscriptions then stay.)
+ * refused and revoked at its next use, requireAuthorizerInForce; its subscriptions go at the next
+ * sweep: `team remove-user` again.)
  */
 async function disconnectApps(
   ctx: CommandContext,

@@ -135,8 +135,8 @@ export const oauthProjection: Projection = {
 
 export const dashboardSessionsProjection: Projection = {
   name: 'dashboardSessions',
-  // 2: credential (a password change ends the sessions signed in with the old one).
-  version: 2,
+  // 3: credential (a password change ends the sessions signed in with the old one); 2 held startedAt.
+  version: 3,
   collections: [DASHBOARD_SESSIONS],
   canHandle: handles(['DashboardSessionStarted', 'DashboardSessionEnded']),
   async handle(recorded, w) {

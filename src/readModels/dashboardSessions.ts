@@ -10,7 +10,7 @@ export interface DashboardSessionDoc {
   sessionId: string;
   userId: string;
   teamId: string;
-  /** The passwordStamp the session was signed in with; null in sessions started before it was recorded. */
+  /** The passwordStamp the session was signed in with; null in sessions started before it was recorded (no longer accepted). */
   credential: string | null;
   expiresAt: string;
   ended: boolean;

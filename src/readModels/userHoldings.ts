@@ -1,38 +1,69 @@
+import { subscriptionStream } from '../domain/webhookSubscription.ts';
+import type { EventStore } from '../ports/eventStore.ts';
 import type { ReadModelStore } from '../ports/readModelStore.ts';
 import { listSessionsOfUser } from './dashboardSessions.ts';
-import { OAUTH_GRANTS, type OAuthGrantDoc } from './oauthGrants.ts';
+import { OAUTH_GRANTS, type OAuthGrantDoc, listActiveGrantsOfTeam } from './oauthGrants.ts';
+import { OAUTH_TOKENS, type OAuthTokenDoc } from './oauthTokens.ts';
 import { listSitesOfTeam } from './sites.ts';
+import { USERS, type UserDoc } from './users.ts';
 import { listSubscriptionsCreatedByClient } from './webhookSubscriptions.ts';
 
+type Stores = { readModels: ReadModelStore; events: Pick<EventStore, 'readStream'> };
+
 /**
- * A user's dashboard sessions not ended nor expired at `now`, the team's app connections (grants)
- * they authorized, not revoked, and the webhook subscriptions those apps would leave behind.
+ * What a user holds beyond the team's stream: their dashboard sessions not ended nor expired at
+ * `now`, every app connection (grant) they gave in the team (revoked ones too: the sweep revokes those
+ * still in force), and the webhook subscriptions made with those grants' tokens.
  */
-export async function holdingsOfUser(store: ReadModelStore, user: { id: string; teamId: string }, now: Date) {
+export async function holdingsOfUser(stores: Stores, user: { id: string; teamId: string }, now: Date) {
   const [sessions, grants] = await Promise.all([
-    listSessionsOfUser(store, user.id),
-    store.find<OAuthGrantDoc>(OAUTH_GRANTS, { teamId: user.teamId, revoked: false }),
+    listSessionsOfUser(stores.readModels, user.id),
+    stores.readModels.find<OAuthGrantDoc>(OAUTH_GRANTS, { teamId: user.teamId }),
   ]);
   const at = now.toISOString();
   const grantIds = grants.filter((g) => g.userId === user.id).map((g) => g.id);
   return {
     sessionIds: sessions.filter((s) => s.expiresAt > at).map((s) => s.sessionId),
     grantIds,
-    subscriptions: await subscriptionsLeftBehind(store, user.teamId, grantIds),
+    subscriptions: await subscriptionsOfGrants(stores, user.teamId, grantIds, now),
   };
 }
 
 /**
- * The webhook subscriptions on the team's sites created by the apps of these grants that keep no other
- * grant in force in the team: once the grants are revoked, nobody in the team stands behind them.
+ * The webhook subscriptions on the team's sites made with a token of these grants. A subscription's
+ * `SubscriptionCreated` names the access token that made it (its `actor`), and the token its grant.
+ * One whose token is not known any more goes with its app (its OAuth client) when no other grant of
+ * the team, in use and given by a person still an owner or admin, stands behind that app.
  */
-export async function subscriptionsLeftBehind(store: ReadModelStore, teamId: string, revokedGrantIds: readonly string[]): Promise<{ id: string; siteId: string }[]> {
-  if (revokedGrantIds.length === 0) return [];
-  const [grants, sites] = await Promise.all([store.find<OAuthGrantDoc>(OAUTH_GRANTS, { teamId, revoked: false }), listSitesOfTeam(store, teamId)]);
-  const revoked = new Set(revokedGrantIds);
-  const clients = new Set(grants.filter((g) => revoked.has(g.id)).map((g) => g.clientId));
-  for (const g of grants) if (!revoked.has(g.id)) clients.delete(g.clientId);
+export async function subscriptionsOfGrants(stores: Stores, teamId: string, grantIds: readonly string[], now: Date): Promise<{ id: string; siteId: string }[]> {
+  if (grantIds.length === 0) return [];
+  const { readModels } = stores;
+  const [grants, sites, active] = await Promise.all([
+    Promise.all(grantIds.map((id) => readModels.get<OAuthGrantDoc>(OAUTH_GRANTS, id))),
+    listSitesOfTeam(readModels, teamId),
+    listActiveGrantsOfTeam(readModels, teamId, now),
+  ]);
+  const ours = new Set(grantIds);
   const teamSites = new Set(sites.map((s) => s.id));
-  const left = await Promise.all([...clients].map((clientId) => listSubscriptionsCreatedByClient(store, clientId)));
-  return left.flat().filter((s) => teamSites.has(s.site_id)).map((s) => ({ id: s.id, siteId: s.site_id }));
+  const clients = new Set(grants.flatMap((g) => (g && g.teamId === teamId ? [g.clientId] : [])));
+  const standing = await Promise.all(active.filter((g) => !ours.has(g.id)).map(async (g) => ({ g, by: await readModels.get<UserDoc>(USERS, g.userId) })));
+  const stillConnected = new Set(standing.filter(({ g, by }) => by && by.teamId === teamId && by.role !== 'member').map(({ g }) => g.clientId));
+  const candidates = (await Promise.all([...clients].map((clientId) => listSubscriptionsCreatedByClient(readModels, clientId)))).flat().filter((s) => teamSites.has(s.site_id));
+  const chosen = await Promise.all(
+    candidates.map(async (s) => {
+      const grantId = await grantOfSubscription(stores, s.id);
+      const goes = grantId !== null ? ours.has(grantId) : !stillConnected.has(s.created_by_oauth_client_id!);
+      return goes ? [{ id: s.id, siteId: s.site_id }] : [];
+    }),
+  );
+  return chosen.flat();
+}
+
+/** The grant whose access token created the subscription, or null when that is not known. */
+async function grantOfSubscription(stores: Stores, subscriptionId: string): Promise<string | null> {
+  const [created] = await stores.events.readStream(subscriptionStream(subscriptionId));
+  const metadata = (created?.metadata ?? {}) as { actor?: unknown; actorKind?: unknown };
+  if (metadata.actorKind !== 'oauth_access_token' || typeof metadata.actor !== 'string') return null;
+  const [token] = await stores.readModels.find<OAuthTokenDoc>(OAUTH_TOKENS, { tokenId: metadata.actor });
+  return token?.grantId ?? null;
 }

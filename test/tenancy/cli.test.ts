@@ -89,6 +89,9 @@ t.test('team users lists the team; set-role, set-password and remove-user name a
   const removed = await cli('team', 'remove-user', '--team', teamId, '--user', users[1]!.userId);
   t.equal(removed.code, 0, removed.stderr);
   t.match(removed.json(), { userId: users[1]!.userId, removed: true }, 'one of two owners may go');
+  const again = await cli('team', 'remove-user', '--team', teamId, '--user', 'admin@acme.test');
+  t.equal(again.code, 0, again.stderr);
+  t.same(again.json(), { teamId, userId: users[1]!.userId, removed: true, alreadyRemoved: true }, 'run again: the sweep runs again, nothing is recorded twice');
 
   const events = (await streamEvents(`team-${teamId}`)).slice(-3);
   t.same(events.map((e) => e.type), ['UserRoleChanged', 'UserPasswordChanged', 'UserRemoved']);

@@ -1,8 +1,9 @@
+import { createHash } from 'node:crypto';
 import t from 'tap';
 import { eventsOfTypes } from '../../src/lib/eventsOfTypes.ts';
 import { registerOAuthClientDynamically } from '../../src/commands/oauth.ts';
 import { addUser } from '../../src/commands/tenancy.ts';
-import { changeUserPassword, changeUserRole, removeUser } from '../../src/commands/teamUsers.ts';
+import { changeUserPassword, changeUserRole, removeUser, removedUserOf, sweepRemovedUser } from '../../src/commands/teamUsers.ts';
 import { TenancyError } from '../../src/commands/tenancy.ts';
 import { passwordStamp } from '../../src/commands/credentials.ts';
 import { startDashboardSession } from '../../src/commands/dashboardSessions.ts';
@@ -74,13 +75,14 @@ t.test('a removed user is signed out everywhere, the apps they connected are cut
   // Another app, connected by both: it goes on for the owner, and so do its subscriptions.
   const shared = await connectApp(app, issuer, tenant, laptop);
   const alsoByOwner = await connectApp(app, issuer, tenant, ownerBrowser, { clientId: shared.clientId });
-  const keptId = await shared.subscribe();
+  const viaShared = await shared.subscribe();
+  const keptId = await alsoByOwner.subscribe();
 
   const admin = await userNamed(app, adminEmail);
-  const holdings = await holdingsOfUser(app.services.readModels, admin, app.services.clock.now());
+  const holdings = await holdingsOfUser(app.services, admin, app.services.clock.now());
   t.equal(holdings.sessionIds.length, 2, 'two browsers');
   t.equal(holdings.grantIds.length, 2, 'two apps');
-  t.same(holdings.subscriptions.map((s) => s.id), [subscriptionId], 'the subscription of the app nobody else connected; not that of the app the owner connected too');
+  t.same(holdings.subscriptions.map((s) => s.id).sort(), [subscriptionId, viaShared].sort(), "the subscriptions made with the admin's tokens, the shared app's too; not the one made with the owner's");
   const r = await removeUser(app.services, { teamId: tenant.teamId, userId: admin.id }, holdings);
   await settle(app, r.position);
 
@@ -95,7 +97,8 @@ t.test('a removed user is signed out everywhere, the apps they connected are cut
   t.match((await app.services.events.readStream(`webhook_subscription-${subscriptionId}`)).at(-1), { type: 'SubscriptionDeleted' }, "the app's webhook subscription is deleted: nothing flows to it any more");
   t.equal(await shared.list(), 401, "the admin's own connection to the shared app is cut off");
   t.equal(await alsoByOwner.list(), 200, "the owner's connection to it goes on");
-  t.notMatch((await app.services.events.readStream(`webhook_subscription-${keptId}`)).at(-1), { type: 'SubscriptionDeleted' }, 'with its subscription');
+  t.match((await app.services.events.readStream(`webhook_subscription-${viaShared}`)).at(-1), { type: 'SubscriptionDeleted' }, 'what the admin subscribed through it is deleted');
+  t.notMatch((await app.services.events.readStream(`webhook_subscription-${keptId}`)).at(-1), { type: 'SubscriptionDeleted' }, "what the owner's connection subscribed stays");
 
   const other = await createTenant(app.services);
   const again = await addUser(app.services, { teamId: other.teamId, email: adminEmail, role: 'member', password: PASSWORD });
@@ -144,6 +147,46 @@ t.test('a sign-in whose password check began before the change does not outlive 
   t.equal((await fetch(`${issuer}/dashboard`, { headers: { cookie: `svc_session=${current.token}` }, redirect: 'manual' })).status, 200, 'one with the new password holds');
 });
 
+t.test('removing a user removed already runs the sweep again: what the first one missed goes', async (t) => {
+  const { app, tenant, issuer, ownerEmail } = await startOAuthApp();
+  t.teardown(() => app.close());
+  const adminEmail = await addTeamUser(app, tenant.teamId, 'admin');
+  const browser = new Browser(issuer);
+  t.equal((await browser.signIn(adminEmail)).status, 303);
+  const connected = await connectApp(app, issuer, tenant, browser);
+  const subscriptionId = await connected.subscribe();
+  const admin = await userNamed(app, adminEmail);
+  // A sweep that saw nothing (cut short, or run before these reached the read models).
+  await settle(app, (await removeUser(app.services, { teamId: tenant.teamId, userId: admin.id }, { sessionIds: [], grantIds: [], subscriptions: [] })).position);
+  t.equal(await connected.list(), 401, 'the token is refused anyway');
+  t.notMatch((await app.services.events.readStream(`webhook_subscription-${subscriptionId}`)).at(-1), { type: 'SubscriptionDeleted' }, 'the subscription is still there');
+  const owner = new Browser(issuer);
+  t.equal((await owner.signIn(ownerEmail)).status, 303);
+  t.match((await owner.request('/dashboard/oauth-apps')).text, /no longer an owner or admin of the team: the app(&#39;|')s access is refused/, 'Connected apps says so');
+
+  t.same(await removedUserOf(app.services, tenant.teamId, adminEmail), { userId: admin.id, email: adminEmail }, 'found among the removed, by email');
+  const again = await holdingsOfUser(app.services, { id: admin.id, teamId: tenant.teamId }, app.services.clock.now());
+  await settle(app, await sweepRemovedUser(app.services, { teamId: tenant.teamId, userId: admin.id }, again));
+  t.match((await app.services.events.readStream(`webhook_subscription-${subscriptionId}`)).at(-1), { type: 'SubscriptionDeleted' }, 'the second sweep deletes it');
+  t.match((await app.services.events.readStream(`oauth_grant-${connected.grantId}`)).at(-1), { type: 'GrantRevoked', data: { reason: 'user_removed' } }, 'and revokes the grant');
+});
+
+t.test('a session that names no password (started before sessions recorded one) is over', async (t) => {
+  const { app, tenant, issuer } = await startOAuthApp();
+  t.teardown(() => app.close());
+  const token = 'a-session-token-from-an-older-server';
+  const started = await app.services.events.append('dashboard_session-LEGACY', [
+    {
+      type: 'DashboardSessionStarted',
+      data: { sessionId: 'LEGACY', sessionHash: createHash('sha256').update(token).digest('hex'), userId: tenant.ownerUserId, teamId: tenant.teamId, expiresAt: new Date(Date.now() + 3600_000).toISOString(), startedAt: new Date().toISOString() },
+    },
+  ], 'no_stream');
+  await settle(app, started.position);
+  const res = await fetch(`${issuer}/dashboard`, { headers: { cookie: `svc_session=${token}` }, redirect: 'manual' });
+  t.equal(res.status, 303, 'sent to sign in again');
+  t.match(res.headers.get('location'), /^\/dashboard\/sign-in/);
+});
+
 t.test("the team's last owner cannot be removed or demoted; with a second owner, they can", async (t) => {
   const { app, tenant, ownerEmail } = await startOAuthApp();
   t.teardown(() => app.close());
@@ -173,7 +216,7 @@ t.test('a user made member has the role at their next request, and the apps they
   t.match((await browser.request('/dashboard/oauth-apps')).text, /Revoke access of/, 'an admin may revoke apps');
 
   const admin = await userNamed(app, adminEmail);
-  const holdings = await holdingsOfUser(app.services.readModels, admin, app.services.clock.now());
+  const holdings = await holdingsOfUser(app.services, admin, app.services.clock.now());
   const { grantIds } = holdings;
   const r = await changeUserRole(app.services, { teamId: tenant.teamId, userId: admin.id, role: 'member' }, holdings);
   await settle(app, r.position);
@@ -191,7 +234,7 @@ t.test('a new password ends every session, even one the read models had not list
   const [listed, unlisted] = [new Browser(issuer), new Browser(issuer)];
   t.equal((await listed.signIn(email)).status, 303);
   const user = await userNamed(app, email);
-  const { sessionIds } = await holdingsOfUser(app.services.readModels, user, app.services.clock.now());
+  const { sessionIds } = await holdingsOfUser(app.services, user, app.services.clock.now());
   t.equal((await unlisted.signIn(email)).status, 303);
   t.equal(sessionIds.length, 1, 'the command is given the one session listed before the second sign-in');
 

@@ -8,14 +8,13 @@ import type { SignedIn } from '../web/session.ts';
 import type { DashboardKit } from './webhooks.ts';
 import { actingFor } from '../actingFor.ts';
 import { deleteSubscriptionsLeftBehind } from '../../commands/teamUsers.ts';
-import { subscriptionsLeftBehind } from '../../readModels/userHoldings.ts';
+import { subscriptionsOfGrants } from '../../readModels/userHoldings.ts';
 
 /**
  * The apps the team's people authorized: every grant of the team still in force, whichever team
  * registered the app (a self-registered MCP client belongs to none). Revoking one ends its access and
- * refresh tokens at once, and deletes the webhook subscriptions the app created on the team's sites
- * unless another of the team's people connected it too, as deleting a client does for the apps the
- * team registered itself.
+ * refresh tokens at once, and deletes the webhook subscriptions the app made with it, as deleting a
+ * client does for the apps the team registered itself.
  */
 export async function connectedAppsSection(app: FastifyInstance, s: SignedIn, canManage: boolean): Promise<SafeHtml> {
   const grants = await listActiveGrantsOfTeam(app.readModels, s.user.teamId, app.clock.now());
@@ -25,7 +24,10 @@ export async function connectedAppsSection(app: FastifyInstance, s: SignedIn, ca
       const client = await getOAuthClient(app.readModels, g.clientId);
       const by = await getUser(app.readModels, g.userId);
       const name = client?.name ?? g.clientId;
-      return html`<tr><td>${name}</td><td><code>${g.clientId}</code></td><td>${by?.email ?? g.userId}</td><td>${g.scopes.join(' ')}</td><td>${g.siteIds.length}</td><td>${g.createdAt}</td>
+      // Its tokens are refused once the person who authorized it left or became a member (until then it is not yet revoked).
+      const inForce = by !== null && by.teamId === g.teamId && by.role !== 'member';
+      const who = by && by.teamId === g.teamId ? by.email : g.userId;
+      return html`<tr><td>${name}</td><td><code>${g.clientId}</code></td><td>${who}${inForce ? '' : html` <strong>(no longer an owner or admin of the team: the app's access is refused)</strong>`}</td><td>${g.scopes.join(' ')}</td><td>${g.siteIds.length}</td><td>${g.createdAt}</td>
         <td>${canManage ? html`<form method="post" action="/dashboard/oauth-apps/grants/${g.id}/revoke"><input type="hidden" name="csrf" value="${s.csrf}"><button type="submit">Revoke access of ${name}</button></form>` : ''}</td></tr>`;
     }),
   );
@@ -40,8 +42,8 @@ export function connectedAppRoutes(app: FastifyInstance, kit: Pick<DashboardKit,
     const grant = await getOAuthGrant(app.readModels, request.params.grantId);
     // Another team's grant is answered as a missing one.
     if (!grant || grant.teamId !== s.user.teamId) return oauthAppsPage(reply, s, 'No such connected app.', 404);
-    // Read before the revocation: the subscriptions nobody else in the team stands behind once it is done.
-    const leftBehind = await subscriptionsLeftBehind(app.readModels, s.user.teamId, [grant.id]);
+    // Read before the revocation: the subscriptions made with this grant's tokens.
+    const leftBehind = await subscriptionsOfGrants(app, s.user.teamId, [grant.id], app.clock.now());
     const acting = actingFor(app, request);
     const r = await revokeGrant(acting, grant.id, 'revoked_by_team');
     const swept = await deleteSubscriptionsLeftBehind(acting, leftBehind);

@@ -29,7 +29,7 @@ const canManagePeople = (s: SignedIn) => s.user.role === 'owner';
  * which ends their other sessions.
  */
 export async function teamPages(app: FastifyInstance) {
-  // A stolen cookie must not become a way to guess the password: a few wrong ones per user, then a pause.
+  // A stolen cookie must not become a way to guess the password: a few wrong ones per session, then a pause.
   const passwordChecks = new SignInThrottle(app.counters, app.clock, 5);
 
   const teamPage = async (reply: FastifyReply, s: SignedIn, notice?: { error?: string; info?: string }, status = 200) => {
@@ -93,7 +93,7 @@ export async function teamPages(app: FastifyInstance) {
     const form = parseForm(roleForm, request.body);
     if (!form.success) return teamPage(reply, s, { error: firstProblem(form.error) }, 400);
     try {
-      const holdings = await holdingsOfUser(app.readModels, user, app.clock.now());
+      const holdings = await holdingsOfUser(app, user, app.clock.now());
       const r = await changeUserRole(actingFor(app, request), { teamId: s.user.teamId, userId: user.id, role: form.data.role }, holdings);
       if (r.position !== null) await app.waitForWrite(r.position);
     } catch (error) {
@@ -108,7 +108,7 @@ export async function teamPages(app: FastifyInstance) {
     const user = await teamUser(request, reply, s);
     if (!user) return reply;
     try {
-      const r = await removeUser(actingFor(app, request), { teamId: s.user.teamId, userId: user.id }, await holdingsOfUser(app.readModels, user, app.clock.now()));
+      const r = await removeUser(actingFor(app, request), { teamId: s.user.teamId, userId: user.id }, await holdingsOfUser(app, user, app.clock.now()));
       if (r.position !== null) await app.waitForWrite(r.position);
     } catch (error) {
       return refused(reply, s, error, 409);
@@ -121,12 +121,13 @@ export async function teamPages(app: FastifyInstance) {
     const s = request.dashboard!;
     const form = parseForm(passwordForm, request.body);
     if (!form.success) return teamPage(reply, s, { error: firstProblem(form.error) }, 400);
-    const pair = `password-change|${s.user.id}`;
+    // Per session: a thief's guesses on a stolen cookie do not lock the person out of changing it from their own.
+    const pair = `password-change|${s.user.id}|${s.sessionId}`;
     const attemptedAt = app.clock.now().getTime();
     const wait = await passwordChecks.attempt(pair, attemptedAt);
     if (wait > 0) {
       reply.header('retry-after', String(wait));
-      return teamPage(reply, s, { error: `Too many wrong passwords. Try again in ${Math.ceil(wait / 60)} minutes.` }, 429);
+      return teamPage(reply, s, { error: `Too many wrong passwords. Try again in ${Math.ceil(wait / 60)} minutes. If this was not you, use Sign out everywhere on the dashboard's home.` }, 429);
     }
     const ok = s.user.passwordHash !== null && (await verifyPassword(form.data.current_password, s.user.passwordHash).catch(() => false));
     if (!ok) return teamPage(reply, s, { error: 'The current password is incorrect.' }, 401);
@@ -134,7 +135,7 @@ export async function teamPages(app: FastifyInstance) {
     const acting = actingFor(app, request);
     let credential: string | null;
     try {
-      const { sessionIds } = await holdingsOfUser(app.readModels, s.user, app.clock.now());
+      const { sessionIds } = await holdingsOfUser(app, s.user, app.clock.now());
       ({ credential } = await changeUserPassword(acting, { teamId: s.user.teamId, userId: s.user.id, password: form.data.new_password }, { sessionIds: [...new Set([s.sessionId, ...sessionIds])] }));
     } catch (error) {
       return refused(reply, s, error, 400);

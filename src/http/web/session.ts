@@ -39,8 +39,10 @@ export async function loadSession(services: SessionPorts, request: FastifyReques
   const session = await getDashboardSession(services.readModels, sha256Hex(token));
   if (!session || session.ended || Date.parse(session.expiresAt) <= services.clock.now().getTime()) return null;
   const user = await getUser(services.readModels, session.userId);
-  // Removed from the team, or signed in with a password the user no longer has.
-  if (!user || (session.credential !== null && session.credential !== passwordStamp(user.passwordHash))) return null;
+  // Removed from the team, or signed in with a password the user no longer has. A session that names
+  // no password (started before sessions recorded one, or by an older server) is over too: one more sign-in.
+  const stamp = user ? passwordStamp(user.passwordHash) : null;
+  if (!user || stamp === null || session.credential !== stamp) return null;
   return { sessionId: session.sessionId, user, csrf: csrfFor(token) };
 }
 
