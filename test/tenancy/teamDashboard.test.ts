@@ -99,3 +99,37 @@ t.test('wrong current passwords are limited per person: a stolen cookie cannot g
   t.ok(right.headers.get('retry-after'));
   t.equal((await new Browser(issuer).signIn(email)).status, 303, 'the password is unchanged');
 });
+
+t.test('an owner adds a person, who signs in with the first password shown once and replaces it', async (t) => {
+  const { app, tenant, ownerEmail, issuer } = await startOAuthApp();
+  t.teardown(() => app.close());
+  const owner = new Browser(issuer);
+  t.equal((await owner.signIn(ownerEmail)).status, 303);
+  const csrf = await csrfOf(owner);
+  const added = await owner.request('/dashboard/team/users', { form: { csrf, email: 'New.Person@Example.test', role: 'admin' } });
+  t.equal(added.status, 201);
+  t.equal(added.headers.get('cache-control'), 'no-store', 'the page with the password is not kept');
+  const password = /id="first_password">([^<]+)</.exec(added.text)?.[1];
+  t.match(password, /^[A-Za-z0-9_-]{20}$/, 'a first password, made by the service');
+  t.match(added.text, /new\.person@example\.test is in the team as admin/);
+  const events = await app.services.events.readStream(`team-${tenant.teamId}`);
+  t.match(events.at(-1), { type: 'UserAdded', data: { email: 'new.person@example.test', role: 'admin' }, metadata: { actorKind: 'dashboard_user' } });
+  t.notOk(JSON.stringify(events.map((e) => e.data)).includes(password!), 'only its hash is stored');
+
+  const person = new Browser(issuer);
+  t.equal((await person.signIn('new.person@example.test', password!)).status, 303, 'they sign in with it');
+  const changed = await person.request('/dashboard/password', { form: { csrf: await csrfOf(person), current_password: password!, new_password: 'their own passphrase', confirm_password: 'their own passphrase' } });
+  t.equal(changed.status, 303, 'and replace it');
+
+  const again = await owner.request('/dashboard/team/users', { form: { csrf, email: 'new.person@example.test', role: 'member' } });
+  t.equal(again.status, 400, 'an address already in use');
+  t.match(again.text, /exists/);
+  t.equal((await owner.request('/dashboard/team/users', { form: { csrf, email: 'not an address', role: 'member' } })).status, 400);
+  t.equal((await owner.request('/dashboard/team/users', { form: { csrf, email: 'x@example.test', role: 'king' } })).status, 400);
+
+  const adminBrowser = new Browser(issuer);
+  t.equal((await adminBrowser.signIn('new.person@example.test', 'their own passphrase')).status, 303);
+  const byAdmin = await adminBrowser.request('/dashboard/team/users', { form: { csrf: await csrfOf(adminBrowser), email: 'y@example.test', role: 'owner' } });
+  t.equal(byAdmin.status, 403, 'an admin cannot add people (nor make an owner)');
+  t.notMatch((await adminBrowser.request('/dashboard/team')).text, /Add a person/, 'and has no form for it');
+});

@@ -2,7 +2,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { verifyPassword } from '../../commands/credentials.ts';
 import { startDashboardSession } from '../../commands/dashboardSessions.ts';
-import { TenancyError } from '../../commands/tenancy.ts';
+import { TenancyError, addUser } from '../../commands/tenancy.ts';
+import { normaliseEmail } from '../../domain/email.ts';
+import { randomBytes } from 'node:crypto';
 import { changeUserPassword, changeUserRole, removeUser } from '../../commands/teamUsers.ts';
 import { DASHBOARD_SESSION_TTL_MS } from '../../domain/dashboardSession.ts';
 import { ROLES } from '../../domain/team.ts';
@@ -16,6 +18,7 @@ import { SignInThrottle } from '../web/signInThrottle.ts';
 import { showSignedIn } from './show.ts';
 
 const roleForm = z.object({ role: formText.pipe(z.enum(ROLES, { error: 'Choose a role.' })) });
+const addForm = z.object({ email: formText, role: formText.pipe(z.enum(ROLES, { error: 'Choose a role.' })) });
 const passwordForm = z
   .object({ current_password: formText, new_password: formText, confirm_password: formText })
   .refine((f) => f.new_password === f.confirm_password, { message: 'The two new passwords differ.' });
@@ -24,9 +27,9 @@ const passwordForm = z
 const canManagePeople = (s: SignedIn) => s.user.role === 'owner';
 
 /**
- * The team's people (`/dashboard/team`): owners change a role or remove someone, with the same rules
- * and effects as the CLI's `team set-role` / `remove-user`; everyone changes their own password,
- * which ends their other sessions.
+ * The team's people (`/dashboard/team`): owners add someone, change a role or remove someone, with the
+ * same rules and effects as the CLI's `team add-user` / `set-role` / `remove-user`; everyone changes
+ * their own password, which ends their other sessions.
  */
 export async function teamPages(app: FastifyInstance) {
   // A stolen cookie must not become a way to guess the password: a few wrong ones per session, then a pause.
@@ -54,8 +57,13 @@ export async function teamPages(app: FastifyInstance) {
         <table><thead><tr><th>Email</th><th>Role</th><th>Dashboard sign-in</th><th>Added</th><th></th></tr></thead><tbody>${rows}</tbody></table>
         ${
           canManagePeople(s)
-            ? html`<p>Removing someone ends their sessions and disconnects the apps they connected; so does making an owner or admin a member (members cannot connect apps). The team keeps its API keys and webhook subscriptions. Add people with <code>outreach team add-user</code>.</p>`
-            : html`<p>Only the team's owners change roles and remove people.</p>`
+            ? html`<p>Removing someone ends their sessions and disconnects the apps they connected, with the webhook subscriptions those apps made; so does making an owner or admin a member (members cannot connect apps). The team keeps its API keys and the subscriptions made with them or here.</p>
+              <h2>Add a person</h2>
+              <form method="post" action="/dashboard/team/users"><input type="hidden" name="csrf" value="${s.csrf}">
+                <label for="email">Email</label><input id="email" name="email" type="email" maxlength="320" required>
+                <label for="role">Role</label><select id="role" name="role">${ROLES.map((r) => html`<option value="${r}" ${r === 'member' ? html`selected` : ''}>${r}</option>`)}</select>
+                <button type="submit">Add person</button> <small>(a first password is made for them and shown once)</small></form>`
+            : html`<p>Only the team's owners add people, change roles and remove people.</p>`
         }
         <h2>Your password</h2>
         <form method="post" action="/dashboard/password"><input type="hidden" name="csrf" value="${s.csrf}">
@@ -83,6 +91,30 @@ export async function teamPages(app: FastifyInstance) {
 
   app.get('/dashboard/team', async function team(request: FastifyRequest<{ Querystring: { password?: string } }>, reply) {
     return teamPage(reply, request.dashboard!, request.query.password === 'changed' ? { info: 'Your password was changed; your other sessions are signed out.' } : undefined);
+  });
+
+  app.post('/dashboard/team/users', async function addPerson(request, reply) {
+    const s = request.dashboard!;
+    if (!canManagePeople(s)) return teamPage(reply, s, { error: `Only the team's owners add people. You are a ${s.user.role}.` }, 403);
+    const form = parseForm(addForm, request.body);
+    if (!form.success) return teamPage(reply, s, { error: firstProblem(form.error) }, 400);
+    // Made here, not chosen by the owner: shown once, for the person to replace on this page.
+    const password = randomBytes(15).toString('base64url');
+    let added: { userId: string; position: bigint | null };
+    try {
+      added = await addUser(actingFor(app, request), { teamId: s.user.teamId, email: form.data.email, role: form.data.role, password });
+    } catch (error) {
+      return refused(reply, s, error, 400);
+    }
+    if (added.position !== null) await app.waitForWrite(added.position, 'answer');
+    return showSignedIn(
+      reply,
+      s,
+      'Person added',
+      html`<p>${normaliseEmail(form.data.email)} is in the team as ${form.data.role}. Their first password, shown once:</p><p class="secret" id="first_password">${password}</p>
+        <p>Give it to them by a way you trust; they sign in at <code>/dashboard/sign-in</code> and change it on the Team page.</p><p><a href="/dashboard/team">Back to the team</a></p>`,
+      201,
+    );
   });
 
   app.post('/dashboard/team/users/:userId/role', async function changeRole(request: FastifyRequest<{ Params: { userId: string } }>, reply) {
