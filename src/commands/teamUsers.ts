@@ -28,7 +28,7 @@ export interface UserHoldings {
  * a departed admin connected would otherwise keep the team's data flowing to them), and their email
  * address is free to be added again. The team's last owner cannot be removed.
  */
-export async function removeUser(ctx: CommandContext, input: { teamId: string; userId: string }, holdings: UserHoldings) {
+export async function removeUser(ctx: CommandContext, input: { teamId: string; userId: string; byOwner?: string }, holdings: UserHoldings) {
   const result = await onTeam(ctx, input.teamId, { type: 'RemoveUser', data: { ...input, now: ctx.clock.now().toISOString() } });
   const removed = result.events.find((e) => e.type === 'UserRemoved');
   if (removed?.type === 'UserRemoved') {
@@ -62,7 +62,7 @@ export async function removedUserOf(ctx: Pick<CommandContext, 'events'>, teamId:
  * Changes a user's role. A user made `member` cannot authorize apps, so the apps they connected are
  * disconnected. The team's last owner keeps the role.
  */
-export async function changeUserRole(ctx: CommandContext, input: { teamId: string; userId: string; role: Role }, holdings: Pick<UserHoldings, 'grantIds' | 'subscriptions'>) {
+export async function changeUserRole(ctx: CommandContext, input: { teamId: string; userId: string; role: Role; byOwner?: string }, holdings: Pick<UserHoldings, 'grantIds' | 'subscriptions'>) {
   const result = await onTeam(ctx, input.teamId, { type: 'ChangeUserRole', data: { ...input, now: ctx.clock.now().toISOString() } });
   const changed = result.events.length > 0;
   // Also when the role was member already: a sweep cut short before is finished.

@@ -2,7 +2,7 @@ import { apiKeyDecider, apiKeyStream } from '../domain/apiKey.ts';
 import { EMAIL_ADDRESS_SHAPE, normaliseEmail } from '../domain/email.ts';
 import type { Scope } from '../domain/scopes.ts';
 import { type Plan, type SiteEvent, type SiteSettings, siteDecider, siteStream } from '../domain/site.ts';
-import { type BillingStatus, type Role, teamDecider, teamStream } from '../domain/team.ts';
+import { type BillingStatus, type Role, TeamRuleError, teamDecider, teamStream } from '../domain/team.ts';
 import { EmailTakenError, userEmailDecider, userEmailStream } from '../domain/userEmail.ts';
 import type { RecordedEvent } from '../ports/eventStore.ts';
 import type { CommandContext } from './context.ts';
@@ -46,7 +46,7 @@ export async function createTeam(ctx: CommandContext, input: { name: string; own
   return { teamId, ownerUserId, position: result.position };
 }
 
-export async function addUser(ctx: CommandContext, input: { teamId: string; email: string; role: Role; password?: string }) {
+export async function addUser(ctx: CommandContext, input: { teamId: string; email: string; role: Role; password?: string; byOwner?: string }) {
   const email = normaliseEmail(input.email);
   checkUserInput(email, input.password);
   await requireTeam(ctx, input.teamId);
@@ -56,7 +56,9 @@ export async function addUser(ctx: CommandContext, input: { teamId: string; emai
     const passwordHash = input.password ? await hashPassword(input.password) : null;
     return handleCommand(ctx, teamStream(input.teamId), teamDecider, {
       type: 'AddUser',
-      data: { teamId: input.teamId, userId, email, role: input.role, passwordHash, now: ctx.clock.now().toISOString() },
+      data: { teamId: input.teamId, userId, email, role: input.role, passwordHash, byOwner: input.byOwner, now: ctx.clock.now().toISOString() },
+    }).catch((error: unknown) => {
+      throw error instanceof TeamRuleError ? new TenancyError(error.message) : error;
     });
   });
   return { userId, position: result.position };

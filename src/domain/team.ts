@@ -24,9 +24,10 @@ export type TeamCommand =
       data: { teamId: string; name: string; owner: { userId: string; email: string; passwordHash: string | null }; now: string };
     }
   | { type: 'SetTeamBillingStatus'; data: { teamId: string; billingStatus: BillingStatus; now: string } }
-  | { type: 'AddUser'; data: { teamId: string; userId: string; email: string; role: Role; passwordHash: string | null; now: string } }
-  | { type: 'RemoveUser'; data: { teamId: string; userId: string; now: string } }
-  | { type: 'ChangeUserRole'; data: { teamId: string; userId: string; role: Role; now: string } }
+  /** `byOwner`: the team's person asking (the dashboard), who must be one of its owners; absent for the operator. */
+  | { type: 'AddUser'; data: { teamId: string; userId: string; email: string; role: Role; passwordHash: string | null; byOwner?: string; now: string } }
+  | { type: 'RemoveUser'; data: { teamId: string; userId: string; byOwner?: string; now: string } }
+  | { type: 'ChangeUserRole'; data: { teamId: string; userId: string; role: Role; byOwner?: string; now: string } }
   /** A null hash takes the user's dashboard sign-in away. */
   | { type: 'ChangeUserPassword'; data: { teamId: string; userId: string; passwordHash: string | null; now: string } };
 
@@ -82,18 +83,21 @@ export const teamDecider: Decider<TeamState, TeamCommand, TeamEvent> = {
       }
       case 'AddUser': {
         if (state.status !== 'exists') throw new TeamRuleError('team not found');
-        const { now, ...user } = command.data;
+        const { now, byOwner, ...user } = command.data;
+        requireOwner(state, byOwner);
         if ([...state.users.values()].some((u) => u.email === user.email)) throw new TeamRuleError('a user with this email already exists in the team');
         return [{ type: 'UserAdded', data: { ...user, addedAt: now } }];
       }
       case 'RemoveUser': {
-        const { teamId, userId, now } = command.data;
+        const { teamId, userId, byOwner, now } = command.data;
+        requireOwner(state, byOwner);
         const user = member(state, userId);
         if (user.role === 'owner' && owners(state) === 1) throw new TeamRuleError('the team\'s last owner cannot be removed: make another user owner first');
         return [{ type: 'UserRemoved', data: { teamId, userId, email: user.email, removedAt: now } }];
       }
       case 'ChangeUserRole': {
-        const { teamId, userId, role, now } = command.data;
+        const { teamId, userId, role, byOwner, now } = command.data;
+        requireOwner(state, byOwner);
         const user = member(state, userId);
         if (user.role === role) return [];
         if (user.role === 'owner' && owners(state) === 1) throw new TeamRuleError('the team\'s last owner cannot change role: make another user owner first');
@@ -123,6 +127,12 @@ function member(state: TeamState, userId: string): TeamMember {
   const user = state.users.get(userId);
   if (!user) throw new TeamRuleError(`user ${userId} is not a member of this team`);
   return user;
+}
+
+/** The person asking must be an owner as the team's stream stands (not as a lagging read model says). */
+function requireOwner(state: TeamState, byOwner: string | undefined): void {
+  if (byOwner === undefined) return;
+  if (state.status !== 'exists' || state.users.get(byOwner)?.role !== 'owner') throw new TeamRuleError("only the team's owners manage its people");
 }
 
 const owners = (state: TeamState) => (state.status === 'exists' ? [...state.users.values()].filter((u) => u.role === 'owner').length : 0);

@@ -120,3 +120,27 @@ t.test('RemoveUser, ChangeUserRole, ChangeUserPassword', async (t) => {
     given(teamDecider, []).when({ type: 'ChangeUserPassword', data: { teamId: 'T1', userId: 'U2', passwordHash: null, now: later } }).thenThrows(TeamRuleError, /team not found/);
   });
 });
+
+t.test('byOwner: a person managing the team must be an owner as its stream stands', async (t) => {
+  const admin: TeamEvent = { type: 'UserAdded', data: { teamId: 'T1', userId: 'U2', email: 'a@example.test', role: 'admin', passwordHash: null, addedAt: now } };
+  const withAdmin = [...created, admin];
+  t.test('an owner may', async () => {
+    given(teamDecider, withAdmin)
+      .when({ type: 'RemoveUser', data: { teamId: 'T1', userId: 'U2', byOwner: 'U1', now: later } })
+      .then([{ type: 'UserRemoved', data: { teamId: 'T1', userId: 'U2', email: 'a@example.test', removedAt: later } }]);
+  });
+  t.test('an admin, a removed owner or a stranger may not, whatever a read model says', async () => {
+    given(teamDecider, withAdmin).when({ type: 'ChangeUserRole', data: { teamId: 'T1', userId: 'U1', role: 'member', byOwner: 'U2', now: later } }).thenThrows(TeamRuleError, /only the team's owners/);
+    const demoted: TeamEvent = { type: 'UserRoleChanged', data: { teamId: 'T1', userId: 'U1', role: 'admin', previousRole: 'owner', changedAt: now } };
+    const promoted: TeamEvent = { type: 'UserRoleChanged', data: { teamId: 'T1', userId: 'U2', role: 'owner', previousRole: 'admin', changedAt: now } };
+    given(teamDecider, [...withAdmin, promoted, demoted]).when({ type: 'RemoveUser', data: { teamId: 'T1', userId: 'U2', byOwner: 'U1', now: later } }).thenThrows(TeamRuleError, /only the team's owners/);
+    given(teamDecider, withAdmin)
+      .when({ type: 'AddUser', data: { teamId: 'T1', userId: 'U3', email: 'n@example.test', role: 'owner', passwordHash: null, byOwner: 'U9', now: later } })
+      .thenThrows(TeamRuleError, /only the team's owners/);
+  });
+  t.test('byOwner is not recorded', async () => {
+    given(teamDecider, withAdmin)
+      .when({ type: 'AddUser', data: { teamId: 'T1', userId: 'U3', email: 'n@example.test', role: 'member', passwordHash: null, byOwner: 'U1', now: later } })
+      .then([{ type: 'UserAdded', data: { teamId: 'T1', userId: 'U3', email: 'n@example.test', role: 'member', passwordHash: null, addedAt: later } }]);
+  });
+});

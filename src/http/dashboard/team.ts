@@ -102,7 +102,7 @@ export async function teamPages(app: FastifyInstance) {
     const password = randomBytes(15).toString('base64url');
     let added: { userId: string; position: bigint | null };
     try {
-      added = await addUser(actingFor(app, request), { teamId: s.user.teamId, email: form.data.email, role: form.data.role, password });
+      added = await addUser(actingFor(app, request), { teamId: s.user.teamId, email: form.data.email, role: form.data.role, password, byOwner: s.user.id });
     } catch (error) {
       return refused(reply, s, error, 400);
     }
@@ -126,7 +126,7 @@ export async function teamPages(app: FastifyInstance) {
     if (!form.success) return teamPage(reply, s, { error: firstProblem(form.error) }, 400);
     try {
       const holdings = await holdingsOfUser(app, user, app.clock.now());
-      const r = await changeUserRole(actingFor(app, request), { teamId: s.user.teamId, userId: user.id, role: form.data.role }, holdings);
+      const r = await changeUserRole(actingFor(app, request), { teamId: s.user.teamId, userId: user.id, role: form.data.role, byOwner: s.user.id }, holdings);
       if (r.position !== null) await app.waitForWrite(r.position);
     } catch (error) {
       return refused(reply, s, error, 409);
@@ -140,7 +140,7 @@ export async function teamPages(app: FastifyInstance) {
     const user = await teamUser(request, reply, s);
     if (!user) return reply;
     try {
-      const r = await removeUser(actingFor(app, request), { teamId: s.user.teamId, userId: user.id }, await holdingsOfUser(app, user, app.clock.now()));
+      const r = await removeUser(actingFor(app, request), { teamId: s.user.teamId, userId: user.id, byOwner: s.user.id }, await holdingsOfUser(app, user, app.clock.now()));
       if (r.position !== null) await app.waitForWrite(r.position);
     } catch (error) {
       return refused(reply, s, error, 409);
