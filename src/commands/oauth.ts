@@ -16,7 +16,7 @@ import {
   oauthGrantDecider,
   oauthGrantStream,
 } from '../domain/oauthGrant.ts';
-import { aggregateStream, aggregateStreamFolding } from './aggregateStream.ts';
+import { aggregateStream, aggregateStreamCached, aggregateStreamFolding } from './aggregateStream.ts';
 import { appAuthorizerGone, teamDecider, teamStream } from '../domain/team.ts';
 import type { CommandContext } from './context.ts';
 import { sha256Hex } from './credentials.ts';
@@ -258,7 +258,7 @@ async function requireAuthorizerInForce(ctx: CommandContext, grantId: string, cl
   const { state: grant } = await aggregateStreamFolding(ctx.events, oauthGrantStream(grantId), oauthGrantDecider);
   // No grant, one revoked, or another client's: the decider refuses it in its own words (and nobody else learns or changes anything here).
   if (grant.status !== 'active' || grant.clientId !== clientId) return;
-  const { state: team } = await aggregateStream(ctx.events, teamStream(grant.teamId), teamDecider);
+  const { state: team } = await aggregateStreamCached(ctx.events, teamStream(grant.teamId), teamDecider);
   const gone = appAuthorizerGone(team, grant.userId);
   if (!gone) return;
   await revokeGrant(ctx, grantId, gone);
