@@ -3,7 +3,8 @@ import { normaliseEmail } from '../domain/email.ts';
 import { ROLES } from '../domain/team.ts';
 import { TenancyError, requireTeam } from '../commands/tenancy.ts';
 import { changeUserPassword, changeUserRole, endSessions, removeUser, removedUserOf, sweepRemovedUser } from '../commands/teamUsers.ts';
-import { holdingsOfUser } from '../readModels/userHoldings.ts';
+import { appsIfMember, holdingsOfUser } from '../readModels/userHoldings.ts';
+import { openSessionsOfUser } from '../readModels/dashboardSessions.ts';
 import { type UserDoc, findUserByEmail, getUser, listUsersOfTeam } from '../readModels/users.ts';
 import type { Services } from '../services.ts';
 import { parseChoice, print } from './output.ts';
@@ -42,7 +43,7 @@ export function registerTeamUserCommands(team: Command, json: () => boolean, wit
         // Removed already: the sweep is run again (one cut short, or a consent given while it ran).
         const gone = (await findTeamUser(s, opts.team, opts.user)) ? null : await removedUserOf(s, opts.team, opts.user);
         if (gone) {
-          await sweepRemovedUser(s, { teamId: opts.team, userId: gone.userId }, await holdingsOfUser(s, { id: gone.userId, teamId: opts.team }, s.clock.now()));
+          await sweepRemovedUser(s, { teamId: opts.team, ...gone }, await holdingsOfUser(s, { id: gone.userId, teamId: opts.team }, s.clock.now()));
           print(json(), { teamId: opts.team, userId: gone.userId, removed: true, alreadyRemoved: true }, `user ${gone.email} (${gone.userId}) was removed already; their sessions and apps are swept again`);
           return;
         }
@@ -60,7 +61,7 @@ export function registerTeamUserCommands(team: Command, json: () => boolean, wit
     .action(async (opts) =>
       withServices(async (s) => {
         const user = await teamUser(s, opts.team, opts.user);
-        const r = await changeUserRole(s, { teamId: opts.team, userId: user.id, role: opts.role }, await holdingsOfUser(s, user, s.clock.now()));
+        const r = await changeUserRole(s, { teamId: opts.team, userId: user.id, role: opts.role }, await appsIfMember(s, user, opts.role, s.clock.now()));
         print(json(), { teamId: opts.team, userId: user.id, role: opts.role, changed: r.changed }, r.changed ? `user ${user.email} is now ${opts.role}` : `user ${user.email} was ${opts.role} already`);
       }),
     );
@@ -73,16 +74,16 @@ export function registerTeamUserCommands(team: Command, json: () => boolean, wit
     .option('--remove-password', 'take the dashboard sign-in away instead')
     .action(async (opts) =>
       withServices(async (s) => {
-        const password: string | undefined = opts.removePassword ? undefined : (opts.password ?? process.env.OUTREACH_USER_PASSWORD);
+        const password: string | null = opts.removePassword ? null : (opts.password ?? process.env.OUTREACH_USER_PASSWORD ?? null);
         if (opts.removePassword && opts.password !== undefined) throw new TenancyError('give --password or --remove-password, not both');
         if (!opts.removePassword && !password) throw new TenancyError('give --password (or set OUTREACH_USER_PASSWORD), or --remove-password');
-        if (opts.password === undefined && password !== undefined) process.stderr.write('the password is taken from OUTREACH_USER_PASSWORD\n');
+        if (opts.password === undefined && password !== null) process.stderr.write('the password is taken from OUTREACH_USER_PASSWORD\n');
         const user = await teamUser(s, opts.team, opts.user);
-        const { sessionIds } = await holdingsOfUser(s, user, s.clock.now());
+        const sessionIds = await openSessionsOfUser(s.readModels, user.id, s.clock.now());
         await changeUserPassword(s, { teamId: opts.team, userId: user.id, password }, { sessionIds });
         print(
           json(),
-          { teamId: opts.team, userId: user.id, dashboardSignIn: password !== undefined, sessionsEnded: sessionIds.length },
+          { teamId: opts.team, userId: user.id, dashboardSignIn: password !== null, sessionsEnded: sessionIds.length },
           `${password ? 'password changed' : 'dashboard sign-in removed'} for ${user.email}; ${sessionIds.length} session(s) ended`,
         );
       }),
@@ -95,7 +96,7 @@ export function registerTeamUserCommands(team: Command, json: () => boolean, wit
     .action(async (opts) =>
       withServices(async (s) => {
         const user = await teamUser(s, opts.team, opts.user);
-        const { sessionIds } = await holdingsOfUser(s, user, s.clock.now());
+        const sessionIds = await openSessionsOfUser(s.readModels, user.id, s.clock.now());
         await endSessions(s, sessionIds);
         print(json(), { teamId: opts.team, userId: user.id, sessionsEnded: sessionIds.length }, `${sessionIds.length} session(s) of ${user.email} ended`);
       }),

@@ -1,5 +1,5 @@
 import { normaliseEmail } from '../domain/email.ts';
-import { type Role, TeamRuleError, type TeamCommand, teamDecider, teamStream } from '../domain/team.ts';
+import { type Role, type TeamCommand, teamDecider, teamStream } from '../domain/team.ts';
 import { userEmailDecider, userEmailStream } from '../domain/userEmail.ts';
 import type { CommandContext } from './context.ts';
 import { hashPassword, passwordStamp, sha256Hex } from './credentials.ts';
@@ -10,7 +10,8 @@ import { deleteSubscription } from './webhookSubscriptions.ts';
 import { ServiceError } from '../domain/errors.ts';
 import { oauthGrantDecider, oauthGrantStream } from '../domain/oauthGrant.ts';
 import { revokeGrant } from './oauth.ts';
-import { TenancyError, checkPassword, requireTeam } from './tenancy.ts';
+import { TenancyError, asTenancyError, checkPassword, requireTeam } from './tenancy.ts';
+import { toDomainEvent } from '../lib/parseEvent.ts';
 
 /**
  * What a user holds beyond the team's stream, as the caller found it in the read models: the
@@ -31,30 +32,30 @@ export interface UserHoldings {
 export async function removeUser(ctx: CommandContext, input: { teamId: string; userId: string; byOwner?: string }, holdings: UserHoldings) {
   const result = await onTeam(ctx, input.teamId, { type: 'RemoveUser', data: { ...input, now: ctx.clock.now().toISOString() } });
   const removed = result.events.find((e) => e.type === 'UserRemoved');
-  if (removed?.type === 'UserRemoved') {
-    await handleCommand(ctx, userEmailStream(sha256Hex(normaliseEmail(removed.data.email))), userEmailDecider, {
-      type: 'ReleaseUserEmail',
-      data: { email: removed.data.email, userId: input.userId, reason: 'user removed from the team', now: ctx.clock.now().toISOString() },
-    });
-  }
-  return { position: later(result.position, await sweepRemovedUser(ctx, input, holdings)) };
+  const email = removed?.type === 'UserRemoved' ? removed.data.email : null;
+  return { position: later(result.position, await sweepRemovedUser(ctx, { teamId: input.teamId, userId: input.userId, email }, holdings)) };
 }
 
 /**
- * What a removal does beyond the team's stream: the sessions end, the apps disconnect. Run again for a
- * user removed already, it finishes a sweep cut short, or one that missed a consent given meanwhile.
+ * What a removal does beyond the team's stream: the address is freed, the sessions end, the apps
+ * disconnect. Run again for a user removed already, it finishes a sweep cut short, or one that missed
+ * a consent given meanwhile (each step changes nothing the second time).
  */
-export async function sweepRemovedUser(ctx: CommandContext, user: { teamId: string; userId: string }, holdings: UserHoldings): Promise<bigint | null> {
+export async function sweepRemovedUser(ctx: CommandContext, user: { teamId: string; userId: string; email: string | null }, holdings: UserHoldings): Promise<bigint | null> {
+  if (user.email !== null) {
+    // Only the user's own claim is released: an address claimed since by someone else stays theirs.
+    await handleCommand(ctx, userEmailStream(sha256Hex(normaliseEmail(user.email))), userEmailDecider, {
+      type: 'ReleaseUserEmail',
+      data: { email: user.email, userId: user.userId, reason: 'user removed from the team', now: ctx.clock.now().toISOString() },
+    });
+  }
   const ended = await endSessions(ctx, holdings.sessionIds);
   return later(ended, await disconnectApps(ctx, user, holdings, 'user_removed'));
 }
 
 /** The user named by id or email among those removed from the team (its stream), if any. */
 export async function removedUserOf(ctx: Pick<CommandContext, 'events'>, teamId: string, idOrEmail: string): Promise<{ userId: string; email: string } | null> {
-  const removed = (await ctx.events.readStream(teamStream(teamId))).filter((e) => e.type === 'UserRemoved').map((e) => {
-    const { userId, email } = e.data as { userId: string; email: string };
-    return { userId, email };
-  });
+  const removed = (await ctx.events.readStream(teamStream(teamId))).map(toDomainEvent).flatMap((e) => (e?.type === 'UserRemoved' ? [{ userId: e.data.userId, email: e.data.email }] : []));
   return removed.findLast((u) => u.userId === idOrEmail || u.email === normaliseEmail(idOrEmail)) ?? null;
 }
 
@@ -70,10 +71,12 @@ export async function changeUserRole(ctx: CommandContext, input: { teamId: strin
   return { changed, position: later(result.position, disconnected) };
 }
 
-/** Sets a user's dashboard password (none: no dashboard sign-in) and ends every session they had; `credential` is the new password's stamp. */
-export async function changeUserPassword(ctx: CommandContext, input: { teamId: string; userId: string; password: string | undefined }, holdings: Pick<UserHoldings, 'sessionIds'>) {
-  checkPassword(input.password);
-  const passwordHash = input.password ? await hashPassword(input.password) : null;
+/** Sets a user's dashboard password (null: no dashboard sign-in) and ends every session they had; `credential` is the new password's stamp. */
+export async function changeUserPassword(ctx: CommandContext, input: { teamId: string; userId: string; password: string | null }, holdings: Pick<UserHoldings, 'sessionIds'>) {
+  // Null takes the sign-in away; an empty one is a mistake (a form sent blank), not a wish to.
+  if (input.password === '') throw new TenancyError('give a password (or take the sign-in away on purpose)');
+  checkPassword(input.password ?? undefined);
+  const passwordHash = input.password === null ? null : await hashPassword(input.password);
   const result = await onTeam(ctx, input.teamId, {
     type: 'ChangeUserPassword',
     data: { teamId: input.teamId, userId: input.userId, passwordHash, now: ctx.clock.now().toISOString() },
@@ -125,12 +128,9 @@ export async function deleteSubscriptionsLeftBehind(ctx: CommandContext, subscri
 
 async function onTeam(ctx: CommandContext, teamId: string, command: TeamCommand) {
   await requireTeam(ctx, teamId);
-  try {
-    return await handleCommand(ctx, teamStream(teamId), teamDecider, command);
-  } catch (error) {
-    if (error instanceof TeamRuleError) throw new TenancyError(error.message);
-    throw error;
-  }
+  return handleCommand(ctx, teamStream(teamId), teamDecider, command).catch((error: unknown) => {
+    throw asTenancyError(error);
+  });
 }
 
 const later = (...positions: (bigint | null | undefined)[]): bigint | null =>

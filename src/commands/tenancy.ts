@@ -14,6 +14,9 @@ import { toDomainEvent } from '../lib/parseEvent.ts';
 /** Raised for operator mistakes (unknown team, duplicate email...); the CLI prints the message. */
 export class TenancyError extends Error {}
 
+/** A team rule refused (last owner, not a member...): the caller's mistake, said in the rule's words. */
+export const asTenancyError = (error: unknown): unknown => (error instanceof TeamRuleError ? new TenancyError(error.message) : error);
+
 /** An operator's input, checked before anything is recorded: the event log keeps what it is given. */
 function checkUserInput(email: string, password: string | undefined): void {
   if (email.length > 320 || !EMAIL_ADDRESS_SHAPE.test(email)) throw new TenancyError(`not an email address: ${email}`);
@@ -58,7 +61,7 @@ export async function addUser(ctx: CommandContext, input: { teamId: string; emai
       type: 'AddUser',
       data: { teamId: input.teamId, userId, email, role: input.role, passwordHash, byOwner: input.byOwner, now: ctx.clock.now().toISOString() },
     }).catch((error: unknown) => {
-      throw error instanceof TeamRuleError ? new TenancyError(error.message) : error;
+      throw asTenancyError(error);
     });
   });
   return { userId, position: result.position };

@@ -144,5 +144,11 @@ const owners = (state: TeamState) => (state.status === 'exists' ? [...state.user
 export function appAuthorizerGone(state: TeamState, userId: string): 'user_removed' | 'user_demoted' | null {
   const user = state.status === 'exists' ? state.users.get(userId) : undefined;
   if (!user) return 'user_removed';
-  return user.role === 'member' ? 'user_demoted' : null;
+  return canAuthorizeApps(user.role) ? null : 'user_demoted';
 }
+
+/** Owners and admins authorize apps (and the apps' access lasts as long as that stands); members do not. */
+export const canAuthorizeApps = (role: Role) => role === 'owner' || role === 'admin';
+
+/** Whether this user (as a read model has them, or null when gone) still stands behind apps they connected to `teamId`. */
+export const standsBehindApps = (user: { teamId: string; role: Role } | null, teamId: string) => user !== null && user.teamId === teamId && canAuthorizeApps(user.role);

@@ -135,8 +135,8 @@ export const oauthProjection: Projection = {
 
 export const dashboardSessionsProjection: Projection = {
   name: 'dashboardSessions',
-  // 3: credential (a password change ends the sessions signed in with the old one); 2 held startedAt.
-  version: 3,
+  // Still 1: a document written before `credential` has none, and a session without one is refused anyway.
+  version: 1,
   collections: [DASHBOARD_SESSIONS],
   canHandle: handles(['DashboardSessionStarted', 'DashboardSessionEnded']),
   async handle(recorded, w) {

@@ -10,8 +10,8 @@ export interface DashboardSessionDoc {
   sessionId: string;
   userId: string;
   teamId: string;
-  /** The passwordStamp the session was signed in with; null in sessions started before it was recorded (no longer accepted). */
-  credential: string | null;
+  /** The passwordStamp the session was signed in with; null or absent in sessions started before it was recorded (no longer accepted). */
+  credential?: string | null;
   expiresAt: string;
   ended: boolean;
 }
@@ -19,5 +19,8 @@ export interface DashboardSessionDoc {
 /** The session whose cookie token hashes to `tokenHash`. */
 export const getDashboardSession = (store: ReadModelStore, tokenHash: string) => store.get<DashboardSessionDoc>(DASHBOARD_SESSIONS, tokenHash);
 
-/** The user's sessions not ended (an expired one is kept until it is ended). */
-export const listSessionsOfUser = (store: ReadModelStore, userId: string) => store.find<DashboardSessionDoc>(DASHBOARD_SESSIONS, { userId });
+/** The ids of the user's sessions neither ended nor expired at `now`. */
+export async function openSessionsOfUser(store: ReadModelStore, userId: string, now: Date): Promise<string[]> {
+  const at = now.toISOString();
+  return (await store.find<DashboardSessionDoc>(DASHBOARD_SESSIONS, { userId })).filter((s) => s.expiresAt > at).map((s) => s.sessionId);
+}

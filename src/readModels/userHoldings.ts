@@ -1,7 +1,8 @@
 import { subscriptionStream } from '../domain/webhookSubscription.ts';
 import type { EventStore } from '../ports/eventStore.ts';
 import type { ReadModelStore } from '../ports/readModelStore.ts';
-import { listSessionsOfUser } from './dashboardSessions.ts';
+import { openSessionsOfUser } from './dashboardSessions.ts';
+import { type Role, standsBehindApps } from '../domain/team.ts';
 import { OAUTH_GRANTS, type OAuthGrantDoc, listActiveGrantsOfTeam } from './oauthGrants.ts';
 import { OAUTH_TOKENS, type OAuthTokenDoc } from './oauthTokens.ts';
 import { listSitesOfTeam } from './sites.ts';
@@ -16,17 +17,19 @@ type Stores = { readModels: ReadModelStore; events: Pick<EventStore, 'readStream
  * still in force), and the webhook subscriptions made with those grants' tokens.
  */
 export async function holdingsOfUser(stores: Stores, user: { id: string; teamId: string }, now: Date) {
-  const [sessions, grants] = await Promise.all([
-    listSessionsOfUser(stores.readModels, user.id),
-    stores.readModels.find<OAuthGrantDoc>(OAUTH_GRANTS, { teamId: user.teamId }),
-  ]);
-  const at = now.toISOString();
+  const [sessionIds, apps] = await Promise.all([openSessionsOfUser(stores.readModels, user.id, now), appsOfUser(stores, user, now)]);
+  return { sessionIds, ...apps };
+}
+
+/** What `changeUserRole` disconnects: the user's apps when the new role is member (none can authorize apps), else nothing. */
+export const appsIfMember = (stores: Stores, user: { id: string; teamId: string }, role: Role, now: Date) =>
+  role === 'member' ? appsOfUser(stores, user, now) : Promise.resolve({ grantIds: [], subscriptions: [] });
+
+/** Every grant the user gave in the team (revoked ones too: the sweep revokes those still in force) and the subscriptions made with them. */
+export async function appsOfUser(stores: Stores, user: { id: string; teamId: string }, now: Date) {
+  const grants = await stores.readModels.find<OAuthGrantDoc>(OAUTH_GRANTS, { teamId: user.teamId });
   const grantIds = grants.filter((g) => g.userId === user.id).map((g) => g.id);
-  return {
-    sessionIds: sessions.filter((s) => s.expiresAt > at).map((s) => s.sessionId),
-    grantIds,
-    subscriptions: await subscriptionsOfGrants(stores, user.teamId, grantIds, now),
-  };
+  return { grantIds, subscriptions: await subscriptionsOfGrants(stores, user.teamId, grantIds, now) };
 }
 
 /**
@@ -47,7 +50,7 @@ export async function subscriptionsOfGrants(stores: Stores, teamId: string, gran
   const teamSites = new Set(sites.map((s) => s.id));
   const clients = new Set(grants.flatMap((g) => (g && g.teamId === teamId ? [g.clientId] : [])));
   const standing = await Promise.all(active.filter((g) => !ours.has(g.id)).map(async (g) => ({ g, by: await readModels.get<UserDoc>(USERS, g.userId) })));
-  const stillConnected = new Set(standing.filter(({ g, by }) => by && by.teamId === teamId && by.role !== 'member').map(({ g }) => g.clientId));
+  const stillConnected = new Set(standing.filter(({ by }) => standsBehindApps(by, teamId)).map(({ g }) => g.clientId));
   const candidates = (await Promise.all([...clients].map((clientId) => listSubscriptionsCreatedByClient(readModels, clientId)))).flat().filter((s) => teamSites.has(s.site_id));
   const chosen = await Promise.all(
     candidates.map(async (s) => {

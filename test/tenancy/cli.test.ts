@@ -84,6 +84,9 @@ t.test('team users lists the team; set-role, set-password and remove-user name a
   t.equal(password.code, 0, password.stderr);
   t.match(password.stderr, /taken from OUTREACH_USER_PASSWORD/);
   t.match(password.json(), { userId: ownerId, dashboardSignIn: true, sessionsEnded: 0 });
+  const log = await cli('events', 'read', `team-${teamId}`);
+  const changedLine = log.lines<EventLine>().find((e) => e.type === 'UserPasswordChanged');
+  t.equal(changedLine?.data.passwordHash, '[redacted]', '`events read` redacts the new hash');
   const neither = await cli('team', 'set-password', '--team', teamId, '--user', ownerId);
   t.match(neither.json(), { error: /give --password/ }, 'no password given: refused, not taken away');
   const removed = await cli('team', 'remove-user', '--team', teamId, '--user', users[1]!.userId);

@@ -69,6 +69,9 @@ t.test('changing one’s password: the current one is checked, other sessions en
   const short = await change({ current_password: PASSWORD, new_password: 'short', confirm_password: 'short' });
   t.equal(short.status, 400);
   t.match(short.text, /at least 8 characters/);
+  const blank = await change({ current_password: PASSWORD, new_password: '', confirm_password: '' });
+  t.equal(blank.status, 400, 'a blank new password is refused, not taken as "no sign-in"');
+  t.equal((await new Browser(issuer).signIn(email)).status, 303, 'the password still signs in');
   t.ok(await signedIn(there), 'nothing changed so far');
 
   const done = await change({ current_password: PASSWORD, new_password: 'a new passphrase', confirm_password: 'a new passphrase' });
@@ -82,7 +85,7 @@ t.test('changing one’s password: the current one is checked, other sessions en
   t.equal((await new Browser(issuer).signIn(email, 'a new passphrase')).status, 303, 'the new one signs in');
 });
 
-t.test('wrong current passwords are limited per person: a stolen cookie cannot guess the password', async (t) => {
+t.test('wrong current passwords are limited per session: a stolen cookie cannot guess the password, nor stop its owner', async (t) => {
   const { app, tenant, issuer } = await startOAuthApp();
   t.teardown(() => app.close());
   const email = await addTeamUser(app, tenant.teamId, 'member');
@@ -98,11 +101,17 @@ t.test('wrong current passwords are limited per person: a stolen cookie cannot g
   t.equal(right.status, 429, 'the right one too, for the window');
   t.ok(right.headers.get('retry-after'));
   t.equal((await new Browser(issuer).signIn(email)).status, 303, 'the password is unchanged');
+  const own = new Browser(issuer);
+  t.equal((await own.signIn(email)).status, 303);
+  const mine = await own.request('/dashboard/password', { form: { csrf: await csrfOf(own), current_password: PASSWORD, new_password: 'mine again!', confirm_password: 'mine again!' } });
+  t.equal(mine.status, 303, "the person's own session still changes it");
+  t.notOk((await thief.request('/dashboard')).status === 200, 'and the thief is signed out by it');
 });
 
 t.test('an owner adds a person, who signs in with the first password shown once and replaces it', async (t) => {
   const { app, tenant, ownerEmail, issuer } = await startOAuthApp();
   t.teardown(() => app.close());
+  await createTenant(app.services, { email: 'someone@other.example', password: PASSWORD });
   const owner = new Browser(issuer);
   t.equal((await owner.signIn(ownerEmail)).status, 303);
   const csrf = await csrfOf(owner);
@@ -122,8 +131,11 @@ t.test('an owner adds a person, who signs in with the first password shown once 
   t.equal(changed.status, 303, 'and replace it');
 
   const again = await owner.request('/dashboard/team/users', { form: { csrf, email: 'new.person@example.test', role: 'member' } });
-  t.equal(again.status, 400, 'an address already in use');
-  t.match(again.text, /exists/);
+  t.equal(again.status, 409, 'an address already in use');
+  t.match(again.text, /This address cannot be added: it signs in a user already/);
+  const elsewhere = await owner.request('/dashboard/team/users', { form: { csrf, email: 'someone@other.example', role: 'member' } });
+  t.equal(elsewhere.status, 409, "another team's address: the same answer");
+  t.equal(elsewhere.text.match(/<p class="error"[^>]*>[^<]*</)?.[0], again.text.match(/<p class="error"[^>]*>[^<]*</)?.[0], 'word for word');
   t.equal((await owner.request('/dashboard/team/users', { form: { csrf, email: 'not an address', role: 'member' } })).status, 400);
   t.equal((await owner.request('/dashboard/team/users', { form: { csrf, email: 'x@example.test', role: 'king' } })).status, 400);
 

@@ -88,6 +88,9 @@ t.test('a removed user is signed out everywhere, the apps they connected are cut
 
   t.notOk(await signedIn(laptop), 'the laptop is signed out');
   t.notOk(await signedIn(phone), 'the phone is signed out');
+  for (const sessionId of holdings.sessionIds) {
+    t.match((await app.services.events.readStream(`dashboard_session-${sessionId}`)).at(-1), { type: 'DashboardSessionEnded' }, 'each session ended, on the record');
+  }
   t.equal(await connected.list(), 401, "the app's access token stops working");
   t.equal(await connected.refresh(), 400, 'its refresh token is refused');
   t.equal((await new Browser(issuer).signIn(adminEmail)).status, 401, 'the password no longer signs in');
@@ -121,6 +124,10 @@ t.test("an app the sweep missed is refused and revoked at its next use: a consen
   const r = await removeUser(app.services, { teamId: tenant.teamId, userId: admin.id }, { sessionIds: [], grantIds: [], subscriptions: [] });
   await settle(app, r.position);
   t.equal(await connected.list(), 401, 'the access token is refused: its authorizer left the team');
+  const byOther = await tokenRequest(issuer, { grant_type: 'refresh_token', refresh_token: connected.refreshToken, client_id: pending.clientId });
+  t.equal(byOther.status, 400, "another client presenting the app's refresh token");
+  t.notMatch(byOther.json, { error_description: /no longer in the team/ }, 'learns nothing of the team');
+  t.notMatch((await app.services.events.readStream(`oauth_grant-${connected.grantId}`)).at(-1), { data: { reason: 'user_removed' } }, 'and revokes nothing for that reason');
   const refreshed = await tokenRequest(issuer, { grant_type: 'refresh_token', refresh_token: connected.refreshToken, client_id: connected.clientId });
   t.equal(refreshed.status, 400);
   t.match(refreshed.json, { error: 'invalid_grant', error_description: /no longer in the team/ });
@@ -166,9 +173,25 @@ t.test('removing a user removed already runs the sweep again: what the first one
 
   t.same(await removedUserOf(app.services, tenant.teamId, adminEmail), { userId: admin.id, email: adminEmail }, 'found among the removed, by email');
   const again = await holdingsOfUser(app.services, { id: admin.id, teamId: tenant.teamId }, app.services.clock.now());
-  await settle(app, await sweepRemovedUser(app.services, { teamId: tenant.teamId, userId: admin.id }, again));
+  await settle(app, await sweepRemovedUser(app.services, { teamId: tenant.teamId, userId: admin.id, email: adminEmail }, again));
   t.match((await app.services.events.readStream(`webhook_subscription-${subscriptionId}`)).at(-1), { type: 'SubscriptionDeleted' }, 'the second sweep deletes it');
   t.match((await app.services.events.readStream(`oauth_grant-${connected.grantId}`)).at(-1), { type: 'GrantRevoked', data: { reason: 'user_removed' } }, 'and revokes the grant');
+});
+
+t.test('a removal cut short before the address was freed: run again, it frees it', async (t) => {
+  const { app, tenant } = await startOAuthApp();
+  t.teardown(() => app.close());
+  const email = await addTeamUser(app, tenant.teamId, 'member');
+  const user = await userNamed(app, email);
+  // What a process that died right after the team's event leaves: UserRemoved, the address still claimed.
+  const team = await app.services.events.readStream(`team-${tenant.teamId}`);
+  await settle(app, (await app.services.events.append(`team-${tenant.teamId}`, [{ type: 'UserRemoved', data: { teamId: tenant.teamId, userId: user.id, email, removedAt: new Date().toISOString() } }], team.at(-1)!.revision)).position);
+  const other = await createTenant(app.services);
+  await t.rejects(addUser(app.services, { teamId: other.teamId, email, role: 'member' }), /exists/, 'the address is still taken');
+  const gone = await removedUserOf(app.services, tenant.teamId, user.id);
+  t.same(gone, { userId: user.id, email }, 'found among the removed, by id');
+  await sweepRemovedUser(app.services, { teamId: tenant.teamId, ...gone! }, await holdingsOfUser(app.services, { id: user.id, teamId: tenant.teamId }, app.services.clock.now()));
+  t.ok((await addUser(app.services, { teamId: other.teamId, email, role: 'member' })).userId, 'the sweep run again freed it');
 });
 
 t.test('a session that names no password (started before sessions recorded one) is over', async (t) => {
@@ -240,7 +263,8 @@ t.test('a new password ends every session, even one the read models had not list
 
   const r = await changeUserPassword(app.services, { teamId: tenant.teamId, userId: user.id, password: 'a brand new passphrase' }, { sessionIds });
   await settle(app, r.position);
-  t.notOk(await signedIn(listed), 'the listed session ended (its DashboardSessionEnded)');
+  t.notOk(await signedIn(listed), 'the listed session ended');
+  t.match((await app.services.events.readStream(`dashboard_session-${sessionIds[0]}`)).at(-1), { type: 'DashboardSessionEnded' }, 'its DashboardSessionEnded');
   t.notOk(await signedIn(unlisted), 'the unlisted one started before the change: over too');
   t.equal((await new Browser(issuer).signIn(email)).status, 401, 'the old password is refused');
   const fresh = new Browser(issuer);
@@ -248,7 +272,7 @@ t.test('a new password ends every session, even one the read models had not list
   t.ok(await signedIn(fresh), 'and that session works');
   await t.rejects(changeUserPassword(app.services, { teamId: tenant.teamId, userId: user.id, password: 'short' }, { sessionIds: [] }), /at least 8 characters/);
 
-  const none = await changeUserPassword(app.services, { teamId: tenant.teamId, userId: user.id, password: undefined }, { sessionIds: [] });
+  const none = await changeUserPassword(app.services, { teamId: tenant.teamId, userId: user.id, password: null }, { sessionIds: [] });
   await settle(app, none.position);
   t.notOk(await signedIn(fresh), 'taking the password away ends the sessions too');
   t.equal((await new Browser(issuer).signIn(email, 'a brand new passphrase')).status, 401, 'and nobody signs in as that user');

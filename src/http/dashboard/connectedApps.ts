@@ -7,6 +7,7 @@ import { type SafeHtml, html } from '../web/html.ts';
 import type { SignedIn } from '../web/session.ts';
 import type { DashboardKit } from './webhooks.ts';
 import { actingFor } from '../actingFor.ts';
+import { standsBehindApps } from '../../domain/team.ts';
 import { deleteSubscriptionsLeftBehind } from '../../commands/teamUsers.ts';
 import { subscriptionsOfGrants } from '../../readModels/userHoldings.ts';
 
@@ -25,7 +26,7 @@ export async function connectedAppsSection(app: FastifyInstance, s: SignedIn, ca
       const by = await getUser(app.readModels, g.userId);
       const name = client?.name ?? g.clientId;
       // Its tokens are refused once the person who authorized it left or became a member (until then it is not yet revoked).
-      const inForce = by !== null && by.teamId === g.teamId && by.role !== 'member';
+      const inForce = standsBehindApps(by, g.teamId);
       const who = by && by.teamId === g.teamId ? by.email : g.userId;
       return html`<tr><td>${name}</td><td><code>${g.clientId}</code></td><td>${who}${inForce ? '' : html` <strong>(no longer an owner or admin of the team: the app's access is refused)</strong>`}</td><td>${g.scopes.join(' ')}</td><td>${g.siteIds.length}</td><td>${g.createdAt}</td>
         <td>${canManage ? html`<form method="post" action="/dashboard/oauth-apps/grants/${g.id}/revoke"><input type="hidden" name="csrf" value="${s.csrf}"><button type="submit">Revoke access of ${name}</button></form>` : ''}</td></tr>`;

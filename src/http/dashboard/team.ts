@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { changeUserPassword, changeUserRole, removeUser } from '../../commands/teamUsers.ts';
 import { DASHBOARD_SESSION_TTL_MS } from '../../domain/dashboardSession.ts';
 import { ROLES } from '../../domain/team.ts';
-import { holdingsOfUser } from '../../readModels/userHoldings.ts';
+import { appsIfMember, holdingsOfUser } from '../../readModels/userHoldings.ts';
+import { openSessionsOfUser } from '../../readModels/dashboardSessions.ts';
 import { getUser, listUsersOfTeam } from '../../readModels/users.ts';
 import { actingFor } from '../actingFor.ts';
 import { firstProblem, formText, parseForm } from '../web/forms.ts';
@@ -20,7 +21,7 @@ import { showSignedIn } from './show.ts';
 const roleForm = z.object({ role: formText.pipe(z.enum(ROLES, { error: 'Choose a role.' })) });
 const addForm = z.object({ email: formText, role: formText.pipe(z.enum(ROLES, { error: 'Choose a role.' })) });
 const passwordForm = z
-  .object({ current_password: formText, new_password: formText, confirm_password: formText })
+  .object({ current_password: formText, new_password: formText.pipe(z.string().min(8, 'The new password must have at least 8 characters.')), confirm_password: formText })
   .refine((f) => f.new_password === f.confirm_password, { message: 'The two new passwords differ.' });
 
 /** Only owners change roles and remove people; everyone sees who is in the team. */
@@ -104,6 +105,8 @@ export async function teamPages(app: FastifyInstance) {
     try {
       added = await addUser(actingFor(app, request), { teamId: s.user.teamId, email: form.data.email, role: form.data.role, password, byOwner: s.user.id });
     } catch (error) {
+      // One answer whether the address is this team's or another's (an address signs in one user across the service).
+      if (error instanceof TenancyError && /exists/.test(error.message)) return teamPage(reply, s, { error: 'This address cannot be added: it signs in a user already.' }, 409);
       return refused(reply, s, error, 400);
     }
     if (added.position !== null) await app.waitForWrite(added.position, 'answer');
@@ -125,7 +128,7 @@ export async function teamPages(app: FastifyInstance) {
     const form = parseForm(roleForm, request.body);
     if (!form.success) return teamPage(reply, s, { error: firstProblem(form.error) }, 400);
     try {
-      const holdings = await holdingsOfUser(app, user, app.clock.now());
+      const holdings = await appsIfMember(app, user, form.data.role, app.clock.now());
       const r = await changeUserRole(actingFor(app, request), { teamId: s.user.teamId, userId: user.id, role: form.data.role, byOwner: s.user.id }, holdings);
       if (r.position !== null) await app.waitForWrite(r.position);
     } catch (error) {
@@ -167,7 +170,7 @@ export async function teamPages(app: FastifyInstance) {
     const acting = actingFor(app, request);
     let credential: string | null;
     try {
-      const { sessionIds } = await holdingsOfUser(app, s.user, app.clock.now());
+      const sessionIds = await openSessionsOfUser(app.readModels, s.user.id, app.clock.now());
       ({ credential } = await changeUserPassword(acting, { teamId: s.user.teamId, userId: s.user.id, password: form.data.new_password }, { sessionIds: [...new Set([s.sessionId, ...sessionIds])] }));
     } catch (error) {
       return refused(reply, s, error, 400);

@@ -5,6 +5,7 @@ import { getOAuthClient } from '../../readModels/oauthClients.ts';
 import { getOAuthGrant } from '../../readModels/oauthGrants.ts';
 import { getOAuthTokenByHash } from '../../readModels/oauthTokens.ts';
 import { getUser } from '../../readModels/users.ts';
+import { standsBehindApps } from '../../domain/team.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { ReadModelStore } from '../../ports/readModelStore.ts';
 import type { CredentialResolver } from '../credentials.ts';
@@ -32,8 +33,7 @@ export function oauthAccessTokenResolver(
       ]);
       if ((!isClientIdUrl(token_.clientId) && (!client || client.deleted)) || !grant || grant.revoked) return null;
       // The app's access lasts as long as its authorizer's: still in the team, and an owner or admin.
-      const authorizer = await getUser(services.readModels, grant.userId);
-      if (!authorizer || authorizer.teamId !== grant.teamId || authorizer.role === 'member') return null;
+      if (!standsBehindApps(await getUser(services.readModels, grant.userId), grant.teamId)) return null;
       return {
         kind: 'oauth_access_token',
         id: token_.tokenId,

@@ -13,6 +13,7 @@ import { SCOPE_DESCRIPTIONS } from '../web/scopeDescriptions.ts';
 import { type SignedIn, csrfOk, loadSession } from '../web/session.ts';
 import type { AuthenticatedClient } from './clientAuthentication.ts';
 import type { AuthorizeErrorCode } from './errors.ts';
+import { canAuthorizeApps } from '../../domain/team.ts';
 
 /** The consent screen's own fields; the authorization request's parameters travel beside them. */
 const consentForm = csrfForm.extend({ decision: formText, site_ids: formList });
@@ -129,7 +130,7 @@ function redirectTo(issuer: string, redirectUri: string, params: Record<string, 
 
 /** Owners and admins only; a dashboard client only by its own team's, any other client by any team's. */
 const canApprove = (s: SignedIn, client: AuthenticatedClient) =>
-  (s.user.role === 'owner' || s.user.role === 'admin') && (client.teamId === null || s.user.teamId === client.teamId);
+  canAuthorizeApps(s.user.role) && (client.teamId === null || s.user.teamId === client.teamId);
 
 /** What the person is told about who the app is: only a metadata document's host is vouched for. */
 function whoIsAsking(client: AuthenticatedClient): SafeHtml {
