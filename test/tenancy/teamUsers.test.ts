@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { eventsOfTypes } from '../../src/lib/eventsOfTypes.ts';
 import { registerOAuthClientDynamically } from '../../src/commands/oauth.ts';
 import { addUser } from '../../src/commands/tenancy.ts';
@@ -48,6 +48,17 @@ async function connectApp(app: TestApp, issuer: string, tenant: Tenant, browser:
     },
     refresh: async () => (await tokenRequest(issuer, { grant_type: 'refresh_token', refresh_token: String(tokens.json.refresh_token), client_id: client.clientId })).status,
   };
+}
+
+/** The service with a team whose admin is signed in on `browser` and has connected an app. */
+async function adminWithApp(t: Test) {
+  const started = await startOAuthApp();
+  t.teardown(() => started.app.close());
+  const { app, tenant, issuer } = started;
+  const adminEmail = await addTeamUser(app, tenant.teamId, 'admin');
+  const browser = new Browser(issuer);
+  t.equal((await browser.signIn(adminEmail)).status, 303);
+  return { ...started, adminEmail, browser, connected: await connectApp(app, issuer, tenant, browser) };
 }
 
 const signedIn = async (browser: Browser) => (await browser.request('/dashboard')).status === 200;
@@ -109,12 +120,7 @@ t.test('a removed user is signed out everywhere, the apps they connected are cut
 });
 
 t.test("an app the sweep missed is refused and revoked at its next use: a consent given meanwhile, a code not redeemed yet", async (t) => {
-  const { app, tenant, issuer } = await startOAuthApp();
-  t.teardown(() => app.close());
-  const adminEmail = await addTeamUser(app, tenant.teamId, 'admin');
-  const browser = new Browser(issuer);
-  t.equal((await browser.signIn(adminEmail)).status, 303);
-  const connected = await connectApp(app, issuer, tenant, browser);
+  const { app, tenant, issuer, ownerEmail, adminEmail, browser, connected } = await adminWithApp(t);
   const pending = await registerOAuthClientDynamically(app.services, { name: 'Pending client', redirectUris: ['https://app.example.test/callback'], clientUri: null });
   await app.services.projections.waitFor(pending.position!, 5_000);
   const code = await obtainCode(browser, issuer, pending, [tenant.siteId]);
@@ -230,12 +236,7 @@ t.test("the team's last owner cannot be removed or demoted; with a second owner,
 });
 
 t.test('a user made member has the role at their next request, and the apps they connected are disconnected', async (t) => {
-  const { app, tenant, issuer } = await startOAuthApp();
-  t.teardown(() => app.close());
-  const adminEmail = await addTeamUser(app, tenant.teamId, 'admin');
-  const browser = new Browser(issuer);
-  t.equal((await browser.signIn(adminEmail)).status, 303);
-  const connected = await connectApp(app, issuer, tenant, browser);
+  const { app, tenant, issuer, ownerEmail, adminEmail, browser, connected } = await adminWithApp(t);
   t.match((await browser.request('/dashboard/oauth-apps')).text, /Revoke access of/, 'an admin may revoke apps');
 
   const admin = await userNamed(app, adminEmail);
