@@ -1,5 +1,5 @@
 import { normaliseEmail } from '../domain/email.ts';
-import { type Role, type TeamCommand, teamDecider, teamStream } from '../domain/team.ts';
+import { type Role, type TeamCommand, canAuthorizeApps, teamDecider, teamStream } from '../domain/team.ts';
 import { userEmailDecider, userEmailStream } from '../domain/userEmail.ts';
 import type { CommandContext } from './context.ts';
 import { hashPassword, passwordStamp, sha256Hex } from './credentials.ts';
@@ -67,7 +67,7 @@ export async function changeUserRole(ctx: CommandContext, input: { teamId: strin
   const result = await onTeam(ctx, input.teamId, { type: 'ChangeUserRole', data: { ...input, now: ctx.clock.now().toISOString() } });
   const changed = result.events.length > 0;
   // Also when the role was member already: a sweep cut short before is finished.
-  const disconnected = input.role === 'member' ? await disconnectApps(ctx, input, holdings, 'user_demoted') : null;
+  const disconnected = !canAuthorizeApps(input.role) ? await disconnectApps(ctx, input, holdings, 'user_demoted') : null;
   return { changed, position: later(result.position, disconnected) };
 }
 

@@ -14,6 +14,9 @@ import { toDomainEvent } from '../lib/parseEvent.ts';
 /** Raised for operator mistakes (unknown team, duplicate email...); the CLI prints the message. */
 export class TenancyError extends Error {}
 
+/** The address signs in a user already (of this team or another): one address, one user across the service. */
+export class EmailInUseError extends TenancyError {}
+
 /** A team rule refused (last owner, not a member...): the caller's mistake, said in the rule's words. */
 export const asTenancyError = (error: unknown): unknown => (error instanceof TeamRuleError ? new TenancyError(error.message) : error);
 
@@ -174,7 +177,7 @@ async function claimEmail(ctx: CommandContext, claim: { email: string; userId: s
       data: { ...claim, now: ctx.clock.now().toISOString() },
     });
   } catch (error) {
-    if (error instanceof EmailTakenError) throw new TenancyError(error.message);
+    if (error instanceof EmailTakenError) throw new EmailInUseError(error.message);
     throw error;
   }
 }

@@ -2,7 +2,7 @@ import { subscriptionStream } from '../domain/webhookSubscription.ts';
 import type { EventStore } from '../ports/eventStore.ts';
 import type { ReadModelStore } from '../ports/readModelStore.ts';
 import { openSessionsOfUser } from './dashboardSessions.ts';
-import { type Role, standsBehindApps } from '../domain/team.ts';
+import { type Role, canAuthorizeApps, standsBehindApps } from '../domain/team.ts';
 import { OAUTH_GRANTS, type OAuthGrantDoc, listActiveGrantsOfTeam } from './oauthGrants.ts';
 import { OAUTH_TOKENS, type OAuthTokenDoc } from './oauthTokens.ts';
 import { listSitesOfTeam } from './sites.ts';
@@ -21,9 +21,9 @@ export async function holdingsOfUser(stores: Stores, user: { id: string; teamId:
   return { sessionIds, ...apps };
 }
 
-/** What `changeUserRole` disconnects: the user's apps when the new role is member (none can authorize apps), else nothing. */
+/** What `changeUserRole` disconnects: the user's apps when the new role cannot authorize apps (member), else nothing. */
 export const appsIfMember = (stores: Stores, user: { id: string; teamId: string }, role: Role, now: Date) =>
-  role === 'member' ? appsOfUser(stores, user, now) : Promise.resolve({ grantIds: [], subscriptions: [] });
+  !canAuthorizeApps(role) ? appsOfUser(stores, user, now) : Promise.resolve({ grantIds: [], subscriptions: [] });
 
 /** Every grant the user gave in the team (revoked ones too: the sweep revokes those still in force) and the subscriptions made with them. */
 export async function appsOfUser(stores: Stores, user: { id: string; teamId: string }, now: Date) {

@@ -137,6 +137,7 @@ t.test('an owner adds a person, who signs in with the first password shown once 
   t.equal(elsewhere.status, 409, "another team's address: the same answer");
   t.equal(elsewhere.text.match(/<p class="error"[^>]*>[^<]*</)?.[0], again.text.match(/<p class="error"[^>]*>[^<]*</)?.[0], 'word for word');
   t.equal((await owner.request('/dashboard/team/users', { form: { csrf, email: 'not an address', role: 'member' } })).status, 400);
+  t.equal((await owner.request('/dashboard/team/users', { form: { csrf, email: 'exists@localhost', role: 'member' } })).status, 400, 'a bad address whose text says "exists" is still a bad address');
   t.equal((await owner.request('/dashboard/team/users', { form: { csrf, email: 'x@example.test', role: 'king' } })).status, 400);
 
   const adminBrowser = new Browser(issuer);

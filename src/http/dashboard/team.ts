@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { verifyPassword } from '../../commands/credentials.ts';
 import { startDashboardSession } from '../../commands/dashboardSessions.ts';
-import { TenancyError, addUser } from '../../commands/tenancy.ts';
+import { EmailInUseError, TenancyError, addUser } from '../../commands/tenancy.ts';
 import { normaliseEmail } from '../../domain/email.ts';
 import { randomBytes } from 'node:crypto';
 import { changeUserPassword, changeUserRole, removeUser } from '../../commands/teamUsers.ts';
@@ -106,7 +106,7 @@ export async function teamPages(app: FastifyInstance) {
       added = await addUser(actingFor(app, request), { teamId: s.user.teamId, email: form.data.email, role: form.data.role, password, byOwner: s.user.id });
     } catch (error) {
       // One answer whether the address is this team's or another's (an address signs in one user across the service).
-      if (error instanceof TenancyError && /exists/.test(error.message)) return teamPage(reply, s, { error: 'This address cannot be added: it signs in a user already.' }, 409);
+      if (error instanceof EmailInUseError) return teamPage(reply, s, { error: 'This address cannot be added: it signs in a user already.' }, 409);
       return refused(reply, s, error, 400);
     }
     if (added.position !== null) await app.waitForWrite(added.position, 'answer');
