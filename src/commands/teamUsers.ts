@@ -16,7 +16,7 @@ import { toDomainEvent } from '../lib/parseEvent.ts';
 /**
  * What a user holds beyond the team's stream, as the caller found it in the read models: the
  * dashboard sessions still open, the app connections (OAuth grants) the user authorized, and the
- * webhook subscriptions of those apps that nobody else in the team stands behind.
+ * webhook subscriptions made with those connections' tokens.
  */
 export interface UserHoldings {
   sessionIds: readonly string[];
@@ -92,8 +92,8 @@ export async function endSessions(ctx: CommandContext, sessionIds: readonly stri
 }
 
 /**
- * Revokes the grants the user gave in the team, then deletes the webhook subscriptions their apps
- * leave behind. Each grant is checked against its own stream: a wrong list from a caller cannot reach
+ * Revokes the grants the user gave in the team, then deletes the webhook subscriptions made with
+ * them. Each grant is checked against its own stream: a wrong list from a caller cannot reach
  * another user's or another team's apps. (A grant missed here, such as a consent given meanwhile, is
  * refused and revoked at its next use, requireAuthorizerInForce; its subscriptions go at the next
  * sweep: `team remove-user` again.)
@@ -110,17 +110,17 @@ async function disconnectApps(
     if (state.status !== 'active' || state.teamId !== user.teamId || state.userId !== user.userId) continue;
     position = later(position, (await revokeGrant(ctx, grantId, reason)).position);
   }
-  return later(position, await deleteSubscriptionsLeftBehind(ctx, holdings.subscriptions));
+  return later(position, await deleteAppSubscriptions(ctx, holdings.subscriptions));
 }
 
 /** Deletes these subscriptions of disconnected apps; one deleted meanwhile by someone else is passed over. */
-export async function deleteSubscriptionsLeftBehind(ctx: CommandContext, subscriptions: readonly { id: string; siteId: string }[]): Promise<bigint | null> {
+export async function deleteAppSubscriptions(ctx: CommandContext, subscriptions: readonly { id: string; siteId: string }[]): Promise<bigint | null> {
   let position: bigint | null = null;
   for (const s of subscriptions) {
     try {
       position = later(position, (await deleteSubscription(ctx, { siteId: s.siteId, subscriptionId: s.id })).position);
     } catch (error) {
-      if (!(error instanceof ServiceError)) throw error;
+      if (!(error instanceof ServiceError && error.code === 'NOT_FOUND')) throw error;
     }
   }
   return position;

@@ -8,7 +8,7 @@ import type { SignedIn } from '../web/session.ts';
 import type { DashboardKit } from './webhooks.ts';
 import { actingFor } from '../actingFor.ts';
 import { standsBehindApps } from '../../domain/team.ts';
-import { deleteSubscriptionsLeftBehind } from '../../commands/teamUsers.ts';
+import { deleteAppSubscriptions } from '../../commands/teamUsers.ts';
 import { subscriptionsOfGrants } from '../../readModels/userHoldings.ts';
 
 /**
@@ -44,10 +44,10 @@ export function connectedAppRoutes(app: FastifyInstance, kit: Pick<DashboardKit,
     // Another team's grant is answered as a missing one.
     if (!grant || grant.teamId !== s.user.teamId) return oauthAppsPage(reply, s, 'No such connected app.', 404);
     // Read before the revocation: the subscriptions made with this grant's tokens.
-    const leftBehind = await subscriptionsOfGrants(app, s.user.teamId, [grant.id], app.clock.now());
+    const madeWithIt = await subscriptionsOfGrants(app, s.user.teamId, [grant.id], app.clock.now());
     const acting = actingFor(app, request);
     const r = await revokeGrant(acting, grant.id, 'revoked_by_team');
-    const swept = await deleteSubscriptionsLeftBehind(acting, leftBehind);
+    const swept = await deleteAppSubscriptions(acting, madeWithIt);
     const position = swept ?? r.position;
     if (position !== null) await app.waitForWrite(position);
     return reply.redirect('/dashboard/oauth-apps', 303);
