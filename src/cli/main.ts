@@ -107,6 +107,7 @@ team
       // A variable left exported would give every later user the same password: say where it came from.
       if (opts.password === undefined && password !== undefined) process.stderr.write('the password is taken from OUTREACH_USER_PASSWORD\n');
       const r = await addUser(s, { teamId: opts.team, email: opts.email, role: opts.role, password });
+      if (!password) process.stderr.write('no password given: the user has no dashboard sign-in until `outreach team set-password`\n');
       print(json(), { userId: r.userId }, `user ${r.userId} added`);
     }),
   );

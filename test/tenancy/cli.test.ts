@@ -105,6 +105,13 @@ t.test('team users lists the team; set-role, set-password and remove-user name a
   t.same(after.json<{ users: { email: string; role: string }[] }>().users.map((u) => [u.email, u.role]), [['owner@acme.test', 'owner']]);
 });
 
+t.test('team add-user without a password says the user has no dashboard sign-in', async (t) => {
+  const r = await cli('team', 'add-user', '--team', teamId, '--email', 'api-only@acme.test', '--role', 'member');
+  t.equal(r.code, 0, r.stderr);
+  t.match(r.stderr, /no password given: the user has no dashboard sign-in until `outreach team set-password`/);
+  t.match(r.json(), { userId: /^[0-9A-Z]{26}$/ });
+});
+
 t.test('site create prints {siteId, forwardingAddress} with forward+<token>@<MAIL_DOMAIN>', async (t) => {
   const [r, second] = await Promise.all([
     cli('site', 'create', '--team', teamId, '--domain', 'Acme.test', '--plan', 'pro'),
