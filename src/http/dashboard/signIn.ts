@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { passwordStamp, verifyPassword } from '../../commands/credentials.ts';
 import { endDashboardSession, startDashboardSession } from '../../commands/dashboardSessions.ts';
@@ -22,7 +21,7 @@ import {
   signInCsrfCookieName,
 } from '../web/session.ts';
 import { clientGroup } from '../../lib/clientGroup.ts';
-import { SignInThrottle } from '../web/signInThrottle.ts';
+import { SignInThrottle, counterKey } from '../web/signInThrottle.ts';
 import { BUSY, PasswordCheckGate } from '../web/passwordCheckGate.ts';
 
 /** Compared against when the email is unknown, so a miss costs the same scrypt work as a hit. */
@@ -64,7 +63,7 @@ export async function signInRoutes(app: FastifyInstance) {
   const accountThrottle = new SignInThrottle(app.counters, app.clock, app.config.SIGN_IN_FAILURES_PER_ACCOUNT);
   // Except from where the account signed in before (its client group, for 90 days): failures anyone
   // sends from elsewhere must not lock the account's own person out of their usual network.
-  const knownKey = (email: string, client: string) => `signin-known:${createHash('sha256').update(`${email}|${client}`).digest('hex').slice(0, 32)}`;
+  const knownKey = (email: string, client: string) => counterKey('signin-known', `${email}|${client}`);
   const knownUntil = () => new Date(app.clock.now().getTime() + 90 * 24 * 3600_000);
   const knownClient = async (email: string, client: string) => (await app.counters.increment(knownKey(email, client), 0, knownUntil())) > 0;
   // Two checks at once leave half of libuv's pool to the rest of the process, whatever the number of addresses.

@@ -8,6 +8,9 @@ import type { CounterStore } from '../../ports/counterStore.ts';
  * them leaves the window. Failures are counted in buckets of windowMs/15 (one minute by default);
  * an attempt is counted when it starts (`attempt`) and taken back when it succeeds.
  */
+/** A counter-store key naming an email and an address without holding either: `prefix:` + 32 hex of their SHA-256. */
+export const counterKey = (prefix: string, pair: string) => `${prefix}:${createHash('sha256').update(pair).digest('hex').slice(0, 32)}`;
+
 export class SignInThrottle {
   private readonly bucketMs: number;
   private readonly buckets = 15;
@@ -22,7 +25,7 @@ export class SignInThrottle {
   }
 
   private keyOf(pair: string, bucket: number): string {
-    return `signin:${createHash('sha256').update(pair).digest('hex').slice(0, 32)}:${bucket}`;
+    return `${counterKey('signin', pair)}:${bucket}`;
   }
 
   private expiryOf(bucket: number): Date {
