@@ -1,0 +1,55 @@
+import { existsSync } from 'node:fs';
+import { chromium } from 'playwright-core';
+import t from 'tap';
+import { PASSWORD, startOAuthApp } from '../oauth/helpers.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+
+/** The Team page clicked through in Debian's Chromium: an owner adds a person, who signs in with the first password and replaces it. */
+t.test('adding a person and their first password change in a real browser', { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is absent (apt-get install -y chromium)` }, async (t) => {
+  const { app, ownerEmail, issuer } = await startOAuthApp();
+  t.teardown(() => app.close());
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  t.teardown(() => browser.close());
+
+  const owner = await (await browser.newContext()).newPage();
+  await owner.goto(`${issuer}/dashboard`);
+  await owner.getByLabel('Email').fill(ownerEmail);
+  await owner.getByLabel('Password').fill(PASSWORD);
+  await owner.getByRole('button', { name: 'Sign in' }).click();
+  await owner.waitForURL(`${issuer}/dashboard`);
+  await owner.getByRole('link', { name: 'Team and password' }).click();
+  await owner.getByLabel('Email').fill('colleague@example.test');
+  await owner.getByLabel('Role', { exact: true }).selectOption('admin');
+  await owner.getByRole('button', { name: 'Add person' }).click();
+  const firstPassword = (await owner.locator('#first_password').textContent())!.trim();
+  t.match(firstPassword, /^[A-Za-z0-9_-]{20}$/, 'the first password is shown');
+
+  // The colleague, in a browser of their own.
+  const colleague = await (await browser.newContext()).newPage();
+  await colleague.goto(`${issuer}/dashboard/sign-in`);
+  await colleague.getByLabel('Email').fill('colleague@example.test');
+  await colleague.getByLabel('Password').fill(firstPassword);
+  await colleague.getByRole('button', { name: 'Sign in' }).click();
+  await colleague.waitForURL(`${issuer}/dashboard`);
+  t.match(await colleague.textContent('body'), /Signed in as colleague@example\.test \(admin\)/);
+  await colleague.getByRole('link', { name: 'Team and password' }).click();
+  await colleague.getByLabel('Current password').fill(firstPassword);
+  await colleague.getByLabel(/^New password \(/).fill('my own passphrase');
+  await colleague.getByLabel('New password again').fill('my own passphrase');
+  await colleague.getByRole('button', { name: 'Change password' }).click();
+  await colleague.waitForURL(/\/dashboard\/team\?password=changed/);
+  t.match(await colleague.textContent('body'), /Your password was changed/, 'still signed in, told so');
+
+  // The owner sees the colleague listed and removes them; the colleague's next page asks to sign in.
+  await owner.goto(`${issuer}/dashboard/team`);
+  t.match(await owner.textContent('body'), /colleague@example\.test/);
+  await owner.getByRole('button', { name: 'Remove colleague@example.test' }).click();
+  await owner.waitForURL(`${issuer}/dashboard/team`);
+  t.notMatch(await owner.textContent('body'), /colleague@example\.test/, 'no longer listed');
+  await colleague.goto(`${issuer}/dashboard`);
+  t.match(colleague.url(), /\/dashboard\/sign-in/, 'the removed colleague is signed out');
+});
