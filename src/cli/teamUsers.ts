@@ -38,16 +38,15 @@ export function registerTeamUserCommands(team: Command, json: () => boolean, wit
     .requiredOption('--user <userIdOrEmail>')
     .action(async (opts) =>
       withServices(async (s) => {
-        await requireTeam(s, opts.team);
-        await s.projections.catchUp();
-        // Removed already: the sweep is run again (one cut short, or a consent given while it ran).
-        const gone = (await findTeamUser(s, opts.team, opts.user)) ? null : await removedUserOf(s, opts.team, opts.user);
-        if (gone) {
+        const user = await findTeamUser(s, opts.team, opts.user);
+        if (!user) {
+          // Removed already: the sweep is run again (one cut short, or a consent given while it ran).
+          const gone = await removedUserOf(s, opts.team, opts.user);
+          if (!gone) throw new TenancyError(`no user ${opts.user} in team ${opts.team}`);
           await sweepRemovedUser(s, { teamId: opts.team, ...gone }, await holdingsOfUser(s, { id: gone.userId, teamId: opts.team }, s.clock.now()));
           print(json(), { teamId: opts.team, userId: gone.userId, removed: true, alreadyRemoved: true }, `user ${gone.email} (${gone.userId}) was removed already; their sessions and apps are swept again`);
           return;
         }
-        const user = await teamUser(s, opts.team, opts.user);
         await removeUser(s, { teamId: opts.team, userId: user.id }, await holdingsOfUser(s, user, s.clock.now()));
         print(json(), { teamId: opts.team, userId: user.id, removed: true }, `user ${user.email} (${user.id}) removed from team ${opts.team}`);
       }),
@@ -103,16 +102,17 @@ export function registerTeamUserCommands(team: Command, json: () => boolean, wit
     );
 }
 
-/** The team's user named by id or email, from the read models brought up to the log (no server may be running). */
+/** The team's user named by id or email; TenancyError when the team has none. */
 async function teamUser(s: Services, teamId: string, idOrEmail: string): Promise<UserDoc> {
-  await requireTeam(s, teamId);
-  await s.projections.catchUp();
   const user = await findTeamUser(s, teamId, idOrEmail);
   if (!user) throw new TenancyError(`no user ${idOrEmail} in team ${teamId}`);
   return user;
 }
 
+/** The team's user named by id or email, if any, from the read models brought up to the log (no server may be running). */
 async function findTeamUser(s: Services, teamId: string, idOrEmail: string): Promise<UserDoc | null> {
+  await requireTeam(s, teamId);
+  await s.projections.catchUp();
   const user = idOrEmail.includes('@') ? await findUserByEmail(s.readModels, normaliseEmail(idOrEmail)) : await getUser(s.readModels, idOrEmail);
   return user && user.teamId === teamId ? user : null;
 }

@@ -41,25 +41,24 @@ export async function appsOfUser(stores: Stores, user: { id: string; teamId: str
 export async function subscriptionsOfGrants(stores: Stores, teamId: string, grantIds: readonly string[], now: Date): Promise<{ id: string; siteId: string }[]> {
   if (grantIds.length === 0) return [];
   const { readModels } = stores;
-  const [grants, sites, active] = await Promise.all([
-    Promise.all(grantIds.map((id) => readModels.get<OAuthGrantDoc>(OAUTH_GRANTS, id))),
-    listSitesOfTeam(readModels, teamId),
-    listActiveGrantsOfTeam(readModels, teamId, now),
-  ]);
+  const [grants, sites] = await Promise.all([Promise.all(grantIds.map((id) => readModels.get<OAuthGrantDoc>(OAUTH_GRANTS, id))), listSitesOfTeam(readModels, teamId)]);
   const ours = new Set(grantIds);
   const teamSites = new Set(sites.map((s) => s.id));
   const clients = new Set(grants.flatMap((g) => (g && g.teamId === teamId ? [g.clientId] : [])));
-  const standing = await Promise.all(active.filter((g) => !ours.has(g.id)).map(async (g) => ({ g, by: await readModels.get<UserDoc>(USERS, g.userId) })));
-  const stillConnected = new Set(standing.filter(({ by }) => standsBehindApps(by, teamId)).map(({ g }) => g.clientId));
   const candidates = (await Promise.all([...clients].map((clientId) => listSubscriptionsCreatedByClient(readModels, clientId)))).flat().filter((s) => teamSites.has(s.site_id));
-  const chosen = await Promise.all(
-    candidates.map(async (s) => {
-      const grantId = await grantOfSubscription(stores, s.id);
-      const goes = grantId !== null ? ours.has(grantId) : !stillConnected.has(s.created_by_oauth_client_id!);
-      return goes ? [{ id: s.id, siteId: s.site_id }] : [];
-    }),
-  );
-  return chosen.flat();
+  const attributed = await Promise.all(candidates.map(async (s) => ({ s, grantId: await grantOfSubscription(stores, s.id) })));
+  // Who else stands behind each app: asked only when some subscription's token is not known.
+  const stillConnected = attributed.some(({ grantId }) => grantId === null) ? await clientsStillConnected(readModels, teamId, ours, now) : new Set<string>();
+  return attributed
+    .filter(({ s, grantId }) => (grantId !== null ? ours.has(grantId) : !stillConnected.has(s.created_by_oauth_client_id!)))
+    .map(({ s }) => ({ id: s.id, siteId: s.site_id }));
+}
+
+/** The apps (client ids) a grant of the team other than `except`, in use and given by an owner or admin, stands behind. */
+async function clientsStillConnected(readModels: ReadModelStore, teamId: string, except: ReadonlySet<string>, now: Date): Promise<Set<string>> {
+  const others = (await listActiveGrantsOfTeam(readModels, teamId, now)).filter((g) => !except.has(g.id));
+  const standing = await Promise.all(others.map(async (g) => ({ g, by: await readModels.get<UserDoc>(USERS, g.userId) })));
+  return new Set(standing.filter(({ by }) => standsBehindApps(by, teamId)).map(({ g }) => g.clientId));
 }
 
 /** The grant whose access token created the subscription, or null when that is not known. */

@@ -12,7 +12,7 @@ import { firstProblem, formText, parseForm, typedIn } from '../web/forms.ts';
 import { type SafeHtml, html } from '../web/html.ts';
 import type { SignedIn } from '../web/session.ts';
 import { actingFor } from '../actingFor.ts';
-import { unlicensedSiteSection } from './show.ts';
+import { noticeHtml, unlicensedSiteSection } from './show.ts';
 
 type Show = (reply: FastifyReply, s: SignedIn, title: string, body: SafeHtml, status?: number) => unknown;
 
@@ -100,7 +100,7 @@ export function agentPages(app: FastifyInstance, show: Show, canManage: (s: Sign
       reply,
       s,
       'Agents',
-      html`${notice?.error ? html`<p class="error" role="alert">${notice.error}</p>` : ''}${notice?.info ? html`<p role="status">${notice.info}</p>` : ''}
+      html`${noticeHtml(notice)}
         ${sections.length ? html`${sections}` : html`<p>The team has no sites.</p>`}`,
       status,
     );

@@ -6,6 +6,10 @@ import type { SignedIn } from '../web/session.ts';
 export const showSignedIn = (reply: FastifyReply, s: SignedIn, title: string, body: SafeHtml, status = 200) =>
   sendPage(reply, status, page(title, body, { signedIn: { email: s.user.email, csrf: s.csrf } }));
 
+/** What a page reports at its top after a form: an error (announced) or a plain result. */
+export const noticeHtml = (notice: { error?: string; info?: string } | undefined) =>
+  html`${notice?.error ? html`<p class="error" role="alert">${notice.error}</p>` : ''}${notice?.info ? html`<p role="status">${notice.info}</p>` : ''}`;
+
 /**
  * REST refuses every call on a site without an active licence (403 SITE_NOT_LICENSED); so does the
  * dashboard, for the site's pages and actions (its inbox, webhooks, agents).

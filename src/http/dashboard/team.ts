@@ -16,7 +16,7 @@ import { firstProblem, formText, parseForm } from '../web/forms.ts';
 import { html } from '../web/html.ts';
 import { type SignedIn, cookieOptions, sessionCookieName } from '../web/session.ts';
 import { SignInThrottle } from '../web/signInThrottle.ts';
-import { showSignedIn } from './show.ts';
+import { noticeHtml, showSignedIn } from './show.ts';
 
 const roleForm = z.object({ role: formText.pipe(z.enum(ROLES, { error: 'Choose a role.' })) });
 const addForm = z.object({ email: formText, role: formText.pipe(z.enum(ROLES, { error: 'Choose a role.' })) });
@@ -53,7 +53,7 @@ export async function teamPages(app: FastifyInstance) {
       reply,
       s,
       'Team',
-      html`${notice?.error ? html`<p class="error" role="alert">${notice.error}</p>` : ''}${notice?.info ? html`<p role="status">${notice.info}</p>` : ''}
+      html`${noticeHtml(notice)}
         <h2>People</h2>
         <table><thead><tr><th>Email</th><th>Role</th><th>Dashboard sign-in</th><th>Added</th><th></th></tr></thead><tbody>${rows}</tbody></table>
         ${
