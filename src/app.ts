@@ -7,6 +7,7 @@ import { authenticate } from './http/authenticate.ts';
 import { apiKeyResolver } from './http/credentials.ts';
 import { cachedApiKeyResolver, cachedSiteLoader } from './http/credentialCache.ts';
 import { credentialCatchUp } from './http/credentialsInForce.ts';
+import { disconnectIfAuthorizerGone } from './http/oauth/departedAuthorizer.ts';
 import { oauthAccessTokenResolver } from './http/oauth/accessTokenResolver.ts';
 import { oauth } from './http/oauth/index.ts';
 import { mcp } from './mcp/index.ts';
@@ -90,7 +91,12 @@ export const app = fp(
         return apiKeys.resolve(token);
       },
     });
-    fastify.credentialResolvers.push(oauthAccessTokenResolver(fastify, catchUp));
+    fastify.credentialResolvers.push(
+      oauthAccessTokenResolver(fastify, catchUp, (grantId) =>
+        // The answer is 401 either way; a failed sweep is tried again at the app's next call.
+        disconnectIfAuthorizerGone(fastify, grantId).catch((error: unknown) => fastify.log.warn({ err: error, grantId }, 'disconnecting an app whose authorizer left failed')),
+      ),
+    );
     // The write rate tier (60/min/team by default) on every /api/v1 write route; runs after authentication.
     await fastify.register(writeRateLimit, { limit: fastify.config.WRITE_RATE_LIMIT_PER_MINUTE });
 

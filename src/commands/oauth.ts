@@ -252,22 +252,40 @@ function tokenResponse(events: OAuthGrantEvent[], accessToken: string, refreshTo
 /**
  * An app's access lasts only as long as its authorizer's standing: when the person who gave the consent
  * has left the team or become a member, the grant is revoked now (whatever the removal's own sweep
- * missed: a consent given meanwhile, a sweep cut short) and the request is refused.
+ * missed: a consent given meanwhile, a sweep cut short). Decided on the grant's and the team's streams,
+ * not on a read model that may lag. Null when the grant stands, was revoked already (by this call's
+ * competitor too: only one of them answers), or is `clientId`'s other than the one asking.
  */
-async function requireAuthorizerInForce(ctx: CommandContext, grantId: string, clientId: string): Promise<void> {
+export async function revokeIfAuthorizerGone(ctx: CommandContext, grantId: string, clientId?: string): Promise<{ teamId: string; reason: 'user_removed' | 'user_demoted'; position: bigint | null } | null> {
   const { state: grant } = await aggregateStreamFolding(ctx.events, oauthGrantStream(grantId), oauthGrantDecider);
   // No grant, one revoked, or another client's: the decider refuses it in its own words (and nobody else learns or changes anything here).
-  if (grant.status !== 'active' || grant.clientId !== clientId) return;
+  if (grant.status !== 'active' || (clientId !== undefined && grant.clientId !== clientId)) return null;
   const { state: team } = await aggregateStreamCached(ctx.events, teamStream(grant.teamId), teamDecider);
-  const gone = appAuthorizerGone(team, grant.userId);
-  if (!gone) return;
-  await revokeGrant(ctx, grantId, gone);
-  throw new OAuthGrantRuleError(
-    'invalid_grant',
-    gone === 'user_removed'
-      ? 'The person who authorized this app is no longer in the team; the app must be authorized again.'
-      : 'The person who authorized this app can no longer authorize apps; the app must be authorized again.',
-  );
+  const reason = appAuthorizerGone(team, grant.userId);
+  if (!reason) return null;
+  const revoked = await revokeGrant(ctx, grantId, reason);
+  return revoked.events.length > 0 ? { teamId: grant.teamId, reason, position: revoked.position } : null;
+}
+
+/** The token endpoint's refusal of a grant whose authorizer is gone; the route deletes the grant's subscriptions before answering. */
+export class AuthorizerGoneError extends OAuthGrantRuleError {
+  constructor(
+    readonly grantId: string,
+    readonly teamId: string,
+    reason: 'user_removed' | 'user_demoted',
+  ) {
+    super(
+      'invalid_grant',
+      reason === 'user_removed'
+        ? 'The person who authorized this app is no longer in the team; the app must be authorized again.'
+        : 'The person who authorized this app can no longer authorize apps; the app must be authorized again.',
+    );
+  }
+}
+
+async function requireAuthorizerInForce(ctx: CommandContext, grantId: string, clientId: string): Promise<void> {
+  const gone = await revokeIfAuthorizerGone(ctx, grantId, clientId);
+  if (gone) throw new AuthorizerGoneError(grantId, gone.teamId, gone.reason);
 }
 
 /** Single use: a second redemption revokes the whole grant (RFC 9700 §4.10.1) and is refused. */

@@ -129,7 +129,6 @@ t.test("an app the sweep missed is refused and revoked at its next use: a consen
   // The sweep is given nothing, as when the grants were read before these consents reached the read models.
   const r = await removeUser(app.services, { teamId: tenant.teamId, userId: admin.id }, { sessionIds: [], grantIds: [], subscriptions: [] });
   await settle(app, r.position);
-  t.equal(await connected.list(), 401, 'the access token is refused: its authorizer left the team');
   const byOther = await tokenRequest(issuer, { grant_type: 'refresh_token', refresh_token: connected.refreshToken, client_id: pending.clientId });
   t.equal(byOther.status, 400, "another client presenting the app's refresh token");
   t.notMatch(byOther.json, { error_description: /no longer in the team/ }, 'learns nothing of the team');
@@ -138,9 +137,35 @@ t.test("an app the sweep missed is refused and revoked at its next use: a consen
   t.equal(refreshed.status, 400);
   t.match(refreshed.json, { error: 'invalid_grant', error_description: /no longer in the team/ });
   t.match((await app.services.events.readStream(`oauth_grant-${connected.grantId}`)).at(-1), { type: 'GrantRevoked', data: { reason: 'user_removed' } }, 'and the grant is revoked then');
+  t.equal(await connected.list(), 401, 'the access token is refused');
   const redeemed = await tokenRequest(issuer, { grant_type: 'authorization_code', code: code.code, code_verifier: code.verifier, redirect_uri: code.redirectUri, client_id: pending.clientId });
   t.equal(redeemed.status, 400, 'a code given before the removal is not redeemed after it');
   t.equal(redeemed.json.error, 'invalid_grant');
+});
+
+t.test("what an app the sweep missed subscribed is deleted at its next use: at the token endpoint, or at a bearer call", async (t) => {
+  const { app, tenant, issuer, adminEmail, browser, connected } = await adminWithApp(t);
+  const refreshing = await connected.subscribe();
+  const calling = await connectApp(app, issuer, tenant, browser);
+  const callingSubscription = await calling.subscribe();
+  const lastOf = async (stream: string) => (await app.services.events.readStream(stream)).at(-1);
+
+  const admin = await userNamed(app, adminEmail);
+  // As when the grants were read before the consents reached the read models.
+  const r = await removeUser(app.services, { teamId: tenant.teamId, userId: admin.id }, { sessionIds: [], grantIds: [], subscriptions: [] });
+  await settle(app, r.position);
+  t.notMatch(await lastOf(`webhook_subscription-${refreshing}`), { type: 'SubscriptionDeleted' }, 'the sweep missed both apps');
+
+  t.equal(await connected.refresh(), 400, 'the refresh is refused');
+  t.match(await lastOf(`oauth_grant-${connected.grantId}`), { type: 'GrantRevoked', data: { reason: 'user_removed' } });
+  t.match(await lastOf(`webhook_subscription-${refreshing}`), { type: 'SubscriptionDeleted' }, 'and by the answer, what the app subscribed is deleted');
+
+  t.equal(await calling.list(), 401, 'an app that only calls with its access token is refused');
+  t.match(await lastOf(`oauth_grant-${calling.grantId}`), { type: 'GrantRevoked', data: { reason: 'user_removed' } }, 'its grant is revoked then, on the record');
+  t.match(await lastOf(`webhook_subscription-${callingSubscription}`), { type: 'SubscriptionDeleted' }, 'and what it subscribed is deleted');
+  const revocations = async () => (await app.services.events.readStream(`oauth_grant-${calling.grantId}`)).filter((e) => e.type === 'GrantRevoked').length;
+  t.equal(await calling.list(), 401, 'its next call is refused too');
+  t.equal(await revocations(), 1, 'without revoking it again');
 });
 
 t.test('a sign-in whose password check began before the change does not outlive it', async (t) => {
@@ -171,7 +196,7 @@ t.test('removing a user removed already runs the sweep again: what the first one
   const admin = await userNamed(app, adminEmail);
   // A sweep that saw nothing (cut short, or run before these reached the read models).
   await settle(app, (await removeUser(app.services, { teamId: tenant.teamId, userId: admin.id }, { sessionIds: [], grantIds: [], subscriptions: [] })).position);
-  t.equal(await connected.list(), 401, 'the token is refused anyway');
+  // The app is not used meanwhile (its next use would disconnect it: the test above).
   t.notMatch((await app.services.events.readStream(`webhook_subscription-${subscriptionId}`)).at(-1), { type: 'SubscriptionDeleted' }, 'the subscription is still there');
   const owner = new Browser(issuer);
   t.equal((await owner.signIn(ownerEmail)).status, 303);
@@ -182,6 +207,7 @@ t.test('removing a user removed already runs the sweep again: what the first one
   await settle(app, await sweepRemovedUser(app.services, { teamId: tenant.teamId, userId: admin.id, email: adminEmail }, again));
   t.match((await app.services.events.readStream(`webhook_subscription-${subscriptionId}`)).at(-1), { type: 'SubscriptionDeleted' }, 'the second sweep deletes it');
   t.match((await app.services.events.readStream(`oauth_grant-${connected.grantId}`)).at(-1), { type: 'GrantRevoked', data: { reason: 'user_removed' } }, 'and revokes the grant');
+  t.equal(await connected.list(), 401, 'the token is refused');
 });
 
 t.test('a removal cut short before the address was freed: run again, it frees it', async (t) => {

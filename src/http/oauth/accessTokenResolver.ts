@@ -18,6 +18,8 @@ export function oauthAccessTokenResolver(
   services: { readModels: ReadModelStore; clock: Clock },
   /** Brings the read models up to the store's head: a revocation or client deletion elsewhere counts at once. */
   catchUp: () => Promise<void> = async () => {},
+  /** Called (and awaited) for a grant refused because its authorizer left or became a member: revokes it and deletes what it subscribed. */
+  onAuthorizerGone: (grantId: string) => Promise<void> = async () => {},
 ): CredentialResolver {
   return {
     accepts: (token) => ACCESS_TOKEN_SHAPE.test(token),
@@ -33,7 +35,10 @@ export function oauthAccessTokenResolver(
       ]);
       if ((!isClientIdUrl(token_.clientId) && (!client || client.deleted)) || !grant || grant.revoked) return null;
       // The app's access lasts as long as its authorizer's: still in the team, and an owner or admin.
-      if (!standsBehindApps(await getUser(services.readModels, grant.userId), grant.teamId)) return null;
+      if (!standsBehindApps(await getUser(services.readModels, grant.userId), grant.teamId)) {
+        await onAuthorizerGone(grant.id);
+        return null;
+      }
       return {
         kind: 'oauth_access_token',
         id: token_.tokenId,

@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify';
-import { ACCESS_TOKEN_SHAPE, redeemAuthorizationCode, refreshAccessToken, revokeToken } from '../../commands/oauth.ts';
+import { ACCESS_TOKEN_SHAPE, AuthorizerGoneError, redeemAuthorizationCode, refreshAccessToken, revokeToken } from '../../commands/oauth.ts';
 import { OAuthGrantRuleError } from '../../domain/oauthGrant.ts';
 import { isScope } from '../../domain/scopes.ts';
 import { sha256Hex } from '../../commands/credentials.ts';
 import { getOAuthTokenByHash } from '../../readModels/oauthTokens.ts';
 import { credentialCatchUp } from '../credentialsInForce.ts';
 import { authenticateClient, readParams } from './clientAuthentication.ts';
+import { deleteSubscriptionsOfDepartedGrant } from './departedAuthorizer.ts';
 import { NO_STORE, OAuthError } from './errors.ts';
 import { servedResource } from './resources.ts';
 
@@ -64,6 +65,7 @@ export async function tokenRoutes(app: FastifyInstance) {
       await app.waitForWrite(position, 'answer');
       return reply.status(200).headers(NO_STORE).send(response);
     } catch (error) {
+      if (error instanceof AuthorizerGoneError) await app.waitForWrite(await deleteSubscriptionsOfDepartedGrant(app, { id: error.grantId, teamId: error.teamId }), 'answer');
       throw asOAuthError(error);
     }
   });
