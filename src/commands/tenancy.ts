@@ -21,7 +21,7 @@ export class EmailInUseError extends TenancyError {}
 export const asTenancyError = (error: unknown): unknown => (error instanceof TeamRuleError ? new TenancyError(error.message) : error);
 
 /** An operator's input, checked before anything is recorded: the event log keeps what it is given. */
-function checkUserInput(email: string, password: string | undefined): void {
+export function checkUserInput(email: string, password: string | undefined): void {
   if (email.length > 320 || !EMAIL_ADDRESS_SHAPE.test(email)) throw new TenancyError(`not an email address: ${email}`);
   checkPassword(password);
 }
@@ -170,7 +170,7 @@ export async function recordApiKeyUse(ctx: CommandContext, apiKeyId: string) {
  * address back. Only a process that dies between the two steps leaves a claim with a user that
  * never existed; that address needs an operator, the price of never having two.
  */
-async function claimEmail(ctx: CommandContext, claim: { email: string; userId: string; teamId: string }) {
+export async function claimEmail(ctx: CommandContext, claim: { email: string; userId: string; teamId: string }) {
   try {
     await handleCommand(ctx, userEmailStream(sha256Hex(claim.email)), userEmailDecider, {
       type: 'ClaimUserEmail',
@@ -183,7 +183,7 @@ async function claimEmail(ctx: CommandContext, claim: { email: string; userId: s
 }
 
 /** Runs the step after the claim; if it throws, the claim is released (a compensating event) and the error rethrown. */
-async function releasingOnFailure<T>(ctx: CommandContext, claim: { email: string; userId: string }, step: () => Promise<T>): Promise<T> {
+export async function releasingOnFailure<T>(ctx: CommandContext, claim: { email: string; userId: string }, step: () => Promise<T>): Promise<T> {
   try {
     return await step();
   } catch (error) {

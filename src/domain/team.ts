@@ -16,7 +16,13 @@ export type TeamEvent =
     }
   | { type: 'UserRemoved'; data: { teamId: string; userId: string; email: string; removedAt: string } }
   | { type: 'UserRoleChanged'; data: { teamId: string; userId: string; role: Role; previousRole: Role; changedAt: string } }
-  | { type: 'UserPasswordChanged'; data: { teamId: string; userId: string; passwordHash: string | null; changedAt: string } };
+  | { type: 'UserPasswordChanged'; data: { teamId: string; userId: string; passwordHash: string | null; changedAt: string } }
+  | {
+      type: 'UserInvited';
+      data: { teamId: string; invitationId: string; email: string; role: Role; codeHash: string; invitedBy: string | null; expiresAt: string; invitedAt: string };
+    }
+  | { type: 'InvitationCancelled'; data: { teamId: string; invitationId: string; cancelledAt: string } }
+  | { type: 'InvitationAccepted'; data: { teamId: string; invitationId: string; userId: string; acceptedAt: string } };
 
 export type TeamCommand =
   | {
@@ -29,16 +35,33 @@ export type TeamCommand =
   | { type: 'RemoveUser'; data: { teamId: string; userId: string; byOwner?: string; now: string } }
   | { type: 'ChangeUserRole'; data: { teamId: string; userId: string; role: Role; byOwner?: string; now: string } }
   /** A null hash takes the user's dashboard sign-in away. */
-  | { type: 'ChangeUserPassword'; data: { teamId: string; userId: string; passwordHash: string | null; now: string } };
+  | { type: 'ChangeUserPassword'; data: { teamId: string; userId: string; passwordHash: string | null; now: string } }
+  /** An invitation replaces one still open for the same address (its code is lost, or the role was wrong). */
+  | { type: 'InviteUser'; data: { teamId: string; invitationId: string; email: string; role: Role; codeHash: string; byOwner?: string; expiresAt: string; now: string } }
+  | { type: 'CancelInvitation'; data: { teamId: string; invitationId: string; byOwner?: string; now: string } }
+  /** The invited person, with the invitation's code (its hash) and a password of their own; the address is claimed by the caller first. */
+  | { type: 'AcceptInvitation'; data: { teamId: string; invitationId: string; codeHash: string; userId: string; passwordHash: string; now: string } };
 
 export interface TeamMember {
   email: string;
   role: Role;
 }
 
+/** An invitation not yet accepted nor cancelled (an expired one stays here, refused by its time). */
+export interface TeamInvitation {
+  email: string;
+  role: Role;
+  codeHash: string;
+  expiresAt: string;
+  invitedAt: string;
+}
+
 export type TeamState =
   | { status: 'none' }
-  | { status: 'exists'; billingStatus: BillingStatus; users: ReadonlyMap<string, TeamMember> };
+  | { status: 'exists'; billingStatus: BillingStatus; users: ReadonlyMap<string, TeamMember>; invitations: ReadonlyMap<string, TeamInvitation> };
+
+/** How long an invitation's code can be used. */
+export const INVITATION_TTL_MS = 7 * 24 * 3600_000;
 
 export class TeamRuleError extends Error {}
 
@@ -47,7 +70,7 @@ export const teamDecider: Decider<TeamState, TeamCommand, TeamEvent> = {
   evolve(state, event) {
     switch (event.type) {
       case 'TeamCreated':
-        return { status: 'exists', billingStatus: 'healthy', users: new Map() };
+        return { status: 'exists', billingStatus: 'healthy', users: new Map(), invitations: new Map() };
       case 'TeamBillingStatusChanged':
         return state.status === 'exists' ? { ...state, billingStatus: event.data.billingStatus } : state;
       case 'UserAdded':
@@ -61,6 +84,13 @@ export const teamDecider: Decider<TeamState, TeamCommand, TeamEvent> = {
         });
       case 'UserPasswordChanged':
         return state;
+      case 'UserInvited': {
+        const { invitationId, email, role, codeHash, expiresAt, invitedAt } = event.data;
+        return withInvitations(state, (open) => open.set(invitationId, { email, role, codeHash, expiresAt, invitedAt }));
+      }
+      case 'InvitationCancelled':
+      case 'InvitationAccepted':
+        return withInvitations(state, (open) => open.delete(event.data.invitationId));
       default:
         return assertNever(event);
     }
@@ -108,6 +138,33 @@ export const teamDecider: Decider<TeamState, TeamCommand, TeamEvent> = {
         member(state, userId);
         return [{ type: 'UserPasswordChanged', data: { teamId, userId, passwordHash, changedAt: now } }];
       }
+      case 'InviteUser': {
+        if (state.status !== 'exists') throw new TeamRuleError('team not found');
+        const { teamId, invitationId, email, role, codeHash, byOwner, expiresAt, now } = command.data;
+        requireOwner(state, byOwner);
+        if ([...state.users.values()].some((u) => u.email === email)) throw new TeamRuleError('a user with this email already exists in the team');
+        const replaced = [...state.invitations].filter(([, i]) => i.email === email).map(([id]) => id);
+        return [
+          ...replaced.map((id): TeamEvent => ({ type: 'InvitationCancelled', data: { teamId, invitationId: id, cancelledAt: now } })),
+          { type: 'UserInvited', data: { teamId, invitationId, email, role, codeHash, invitedBy: byOwner ?? null, expiresAt, invitedAt: now } },
+        ];
+      }
+      case 'CancelInvitation': {
+        const { teamId, invitationId, byOwner, now } = command.data;
+        requireOwner(state, byOwner);
+        if (state.status !== 'exists' || !state.invitations.has(invitationId)) throw new TeamRuleError('no such invitation: accepted, cancelled or never made');
+        return [{ type: 'InvitationCancelled', data: { teamId, invitationId, cancelledAt: now } }];
+      }
+      case 'AcceptInvitation': {
+        const { teamId, invitationId, codeHash, userId, passwordHash, now } = command.data;
+        const invitation = openInvitation(state, invitationId, codeHash, now);
+        if (state.status !== 'exists') throw new TeamRuleError('team not found');
+        if ([...state.users.values()].some((u) => u.email === invitation.email)) throw new TeamRuleError('a user with this email already exists in the team');
+        return [
+          { type: 'InvitationAccepted', data: { teamId, invitationId, userId, acceptedAt: now } },
+          { type: 'UserAdded', data: { teamId, userId, email: invitation.email, role: invitation.role, passwordHash, addedAt: now } },
+        ];
+      }
       default:
         return assertNever(command);
     }
@@ -119,6 +176,25 @@ function withUsers(state: TeamState, change: (users: Map<string, TeamMember>) =>
   const users = new Map(state.users);
   change(users);
   return { ...state, users };
+}
+
+function withInvitations(state: TeamState, change: (open: Map<string, TeamInvitation>) => void): TeamState {
+  if (state.status !== 'exists') return state;
+  const invitations = new Map(state.invitations);
+  change(invitations);
+  return { ...state, invitations };
+}
+
+/**
+ * The invitation this code opens, if it is open and not expired at `now`. One refusal for every
+ * case: whoever holds a wrong or stale code learns nothing of the team.
+ */
+export function openInvitation(state: TeamState, invitationId: string, codeHash: string, now: string): TeamInvitation {
+  const invitation = state.status === 'exists' ? state.invitations.get(invitationId) : undefined;
+  if (!invitation || invitation.codeHash !== codeHash || Date.parse(invitation.expiresAt) <= Date.parse(now)) {
+    throw new TeamRuleError('this invitation code is not valid: it is wrong, was used or cancelled, or expired');
+  }
+  return invitation;
 }
 
 /** The team's user with this id; TeamRuleError when the team or the user is not there. */

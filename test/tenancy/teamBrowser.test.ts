@@ -5,8 +5,8 @@ import { PASSWORD, startOAuthApp } from '../oauth/helpers.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 
-/** The Team page clicked through in Debian's Chromium: an owner adds a person, who signs in with the first password and replaces it. */
-t.test('adding a person and their first password change in a real browser', { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is absent (apt-get install -y chromium)` }, async (t) => {
+/** The Team page clicked through in Debian's Chromium: an owner invites a person, who joins with the code and their own password, then changes it. */
+t.test('inviting a person, their joining and their password change in a real browser', { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is absent (apt-get install -y chromium)` }, async (t) => {
   const { app, ownerEmail, issuer } = await startOAuthApp();
   t.teardown(() => app.close());
   const browser = await chromium.launch({
@@ -24,20 +24,21 @@ t.test('adding a person and their first password change in a real browser', { sk
   await owner.getByRole('link', { name: 'Team and password' }).click();
   await owner.getByLabel('Email').fill('colleague@example.test');
   await owner.getByLabel('Role', { exact: true }).selectOption('admin');
-  await owner.getByRole('button', { name: 'Add person' }).click();
-  const firstPassword = (await owner.locator('#first_password').textContent())!.trim();
-  t.match(firstPassword, /^[A-Za-z0-9_-]{20}$/, 'the first password is shown');
+  await owner.getByRole('button', { name: 'Invite' }).click();
+  const code = (await owner.locator('#invitation_code').textContent())!.trim();
+  t.match(code, /^svc_inv_/, 'the invitation code is shown');
 
   // The colleague, in a browser of their own.
   const colleague = await (await browser.newContext()).newPage();
-  await colleague.goto(`${issuer}/dashboard/sign-in`);
-  await colleague.getByLabel('Email').fill('colleague@example.test');
-  await colleague.getByLabel('Password').fill(firstPassword);
-  await colleague.getByRole('button', { name: 'Sign in' }).click();
-  await colleague.waitForURL(`${issuer}/dashboard`);
-  t.match(await colleague.textContent('body'), /Signed in as colleague@example\.test \(admin\)/);
-  await colleague.getByRole('link', { name: 'Team and password' }).click();
-  await colleague.getByLabel('Current password').fill(firstPassword);
+  await colleague.goto(`${issuer}/dashboard/join`);
+  await colleague.getByLabel('Invitation code').fill(code);
+  await colleague.getByLabel(/^Password \(/).fill('first passphrase');
+  await colleague.getByLabel('Password again').fill('first passphrase');
+  await colleague.getByRole('button', { name: 'Join' }).click();
+  await colleague.waitForURL(/\/dashboard\/team\?joined=1/);
+  t.match(await colleague.textContent('body'), /you joined the team/);
+  t.match(await colleague.textContent('body'), /colleague@example\.test \(you\)admin/, 'signed in as themselves, an admin');
+  await colleague.getByLabel('Current password').fill('first passphrase');
   await colleague.getByLabel(/^New password \(/).fill('my own passphrase');
   await colleague.getByLabel('New password again').fill('my own passphrase');
   await colleague.getByRole('button', { name: 'Change password' }).click();

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { findUserByEmail } from '../../src/readModels/users.ts';
-import { createTenant } from '../helpers/testApp.ts';
+import { TestClock, createTenant } from '../helpers/testApp.ts';
 import { Browser, PASSWORD, addTeamUser, formFields, startOAuthApp } from '../oauth/helpers.ts';
 
 /** The dashboard's team page: owners change roles and remove people; everyone changes their own password. */
@@ -108,41 +108,112 @@ t.test('wrong current passwords are limited per session: a stolen cookie cannot 
   t.notOk((await thief.request('/dashboard')).status === 200, 'and the thief is signed out by it');
 });
 
-t.test('an owner adds a person, who signs in with the first password shown once and replaces it', async (t) => {
+/** Joins with the code on `browser` (the join page's own form, its CSRF cookie). */
+async function join(browser: Browser, code: string, password = 'their own passphrase', confirm = password) {
+  const form = formFields((await browser.request('/dashboard/join')).text, '/dashboard/join');
+  return browser.request('/dashboard/join', { form: { csrf: form.csrf!, code, new_password: password, confirm_password: confirm } });
+}
+
+const codeIn = (text: string) => /id="invitation_code">([^<]+)</.exec(text)?.[1];
+
+t.test('an owner invites a person, who joins with the code shown once and a password of their own', async (t) => {
   const { app, tenant, ownerEmail, issuer } = await startOAuthApp();
   t.teardown(() => app.close());
-  await createTenant(app.services, { email: 'someone@other.example', password: PASSWORD });
   const owner = new Browser(issuer);
   t.equal((await owner.signIn(ownerEmail)).status, 303);
   const csrf = await csrfOf(owner);
-  const added = await owner.request('/dashboard/team/users', { form: { csrf, email: 'New.Person@Example.test', role: 'admin' } });
-  t.equal(added.status, 201);
-  t.equal(added.headers.get('cache-control'), 'no-store', 'the page with the password is not kept');
-  const password = /id="first_password">([^<]+)</.exec(added.text)?.[1];
-  t.match(password, /^[A-Za-z0-9_-]{20}$/, 'a first password, made by the service');
-  t.match(added.text, /new\.person@example\.test is in the team as admin/);
+  const invited = await owner.request('/dashboard/team/invitations', { form: { csrf, email: 'New.Person@Example.test', role: 'admin' } });
+  t.equal(invited.status, 201);
+  t.equal(invited.headers.get('cache-control'), 'no-store', 'the page with the code is not kept');
+  const code = codeIn(invited.text);
+  t.match(code, /^svc_inv_[0-9A-Z]{26}\.[0-9A-Z]{26}\.[A-Za-z0-9_-]{43}$/, 'a code made by the service');
+  t.match(invited.text, /new\.person@example\.test is invited as admin/);
+  t.notOk(await findUserByEmail(app.services.readModels, 'new.person@example.test'), 'nobody is added, no address claimed, until the person joins');
   const events = await app.services.events.readStream(`team-${tenant.teamId}`);
-  t.match(events.at(-1), { type: 'UserAdded', data: { email: 'new.person@example.test', role: 'admin' }, metadata: { actorKind: 'dashboard_user' } });
-  t.notOk(JSON.stringify(events.map((e) => e.data)).includes(password!), 'only its hash is stored');
+  t.match(events.at(-1), { type: 'UserInvited', data: { email: 'new.person@example.test', role: 'admin', invitedBy: tenant.ownerUserId }, metadata: { actorKind: 'dashboard_user' } });
+  t.notOk(JSON.stringify(events.map((e) => e.data)).includes(code!), 'only its hash is stored');
+  t.match((await owner.request('/dashboard/team')).text, /Cancel invitation of new\.person@example\.test/, 'the owner sees it open');
+
+  const stranger = new Browser(issuer);
+  const wrong = await join(stranger, `${code!.slice(0, -4)}AAAA`);
+  t.equal(wrong.status, 400, 'a wrong code');
+  t.match(wrong.text, /invitation code is not valid/);
+  t.equal((await join(stranger, 'not a code')).status, 400);
+  t.equal((await join(stranger, code!, 'short')).status, 400, 'a password too short');
+  t.equal((await join(stranger, code!, 'their own passphrase', 'another one')).status, 400, 'two passwords that differ');
+  const noCsrf = await stranger.request('/dashboard/join', { form: { csrf: 'forged', code: code!, new_password: 'their own passphrase', confirm_password: 'their own passphrase' } });
+  t.equal(noCsrf.status, 403, 'a form without its CSRF cookie');
 
   const person = new Browser(issuer);
-  t.equal((await person.signIn('new.person@example.test', password!)).status, 303, 'they sign in with it');
-  const changed = await person.request('/dashboard/password', { form: { csrf: await csrfOf(person), current_password: password!, new_password: 'their own passphrase', confirm_password: 'their own passphrase' } });
-  t.equal(changed.status, 303, 'and replace it');
+  const joined = await join(person, `  ${code!}\n`);
+  t.equal(joined.status, 303, 'the person joins (a pasted code with spaces around it)');
+  t.equal(joined.headers.get('location'), '/dashboard/team?joined=1');
+  t.match((await person.request('/dashboard/team?joined=1')).text, /you joined the team/, 'signed in at once');
+  t.match(await findUserByEmail(app.services.readModels, 'new.person@example.test'), { teamId: tenant.teamId, role: 'admin' });
+  t.match((await app.services.events.readStream(`team-${tenant.teamId}`)).slice(-2), [{ type: 'InvitationAccepted' }, { type: 'UserAdded', data: { email: 'new.person@example.test', role: 'admin' } }]);
+  t.equal((await join(new Browser(issuer), code!)).status, 400, 'the code is used up');
+  t.equal((await new Browser(issuer).signIn('new.person@example.test', 'their own passphrase')).status, 303, 'they sign in with their password');
+  t.notMatch((await owner.request('/dashboard/team')).text, /Cancel invitation of/, 'no open invitation any more');
 
-  const again = await owner.request('/dashboard/team/users', { form: { csrf, email: 'new.person@example.test', role: 'member' } });
-  t.equal(again.status, 409, 'an address already in use');
-  t.match(again.text, /This address cannot be added: it signs in a user already/);
-  const elsewhere = await owner.request('/dashboard/team/users', { form: { csrf, email: 'someone@other.example', role: 'member' } });
-  t.equal(elsewhere.status, 409, "another team's address: the same answer");
-  t.equal(elsewhere.text.match(/<p class="error"[^>]*>[^<]*</)?.[0], again.text.match(/<p class="error"[^>]*>[^<]*</)?.[0], 'word for word');
-  t.equal((await owner.request('/dashboard/team/users', { form: { csrf, email: 'not an address', role: 'member' } })).status, 400);
-  t.equal((await owner.request('/dashboard/team/users', { form: { csrf, email: 'exists@localhost', role: 'member' } })).status, 400, 'a bad address whose text says "exists" is still a bad address');
-  t.equal((await owner.request('/dashboard/team/users', { form: { csrf, email: 'x@example.test', role: 'king' } })).status, 400);
+  const again = await owner.request('/dashboard/team/invitations', { form: { csrf, email: 'new.person@example.test', role: 'member' } });
+  t.equal(again.status, 400, "an address of the team's own people");
+  t.match(again.text, /already exists in the team/);
+  t.equal((await owner.request('/dashboard/team/invitations', { form: { csrf, email: 'not an address', role: 'member' } })).status, 400);
+  t.equal((await owner.request('/dashboard/team/invitations', { form: { csrf, email: 'x@example.test', role: 'king' } })).status, 400);
 
-  const adminBrowser = new Browser(issuer);
-  t.equal((await adminBrowser.signIn('new.person@example.test', 'their own passphrase')).status, 303);
-  const byAdmin = await adminBrowser.request('/dashboard/team/users', { form: { csrf: await csrfOf(adminBrowser), email: 'y@example.test', role: 'owner' } });
-  t.equal(byAdmin.status, 403, 'an admin cannot add people (nor make an owner)');
-  t.notMatch((await adminBrowser.request('/dashboard/team')).text, /Add a person/, 'and has no form for it');
+  const byAdmin = await person.request('/dashboard/team/invitations', { form: { csrf: await csrfOf(person), email: 'y@example.test', role: 'owner' } });
+  t.equal(byAdmin.status, 403, 'an admin cannot invite people (nor make an owner)');
+  t.notMatch((await person.request('/dashboard/team')).text, /Invite a person/, 'and has no form for it');
+});
+
+t.test("an invitation claims nothing: an address of another team's gets its code, and only its holder learns it is taken", async (t) => {
+  const { app, ownerEmail, issuer } = await startOAuthApp();
+  t.teardown(() => app.close());
+  const other = await createTenant(app.services, { email: 'someone@other.example', password: PASSWORD });
+  const owner = new Browser(issuer);
+  t.equal((await owner.signIn(ownerEmail)).status, 303);
+  const csrf = await csrfOf(owner);
+  const invited = await owner.request('/dashboard/team/invitations', { form: { csrf, email: 'someone@other.example', role: 'member' } });
+  t.equal(invited.status, 201, 'the owner learns nothing of the address');
+  const taken = await join(new Browser(issuer), codeIn(invited.text)!);
+  t.equal(taken.status, 409, 'the person joining is told their address signs in already');
+  t.match(taken.text, /Your address signs in to a team here already/);
+  t.match(await findUserByEmail(app.services.readModels, 'someone@other.example'), { teamId: other.teamId }, 'and it stays where it was');
+
+  // Someone the owner would have squatted on before: their address is still free for their own team.
+  const squatted = await owner.request('/dashboard/team/invitations', { form: { csrf, email: 'free@example.test', role: 'member' } });
+  const elsewhere = await createTenant(app.services, { email: 'free@example.test', password: PASSWORD });
+  t.ok(elsewhere.teamId, 'an open invitation does not keep the address from being used elsewhere');
+  t.equal((await join(new Browser(issuer), codeIn(squatted.text)!)).status, 409);
+});
+
+t.test('an owner cancels an invitation, or replaces it by inviting again; an expired one is refused', async (t) => {
+  const clock = new TestClock(new Date());
+  const { app, tenant, ownerEmail, issuer } = await startOAuthApp({ clock });
+  t.teardown(() => app.close());
+  const owner = new Browser(issuer);
+  t.equal((await owner.signIn(ownerEmail)).status, 303);
+  const csrf = await csrfOf(owner);
+  const invite = async (email: string) => codeIn((await owner.request('/dashboard/team/invitations', { form: { csrf, email, role: 'member' } })).text)!;
+  const first = await invite('a@example.test');
+  const second = await invite('a@example.test');
+  t.not(first, second);
+  t.equal((await join(new Browser(issuer), first)).status, 400, 'the replaced code is refused');
+  const cancelled = await invite('b@example.test');
+  const invitationId = cancelled.split('.')[1]!;
+  t.equal((await owner.request(`/dashboard/team/invitations/${invitationId}/cancel`, { form: { csrf } })).status, 303);
+  t.equal((await join(new Browser(issuer), cancelled)).status, 400, 'the cancelled code is refused');
+  t.equal((await owner.request(`/dashboard/team/invitations/${invitationId}/cancel`, { form: { csrf } })).status, 404, 'cancelling it again');
+  await createTenant(app.services, { email: 'other-owner@example.test', password: PASSWORD });
+  const otherOwner = new Browser(issuer);
+  t.equal((await otherOwner.signIn('other-owner@example.test')).status, 303);
+  const openId = second.split('.')[1]!;
+  t.equal((await otherOwner.request(`/dashboard/team/invitations/${openId}/cancel`, { form: { csrf: await csrfOf(otherOwner) } })).status, 404, "another team's invitation is a missing one");
+
+  clock.advance(7 * 24 * 3600_000 + 1);
+  t.equal((await join(new Browser(issuer), second)).status, 400, 'an expired code is refused');
+  const later = new Browser(issuer);
+  t.equal((await later.signIn(ownerEmail)).status, 303);
+  t.match((await later.request('/dashboard/team')).text, /<td>expired<\/td>/, 'the owner sees it lapsed');
+  t.match((await app.services.events.readStream(`team-${tenant.teamId}`)).map((e) => e.type), ['TeamCreated', 'UserAdded', 'UserInvited', 'InvitationCancelled', 'UserInvited', 'UserInvited', 'InvitationCancelled']);
 });

@@ -144,3 +144,45 @@ t.test('byOwner: a person managing the team must be an owner as its stream stand
       .then([{ type: 'UserAdded', data: { teamId: 'T1', userId: 'U3', email: 'n@example.test', role: 'member', passwordHash: null, addedAt: later } }]);
   });
 });
+
+t.test('invitations: nothing is claimed until the invited person accepts with the code', async (t) => {
+  const expiresAt = '2026-01-22T12:00:00.000Z';
+  const invite = { teamId: 'T1', invitationId: 'I1', email: 'n@example.test', role: 'admin' as const, codeHash: 'h1', byOwner: 'U1', expiresAt, now };
+  const invited: TeamEvent = { type: 'UserInvited', data: { teamId: 'T1', invitationId: 'I1', email: 'n@example.test', role: 'admin', codeHash: 'h1', invitedBy: 'U1', expiresAt, invitedAt: now } };
+  const accept = { teamId: 'T1', invitationId: 'I1', codeHash: 'h1', userId: 'U3', passwordHash: 'scrypt$p', now: later };
+  t.test('an owner invites; an admin may not; a member of the team is not invited again', async () => {
+    given(teamDecider, created).when({ type: 'InviteUser', data: invite }).then([invited]);
+    const admin: TeamEvent = { type: 'UserAdded', data: { teamId: 'T1', userId: 'U2', email: 'a@example.test', role: 'admin', passwordHash: null, addedAt: now } };
+    given(teamDecider, [...created, admin]).when({ type: 'InviteUser', data: { ...invite, byOwner: 'U2' } }).thenThrows(TeamRuleError, /only the team's owners/);
+    given(teamDecider, created).when({ type: 'InviteUser', data: { ...invite, email: 'owner@example.test' } }).thenThrows(TeamRuleError, /already exists in the team/);
+  });
+  t.test('inviting the same address again replaces the open invitation', async () => {
+    given(teamDecider, [...created, invited])
+      .when({ type: 'InviteUser', data: { ...invite, invitationId: 'I2', codeHash: 'h2', now: later } })
+      .then([
+        { type: 'InvitationCancelled', data: { teamId: 'T1', invitationId: 'I1', cancelledAt: later } },
+        { type: 'UserInvited', data: { ...(invited.data as object), invitationId: 'I2', codeHash: 'h2', invitedAt: later } } as TeamEvent,
+      ]);
+  });
+  t.test('the right code before it expires adds the user with the invitation role; once', async () => {
+    const accepted: TeamEvent[] = [
+      { type: 'InvitationAccepted', data: { teamId: 'T1', invitationId: 'I1', userId: 'U3', acceptedAt: later } },
+      { type: 'UserAdded', data: { teamId: 'T1', userId: 'U3', email: 'n@example.test', role: 'admin', passwordHash: 'scrypt$p', addedAt: later } },
+    ];
+    given(teamDecider, [...created, invited]).when({ type: 'AcceptInvitation', data: accept }).then(accepted);
+    given(teamDecider, [...created, invited, ...accepted]).when({ type: 'AcceptInvitation', data: accept }).thenThrows(TeamRuleError, /not valid/);
+  });
+  t.test('a wrong code, an expired, a cancelled or an unknown invitation: one refusal', async () => {
+    given(teamDecider, [...created, invited]).when({ type: 'AcceptInvitation', data: { ...accept, codeHash: 'h9' } }).thenThrows(TeamRuleError, /not valid/);
+    given(teamDecider, [...created, invited]).when({ type: 'AcceptInvitation', data: { ...accept, now: expiresAt } }).thenThrows(TeamRuleError, /not valid/);
+    const cancelled: TeamEvent = { type: 'InvitationCancelled', data: { teamId: 'T1', invitationId: 'I1', cancelledAt: now } };
+    given(teamDecider, [...created, invited, cancelled]).when({ type: 'AcceptInvitation', data: accept }).thenThrows(TeamRuleError, /not valid/);
+    given(teamDecider, []).when({ type: 'AcceptInvitation', data: accept }).thenThrows(TeamRuleError, /not valid/);
+  });
+  t.test('an owner cancels an open invitation; not one that is not open', async () => {
+    given(teamDecider, [...created, invited])
+      .when({ type: 'CancelInvitation', data: { teamId: 'T1', invitationId: 'I1', byOwner: 'U1', now: later } })
+      .then([{ type: 'InvitationCancelled', data: { teamId: 'T1', invitationId: 'I1', cancelledAt: later } }]);
+    given(teamDecider, created).when({ type: 'CancelInvitation', data: { teamId: 'T1', invitationId: 'I1', byOwner: 'U1', now: later } }).thenThrows(TeamRuleError, /no such invitation/);
+  });
+});

@@ -3,6 +3,7 @@ import fp from 'fastify-plugin';
 import { sendErrorPage } from '../web/html.ts';
 import { formsAndCookies } from '../web/formsAndCookies.ts';
 import { dashboardPages } from './pages.ts';
+import { joinRoutes } from './join.ts';
 import { signInRoutes } from './signIn.ts';
 
 /** The dashboard (sign-in, OAuth apps, API keys, webhook subscriptions) in its own encapsulated scope. */
@@ -10,6 +11,7 @@ async function dashboardPlugin(app: FastifyInstance) {
   await formsAndCookies(app);
   app.setErrorHandler(sendErrorPage);
   await app.register(signInRoutes);
+  await app.register(joinRoutes);
   await app.register(dashboardPages);
 }
 

@@ -2,9 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { verifyPassword } from '../../commands/credentials.ts';
 import { startDashboardSession } from '../../commands/dashboardSessions.ts';
-import { EmailInUseError, TenancyError, addUser } from '../../commands/tenancy.ts';
-import { normaliseEmail } from '../../domain/email.ts';
-import { randomBytes } from 'node:crypto';
+import { TenancyError } from '../../commands/tenancy.ts';
+import { cancelInvitation, inviteUser, openInvitationsOfTeam } from '../../commands/teamInvitations.ts';
 import { changeUserPassword, changeUserRole, removeUser } from '../../commands/teamUsers.ts';
 import { DASHBOARD_SESSION_TTL_MS } from '../../domain/dashboardSession.ts';
 import { ROLES } from '../../domain/team.ts';
@@ -37,7 +36,12 @@ export async function teamPages(app: FastifyInstance) {
   const passwordChecks = new SignInThrottle(app.counters, app.clock, 5);
 
   const teamPage = async (reply: FastifyReply, s: SignedIn, notice?: { error?: string; info?: string }, status = 200) => {
-    const users = await listUsersOfTeam(app.readModels, s.user.teamId);
+    const [users, invitations] = await Promise.all([listUsersOfTeam(app.readModels, s.user.teamId), canManagePeople(s) ? openInvitationsOfTeam(app, s.user.teamId) : []]);
+    const now = app.clock.now().getTime();
+    const invitationRows = invitations.map(
+      (i) => html`<tr><td>${i.email}</td><td>${i.role}</td><td>${i.invitedAt}</td><td>${Date.parse(i.expiresAt) <= now ? 'expired' : i.expiresAt}</td>
+        <td><form method="post" action="/dashboard/team/invitations/${i.id}/cancel"><input type="hidden" name="csrf" value="${s.csrf}"><button type="submit">Cancel invitation of ${i.email}</button></form></td></tr>`,
+    );
     const rows = users.map(
       (u) => html`<tr><td>${u.email}${u.id === s.user.id ? ' (you)' : ''}</td><td>${u.role}</td><td>${u.passwordHash ? 'yes' : 'no'}</td><td>${u.createdAt}</td>
         <td>${
@@ -59,11 +63,17 @@ export async function teamPages(app: FastifyInstance) {
         ${
           canManagePeople(s)
             ? html`<p>Removing someone ends their sessions and disconnects the apps they connected, with the webhook subscriptions those apps made; so does making an owner or admin a member (members cannot connect apps). The team keeps its API keys and the subscriptions made with them or here.</p>
-              <h2>Add a person</h2>
-              <form method="post" action="/dashboard/team/users"><input type="hidden" name="csrf" value="${s.csrf}">
+              <h2>Invitations</h2>
+              ${
+                invitationRows.length > 0
+                  ? html`<table><thead><tr><th>Email</th><th>Role</th><th>Invited</th><th>Valid until</th><th></th></tr></thead><tbody>${invitationRows}</tbody></table>`
+                  : html`<p>No open invitations.</p>`
+              }
+              <h2>Invite a person</h2>
+              <form method="post" action="/dashboard/team/invitations"><input type="hidden" name="csrf" value="${s.csrf}">
                 <label for="email">Email</label><input id="email" name="email" type="email" maxlength="320" required>
                 <label for="role">Role</label><select id="role" name="role">${ROLES.map((r) => html`<option value="${r}" ${r === 'member' ? html`selected` : ''}>${r}</option>`)}</select>
-                <button type="submit">Add person</button> <small>(a first password is made for them and shown once)</small></form>`
+                <button type="submit">Invite</button> <small>(an invitation code is shown once; the person joins with it and a password of their own, within 7 days)</small></form>`
             : html`<p>Only the team's owners add people, change roles and remove people.</p>`
         }
         <h2>Your password</h2>
@@ -90,34 +100,43 @@ export async function teamPages(app: FastifyInstance) {
     throw error;
   };
 
-  app.get('/dashboard/team', async function team(request: FastifyRequest<{ Querystring: { password?: string } }>, reply) {
-    return teamPage(reply, request.dashboard!, request.query.password === 'changed' ? { info: 'Your password was changed; your other sessions are signed out.' } : undefined);
+  app.get('/dashboard/team', async function team(request: FastifyRequest<{ Querystring: { password?: string; joined?: string } }>, reply) {
+    const { password, joined } = request.query;
+    const info = password === 'changed' ? 'Your password was changed; your other sessions are signed out.' : joined ? 'Welcome: you joined the team.' : undefined;
+    return teamPage(reply, request.dashboard!, info ? { info } : undefined);
   });
 
-  app.post('/dashboard/team/users', async function addPerson(request, reply) {
+  app.post('/dashboard/team/invitations', async function invitePerson(request, reply) {
     const s = request.dashboard!;
-    if (!canManagePeople(s)) return teamPage(reply, s, { error: `Only the team's owners add people. You are a ${s.user.role}.` }, 403);
+    if (!canManagePeople(s)) return teamPage(reply, s, { error: `Only the team's owners invite people. You are a ${s.user.role}.` }, 403);
     const form = parseForm(addForm, request.body);
     if (!form.success) return teamPage(reply, s, { error: firstProblem(form.error) }, 400);
-    // Made here, not chosen by the owner: shown once, for the person to replace on this page.
-    const password = randomBytes(15).toString('base64url');
-    let added: { userId: string; position: bigint | null };
+    let invited: Awaited<ReturnType<typeof inviteUser>>;
     try {
-      added = await addUser(actingFor(app, request), { teamId: s.user.teamId, email: form.data.email, role: form.data.role, password, byOwner: s.user.id });
+      invited = await inviteUser(actingFor(app, request), { teamId: s.user.teamId, email: form.data.email, role: form.data.role, byOwner: s.user.id });
     } catch (error) {
-      // One answer whether the address is this team's or another's (an address signs in one user across the service).
-      if (error instanceof EmailInUseError) return teamPage(reply, s, { error: 'This address cannot be added: it signs in a user already.' }, 409);
       return refused(reply, s, error, 400);
     }
-    if (added.position !== null) await app.waitForWrite(added.position, 'answer');
     return showSignedIn(
       reply,
       s,
-      'Person added',
-      html`<p>${normaliseEmail(form.data.email)} is in the team as ${form.data.role}. Their first password, shown once:</p><p class="secret" id="first_password">${password}</p>
-        <p>Give it to them by a way you trust; they sign in at <code>/dashboard/sign-in</code> and change it on the Team page.</p><p><a href="/dashboard/team">Back to the team</a></p>`,
+      'Person invited',
+      html`<p>${invited.email} is invited as ${form.data.role}, until ${invited.expiresAt}. Their invitation code, shown once:</p><p class="secret" id="invitation_code">${invited.code}</p>
+        <p>Give it to them by a way you trust; they open <code>/dashboard/join</code>, enter it and choose their password. Inviting the same address again replaces this code.</p><p><a href="/dashboard/team">Back to the team</a></p>`,
       201,
     );
+  });
+
+  app.post('/dashboard/team/invitations/:invitationId/cancel', async function cancelInvitationOf(request: FastifyRequest<{ Params: { invitationId: string } }>, reply) {
+    const s = request.dashboard!;
+    if (!canManagePeople(s)) return teamPage(reply, s, { error: `Only the team's owners cancel invitations. You are a ${s.user.role}.` }, 403);
+    try {
+      const r = await cancelInvitation(actingFor(app, request), { teamId: s.user.teamId, invitationId: request.params.invitationId, byOwner: s.user.id });
+      if (r.position !== null) await app.waitForWrite(r.position);
+    } catch (error) {
+      return refused(reply, s, error, 404);
+    }
+    return reply.redirect('/dashboard/team', 303);
   });
 
   app.post('/dashboard/team/users/:userId/role', async function changeRole(request: FastifyRequest<{ Params: { userId: string } }>, reply) {

@@ -1,0 +1,84 @@
+import { randomBytes } from 'node:crypto';
+import { normaliseEmail } from '../domain/email.ts';
+import { INVITATION_TTL_MS, type Role, openInvitation, teamDecider, teamStream } from '../domain/team.ts';
+import { aggregateStreamFolding } from './aggregateStream.ts';
+import type { CommandContext } from './context.ts';
+import { hashPassword, passwordStamp, sha256Hex } from './credentials.ts';
+import { handleCommand } from './handleCommand.ts';
+import { TenancyError, asTenancyError, checkPassword, checkUserInput, claimEmail, releasingOnFailure, requireTeam } from './tenancy.ts';
+
+/** `svc_inv_<team id>.<invitation id>.<secret>`: the code names its team and invitation; only its hash is recorded. */
+const INVITATION_CODE = /^svc_inv_([0-9A-Za-z]{1,64})\.([0-9A-Za-z]{1,64})\.[A-Za-z0-9_-]{43}$/;
+
+/**
+ * An owner invites someone by address: nothing is claimed yet (the address may be somebody else's, or
+ * sign in elsewhere), so no owner can take an address that was never theirs to give, nor learn
+ * whether it signs in somewhere. The code, shown once, goes to the person by a way the owner trusts.
+ */
+export async function inviteUser(ctx: CommandContext, input: { teamId: string; email: string; role: Role; byOwner?: string }) {
+  const email = normaliseEmail(input.email);
+  checkUserInput(email, undefined);
+  await requireTeam(ctx, input.teamId);
+  const invitationId = ctx.newId();
+  const code = `svc_inv_${input.teamId}.${invitationId}.${randomBytes(32).toString('base64url')}`;
+  const now = ctx.clock.now();
+  const expiresAt = new Date(now.getTime() + INVITATION_TTL_MS).toISOString();
+  const result = await handleCommand(ctx, teamStream(input.teamId), teamDecider, {
+    type: 'InviteUser',
+    data: { teamId: input.teamId, invitationId, email, role: input.role, codeHash: sha256Hex(code), byOwner: input.byOwner, expiresAt, now: now.toISOString() },
+  }).catch((error: unknown) => {
+    throw asTenancyError(error);
+  });
+  return { invitationId, code, email, expiresAt, position: result.position };
+}
+
+export async function cancelInvitation(ctx: CommandContext, input: { teamId: string; invitationId: string; byOwner?: string }) {
+  const result = await handleCommand(ctx, teamStream(input.teamId), teamDecider, {
+    type: 'CancelInvitation',
+    data: { ...input, now: ctx.clock.now().toISOString() },
+  }).catch((error: unknown) => {
+    throw asTenancyError(error);
+  });
+  return { position: result.position };
+}
+
+/**
+ * The invited person joins with the code and a password of their own: the address is claimed now, by
+ * the person it was sent to. The code is checked before anything else (no password is hashed, nothing
+ * is claimed for a wrong one). `credential` is the password's stamp, for the session that follows.
+ */
+export async function acceptInvitation(ctx: CommandContext, input: { code: string; password: string }) {
+  const code = input.code.trim();
+  const match = INVITATION_CODE.exec(code);
+  if (!match) throw new TenancyError('this invitation code is not valid: it is wrong, was used or cancelled, or expired');
+  const [, teamId, invitationId] = match as unknown as [string, string, string];
+  if (!input.password) throw new TenancyError('choose a password');
+  checkPassword(input.password);
+  const codeHash = sha256Hex(code);
+  const { state } = await aggregateStreamFolding(ctx.events, teamStream(teamId), teamDecider);
+  let email: string;
+  try {
+    email = openInvitation(state, invitationId, codeHash, ctx.clock.now().toISOString()).email;
+  } catch (error) {
+    throw asTenancyError(error);
+  }
+  const userId = ctx.newId();
+  await claimEmail(ctx, { email, userId, teamId });
+  const passwordHash = await hashPassword(input.password);
+  const result = await releasingOnFailure(ctx, { email, userId }, () =>
+    handleCommand(ctx, teamStream(teamId), teamDecider, {
+      type: 'AcceptInvitation',
+      data: { teamId, invitationId, codeHash, userId, passwordHash, now: ctx.clock.now().toISOString() },
+    }).catch((error: unknown) => {
+      throw asTenancyError(error);
+    }),
+  );
+  return { userId, teamId, email, position: result.position, credential: passwordStamp(passwordHash)! };
+}
+
+/** The team's invitations not yet accepted nor cancelled, expired ones too (the owner sees they lapsed), oldest first. */
+export async function openInvitationsOfTeam(ctx: Pick<CommandContext, 'events'>, teamId: string) {
+  const { state } = await aggregateStreamFolding(ctx.events, teamStream(teamId), teamDecider);
+  if (state.status !== 'exists') return [];
+  return [...state.invitations].map(([id, i]) => ({ id, email: i.email, role: i.role, invitedAt: i.invitedAt, expiresAt: i.expiresAt }));
+}

@@ -1,0 +1,73 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { z } from 'zod';
+import { endDashboardSession, startDashboardSession } from '../../commands/dashboardSessions.ts';
+import { acceptInvitation } from '../../commands/teamInvitations.ts';
+import { EmailInUseError, TenancyError } from '../../commands/tenancy.ts';
+import { DASHBOARD_SESSION_TTL_MS } from '../../domain/dashboardSession.ts';
+import { csrfForm, firstProblem, formText, parseForm, readForm } from '../web/forms.ts';
+import { html, page, sendPage } from '../web/html.ts';
+import { cookieOptions, csrfOk, issueSignInCsrf, loadSession, sessionCookieName, signInCsrfCookieName } from '../web/session.ts';
+
+const joinForm = z
+  .object({
+    code: formText,
+    new_password: formText.pipe(z.string().min(8, 'The password must have at least 8 characters.')),
+    confirm_password: formText,
+  })
+  .refine((f) => f.new_password === f.confirm_password, { message: 'The two passwords differ.' });
+
+function joinPage(reply: FastifyReply, app: FastifyInstance, status: number, error?: string) {
+  const csrf = issueSignInCsrf(app, reply);
+  return sendPage(
+    reply,
+    status,
+    page(
+      'Join your team',
+      html`${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+        <p>Enter the invitation code a team owner gave you and choose your password; you sign in with your address and this password from then on.</p>
+        <form method="post" action="/dashboard/join">
+          <input type="hidden" name="csrf" value="${csrf}">
+          <label for="code">Invitation code</label><input id="code" name="code" autocomplete="off" spellcheck="false" required>
+          <label for="new_password">Password (at least 8 characters)</label><input id="new_password" name="new_password" type="password" autocomplete="new-password" minlength="8" required>
+          <label for="confirm_password">Password again</label><input id="confirm_password" name="confirm_password" type="password" autocomplete="new-password" minlength="8" required>
+          <button type="submit">Join</button>
+        </form>`,
+    ),
+  );
+}
+
+/**
+ * `/dashboard/join`: an invited person joins the team with the invitation's code and a password of
+ * their own, and is signed in. The code goes in a form, never in a URL (where logs and Referer
+ * headers would keep it).
+ */
+export async function joinRoutes(app: FastifyInstance) {
+  app.get('/dashboard/join', async function joinTeamPage(_request, reply) {
+    return joinPage(reply, app, 200);
+  });
+
+  app.post('/dashboard/join', async function joinTeam(request, reply) {
+    const cookieCsrf = request.cookies[signInCsrfCookieName(app)] ?? '';
+    if (!cookieCsrf || !csrfOk(cookieCsrf, readForm(csrfForm, request.body).csrf)) return joinPage(reply, app, 403, 'Your form expired. Please try again.');
+    const form = parseForm(joinForm, request.body);
+    if (!form.success) return joinPage(reply, app, 400, firstProblem(form.error));
+    let joined: Awaited<ReturnType<typeof acceptInvitation>>;
+    try {
+      joined = await acceptInvitation(app, { code: form.data.code, password: form.data.new_password });
+    } catch (error) {
+      if (error instanceof EmailInUseError) {
+        return joinPage(reply, app, 409, 'Your address signs in to a team here already. Sign in with it, or ask the owner to invite another address.');
+      }
+      if (error instanceof TenancyError) return joinPage(reply, app, 400, `${error.message[0]!.toUpperCase()}${error.message.slice(1)}.`);
+      throw error;
+    }
+    // As at sign-in: a session this browser still held ends, and the new person's begins.
+    const previous = await loadSession(app, request);
+    if (previous) await endDashboardSession(app, { sessionId: previous.sessionId });
+    const session = await startDashboardSession(app, { userId: joined.userId, teamId: joined.teamId, credential: joined.credential });
+    await app.waitForWrite(session.position);
+    reply.setCookie(sessionCookieName(app), session.token, cookieOptions(app, DASHBOARD_SESSION_TTL_MS / 1000));
+    reply.clearCookie(signInCsrfCookieName(app), cookieOptions(app));
+    return reply.redirect('/dashboard/team?joined=1', 303);
+  });
+}
