@@ -24,3 +24,8 @@ export async function openSessionsOfUser(store: ReadModelStore, userId: string, 
   const at = now.toISOString();
   return (await store.find<DashboardSessionDoc>(DASHBOARD_SESSIONS, { userId })).filter((s) => s.expiresAt > at).map((s) => s.sessionId);
 }
+
+/** The user's open sessions and `current`, the one asking: the read model may not list a session started a moment ago. */
+export const openSessionsWith = async (store: ReadModelStore, current: { sessionId: string; userId: string }, now: Date): Promise<string[]> => [
+  ...new Set([current.sessionId, ...(await openSessionsOfUser(store, current.userId, now))]),
+];

@@ -4,7 +4,7 @@ import { passwordStamp, verifyPassword } from '../../commands/credentials.ts';
 import { endDashboardSession, startDashboardSession } from '../../commands/dashboardSessions.ts';
 import { actingAs } from '../../commands/context.ts';
 import { endSessions } from '../../commands/teamUsers.ts';
-import { openSessionsOfUser } from '../../readModels/dashboardSessions.ts';
+import { openSessionsWith } from '../../readModels/dashboardSessions.ts';
 import { DASHBOARD_SESSION_TTL_MS } from '../../domain/dashboardSession.ts';
 import { normaliseEmail } from '../../domain/email.ts';
 import { findUserByEmail } from '../../readModels/users.ts';
@@ -145,9 +145,8 @@ export async function signInRoutes(app: FastifyInstance) {
   app.post('/dashboard/sign-out-everywhere', async function signOutEverywhere(request, reply) {
     const session = await loadSession(app, request);
     if (session && csrfOk(session.csrf, readForm(csrfForm, request.body).csrf)) {
-      const sessionIds = await openSessionsOfUser(app.readModels, session.user.id, app.clock.now());
-      // This one is ended in any case: the read models may not list a session started a moment ago.
-      const position = await endSessions(actingAs(app, { kind: 'dashboard_user', id: session.user.id }), [...new Set([session.sessionId, ...sessionIds])]);
+      const sessionIds = await openSessionsWith(app.readModels, { sessionId: session.sessionId, userId: session.user.id }, app.clock.now());
+      const position = await endSessions(actingAs(app, { kind: 'dashboard_user', id: session.user.id }), sessionIds);
       if (position !== null) await app.waitForWrite(position);
       reply.clearCookie(sessionCookieName(app), cookieOptions(app));
     }

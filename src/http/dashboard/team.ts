@@ -8,7 +8,7 @@ import { changeUserPassword, changeUserRole, removeUser } from '../../commands/t
 import { DASHBOARD_SESSION_TTL_MS } from '../../domain/dashboardSession.ts';
 import { ROLES } from '../../domain/team.ts';
 import { appsIfMember, holdingsOfUser } from '../../readModels/userHoldings.ts';
-import { openSessionsOfUser } from '../../readModels/dashboardSessions.ts';
+import { openSessionsWith } from '../../readModels/dashboardSessions.ts';
 import { getUser, listUsersOfTeam } from '../../readModels/users.ts';
 import { actingFor } from '../actingFor.ts';
 import { firstProblem, formText, parseForm } from '../web/forms.ts';
@@ -189,8 +189,8 @@ export async function teamPages(app: FastifyInstance) {
     const acting = actingFor(app, request);
     let credential: string | null;
     try {
-      const sessionIds = await openSessionsOfUser(app.readModels, s.user.id, app.clock.now());
-      ({ credential } = await changeUserPassword(acting, { teamId: s.user.teamId, userId: s.user.id, password: form.data.new_password }, { sessionIds: [...new Set([s.sessionId, ...sessionIds])] }));
+      const sessionIds = await openSessionsWith(app.readModels, { sessionId: s.sessionId, userId: s.user.id }, app.clock.now());
+      ({ credential } = await changeUserPassword(acting, { teamId: s.user.teamId, userId: s.user.id, password: form.data.new_password }, { sessionIds }));
     } catch (error) {
       return refused(reply, s, error, 400);
     }
