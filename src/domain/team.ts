@@ -51,6 +51,8 @@ export interface TeamMember {
 export interface TeamInvitation {
   email: string;
   role: Role;
+  /** The owner who made it (null: the operator); it lapses when they leave or stop being an owner. */
+  invitedBy: string | null;
   codeHash: string;
   expiresAt: string;
   invitedAt: string;
@@ -85,8 +87,8 @@ export const teamDecider: Decider<TeamState, TeamCommand, TeamEvent> = {
       case 'UserPasswordChanged':
         return state;
       case 'UserInvited': {
-        const { invitationId, email, role, codeHash, expiresAt, invitedAt } = event.data;
-        return withInvitations(state, (open) => open.set(invitationId, { email, role, codeHash, expiresAt, invitedAt }));
+        const { invitationId, email, role, invitedBy, codeHash, expiresAt, invitedAt } = event.data;
+        return withInvitations(state, (open) => open.set(invitationId, { email, role, invitedBy, codeHash, expiresAt, invitedAt }));
       }
       case 'InvitationCancelled':
       case 'InvitationAccepted':
@@ -123,7 +125,7 @@ export const teamDecider: Decider<TeamState, TeamCommand, TeamEvent> = {
         requireOwner(state, byOwner);
         const user = member(state, userId);
         if (user.role === 'owner' && owners(state) === 1) throw new TeamRuleError('the team\'s last owner cannot be removed: make another user owner first');
-        return [{ type: 'UserRemoved', data: { teamId, userId, email: user.email, removedAt: now } }];
+        return [{ type: 'UserRemoved', data: { teamId, userId, email: user.email, removedAt: now } }, ...invitationsLapsing(state, teamId, userId, now)];
       }
       case 'ChangeUserRole': {
         const { teamId, userId, role, byOwner, now } = command.data;
@@ -131,7 +133,10 @@ export const teamDecider: Decider<TeamState, TeamCommand, TeamEvent> = {
         const user = member(state, userId);
         if (user.role === role) return [];
         if (user.role === 'owner' && owners(state) === 1) throw new TeamRuleError('the team\'s last owner cannot change role: make another user owner first');
-        return [{ type: 'UserRoleChanged', data: { teamId, userId, role, previousRole: user.role, changedAt: now } }];
+        return [
+          { type: 'UserRoleChanged', data: { teamId, userId, role, previousRole: user.role, changedAt: now } },
+          ...(user.role === 'owner' ? invitationsLapsing(state, teamId, userId, now) : []),
+        ];
       }
       case 'ChangeUserPassword': {
         const { teamId, userId, passwordHash, now } = command.data;
@@ -176,6 +181,14 @@ function withUsers(state: TeamState, change: (users: Map<string, TeamMember>) =>
   const users = new Map(state.users);
   change(users);
   return { ...state, users };
+}
+
+/** The open invitations an owner made, cancelled as they leave or stop being an owner: only owners invite, and an invitation stands no longer than its maker. */
+function invitationsLapsing(state: TeamState, teamId: string, userId: string, now: string): TeamEvent[] {
+  if (state.status !== 'exists') return [];
+  return [...state.invitations]
+    .filter(([, i]) => i.invitedBy === userId)
+    .map(([invitationId]) => ({ type: 'InvitationCancelled', data: { teamId, invitationId, cancelledAt: now } }) as TeamEvent);
 }
 
 function withInvitations(state: TeamState, change: (open: Map<string, TeamInvitation>) => void): TeamState {

@@ -186,3 +186,25 @@ t.test('invitations: nothing is claimed until the invited person accepts with th
     given(teamDecider, created).when({ type: 'CancelInvitation', data: { teamId: 'T1', invitationId: 'I1', byOwner: 'U1', now: later } }).thenThrows(TeamRuleError, /no such invitation/);
   });
 });
+
+t.test("an owner's open invitations lapse when they leave or stop being an owner; the others' stay", async () => {
+  const expiresAt = '2026-01-22T12:00:00.000Z';
+  const second: TeamEvent = { type: 'UserAdded', data: { teamId: 'T1', userId: 'U2', email: 'o2@example.test', role: 'owner', passwordHash: null, addedAt: now } };
+  const invitedBy = (by: string | null, id: string): TeamEvent => ({
+    type: 'UserInvited',
+    data: { teamId: 'T1', invitationId: id, email: `${id}@example.test`, role: 'admin', codeHash: id, invitedBy: by, expiresAt, invitedAt: now },
+  });
+  const history = [...created, second, invitedBy('U2', 'I1'), invitedBy('U1', 'I2'), invitedBy(null, 'I3')];
+  given(teamDecider, history)
+    .when({ type: 'RemoveUser', data: { teamId: 'T1', userId: 'U2', now: later } })
+    .then([
+      { type: 'UserRemoved', data: { teamId: 'T1', userId: 'U2', email: 'o2@example.test', removedAt: later } },
+      { type: 'InvitationCancelled', data: { teamId: 'T1', invitationId: 'I1', cancelledAt: later } },
+    ]);
+  given(teamDecider, history)
+    .when({ type: 'ChangeUserRole', data: { teamId: 'T1', userId: 'U2', role: 'admin', now: later } })
+    .then([
+      { type: 'UserRoleChanged', data: { teamId: 'T1', userId: 'U2', role: 'admin', previousRole: 'owner', changedAt: later } },
+      { type: 'InvitationCancelled', data: { teamId: 'T1', invitationId: 'I1', cancelledAt: later } },
+    ]);
+});
