@@ -93,7 +93,8 @@ export const app = fp(
     });
     fastify.credentialResolvers.push(
       oauthAccessTokenResolver(fastify, catchUp, (grantId) =>
-        // The answer is 401 either way; a failed sweep is tried again at the app's next call.
+        // The answer is 401 either way. A failed revocation is tried again at the app's next call; a sweep that
+        // failed after it, by running `team remove-user` again.
         disconnectIfAuthorizerGone(fastify, grantId).catch((error: unknown) => fastify.log.warn({ err: error, grantId }, 'disconnecting an app whose authorizer left failed')),
       ),
     );

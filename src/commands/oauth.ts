@@ -273,6 +273,8 @@ export class AuthorizerGoneError extends OAuthGrantRuleError {
     readonly grantId: string,
     readonly teamId: string,
     reason: 'user_removed' | 'user_demoted',
+    /** Where the revocation was written. */
+    readonly position: bigint | null,
   ) {
     super(
       'invalid_grant',
@@ -285,7 +287,7 @@ export class AuthorizerGoneError extends OAuthGrantRuleError {
 
 async function requireAuthorizerInForce(ctx: CommandContext, grantId: string, clientId: string): Promise<void> {
   const gone = await revokeIfAuthorizerGone(ctx, grantId, clientId);
-  if (gone) throw new AuthorizerGoneError(grantId, gone.teamId, gone.reason);
+  if (gone) throw new AuthorizerGoneError(grantId, gone.teamId, gone.reason, gone.position);
 }
 
 /** Single use: a second redemption revokes the whole grant (RFC 9700 §4.10.1) and is refused. */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { normaliseEmail } from '../domain/email.ts';
 import { INVITATION_TTL_MS, type Role, openInvitation, teamDecider, teamStream } from '../domain/team.ts';
-import { aggregateStreamFolding } from './aggregateStream.ts';
+import { aggregateStream } from './aggregateStream.ts';
 import type { CommandContext } from './context.ts';
 import { hashPassword, passwordStamp, sha256Hex } from './credentials.ts';
 import { handleCommand } from './handleCommand.ts';
@@ -13,7 +13,8 @@ const INVITATION_CODE = /^svc_inv_([0-9A-Za-z]{1,64})\.([0-9A-Za-z]{1,64})\.[A-Z
 /**
  * An owner invites someone by address: nothing is claimed yet (the address may be somebody else's, or
  * sign in elsewhere), so no owner can take an address that was never theirs to give, nor learn
- * whether it signs in somewhere. The code, shown once, goes to the person by a way the owner trusts.
+ * whether it signs in somewhere. The caller mails the code to the address (the owner never sees it),
+ * so only whoever reads that mailbox can join.
  */
 export async function inviteUser(ctx: CommandContext, input: { teamId: string; email: string; role: Role; byOwner?: string }) {
   const email = normaliseEmail(input.email);
@@ -55,7 +56,8 @@ export async function acceptInvitation(ctx: CommandContext, input: { code: strin
   if (!input.password) throw new TenancyError('choose a password');
   checkPassword(input.password);
   const codeHash = sha256Hex(code);
-  const { state } = await aggregateStreamFolding(ctx.events, teamStream(teamId), teamDecider);
+  // Not through the shared fold cache: anyone can send a well-shaped code naming any team.
+  const { state } = await aggregateStream(ctx.events, teamStream(teamId), teamDecider);
   let email: string;
   try {
     email = openInvitation(state, invitationId, codeHash, ctx.clock.now().toISOString()).email;
@@ -63,8 +65,9 @@ export async function acceptInvitation(ctx: CommandContext, input: { code: strin
     throw asTenancyError(error);
   }
   const userId = ctx.newId();
-  await claimEmail(ctx, { email, userId, teamId });
+  // Hashed before the claim: nothing between the claim and its release on failure may throw unguarded.
   const passwordHash = await hashPassword(input.password);
+  await claimEmail(ctx, { email, userId, teamId });
   const result = await releasingOnFailure(ctx, { email, userId }, () =>
     handleCommand(ctx, teamStream(teamId), teamDecider, {
       type: 'AcceptInvitation',
@@ -78,7 +81,7 @@ export async function acceptInvitation(ctx: CommandContext, input: { code: strin
 
 /** The team's invitations not yet accepted nor cancelled, expired ones too (the owner sees they lapsed), oldest first. */
 export async function openInvitationsOfTeam(ctx: Pick<CommandContext, 'events'>, teamId: string) {
-  const { state } = await aggregateStreamFolding(ctx.events, teamStream(teamId), teamDecider);
+  const { state } = await aggregateStream(ctx.events, teamStream(teamId), teamDecider);
   if (state.status !== 'exists') return [];
-  return [...state.invitations].map(([id, i]) => ({ id, email: i.email, role: i.role, invitedAt: i.invitedAt, expiresAt: i.expiresAt }));
+  return [...state.invitations].map(([id, i]) => ({ id, email: i.email, role: i.role, invitedBy: i.invitedBy, invitedAt: i.invitedAt, expiresAt: i.expiresAt }));
 }

@@ -9,8 +9,8 @@ import { type TestApp, type Tenant, createTenant, startTestApp } from '../helper
 export const PASSWORD = 'correct horse battery staple';
 
 /** The service on a loopback port, its issuer (PUBLIC_BASE_URL) set to that port, with one tenant. */
-export async function startOAuthApp(options: { clock?: Clock; dataDir?: string } = {}): Promise<{ app: TestApp; tenant: Tenant; ownerEmail: string; issuer: string }> {
-  const app = await startTestApp({ listen: true, clock: options.clock, dataDir: options.dataDir });
+export async function startOAuthApp(options: { clock?: Clock; dataDir?: string; env?: Record<string, string> } = {}): Promise<{ app: TestApp; tenant: Tenant; ownerEmail: string; issuer: string }> {
+  const app = await startTestApp({ listen: true, clock: options.clock, dataDir: options.dataDir, env: options.env });
   (app.services.config as { PUBLIC_BASE_URL: string }).PUBLIC_BASE_URL = app.url;
   const ownerEmail = `owner-${randomBytes(4).toString('hex')}@example.test`;
   const tenant = await createTenant(app.services, { email: ownerEmail, password: PASSWORD });

@@ -1,13 +1,16 @@
 import { existsSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 import t from 'tap';
+import { startSmtpSink } from '../agent/smtpSink.ts';
 import { PASSWORD, startOAuthApp } from '../oauth/helpers.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 
-/** The Team page clicked through in Debian's Chromium: an owner invites a person, who joins with the code and their own password, then changes it. */
+/** The Team page clicked through in Debian's Chromium: an owner invites a person, who joins with the code mailed to them and their own password, then changes it. */
 t.test('inviting a person, their joining and their password change in a real browser', { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is absent (apt-get install -y chromium)` }, async (t) => {
-  const { app, ownerEmail, issuer } = await startOAuthApp();
+  const sink = await startSmtpSink();
+  t.teardown(() => sink.close());
+  const { app, ownerEmail, issuer } = await startOAuthApp({ env: { OUTBOUND_SMTP_URL: sink.url } });
   t.teardown(() => app.close());
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -25,8 +28,9 @@ t.test('inviting a person, their joining and their password change in a real bro
   await owner.getByLabel('Email').fill('colleague@example.test');
   await owner.getByLabel('Role', { exact: true }).selectOption('admin');
   await owner.getByRole('button', { name: 'Invite' }).click();
-  const code = (await owner.locator('#invitation_code').textContent())!.trim();
-  t.match(code, /^svc_inv_/, 'the invitation code is shown');
+  t.match(await owner.textContent('body'), /An invitation was mailed to colleague@example\.test/);
+  const code = /svc_inv_\S+/.exec(sink.received.at(-1)?.parsed.text ?? '')?.[0] ?? '';
+  t.match(code, /^svc_inv_/, 'the invitation code arrives by mail');
 
   // The colleague, in a browser of their own.
   const colleague = await (await browser.newContext()).newPage();

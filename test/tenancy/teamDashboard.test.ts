@@ -1,4 +1,5 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
+import { startSmtpSink } from '../agent/smtpSink.ts';
 import { findUserByEmail } from '../../src/readModels/users.ts';
 import { TestClock, createTenant } from '../helpers/testApp.ts';
 import { Browser, PASSWORD, addTeamUser, formFields, startOAuthApp } from '../oauth/helpers.ts';
@@ -114,20 +115,32 @@ async function join(browser: Browser, code: string, password = 'their own passph
   return browser.request('/dashboard/join', { form: { csrf: form.csrf!, code, new_password: password, confirm_password: confirm } });
 }
 
-const codeIn = (text: string) => /id="invitation_code">([^<]+)</.exec(text)?.[1];
+/** The service, mailing through a real SMTP sink on loopback. */
+async function withMailSink(t: Test, options: { clock?: TestClock } = {}) {
+  const sink = await startSmtpSink();
+  t.teardown(() => sink.close());
+  const started = await startOAuthApp({ ...options, env: { OUTBOUND_SMTP_URL: sink.url } });
+  t.teardown(() => started.app.close());
+  /** The code in the last invitation mailed to `email`. */
+  const codeFor = (email: string) => {
+    const mail = sink.received.findLast((m) => m.rcptTo.includes(email));
+    return mail ? /svc_inv_\S+/.exec(mail.parsed.text ?? '')?.[0] : undefined;
+  };
+  return { ...started, sink, codeFor };
+}
 
-t.test('an owner invites a person, who joins with the code shown once and a password of their own', async (t) => {
-  const { app, tenant, ownerEmail, issuer } = await startOAuthApp();
-  t.teardown(() => app.close());
+t.test('an owner invites a person, who joins with the code mailed to them and a password of their own', async (t) => {
+  const { app, tenant, ownerEmail, issuer, sink, codeFor } = await withMailSink(t);
   const owner = new Browser(issuer);
   t.equal((await owner.signIn(ownerEmail)).status, 303);
   const csrf = await csrfOf(owner);
   const invited = await owner.request('/dashboard/team/invitations', { form: { csrf, email: 'New.Person@Example.test', role: 'admin' } });
   t.equal(invited.status, 201);
-  t.equal(invited.headers.get('cache-control'), 'no-store', 'the page with the code is not kept');
-  const code = codeIn(invited.text);
-  t.match(code, /^svc_inv_[0-9A-Z]{26}\.[0-9A-Z]{26}\.[A-Za-z0-9_-]{43}$/, 'a code made by the service');
-  t.match(invited.text, /new\.person@example\.test is invited as admin/);
+  t.match(invited.text, /An invitation was mailed to new\.person@example\.test, as admin/);
+  const code = codeFor('new.person@example.test');
+  t.match(code, /^svc_inv_[0-9A-Z]{26}\.[0-9A-Z]{26}\.[A-Za-z0-9_-]{43}$/, 'a code made by the service, mailed to the address');
+  t.notOk(invited.text.includes(code!), 'and never shown to the owner');
+  t.match(sink.received.at(-1)!.parsed, { subject: 'You are invited to join Team', text: new RegExp(`${issuer}/dashboard/join`) });
   t.notOk(await findUserByEmail(app.services.readModels, 'new.person@example.test'), 'nobody is added, no address claimed, until the person joins');
   const events = await app.services.events.readStream(`team-${tenant.teamId}`);
   t.match(events.at(-1), { type: 'UserInvited', data: { email: 'new.person@example.test', role: 'admin', invitedBy: tenant.ownerUserId }, metadata: { actorKind: 'dashboard_user' } });
@@ -166,35 +179,36 @@ t.test('an owner invites a person, who joins with the code shown once and a pass
   t.notMatch((await person.request('/dashboard/team')).text, /Invite a person/, 'and has no form for it');
 });
 
-t.test("an invitation claims nothing: an address of another team's gets its code, and only its holder learns it is taken", async (t) => {
-  const { app, ownerEmail, issuer } = await startOAuthApp();
-  t.teardown(() => app.close());
+t.test("an invitation claims nothing: an address of another team's gets its mail, and only the address's holder learns it is taken", async (t) => {
+  const { app, ownerEmail, issuer, codeFor } = await withMailSink(t);
   const other = await createTenant(app.services, { email: 'someone@other.example', password: PASSWORD });
   const owner = new Browser(issuer);
   t.equal((await owner.signIn(ownerEmail)).status, 303);
   const csrf = await csrfOf(owner);
   const invited = await owner.request('/dashboard/team/invitations', { form: { csrf, email: 'someone@other.example', role: 'member' } });
   t.equal(invited.status, 201, 'the owner learns nothing of the address');
-  const taken = await join(new Browser(issuer), codeIn(invited.text)!);
+  const taken = await join(new Browser(issuer), codeFor('someone@other.example')!);
   t.equal(taken.status, 409, 'the person joining is told their address signs in already');
   t.match(taken.text, /Your address signs in to a team here already/);
   t.match(await findUserByEmail(app.services.readModels, 'someone@other.example'), { teamId: other.teamId }, 'and it stays where it was');
 
   // Someone the owner would have squatted on before: their address is still free for their own team.
-  const squatted = await owner.request('/dashboard/team/invitations', { form: { csrf, email: 'free@example.test', role: 'member' } });
+  t.equal((await owner.request('/dashboard/team/invitations', { form: { csrf, email: 'free@example.test', role: 'member' } })).status, 201);
   const elsewhere = await createTenant(app.services, { email: 'free@example.test', password: PASSWORD });
   t.ok(elsewhere.teamId, 'an open invitation does not keep the address from being used elsewhere');
-  t.equal((await join(new Browser(issuer), codeIn(squatted.text)!)).status, 409);
+  t.equal((await join(new Browser(issuer), codeFor('free@example.test')!)).status, 409);
 });
 
 t.test('an owner cancels an invitation, or replaces it by inviting again; an expired one is refused', async (t) => {
   const clock = new TestClock(new Date());
-  const { app, tenant, ownerEmail, issuer } = await startOAuthApp({ clock });
-  t.teardown(() => app.close());
+  const { app, tenant, ownerEmail, issuer, sink, codeFor } = await withMailSink(t, { clock });
   const owner = new Browser(issuer);
   t.equal((await owner.signIn(ownerEmail)).status, 303);
   const csrf = await csrfOf(owner);
-  const invite = async (email: string) => codeIn((await owner.request('/dashboard/team/invitations', { form: { csrf, email, role: 'member' } })).text)!;
+  const invite = async (email: string) => {
+    t.equal((await owner.request('/dashboard/team/invitations', { form: { csrf, email, role: 'member' } })).status, 201);
+    return codeFor(email)!;
+  };
   const first = await invite('a@example.test');
   const second = await invite('a@example.test');
   t.not(first, second);
@@ -216,4 +230,23 @@ t.test('an owner cancels an invitation, or replaces it by inviting again; an exp
   t.equal((await later.signIn(ownerEmail)).status, 303);
   t.match((await later.request('/dashboard/team')).text, /<td>expired<\/td>/, 'the owner sees it lapsed');
   t.match((await app.services.events.readStream(`team-${tenant.teamId}`)).map((e) => e.type), ['TeamCreated', 'UserAdded', 'UserInvited', 'InvitationCancelled', 'UserInvited', 'UserInvited', 'InvitationCancelled']);
+
+  // A mail that cannot be sent: the invitation is withdrawn, nobody holds a working code.
+  sink.behaviour.rcpt = (address) => (address === 'c@example.test' ? { code: 550, message: '5.1.1 no such user' } : null);
+  const failed = await later.request('/dashboard/team/invitations', { form: { csrf: await csrfOf(later), email: 'c@example.test', role: 'member' } });
+  t.equal(failed.status, 503);
+  t.match(failed.text, /could not be sent, so the invitation was withdrawn/);
+  t.match((await app.services.events.readStream(`team-${tenant.teamId}`)).slice(-2).map((e) => e.type), ['UserInvited', 'InvitationCancelled']);
+  // (Not /c@example.test/ alone: the owner's random address may end in "c".)
+  t.notMatch((await later.request('/dashboard/team')).text, /Cancel invitation of c@example\.test/, 'not listed as open');
+});
+
+t.test('a client sending wrong invitation codes is slowed down', async (t) => {
+  const { issuer } = await withMailSink(t);
+  const stranger = new Browser(issuer);
+  const bad = `svc_inv_01JTEAMXXXXXXXXXXXXXXXXXXX.01JINVXXXXXXXXXXXXXXXXXXXX.${'A'.repeat(43)}`;
+  for (let i = 0; i < 20; i++) t.equal((await join(stranger, bad)).status, 400);
+  const refused = await join(stranger, bad);
+  t.equal(refused.status, 429, 'the 21st wrong code in 15 minutes');
+  t.ok(Number(refused.headers.get('retry-after')) > 0);
 });

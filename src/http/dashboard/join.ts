@@ -6,6 +6,8 @@ import { EmailInUseError, TenancyError } from '../../commands/tenancy.ts';
 import { DASHBOARD_SESSION_TTL_MS } from '../../domain/dashboardSession.ts';
 import { csrfForm, firstProblem, formText, parseForm, readForm } from '../web/forms.ts';
 import { html, page, sendPage } from '../web/html.ts';
+import { clientGroup } from '../../lib/clientGroup.ts';
+import { SignInThrottle } from '../web/signInThrottle.ts';
 import { cookieOptions, csrfOk, issueSignInCsrf, loadSession, sessionCookieName, signInCsrfCookieName } from '../web/session.ts';
 
 const joinForm = z
@@ -24,7 +26,7 @@ function joinPage(reply: FastifyReply, app: FastifyInstance, status: number, err
     page(
       'Join your team',
       html`${error ? html`<p class="error" role="alert">${error}</p>` : ''}
-        <p>Enter the invitation code a team owner gave you and choose your password; you sign in with your address and this password from then on.</p>
+        <p>Enter the invitation code from the mail you received and choose your password; you sign in with your address and this password from then on.</p>
         <form method="post" action="/dashboard/join">
           <input type="hidden" name="csrf" value="${csrf}">
           <label for="code">Invitation code</label><input id="code" name="code" autocomplete="off" spellcheck="false" required>
@@ -37,11 +39,13 @@ function joinPage(reply: FastifyReply, app: FastifyInstance, status: number, err
 }
 
 /**
- * `/dashboard/join`: an invited person joins the team with the invitation's code and a password of
- * their own, and is signed in. The code goes in a form, never in a URL (where logs and Referer
+ * `/dashboard/join`: an invited person joins the team with the code mailed to them and a password of
+ * their own, and is signed in (20 wrong codes per 15 minutes per client address). The code goes in a form, never in a URL (where logs and Referer
  * headers would keep it).
  */
 export async function joinRoutes(app: FastifyInstance) {
+  // Codes cannot be guessed; this keeps a client from making the service read team streams without end.
+  const throttle = new SignInThrottle(app.counters, app.clock, 20);
   app.get('/dashboard/join', async function joinTeamPage(_request, reply) {
     return joinPage(reply, app, 200);
   });
@@ -51,9 +55,16 @@ export async function joinRoutes(app: FastifyInstance) {
     if (!cookieCsrf || !csrfOk(cookieCsrf, readForm(csrfForm, request.body).csrf)) return joinPage(reply, app, 403, 'Your form expired. Please try again.');
     const form = parseForm(joinForm, request.body);
     if (!form.success) return joinPage(reply, app, 400, firstProblem(form.error));
+    const pair = `join|${clientGroup(request.ip)}`;
+    const wait = await throttle.attempt(pair);
+    if (wait > 0) {
+      reply.header('retry-after', String(wait));
+      return joinPage(reply, app, 429, `Too many wrong invitation codes. Try again in ${Math.ceil(wait / 60)} minutes.`);
+    }
     let joined: Awaited<ReturnType<typeof acceptInvitation>>;
     try {
       joined = await acceptInvitation(app, { code: form.data.code, password: form.data.new_password });
+      await throttle.succeed(pair);
     } catch (error) {
       if (error instanceof EmailInUseError) {
         return joinPage(reply, app, 409, 'Your address signs in to a team here already. Sign in with it, or ask the owner to invite another address.');

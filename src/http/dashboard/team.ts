@@ -4,6 +4,8 @@ import { verifyPassword } from '../../commands/credentials.ts';
 import { startDashboardSession } from '../../commands/dashboardSessions.ts';
 import { TenancyError } from '../../commands/tenancy.ts';
 import { cancelInvitation, inviteUser, openInvitationsOfTeam } from '../../commands/teamInvitations.ts';
+import { getTeam } from '../../readModels/teams.ts';
+import { invitationMail } from './invitationMail.ts';
 import { changeUserPassword, changeUserRole, removeUser } from '../../commands/teamUsers.ts';
 import { DASHBOARD_SESSION_TTL_MS } from '../../domain/dashboardSession.ts';
 import { ROLES } from '../../domain/team.ts';
@@ -23,12 +25,12 @@ const passwordForm = z
   .object({ current_password: formText, new_password: formText.pipe(z.string().min(8, 'The new password must have at least 8 characters.')), confirm_password: formText })
   .refine((f) => f.new_password === f.confirm_password, { message: 'The two new passwords differ.' });
 
-/** Only owners change roles and remove people; everyone sees who is in the team. */
+/** Only owners invite people, change roles and remove people; everyone sees who is in the team. */
 const canManagePeople = (s: SignedIn) => s.user.role === 'owner';
 
 /**
- * The team's people (`/dashboard/team`): owners add someone, change a role or remove someone, with the
- * same rules and effects as the CLI's `team add-user` / `set-role` / `remove-user`; everyone changes
+ * The team's people (`/dashboard/team`): owners invite someone (the code goes to the address by mail),
+ * change a role or remove someone, with the same rules and effects as the CLI's `team set-role` / `remove-user`; everyone changes
  * their own password, which ends their other sessions.
  */
 export async function teamPages(app: FastifyInstance) {
@@ -38,8 +40,9 @@ export async function teamPages(app: FastifyInstance) {
   const teamPage = async (reply: FastifyReply, s: SignedIn, notice?: { error?: string; info?: string }, status = 200) => {
     const [users, invitations] = await Promise.all([listUsersOfTeam(app.readModels, s.user.teamId), canManagePeople(s) ? openInvitationsOfTeam(app, s.user.teamId) : []]);
     const now = app.clock.now().getTime();
+    const emailOf = new Map(users.map((u) => [u.id, u.email]));
     const invitationRows = invitations.map(
-      (i) => html`<tr><td>${i.email}</td><td>${i.role}</td><td>${i.invitedAt}</td><td>${Date.parse(i.expiresAt) <= now ? 'expired' : i.expiresAt}</td>
+      (i) => html`<tr><td>${i.email}</td><td>${i.role}</td><td>${i.invitedBy === null ? 'the operator' : (emailOf.get(i.invitedBy) ?? i.invitedBy)}</td><td>${i.invitedAt}</td><td>${Date.parse(i.expiresAt) <= now ? 'expired' : i.expiresAt}</td>
         <td><form method="post" action="/dashboard/team/invitations/${i.id}/cancel"><input type="hidden" name="csrf" value="${s.csrf}"><button type="submit">Cancel invitation of ${i.email}</button></form></td></tr>`,
     );
     const rows = users.map(
@@ -66,14 +69,14 @@ export async function teamPages(app: FastifyInstance) {
               <h2>Invitations</h2>
               ${
                 invitationRows.length > 0
-                  ? html`<table><thead><tr><th>Email</th><th>Role</th><th>Invited</th><th>Valid until</th><th></th></tr></thead><tbody>${invitationRows}</tbody></table>`
+                  ? html`<table><thead><tr><th>Email</th><th>Role</th><th>Invited by</th><th>Invited</th><th>Valid until</th><th></th></tr></thead><tbody>${invitationRows}</tbody></table>`
                   : html`<p>No open invitations.</p>`
               }
               <h2>Invite a person</h2>
               <form method="post" action="/dashboard/team/invitations"><input type="hidden" name="csrf" value="${s.csrf}">
                 <label for="email">Email</label><input id="email" name="email" type="email" maxlength="320" required>
                 <label for="role">Role</label><select id="role" name="role">${ROLES.map((r) => html`<option value="${r}" ${r === 'member' ? html`selected` : ''}>${r}</option>`)}</select>
-                <button type="submit">Invite</button> <small>(an invitation code is shown once; the person joins with it and a password of their own, within 7 days)</small></form>`
+                <button type="submit">Invite</button> <small>(a code is mailed to the address; the person joins with it and a password of their own, within 7 days)</small></form>`
             : html`<p>Only the team's owners add people, change roles and remove people.</p>`
         }
         <h2>Your password</h2>
@@ -111,20 +114,32 @@ export async function teamPages(app: FastifyInstance) {
     if (!canManagePeople(s)) return teamPage(reply, s, { error: `Only the team's owners invite people. You are a ${s.user.role}.` }, 403);
     const form = parseForm(addForm, request.body);
     if (!form.success) return teamPage(reply, s, { error: firstProblem(form.error) }, 400);
+    const acting = actingFor(app, request);
     let invited: Awaited<ReturnType<typeof inviteUser>>;
     try {
-      invited = await inviteUser(actingFor(app, request), { teamId: s.user.teamId, email: form.data.email, role: form.data.role, byOwner: s.user.id });
+      invited = await inviteUser(acting, { teamId: s.user.teamId, email: form.data.email, role: form.data.role, byOwner: s.user.id });
     } catch (error) {
       return refused(reply, s, error, 400);
     }
-    return showSignedIn(
-      reply,
-      s,
-      'Person invited',
-      html`<p>${invited.email} is invited as ${form.data.role}, until ${invited.expiresAt}. Their invitation code, shown once:</p><p class="secret" id="invitation_code">${invited.code}</p>
-        <p>Give it to them by a way you trust; they open <code>/dashboard/join</code>, enter it and choose their password. Inviting the same address again replaces this code.</p><p><a href="/dashboard/team">Back to the team</a></p>`,
-      201,
-    );
+    const team = await getTeam(app.readModels, s.user.teamId);
+    const mail = invitationMail({
+      ...invited,
+      role: form.data.role,
+      teamName: team?.name ?? 'your team',
+      baseUrl: app.config.PUBLIC_BASE_URL,
+      mailDomain: app.config.MAIL_DOMAIN,
+    });
+    try {
+      await app.mailer.send(mail);
+    } catch (error) {
+      // A code nobody received must not stay usable: the invitation is taken back.
+      request.log.warn({ err: error }, 'the invitation mail could not be sent');
+      const r = await cancelInvitation(acting, { teamId: s.user.teamId, invitationId: invited.invitationId });
+      if (r.position !== null) await app.waitForWrite(r.position, 'answer');
+      return teamPage(reply, s, { error: 'The invitation mail could not be sent, so the invitation was withdrawn. Try again later.' }, 503);
+    }
+    if (invited.position !== null) await app.waitForWrite(invited.position, 'answer');
+    return teamPage(reply, s, { info: `An invitation was mailed to ${invited.email}, as ${form.data.role}: they join with the code in it and a password of their own, within 7 days.` }, 201);
   });
 
   app.post('/dashboard/team/invitations/:invitationId/cancel', async function cancelInvitationOf(request: FastifyRequest<{ Params: { invitationId: string } }>, reply) {

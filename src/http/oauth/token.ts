@@ -65,7 +65,14 @@ export async function tokenRoutes(app: FastifyInstance) {
       await app.waitForWrite(position, 'answer');
       return reply.status(200).headers(NO_STORE).send(response);
     } catch (error) {
-      if (error instanceof AuthorizerGoneError) await app.waitForWrite(await deleteSubscriptionsOfDepartedGrant(app, { id: error.grantId, teamId: error.teamId }), 'answer');
+      if (error instanceof AuthorizerGoneError) {
+        // The answer is invalid_grant whatever happens here; `team remove-user` run again finishes a sweep that failed.
+        const swept = await deleteSubscriptionsOfDepartedGrant(app, { id: error.grantId, teamId: error.teamId }).catch((err: unknown) => {
+          request.log.warn({ err, grantId: error.grantId }, 'deleting the subscriptions of an app whose authorizer left failed');
+          return null;
+        });
+        await app.waitForWrite(swept ?? error.position, 'answer');
+      }
       throw asOAuthError(error);
     }
   });
