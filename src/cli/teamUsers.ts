@@ -2,7 +2,7 @@ import { type Command, Option } from 'commander';
 import { normaliseEmail } from '../domain/email.ts';
 import { ROLES } from '../domain/team.ts';
 import { TenancyError, requireTeam } from '../commands/tenancy.ts';
-import { changeUserPassword, changeUserRole, endSessions, removeUser, removedUserOf, sweepRemovedUser } from '../commands/teamUsers.ts';
+import { changeUserPassword, changeUserRole, removeUser, removedUserOf, signOutEverywhere, sweepRemovedUser } from '../commands/teamUsers.ts';
 import { appsIfMember, holdingsOfUser } from '../readModels/userHoldings.ts';
 import { openSessionsOfUser } from '../readModels/dashboardSessions.ts';
 import { type UserDoc, findUserByEmail, getUser, listUsersOfTeam } from '../readModels/users.ts';
@@ -96,8 +96,8 @@ export function registerTeamUserCommands(team: Command, json: () => boolean, wit
       withServices(async (s) => {
         const user = await teamUser(s, opts.team, opts.user);
         const sessionIds = await openSessionsOfUser(s.readModels, user.id, s.clock.now());
-        await endSessions(s, sessionIds);
-        print(json(), { teamId: opts.team, userId: user.id, sessionsEnded: sessionIds.length }, `${sessionIds.length} session(s) of ${user.email} ended`);
+        await signOutEverywhere(s, { teamId: opts.team, userId: user.id }, { sessionIds });
+        print(json(), { teamId: opts.team, userId: user.id, sessionsEnded: sessionIds.length }, `${sessionIds.length} session(s) of ${user.email} ended, and any started before this`);
       }),
     );
 }

@@ -13,11 +13,17 @@ export const randomToken = (bytes = 16) => randomBytes(bytes).toString('hex');
 export const sha256Hex = (value: string) => createHash('sha256').update(value).digest('hex');
 
 /**
- * What a dashboard session records of the password it was signed in with: a digest of its hash. The
- * session holds only while the user's password is that one, so a password changed (or taken away)
- * ends every session signed in with the old one, one whose check was under way at that moment too.
+ * What a dashboard session records of the user it was signed in as: a digest of their password hash
+ * and of how many times they signed out everywhere (`sessionEpoch`). The session holds only while both
+ * are what they were, so a password changed (or taken away) or a Sign out everywhere ends every session
+ * before it, one whose sign-in was under way at that moment too. Epoch 0 keeps the stamp sessions
+ * recorded before there were epochs.
  */
-export const passwordStamp = (passwordHash: string | null) => (passwordHash === null ? null : sha256Hex(`dashboard-session|${passwordHash}`).slice(0, 32));
+export const passwordStamp = (passwordHash: string | null, sessionEpoch = 0) =>
+  passwordHash === null ? null : sha256Hex(sessionEpoch === 0 ? `dashboard-session|${passwordHash}` : `dashboard-session|${passwordHash}|${sessionEpoch}`).slice(0, 32);
+
+/** The stamp a session of this user (as the users read model has them) must carry. */
+export const sessionStampOf = (user: { passwordHash: string | null; sessionEpoch?: number }) => passwordStamp(user.passwordHash, user.sessionEpoch ?? 0);
 
 /** scrypt, encoded as `scrypt$N$r$p$salt$hash`. */
 export async function hashPassword(password: string): Promise<string> {

@@ -71,8 +71,15 @@ export async function changeUserRole(ctx: CommandContext, input: { teamId: strin
   return { changed, position: later(result.position, disconnected) };
 }
 
-/** Sets a user's dashboard password (null: no dashboard sign-in) and ends every session they had; `credential` is the new password's stamp. */
-export async function changeUserPassword(ctx: CommandContext, input: { teamId: string; userId: string; password: string | null }, holdings: Pick<UserHoldings, 'sessionIds'>) {
+/**
+ * Sets a user's dashboard password (null: no dashboard sign-in) and ends every session they had;
+ * `credential` is the stamp of a session signed in with the new password (`sessionEpoch`: the user's, as the caller read them).
+ */
+export async function changeUserPassword(
+  ctx: CommandContext,
+  input: { teamId: string; userId: string; password: string | null; sessionEpoch?: number },
+  holdings: Pick<UserHoldings, 'sessionIds'>,
+) {
   // Null takes the sign-in away; an empty one is a mistake (a form sent blank), not a wish to.
   if (input.password === '') throw new TenancyError('give a password (or take the sign-in away on purpose)');
   checkPassword(input.password ?? undefined);
@@ -81,7 +88,17 @@ export async function changeUserPassword(ctx: CommandContext, input: { teamId: s
     type: 'ChangeUserPassword',
     data: { teamId: input.teamId, userId: input.userId, passwordHash, now: ctx.clock.now().toISOString() },
   });
-  return { position: later(result.position, await endSessions(ctx, holdings.sessionIds)), credential: passwordStamp(passwordHash) };
+  return { position: later(result.position, await endSessions(ctx, holdings.sessionIds)), credential: passwordStamp(passwordHash, input.sessionEpoch) };
+}
+
+/**
+ * Signs the user out of every browser (a lost laptop, a stolen cookie): recorded on the team's stream,
+ * it ends every session started before it, those the read models did not list yet too; the listed
+ * ones also get their DashboardSessionEnded.
+ */
+export async function signOutEverywhere(ctx: CommandContext, input: { teamId: string; userId: string }, holdings: Pick<UserHoldings, 'sessionIds'>): Promise<bigint | null> {
+  const result = await onTeam(ctx, input.teamId, { type: 'SignOutEverywhere', data: { ...input, now: ctx.clock.now().toISOString() } });
+  return later(result.position, await endSessions(ctx, holdings.sessionIds));
 }
 
 /** Ends each of these dashboard sessions ("sign out everywhere", a stolen cookie); the last position written, if any. */

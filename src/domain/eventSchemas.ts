@@ -65,6 +65,7 @@ export const teamEventSchemas = schemasOf<TeamEvent>()({
   UserRemoved: z.object({ teamId: str, userId: str, email: str, removedAt: str }),
   UserRoleChanged: z.object({ teamId: str, userId: str, role: z.enum(ROLES), previousRole: z.enum(ROLES), changedAt: str }),
   UserPasswordChanged: z.object({ teamId: str, userId: str, passwordHash: nullableStr, changedAt: str }),
+  UserSignedOutEverywhere: z.object({ teamId: str, userId: str, signedOutAt: str }),
   UserInvited: z.object({ teamId: str, invitationId: str, email: str, role: z.enum(ROLES), codeHash: str, invitedBy: nullableStr, expiresAt: str, invitedAt: str }),
   InvitationCancelled: z.object({ teamId: str, invitationId: str, cancelledAt: str }),
   InvitationAccepted: z.object({ teamId: str, invitationId: str, userId: str, acceptedAt: str }),

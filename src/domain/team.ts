@@ -17,6 +17,8 @@ export type TeamEvent =
   | { type: 'UserRemoved'; data: { teamId: string; userId: string; email: string; removedAt: string } }
   | { type: 'UserRoleChanged'; data: { teamId: string; userId: string; role: Role; previousRole: Role; changedAt: string } }
   | { type: 'UserPasswordChanged'; data: { teamId: string; userId: string; passwordHash: string | null; changedAt: string } }
+  /** Every dashboard session of the user so far is over, those no read model listed yet too. */
+  | { type: 'UserSignedOutEverywhere'; data: { teamId: string; userId: string; signedOutAt: string } }
   | {
       type: 'UserInvited';
       data: { teamId: string; invitationId: string; email: string; role: Role; codeHash: string; invitedBy: string | null; expiresAt: string; invitedAt: string };
@@ -36,6 +38,7 @@ export type TeamCommand =
   | { type: 'ChangeUserRole'; data: { teamId: string; userId: string; role: Role; byOwner?: string; now: string } }
   /** A null hash takes the user's dashboard sign-in away. */
   | { type: 'ChangeUserPassword'; data: { teamId: string; userId: string; passwordHash: string | null; now: string } }
+  | { type: 'SignOutEverywhere'; data: { teamId: string; userId: string; now: string } }
   /** An invitation replaces one still open for the same address (its code is lost, or the role was wrong). */
   | { type: 'InviteUser'; data: { teamId: string; invitationId: string; email: string; role: Role; codeHash: string; byOwner?: string; expiresAt: string; now: string } }
   | { type: 'CancelInvitation'; data: { teamId: string; invitationId: string; byOwner?: string; now: string } }
@@ -85,6 +88,7 @@ export const teamDecider: Decider<TeamState, TeamCommand, TeamEvent> = {
           if (user) users.set(event.data.userId, { ...user, role: event.data.role });
         });
       case 'UserPasswordChanged':
+      case 'UserSignedOutEverywhere':
         return state;
       case 'UserInvited': {
         const { invitationId, email, role, invitedBy, codeHash, expiresAt, invitedAt } = event.data;
@@ -142,6 +146,11 @@ export const teamDecider: Decider<TeamState, TeamCommand, TeamEvent> = {
         const { teamId, userId, passwordHash, now } = command.data;
         member(state, userId);
         return [{ type: 'UserPasswordChanged', data: { teamId, userId, passwordHash, changedAt: now } }];
+      }
+      case 'SignOutEverywhere': {
+        const { teamId, userId, now } = command.data;
+        member(state, userId);
+        return [{ type: 'UserSignedOutEverywhere', data: { teamId, userId, signedOutAt: now } }];
       }
       case 'InviteUser': {
         if (state.status !== 'exists') throw new TeamRuleError('team not found');

@@ -9,10 +9,10 @@ import { type Projection, handles } from './projection.ts';
 
 export const teamsProjection: Projection = {
   name: 'teams',
-  // 2: users removed, their roles and passwords changed (rebuilt, for what an older server passed over).
-  version: 2,
+  // 2: users removed, their roles and passwords changed; 3: their sign-outs everywhere (each rebuilt, for what an older server passed over).
+  version: 3,
   collections: [TEAMS, USERS],
-  canHandle: handles(['TeamCreated', 'TeamBillingStatusChanged', 'UserAdded', 'UserRemoved', 'UserRoleChanged', 'UserPasswordChanged']),
+  canHandle: handles(['TeamCreated', 'TeamBillingStatusChanged', 'UserAdded', 'UserRemoved', 'UserRoleChanged', 'UserPasswordChanged', 'UserSignedOutEverywhere']),
   async handle(recorded, w) {
     const event = toDomainEvent(recorded);
     if (!event) return;
@@ -42,6 +42,11 @@ export const teamsProjection: Projection = {
       case 'UserPasswordChanged': {
         const user = await w.get<UserDoc>(USERS, event.data.userId);
         if (user) await w.put(USERS, { ...user, passwordHash: event.data.passwordHash });
+        return;
+      }
+      case 'UserSignedOutEverywhere': {
+        const user = await w.get<UserDoc>(USERS, event.data.userId);
+        if (user) await w.put(USERS, { ...user, sessionEpoch: (user.sessionEpoch ?? 0) + 1 });
         return;
       }
     }

@@ -11,6 +11,8 @@ export interface UserDoc {
   email: string;
   role: Role;
   passwordHash: string | null;
+  /** How many times every session of the user was ended at once (Sign out everywhere); absent: never. */
+  sessionEpoch?: number;
   createdAt: string;
 }
 

@@ -208,3 +208,10 @@ t.test("an owner's open invitations lapse when they leave or stop being an owner
       { type: 'InvitationCancelled', data: { teamId: 'T1', invitationId: 'I1', cancelledAt: later } },
     ]);
 });
+
+t.test('SignOutEverywhere: recorded for a user of the team; refused for anyone else', async () => {
+  given(teamDecider, created)
+    .when({ type: 'SignOutEverywhere', data: { teamId: 'T1', userId: 'U1', now: later } })
+    .then([{ type: 'UserSignedOutEverywhere', data: { teamId: 'T1', userId: 'U1', signedOutAt: later } }]);
+  given(teamDecider, created).when({ type: 'SignOutEverywhere', data: { teamId: 'T1', userId: 'U9', now: later } }).thenThrows(TeamRuleError, /not a member/);
+});

@@ -3,7 +3,7 @@ import t, { type Test } from 'tap';
 import { eventsOfTypes } from '../../src/lib/eventsOfTypes.ts';
 import { registerOAuthClientDynamically } from '../../src/commands/oauth.ts';
 import { addUser } from '../../src/commands/tenancy.ts';
-import { changeUserPassword, changeUserRole, removeUser, removedUserOf, sweepRemovedUser } from '../../src/commands/teamUsers.ts';
+import { changeUserPassword, changeUserRole, removeUser, removedUserOf, signOutEverywhere, sweepRemovedUser } from '../../src/commands/teamUsers.ts';
 import { TenancyError } from '../../src/commands/tenancy.ts';
 import { passwordStamp } from '../../src/commands/credentials.ts';
 import { startDashboardSession } from '../../src/commands/dashboardSessions.ts';
@@ -303,6 +303,29 @@ t.test('a new password ends every session, even one the read models had not list
   await settle(app, none.position);
   t.notOk(await signedIn(fresh), 'taking the password away ends the sessions too');
   t.equal((await new Browser(issuer).signIn(email, 'a brand new passphrase')).status, 401, 'and nobody signs in as that user');
+});
+
+t.test('sign out everywhere ends every session before it, even one the read models had not listed yet', async (t) => {
+  const { app, tenant, issuer } = await startOAuthApp();
+  t.teardown(() => app.close());
+  const email = await addTeamUser(app, tenant.teamId, 'member');
+  const [listed, unlisted] = [new Browser(issuer), new Browser(issuer)];
+  t.equal((await listed.signIn(email)).status, 303);
+  const user = await userNamed(app, email);
+  const { sessionIds } = await holdingsOfUser(app.services, user, app.services.clock.now());
+  t.equal((await unlisted.signIn(email)).status, 303);
+  t.equal(sessionIds.length, 1, 'the command is given the one session listed before the second sign-in');
+
+  await settle(app, await signOutEverywhere(app.services, { teamId: tenant.teamId, userId: user.id }, { sessionIds }));
+  t.notOk(await signedIn(listed), 'the listed session ended');
+  t.notOk(await signedIn(unlisted), 'the unlisted one too');
+  t.match((await app.services.events.readStream(`team-${tenant.teamId}`)).at(-1), { type: 'UserSignedOutEverywhere', data: { userId: user.id } }, 'on the record');
+  const again = new Browser(issuer);
+  t.equal((await again.signIn(email)).status, 303, 'the same password signs in afterwards');
+  t.ok(await signedIn(again), 'and that session works');
+  const changed = await again.request('/dashboard/password', { form: { csrf: formFields((await again.request('/dashboard/team')).text, '/dashboard/password').csrf!, current_password: PASSWORD, new_password: 'a brand new passphrase', confirm_password: 'a brand new passphrase' } });
+  t.equal(changed.status, 303);
+  t.ok(await signedIn(again), 'a password changed after a sign-out everywhere keeps this browser signed in');
 });
 
 t.test('sign out everywhere ends every session of the person, and only theirs', async (t) => {

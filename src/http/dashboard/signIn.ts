@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { passwordStamp, verifyPassword } from '../../commands/credentials.ts';
+import { sessionStampOf, verifyPassword } from '../../commands/credentials.ts';
 import { endDashboardSession, startDashboardSession } from '../../commands/dashboardSessions.ts';
 import { actingAs } from '../../commands/context.ts';
-import { endSessions } from '../../commands/teamUsers.ts';
+import { signOutEverywhere } from '../../commands/teamUsers.ts';
 import { openSessionsWith } from '../../readModels/dashboardSessions.ts';
 import { DASHBOARD_SESSION_TTL_MS } from '../../domain/dashboardSession.ts';
 import { normaliseEmail } from '../../domain/email.ts';
@@ -124,7 +124,7 @@ export async function signInRoutes(app: FastifyInstance) {
     // A session this browser still held (another account's, or its own) ends: one browser, one session.
     const previous = await loadSession(app, request);
     if (previous) await endDashboardSession(app, { sessionId: previous.sessionId });
-    const session = await startDashboardSession(app, { userId: user.id, teamId: user.teamId, credential: passwordStamp(user.passwordHash)! });
+    const session = await startDashboardSession(app, { userId: user.id, teamId: user.teamId, credential: sessionStampOf(user)! });
     await app.waitForWrite(session.position);
     reply.setCookie(sessionCookieName(app), session.token, cookieOptions(app, DASHBOARD_SESSION_TTL_MS / 1000));
     reply.clearCookie(signInCsrfCookieName(app), cookieOptions(app));
@@ -142,11 +142,11 @@ export async function signInRoutes(app: FastifyInstance) {
   });
 
   // A lost laptop, a cookie that may have leaked: every session of the signed-in person ends, this one too.
-  app.post('/dashboard/sign-out-everywhere', async function signOutEverywhere(request, reply) {
+  app.post('/dashboard/sign-out-everywhere', async function signOutOfEveryBrowser(request, reply) {
     const session = await loadSession(app, request);
     if (session && csrfOk(session.csrf, readForm(csrfForm, request.body).csrf)) {
       const sessionIds = await openSessionsWith(app.readModels, { sessionId: session.sessionId, userId: session.user.id }, app.clock.now());
-      const position = await endSessions(actingAs(app, { kind: 'dashboard_user', id: session.user.id }), sessionIds);
+      const position = await signOutEverywhere(actingAs(app, { kind: 'dashboard_user', id: session.user.id }), { teamId: session.user.teamId, userId: session.user.id }, { sessionIds });
       if (position !== null) await app.waitForWrite(position);
       reply.clearCookie(sessionCookieName(app), cookieOptions(app));
     }

@@ -205,7 +205,7 @@ export async function teamPages(app: FastifyInstance) {
     let credential: string | null;
     try {
       const sessionIds = await openSessionsWith(app.readModels, { sessionId: s.sessionId, userId: s.user.id }, app.clock.now());
-      ({ credential } = await changeUserPassword(acting, { teamId: s.user.teamId, userId: s.user.id, password: form.data.new_password }, { sessionIds }));
+      ({ credential } = await changeUserPassword(acting, { teamId: s.user.teamId, userId: s.user.id, password: form.data.new_password, sessionEpoch: s.user.sessionEpoch }, { sessionIds }));
     } catch (error) {
       return refused(reply, s, error, 400);
     }

@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { passwordStamp, sha256Hex } from '../../commands/credentials.ts';
+import { sessionStampOf, sha256Hex } from '../../commands/credentials.ts';
 import { constantTimeEqual } from '../../commands/oauth.ts';
 import type { Clock } from '../../ports/clock.ts';
 import { getDashboardSession } from '../../readModels/dashboardSessions.ts';
@@ -39,9 +39,10 @@ export async function loadSession(services: SessionPorts, request: FastifyReques
   const session = await getDashboardSession(services.readModels, sha256Hex(token));
   if (!session || session.ended || Date.parse(session.expiresAt) <= services.clock.now().getTime()) return null;
   const user = await getUser(services.readModels, session.userId);
-  // Removed from the team, or signed in with a password the user no longer has. A session that names
-  // no password (started before sessions recorded one, or by an older server) is over too: one more sign-in.
-  const stamp = user ? passwordStamp(user.passwordHash) : null;
+  // Removed from the team, signed in with a password the user no longer has, or before they signed out
+  // everywhere. A session that names no password (started before sessions recorded one, or by an older
+  // server) is over too: one more sign-in.
+  const stamp = user ? sessionStampOf(user) : null;
   if (!user || stamp === null || session.credential !== stamp) return null;
   return { sessionId: session.sessionId, user, csrf: csrfFor(token) };
 }
