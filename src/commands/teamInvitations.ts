@@ -7,8 +7,13 @@ import { hashPassword, passwordStamp, sha256Hex } from './credentials.ts';
 import { handleCommand } from './handleCommand.ts';
 import { TenancyError, asTenancyError, checkPassword, checkUserInput, claimEmail, releasingOnFailure, requireTeam } from './tenancy.ts';
 
-/** `svc_inv_<team id>.<invitation id>.<secret>`: the code names its team and invitation; only its hash is recorded. */
-const INVITATION_CODE = /^svc_inv_([0-9A-Za-z]{1,64})\.([0-9A-Za-z]{1,64})\.[A-Za-z0-9_-]{43}$/;
+/** `svc_inv_` and 32 random bytes: short enough for one line of a mail; only its hash is recorded. */
+const INVITATION_CODE = /^svc_inv_[A-Za-z0-9_-]{43}$/;
+
+/** Where an invitation's code leads (the invitations read model, found by the code's hash). */
+export type InvitationLookup = (codeHash: string) => Promise<{ teamId: string; invitationId: string } | null>;
+
+const NOT_VALID = 'this invitation code is not valid: it is wrong, was used or cancelled, or expired';
 
 /**
  * An owner invites someone by address: nothing is claimed yet (the address may be somebody else's, or
@@ -21,7 +26,7 @@ export async function inviteUser(ctx: CommandContext, input: { teamId: string; e
   checkUserInput(email, undefined);
   await requireTeam(ctx, input.teamId);
   const invitationId = ctx.newId();
-  const code = `svc_inv_${input.teamId}.${invitationId}.${randomBytes(32).toString('base64url')}`;
+  const code = `svc_inv_${randomBytes(32).toString('base64url')}`;
   const now = ctx.clock.now();
   const expiresAt = new Date(now.getTime() + INVITATION_TTL_MS).toISOString();
   const result = await handleCommand(ctx, teamStream(input.teamId), teamDecider, {
@@ -48,15 +53,16 @@ export async function cancelInvitation(ctx: CommandContext, input: { teamId: str
  * the person it was sent to. The code is checked before anything else (no password is hashed, nothing
  * is claimed for a wrong one). `credential` is the password's stamp, for the session that follows.
  */
-export async function acceptInvitation(ctx: CommandContext, input: { code: string; password: string }) {
+export async function acceptInvitation(ctx: CommandContext, input: { code: string; password: string }, lookup: InvitationLookup) {
   const code = input.code.trim();
-  const match = INVITATION_CODE.exec(code);
-  if (!match) throw new TenancyError('this invitation code is not valid: it is wrong, was used or cancelled, or expired');
-  const [, teamId, invitationId] = match as unknown as [string, string, string];
+  if (!INVITATION_CODE.test(code)) throw new TenancyError(NOT_VALID);
   if (!input.password) throw new TenancyError('choose a password');
   checkPassword(input.password);
   const codeHash = sha256Hex(code);
-  // Not through the shared fold cache: anyone can send a well-shaped code naming any team.
+  const found = await lookup(codeHash);
+  if (!found) throw new TenancyError(NOT_VALID);
+  const { teamId, invitationId } = found;
+  // The team's stream decides (the read model only found it): still open, this code, not expired.
   const { state } = await aggregateStream(ctx.events, teamStream(teamId), teamDecider);
   let email: string;
   try {
@@ -79,9 +85,3 @@ export async function acceptInvitation(ctx: CommandContext, input: { code: strin
   return { userId, teamId, email, position: result.position, credential: passwordStamp(passwordHash)! };
 }
 
-/** The team's invitations not yet accepted nor cancelled, expired ones too (the owner sees they lapsed), oldest first. */
-export async function openInvitationsOfTeam(ctx: Pick<CommandContext, 'events'>, teamId: string) {
-  const { state } = await aggregateStream(ctx.events, teamStream(teamId), teamDecider);
-  if (state.status !== 'exists') return [];
-  return [...state.invitations].map(([id, i]) => ({ id, email: i.email, role: i.role, invitedBy: i.invitedBy, invitedAt: i.invitedAt, expiresAt: i.expiresAt }));
-}

@@ -2,6 +2,7 @@ import { toDomainEvent } from '../lib/parseEvent.ts';
 import { API_KEYS, API_KEYS_BY_HASH, type ApiKeyByHashDoc, type ApiKeyDoc } from '../readModels/apiKeys.ts';
 import { SITES, type SiteDoc } from '../readModels/sites.ts';
 import { TEAMS, type TeamDoc } from '../readModels/teams.ts';
+import { INVITATIONS, type InvitationDoc } from '../readModels/teamInvitations.ts';
 import { USERS, type UserDoc } from '../readModels/users.ts';
 import { type Projection, handles } from './projection.ts';
 
@@ -9,10 +10,10 @@ import { type Projection, handles } from './projection.ts';
 
 export const teamsProjection: Projection = {
   name: 'teams',
-  // 2: users removed, their roles and passwords changed; 3: their sign-outs everywhere (each rebuilt, for what an older server passed over).
+  // 2: users removed, their roles and passwords changed; 3: their sign-outs everywhere, and invitations (each rebuilt, for what an older server passed over).
   version: 3,
-  collections: [TEAMS, USERS],
-  canHandle: handles(['TeamCreated', 'TeamBillingStatusChanged', 'UserAdded', 'UserRemoved', 'UserRoleChanged', 'UserPasswordChanged', 'UserSignedOutEverywhere']),
+  collections: [TEAMS, USERS, INVITATIONS],
+  canHandle: handles(['TeamCreated', 'TeamBillingStatusChanged', 'UserAdded', 'UserRemoved', 'UserRoleChanged', 'UserPasswordChanged', 'UserSignedOutEverywhere', 'UserInvited', 'InvitationCancelled', 'InvitationAccepted']),
   async handle(recorded, w) {
     const event = toDomainEvent(recorded);
     if (!event) return;
@@ -49,6 +50,14 @@ export const teamsProjection: Projection = {
         if (user) await w.put(USERS, { ...user, sessionEpoch: (user.sessionEpoch ?? 0) + 1 });
         return;
       }
+      case 'UserInvited': {
+        const { invitationId, teamId, email, role, codeHash, invitedBy, invitedAt, expiresAt } = event.data;
+        const doc: InvitationDoc = { id: invitationId, teamId, email, role, codeHash, invitedBy, invitedAt, expiresAt };
+        return w.put(INVITATIONS, doc);
+      }
+      case 'InvitationCancelled':
+      case 'InvitationAccepted':
+        return w.remove(INVITATIONS, event.data.invitationId);
     }
   },
 };

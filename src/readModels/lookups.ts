@@ -2,6 +2,7 @@ import type { LookupDeclarations } from '../ports/readModelStore.ts';
 import { AGENT_SETTINGS } from './agentSettings.ts';
 import { API_KEYS } from './apiKeys.ts';
 import { DASHBOARD_SESSIONS } from './dashboardSessions.ts';
+import { INVITATIONS } from './teamInvitations.ts';
 import { ARTICLES } from './articles.ts';
 import { OAUTH_CLIENTS } from './oauthClients.ts';
 import { OAUTH_GRANTS } from './oauthGrants.ts';
@@ -20,6 +21,7 @@ export const READ_MODEL_LOOKUPS: LookupDeclarations = {
   [AGENT_SETTINGS]: [['active']],
   [API_KEYS]: [['teamId']],
   [DASHBOARD_SESSIONS]: [['userId']],
+  [INVITATIONS]: [['codeHash'], ['teamId']],
   [ARTICLES]: [['siteId', 'url']],
   [OAUTH_CLIENTS]: [['teamId']],
   [OAUTH_GRANTS]: [['clientId'], ['teamId', 'revoked']],

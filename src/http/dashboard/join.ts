@@ -7,6 +7,8 @@ import { DASHBOARD_SESSION_TTL_MS } from '../../domain/dashboardSession.ts';
 import { csrfForm, firstProblem, formText, parseForm, readForm } from '../web/forms.ts';
 import { html, page, sendPage } from '../web/html.ts';
 import { clientGroup } from '../../lib/clientGroup.ts';
+import { findInvitationByCodeHash } from '../../readModels/teamInvitations.ts';
+import { credentialCatchUp } from '../credentialsInForce.ts';
 import { SignInThrottle } from '../web/signInThrottle.ts';
 import { cookieOptions, csrfOk, issueSignInCsrf, loadSession, sessionCookieName, signInCsrfCookieName } from '../web/session.ts';
 
@@ -46,6 +48,7 @@ function joinPage(reply: FastifyReply, app: FastifyInstance, status: number, err
 export async function joinRoutes(app: FastifyInstance) {
   // Codes cannot be guessed; this keeps a client from making the service read team streams without end.
   const throttle = new SignInThrottle(app.counters, app.clock, 20);
+  const catchUp = credentialCatchUp(app, app.config.CREDENTIAL_CATCH_UP_MS);
   app.get('/dashboard/join', async function joinTeamPage(_request, reply) {
     return joinPage(reply, app, 200);
   });
@@ -63,7 +66,12 @@ export async function joinRoutes(app: FastifyInstance) {
     }
     let joined: Awaited<ReturnType<typeof acceptInvitation>>;
     try {
-      joined = await acceptInvitation(app, { code: form.data.code, password: form.data.new_password });
+      joined = await acceptInvitation(app, { code: form.data.code, password: form.data.new_password }, async (codeHash) => {
+        // An invitation made through another API node is in this node's read model once it has caught up.
+        await catchUp();
+        const found = await findInvitationByCodeHash(app.readModels, codeHash);
+        return found ? { teamId: found.teamId, invitationId: found.id } : null;
+      });
       await throttle.succeed(pair);
     } catch (error) {
       if (error instanceof EmailInUseError) {

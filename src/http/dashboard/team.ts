@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { verifyPassword } from '../../commands/credentials.ts';
 import { startDashboardSession } from '../../commands/dashboardSessions.ts';
 import { TenancyError } from '../../commands/tenancy.ts';
-import { cancelInvitation, inviteUser, openInvitationsOfTeam } from '../../commands/teamInvitations.ts';
+import { cancelInvitation, inviteUser } from '../../commands/teamInvitations.ts';
+import { listInvitationsOfTeam } from '../../readModels/teamInvitations.ts';
 import { getTeam } from '../../readModels/teams.ts';
 import { invitationMail } from './invitationMail.ts';
 import { changeUserPassword, changeUserRole, removeUser } from '../../commands/teamUsers.ts';
@@ -38,7 +39,7 @@ export async function teamPages(app: FastifyInstance) {
   const passwordChecks = new SignInThrottle(app.counters, app.clock, 5);
 
   const teamPage = async (reply: FastifyReply, s: SignedIn, notice?: { error?: string; info?: string }, status = 200) => {
-    const [users, invitations] = await Promise.all([listUsersOfTeam(app.readModels, s.user.teamId), canManagePeople(s) ? openInvitationsOfTeam(app, s.user.teamId) : []]);
+    const [users, invitations] = await Promise.all([listUsersOfTeam(app.readModels, s.user.teamId), canManagePeople(s) ? listInvitationsOfTeam(app.readModels, s.user.teamId) : []]);
     const now = app.clock.now().getTime();
     const emailOf = new Map(users.map((u) => [u.id, u.email]));
     const invitationRows = invitations.map(
@@ -77,7 +78,7 @@ export async function teamPages(app: FastifyInstance) {
                 <label for="email">Email</label><input id="email" name="email" type="email" maxlength="320" required>
                 <label for="role">Role</label><select id="role" name="role">${ROLES.map((r) => html`<option value="${r}" ${r === 'member' ? html`selected` : ''}>${r}</option>`)}</select>
                 <button type="submit">Invite</button> <small>(a code is mailed to the address; the person joins with it and a password of their own, within 7 days)</small></form>`
-            : html`<p>Only the team's owners add people, change roles and remove people.</p>`
+            : html`<p>Only the team's owners invite people, change roles and remove people.</p>`
         }
         <h2>Your password</h2>
         <form method="post" action="/dashboard/password"><input type="hidden" name="csrf" value="${s.csrf}">
