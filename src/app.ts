@@ -79,6 +79,7 @@ export const app = fp(
     });
     // Credentials in force at once: the read models reach the store's head before a credential is trusted, cached or not.
     const catchUp = credentialCatchUp(fastify, fastify.config.CREDENTIAL_CATCH_UP_MS);
+    fastify.decorate('credentialsInForce', catchUp);
     const apiKeys = cachedApiKeyResolver(
       apiKeyResolver(fastify, (error) => fastify.log.warn({ err: error }, 'recording API key use failed'), catchUp),
       fastify.readModels,

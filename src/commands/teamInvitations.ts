@@ -5,7 +5,7 @@ import { aggregateStream } from './aggregateStream.ts';
 import type { CommandContext } from './context.ts';
 import { hashPassword, passwordStamp, sha256Hex } from './credentials.ts';
 import { handleCommand } from './handleCommand.ts';
-import { TenancyError, asTenancyError, checkPassword, checkUserInput, claimEmail, releasingOnFailure, requireTeam } from './tenancy.ts';
+import { EmailInUseError, TenancyError, asTenancyError, checkPassword, checkUserInput, claimEmail, releasingOnFailure, requireTeam } from './tenancy.ts';
 
 /** `svc_inv_` and 32 random bytes: short enough for one line of a mail; only its hash is recorded. */
 const INVITATION_CODE = /^svc_inv_[A-Za-z0-9_-]{43}$/;
@@ -36,6 +36,12 @@ export async function inviteUser(ctx: CommandContext, input: { teamId: string; e
     throw asTenancyError(error);
   });
   return { invitationId, code, email, expiresAt, position: result.position };
+}
+
+/** After its mail went out: the other open invitations of the same address are cancelled (their codes stop working). */
+export async function supersedeInvitations(ctx: CommandContext, input: { teamId: string; invitationId: string }) {
+  const result = await handleCommand(ctx, teamStream(input.teamId), teamDecider, { type: 'SupersedeInvitations', data: { ...input, now: ctx.clock.now().toISOString() } });
+  return { position: result.position };
 }
 
 export async function cancelInvitation(ctx: CommandContext, input: { teamId: string; invitationId: string; byOwner?: string }) {
@@ -73,7 +79,13 @@ export async function acceptInvitation(ctx: CommandContext, input: { code: strin
   const userId = ctx.newId();
   // Hashed before the claim: nothing between the claim and its release on failure may throw unguarded.
   const passwordHash = await hashPassword(input.password);
-  await claimEmail(ctx, { email, userId, teamId });
+  try {
+    await claimEmail(ctx, { email, userId, teamId });
+  } catch (error) {
+    // Two joins with one code: the one that lost the race hears that the code is used, not that the address is taken.
+    if (error instanceof EmailInUseError && !(await stillOpen(ctx, teamId, invitationId, codeHash))) throw new TenancyError(NOT_VALID);
+    throw error;
+  }
   const result = await releasingOnFailure(ctx, { email, userId }, () =>
     handleCommand(ctx, teamStream(teamId), teamDecider, {
       type: 'AcceptInvitation',
@@ -85,3 +97,13 @@ export async function acceptInvitation(ctx: CommandContext, input: { code: strin
   return { userId, teamId, email, position: result.position, credential: passwordStamp(passwordHash)! };
 }
 
+
+async function stillOpen(ctx: CommandContext, teamId: string, invitationId: string, codeHash: string): Promise<boolean> {
+  const { state } = await aggregateStream(ctx.events, teamStream(teamId), teamDecider);
+  try {
+    openInvitation(state, invitationId, codeHash, ctx.clock.now().toISOString());
+    return true;
+  } catch {
+    return false;
+  }
+}

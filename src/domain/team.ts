@@ -39,8 +39,9 @@ export type TeamCommand =
   /** A null hash takes the user's dashboard sign-in away. */
   | { type: 'ChangeUserPassword'; data: { teamId: string; userId: string; passwordHash: string | null; now: string } }
   | { type: 'SignOutEverywhere'; data: { teamId: string; userId: string; now: string } }
-  /** An invitation replaces one still open for the same address (its code is lost, or the role was wrong). */
   | { type: 'InviteUser'; data: { teamId: string; invitationId: string; email: string; role: Role; codeHash: string; byOwner?: string; expiresAt: string; now: string } }
+  /** Once its mail went out, an invitation replaces the others still open for the same address (a code lost, a wrong role). */
+  | { type: 'SupersedeInvitations'; data: { teamId: string; invitationId: string; now: string } }
   | { type: 'CancelInvitation'; data: { teamId: string; invitationId: string; byOwner?: string; now: string } }
   /** The invited person, with the invitation's code (its hash) and a password of their own; the address is claimed by the caller first. */
   | { type: 'AcceptInvitation'; data: { teamId: string; invitationId: string; codeHash: string; userId: string; passwordHash: string; now: string } };
@@ -157,11 +158,16 @@ export const teamDecider: Decider<TeamState, TeamCommand, TeamEvent> = {
         const { teamId, invitationId, email, role, codeHash, byOwner, expiresAt, now } = command.data;
         requireOwner(state, byOwner);
         if ([...state.users.values()].some((u) => u.email === email)) throw new TeamRuleError('a user with this email already exists in the team');
-        const replaced = [...state.invitations].filter(([, i]) => i.email === email).map(([id]) => id);
-        return [
-          ...replaced.map((id): TeamEvent => ({ type: 'InvitationCancelled', data: { teamId, invitationId: id, cancelledAt: now } })),
-          { type: 'UserInvited', data: { teamId, invitationId, email, role, codeHash, invitedBy: byOwner ?? null, expiresAt, invitedAt: now } },
-        ];
+        return [{ type: 'UserInvited', data: { teamId, invitationId, email, role, codeHash, invitedBy: byOwner ?? null, expiresAt, invitedAt: now } }];
+      }
+      case 'SupersedeInvitations': {
+        const { teamId, invitationId, now } = command.data;
+        const newer = state.status === 'exists' ? state.invitations.get(invitationId) : undefined;
+        // Cancelled meanwhile (its owner left, another tab replaced it): it replaces nothing.
+        if (state.status !== 'exists' || !newer) return [];
+        return [...state.invitations]
+          .filter(([id, i]) => id !== invitationId && i.email === newer.email)
+          .map(([id]): TeamEvent => ({ type: 'InvitationCancelled', data: { teamId, invitationId: id, cancelledAt: now } }));
       }
       case 'CancelInvitation': {
         const { teamId, invitationId, byOwner, now } = command.data;

@@ -20,6 +20,8 @@ declare module 'fastify' {
   }
   interface FastifyInstance {
     credentialResolvers: CredentialResolver[];
+    /** Brings the credential read models up to the last credential change in the store (see credentialCatchUp); 503 past its bound. */
+    credentialsInForce: () => Promise<void>;
   }
   interface FastifyRequest {
     credential: Credential | null;

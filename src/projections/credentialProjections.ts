@@ -1,11 +1,11 @@
 import { type Projection, typesHandledBy } from './projection.ts';
 
 /**
- * The projections authentication reads (keys, OAuth tokens and clients, teams and sites): only these
- * must be caught up before a credential is trusted, so a slow or failing projection elsewhere (the
- * inbox) never holds requests up.
+ * The projections authentication reads (keys, OAuth tokens and clients, teams and sites, dashboard
+ * sessions): only these must be caught up before a credential is trusted, so a slow or failing
+ * projection elsewhere (the inbox) never holds requests up.
  */
-export const CREDENTIAL_PROJECTIONS = ['apiKeys', 'oauth', 'teams', 'sites'] as const;
+export const CREDENTIAL_PROJECTIONS = ['apiKeys', 'oauth', 'teams', 'sites', 'dashboardSessions'] as const;
 
 /** The event store's mark (see `EventStore.markPosition`) for the last event a credential projection reads. */
 export const CREDENTIAL_MARK = 'credentials';

@@ -6,6 +6,7 @@ import { fetch } from 'undici';
 import { outreach } from '../helpers/cli.ts';
 import { bearer, startTestApp } from '../helpers/testApp.ts';
 import { webhooksPath } from '../helpers/http.ts';
+import { Browser, PASSWORD } from '../oauth/helpers.ts';
 
 // Each CLI run is a fresh Node process (about 1 s on an idle machine): allow for busy CI machines.
 t.setTimeout(300_000);
@@ -53,4 +54,18 @@ t.test('a site setting changed by the CLI reaches the service: an unlicensed sit
   t.not(await within(1_000, async () => (await status(key, site.siteId)) === 200), null);
   t.equal((await cli('site', 'set', '--site', site.siteId, '--licensed', 'false')).code, 0);
   t.not(await within(1_000, async () => (await status(key, site.siteId)) === 403), null, 'SITE_NOT_LICENSED within 1 s');
+});
+
+t.test("the dashboard takes the CLI's changes at once: a user created signs in, and end-sessions signs them out, at the next request", async (t) => {
+  const created = await cli('team', 'create', '--name', 'Z', '--owner-email', 'z@proc.test', '--owner-password', PASSWORD);
+  t.equal(created.code, 0, created.stderr);
+  const team = created.json<{ teamId: string }>();
+  const browser = new Browser(app.url);
+  t.equal((await browser.signIn('z@proc.test')).status, 303, 'the first sign-in, right after the command, succeeds');
+  t.equal((await browser.request('/dashboard')).status, 200);
+  const ended = await cli('team', 'end-sessions', '--team', team.teamId, '--user', 'z@proc.test');
+  t.equal(ended.code, 0, ended.stderr);
+  const next = await browser.request('/dashboard');
+  t.equal(next.status, 303, 'the very next request is signed out');
+  t.match(next.location, /\/dashboard\/sign-in/);
 });

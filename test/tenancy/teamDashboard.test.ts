@@ -232,7 +232,7 @@ t.test('an owner cancels an invitation, or replaces it by inviting again; an exp
   const later = new Browser(issuer);
   t.equal((await later.signIn(ownerEmail)).status, 303);
   t.match((await later.request('/dashboard/team')).text, /<td>expired<\/td>/, 'the owner sees it lapsed');
-  t.match((await app.services.events.readStream(`team-${tenant.teamId}`)).map((e) => e.type), ['TeamCreated', 'UserAdded', 'UserInvited', 'InvitationCancelled', 'UserInvited', 'UserInvited', 'InvitationCancelled']);
+  t.match((await app.services.events.readStream(`team-${tenant.teamId}`)).map((e) => e.type), ['TeamCreated', 'UserAdded', 'UserInvited', 'UserInvited', 'InvitationCancelled', 'UserInvited', 'InvitationCancelled']);
 
   // A mail that cannot be sent: the invitation is withdrawn, nobody holds a working code.
   sink.behaviour.rcpt = (address) => (address === 'c@example.test' ? { code: 550, message: '5.1.1 no such user' } : null);
@@ -242,6 +242,27 @@ t.test('an owner cancels an invitation, or replaces it by inviting again; an exp
   t.match((await app.services.events.readStream(`team-${tenant.teamId}`)).slice(-2).map((e) => e.type), ['UserInvited', 'InvitationCancelled']);
   // (Not /c@example.test/ alone: the owner's random address may end in "c".)
   t.notMatch((await later.request('/dashboard/team')).text, /Cancel invitation of c@example\.test/, 'not listed as open');
+
+  // A new invitation whose mail fails leaves the one mailed before to the same address working.
+  sink.behaviour.rcpt = undefined;
+  t.equal((await later.request('/dashboard/team/invitations', { form: { csrf: await csrfOf(later), email: 'd@example.test', role: 'member' } })).status, 201);
+  const delivered = codeFor('d@example.test')!;
+  sink.behaviour.rcpt = (address) => (address === 'd@example.test' ? { code: 451, message: '4.3.0 try later' } : null);
+  t.equal((await later.request('/dashboard/team/invitations', { form: { csrf: await csrfOf(later), email: 'd@example.test', role: 'admin' } })).status, 503);
+  t.equal((await join(new Browser(issuer), delivered)).status, 303, 'the code delivered before still joins');
+});
+
+t.test('a team sends at most 20 invitation mails an hour', async (t) => {
+  const { ownerEmail, issuer, sink } = await withMailSink(t);
+  const owner = new Browser(issuer);
+  t.equal((await owner.signIn(ownerEmail)).status, 303);
+  const csrf = await csrfOf(owner);
+  for (let i = 0; i < 20; i++) t.equal((await owner.request('/dashboard/team/invitations', { form: { csrf, email: `p${i}@example.test`, role: 'member' } })).status, 201);
+  const refused = await owner.request('/dashboard/team/invitations', { form: { csrf, email: 'p20@example.test', role: 'member' } });
+  t.equal(refused.status, 429);
+  t.match(refused.text, /sent 20 invitations in the last hour/);
+  t.ok(Number(refused.headers.get('retry-after')) > 0);
+  t.equal(sink.received.length, 20, 'no 21st mail');
 });
 
 t.test('a client sending wrong invitation codes is slowed down', async (t) => {

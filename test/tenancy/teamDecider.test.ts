@@ -156,13 +156,15 @@ t.test('invitations: nothing is claimed until the invited person accepts with th
     given(teamDecider, [...created, admin]).when({ type: 'InviteUser', data: { ...invite, byOwner: 'U2' } }).thenThrows(TeamRuleError, /only the team's owners/);
     given(teamDecider, created).when({ type: 'InviteUser', data: { ...invite, email: 'owner@example.test' } }).thenThrows(TeamRuleError, /already exists in the team/);
   });
-  t.test('inviting the same address again replaces the open invitation', async () => {
-    given(teamDecider, [...created, invited])
-      .when({ type: 'InviteUser', data: { ...invite, invitationId: 'I2', codeHash: 'h2', now: later } })
-      .then([
-        { type: 'InvitationCancelled', data: { teamId: 'T1', invitationId: 'I1', cancelledAt: later } },
-        { type: 'UserInvited', data: { ...(invited.data as object), invitationId: 'I2', codeHash: 'h2', invitedAt: later } } as TeamEvent,
-      ]);
+  t.test('inviting the same address again replaces the open invitation once its mail went out', async () => {
+    const again: TeamEvent = { type: 'UserInvited', data: { ...(invited.data as object), invitationId: 'I2', codeHash: 'h2', invitedAt: later } } as TeamEvent;
+    given(teamDecider, [...created, invited]).when({ type: 'InviteUser', data: { ...invite, invitationId: 'I2', codeHash: 'h2', now: later } }).then([again]);
+    const other: TeamEvent = { type: 'UserInvited', data: { ...(invited.data as object), invitationId: 'I3', email: 'o@example.test' } } as TeamEvent;
+    given(teamDecider, [...created, invited, other, again])
+      .when({ type: 'SupersedeInvitations', data: { teamId: 'T1', invitationId: 'I2', now: later } })
+      .then([{ type: 'InvitationCancelled', data: { teamId: 'T1', invitationId: 'I1', cancelledAt: later } }]);
+    const withdrawn: TeamEvent = { type: 'InvitationCancelled', data: { teamId: 'T1', invitationId: 'I2', cancelledAt: later } };
+    given(teamDecider, [...created, invited, again, withdrawn]).when({ type: 'SupersedeInvitations', data: { teamId: 'T1', invitationId: 'I2', now: later } }).then([]);
   });
   t.test('the right code before it expires adds the user with the invitation role; once', async () => {
     const accepted: TeamEvent[] = [

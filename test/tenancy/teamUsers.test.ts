@@ -5,7 +5,7 @@ import { registerOAuthClientDynamically } from '../../src/commands/oauth.ts';
 import { addUser } from '../../src/commands/tenancy.ts';
 import { changeUserPassword, changeUserRole, removeUser, removedUserOf, signOutEverywhere, sweepRemovedUser } from '../../src/commands/teamUsers.ts';
 import { TenancyError } from '../../src/commands/tenancy.ts';
-import { passwordStamp } from '../../src/commands/credentials.ts';
+import { passwordStamp, sessionStampOf } from '../../src/commands/credentials.ts';
 import { startDashboardSession } from '../../src/commands/dashboardSessions.ts';
 import { holdingsOfUser } from '../../src/readModels/userHoldings.ts';
 import { findUserByEmail, listUsersOfTeam } from '../../src/readModels/users.ts';
@@ -303,6 +303,14 @@ t.test('a new password ends every session, even one the read models had not list
   await settle(app, none.position);
   t.notOk(await signedIn(fresh), 'taking the password away ends the sessions too');
   t.equal((await new Browser(issuer).signIn(email, 'a brand new passphrase')).status, 401, 'and nobody signs in as that user');
+});
+
+t.test('a session stamp with no sign-out everywhere is the stamp sessions recorded before there were epochs (they survive the upgrade)', async (t) => {
+  const hash = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB';
+  t.equal(passwordStamp(hash), createHash('sha256').update(`dashboard-session|${hash}`).digest('hex').slice(0, 32));
+  t.equal(sessionStampOf({ passwordHash: hash }), passwordStamp(hash));
+  t.not(sessionStampOf({ passwordHash: hash, sessionEpoch: 1 }), passwordStamp(hash));
+  t.equal(sessionStampOf({ passwordHash: null }), null);
 });
 
 t.test('sign out everywhere ends every session before it, even one the read models had not listed yet', async (t) => {

@@ -46,7 +46,7 @@ function joinPage(reply: FastifyReply, app: FastifyInstance, status: number, err
  * headers would keep it).
  */
 export async function joinRoutes(app: FastifyInstance) {
-  // Codes cannot be guessed; this keeps a client from making the service read team streams without end.
+  // Codes cannot be guessed; this keeps a client from trying them without end (a refused join counts).
   const throttle = new SignInThrottle(app.counters, app.clock, 20);
   const catchUp = credentialCatchUp(app, app.config.CREDENTIAL_CATCH_UP_MS);
   app.get('/dashboard/join', async function joinTeamPage(_request, reply) {
@@ -59,7 +59,8 @@ export async function joinRoutes(app: FastifyInstance) {
     const form = parseForm(joinForm, request.body);
     if (!form.success) return joinPage(reply, app, 400, firstProblem(form.error));
     const pair = `join|${clientGroup(request.ip)}`;
-    const wait = await throttle.attempt(pair);
+    const attemptedAt = app.clock.now().getTime();
+    const wait = await throttle.attempt(pair, attemptedAt);
     if (wait > 0) {
       reply.header('retry-after', String(wait));
       return joinPage(reply, app, 429, `Too many wrong invitation codes. Try again in ${Math.ceil(wait / 60)} minutes.`);
@@ -72,7 +73,8 @@ export async function joinRoutes(app: FastifyInstance) {
         const found = await findInvitationByCodeHash(app.readModels, codeHash);
         return found ? { teamId: found.teamId, invitationId: found.id } : null;
       });
-      await throttle.succeed(pair);
+      // Only this attempt is given back: one join does not wipe the client's failures before it.
+      await throttle.giveBack(pair, attemptedAt);
     } catch (error) {
       if (error instanceof EmailInUseError) {
         return joinPage(reply, app, 409, 'Your address signs in to a team here already. Sign in with it, or ask the owner to invite another address.');

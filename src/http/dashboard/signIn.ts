@@ -81,6 +81,8 @@ export async function signInRoutes(app: FastifyInstance) {
     if (!cookieCsrf || !csrfOk(cookieCsrf, csrf)) {
       return signInForm(reply, app, 403, returnTo, 'Your sign-in form expired. Please try again.', email);
     }
+    // A user added a moment ago by the CLI or another API node signs in at once (before any limit counts the attempt: this may answer 503).
+    await app.credentialsInForce();
     const client = clientGroup(request.ip);
     const key = `${email}|${client}`;
     const addressKey = `address|${client}`;

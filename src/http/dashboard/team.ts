@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { verifyPassword } from '../../commands/credentials.ts';
 import { startDashboardSession } from '../../commands/dashboardSessions.ts';
 import { TenancyError } from '../../commands/tenancy.ts';
-import { cancelInvitation, inviteUser } from '../../commands/teamInvitations.ts';
+import { cancelInvitation, inviteUser, supersedeInvitations } from '../../commands/teamInvitations.ts';
+import { MailSendError } from '../../ports/mailer.ts';
 import { listInvitationsOfTeam } from '../../readModels/teamInvitations.ts';
 import { getTeam } from '../../readModels/teams.ts';
 import { invitationMail } from './invitationMail.ts';
@@ -26,6 +27,9 @@ const passwordForm = z
   .object({ current_password: formText, new_password: formText.pipe(z.string().min(8, 'The new password must have at least 8 characters.')), confirm_password: formText })
   .refine((f) => f.new_password === f.confirm_password, { message: 'The two new passwords differ.' });
 
+/** Invitation mails a team may send per hour. */
+const INVITATIONS_PER_HOUR = 20;
+
 /** Only owners invite people, change roles and remove people; everyone sees who is in the team. */
 const canManagePeople = (s: SignedIn) => s.user.role === 'owner';
 
@@ -37,6 +41,7 @@ const canManagePeople = (s: SignedIn) => s.user.role === 'owner';
 export async function teamPages(app: FastifyInstance) {
   // A stolen cookie must not become a way to guess the password: a few wrong ones per session, then a pause.
   const passwordChecks = new SignInThrottle(app.counters, app.clock, 5);
+  const invitationMails = new SignInThrottle(app.counters, app.clock, INVITATIONS_PER_HOUR, 60 * 60_000);
 
   const teamPage = async (reply: FastifyReply, s: SignedIn, notice?: { error?: string; info?: string }, status = 200) => {
     const [users, invitations] = await Promise.all([listUsersOfTeam(app.readModels, s.user.teamId), canManagePeople(s) ? listInvitationsOfTeam(app.readModels, s.user.teamId) : []]);
@@ -115,6 +120,12 @@ export async function teamPages(app: FastifyInstance) {
     if (!canManagePeople(s)) return teamPage(reply, s, { error: `Only the team's owners invite people. You are a ${s.user.role}.` }, 403);
     const form = parseForm(addForm, request.body);
     if (!form.success) return teamPage(reply, s, { error: firstProblem(form.error) }, 400);
+    // Each invitation is a mail from the service's domain to any address: a team sends a few, not a flood.
+    const wait = await invitationMails.attempt(`invite|${s.user.teamId}`);
+    if (wait > 0) {
+      reply.header('retry-after', String(wait));
+      return teamPage(reply, s, { error: `Your team sent ${INVITATIONS_PER_HOUR} invitations in the last hour. Try again in ${Math.ceil(wait / 60)} minutes.` }, 429);
+    }
     const acting = actingFor(app, request);
     let invited: Awaited<ReturnType<typeof inviteUser>>;
     try {
@@ -133,13 +144,21 @@ export async function teamPages(app: FastifyInstance) {
     try {
       await app.mailer.send(mail);
     } catch (error) {
-      // A code nobody received must not stay usable: the invitation is taken back.
-      request.log.warn({ err: error }, 'the invitation mail could not be sent');
-      const r = await cancelInvitation(acting, { teamId: s.user.teamId, invitationId: invited.invitationId });
+      // A code nobody received must not stay usable: the invitation is taken back (one sent before for the address stays).
+      // Not the error itself: a relay's refusal names the address, and logs carry none.
+      request.log.warn({ mailError: error instanceof Error ? error.name : 'unknown', permanent: error instanceof MailSendError ? error.permanent : undefined }, 'the invitation mail could not be sent');
+      const r = await cancelInvitation(acting, { teamId: s.user.teamId, invitationId: invited.invitationId }).catch((err: unknown) => {
+        // Cancelled meanwhile (its owner left, or it was replaced): withdrawn all the same.
+        if (err instanceof TenancyError) return { position: null };
+        throw err;
+      });
       if (r.position !== null) await app.waitForWrite(r.position, 'answer');
       return teamPage(reply, s, { error: 'The invitation mail could not be sent, so the invitation was withdrawn. Try again later.' }, 503);
     }
-    if (invited.position !== null) await app.waitForWrite(invited.position, 'answer');
+    // Only now that this code reached the address: codes mailed before for it stop working.
+    const superseded = await supersedeInvitations(acting, { teamId: s.user.teamId, invitationId: invited.invitationId });
+    const position = superseded.position ?? invited.position;
+    if (position !== null) await app.waitForWrite(position, 'answer');
     return teamPage(reply, s, { info: `An invitation was mailed to ${invited.email}, as ${form.data.role}: they join with the code in it and a password of their own, within 7 days.` }, 201);
   });
 

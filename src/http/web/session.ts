@@ -20,6 +20,8 @@ export interface SessionPorts {
   config: Pick<Config, 'PUBLIC_BASE_URL'>;
   readModels: ReadModelStore;
   clock: Clock;
+  /** Brings the sessions and users read models up to the last credential change (another process's sign-out, removal or password change). */
+  credentialsInForce?: () => Promise<void>;
 }
 
 const secure = (services: Pick<SessionPorts, 'config'>) => services.config.PUBLIC_BASE_URL.startsWith('https:');
@@ -36,6 +38,7 @@ export function cookieOptions(services: Pick<SessionPorts, 'config'>, maxAgeSeco
 export async function loadSession(services: SessionPorts, request: FastifyRequest): Promise<SignedIn | null> {
   const token = request.cookies[sessionCookieName(services)];
   if (!token || token.length > 200) return null;
+  await services.credentialsInForce?.();
   const session = await getDashboardSession(services.readModels, sha256Hex(token));
   if (!session || session.ended || Date.parse(session.expiresAt) <= services.clock.now().getTime()) return null;
   const user = await getUser(services.readModels, session.userId);
