@@ -277,7 +277,8 @@ t.test('a user made member has the role at their next request, and the apps they
   t.match((await app.services.events.readStream(`oauth_grant-${grantIds[0]}`)).at(-1), { type: 'GrantRevoked', data: { reason: 'user_demoted' } });
 });
 
-t.test('a new password ends every session, even one the read models had not listed yet', async (t) => {
+/** A member signed in on two browsers, and the sessions the read models listed between the two sign-ins (the first only). */
+async function twoSessionsOneListed(t: Test) {
   const { app, tenant, issuer } = await startOAuthApp();
   t.teardown(() => app.close());
   const email = await addTeamUser(app, tenant.teamId, 'member');
@@ -287,6 +288,11 @@ t.test('a new password ends every session, even one the read models had not list
   const { sessionIds } = await holdingsOfUser(app.services, user, app.services.clock.now());
   t.equal((await unlisted.signIn(email)).status, 303);
   t.equal(sessionIds.length, 1, 'the command is given the one session listed before the second sign-in');
+  return { app, tenant, issuer, email, listed, unlisted, user, sessionIds };
+}
+
+t.test('a new password ends every session, even one the read models had not listed yet', async (t) => {
+  const { app, tenant, issuer, email, listed, unlisted, user, sessionIds } = await twoSessionsOneListed(t);
 
   const r = await changeUserPassword(app.services, { teamId: tenant.teamId, userId: user.id, password: 'a brand new passphrase' }, { sessionIds });
   await settle(app, r.position);
@@ -314,15 +320,7 @@ t.test('a session stamp with no sign-out everywhere is the stamp sessions record
 });
 
 t.test('sign out everywhere ends every session before it, even one the read models had not listed yet', async (t) => {
-  const { app, tenant, issuer } = await startOAuthApp();
-  t.teardown(() => app.close());
-  const email = await addTeamUser(app, tenant.teamId, 'member');
-  const [listed, unlisted] = [new Browser(issuer), new Browser(issuer)];
-  t.equal((await listed.signIn(email)).status, 303);
-  const user = await userNamed(app, email);
-  const { sessionIds } = await holdingsOfUser(app.services, user, app.services.clock.now());
-  t.equal((await unlisted.signIn(email)).status, 303);
-  t.equal(sessionIds.length, 1, 'the command is given the one session listed before the second sign-in');
+  const { app, tenant, issuer, email, listed, unlisted, user, sessionIds } = await twoSessionsOneListed(t);
 
   await settle(app, await signOutEverywhere(app.services, { teamId: tenant.teamId, userId: user.id }, { sessionIds }));
   t.notOk(await signedIn(listed), 'the listed session ended');
