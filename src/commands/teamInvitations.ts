@@ -40,7 +40,11 @@ export async function inviteUser(ctx: CommandContext, input: { teamId: string; e
 
 /** After its mail went out: the other open invitations of the same address are cancelled (their codes stop working). */
 export async function supersedeInvitations(ctx: CommandContext, input: { teamId: string; invitationId: string }) {
-  const result = await handleCommand(ctx, teamStream(input.teamId), teamDecider, { type: 'SupersedeInvitations', data: { ...input, now: ctx.clock.now().toISOString() } });
+  const result = await handleCommand(ctx, teamStream(input.teamId), teamDecider, { type: 'SupersedeInvitations', data: { ...input, now: ctx.clock.now().toISOString() } }).catch(
+    (error: unknown) => {
+      throw asTenancyError(error);
+    },
+  );
   return { position: result.position };
 }
 

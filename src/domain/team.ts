@@ -163,10 +163,14 @@ export const teamDecider: Decider<TeamState, TeamCommand, TeamEvent> = {
       case 'SupersedeInvitations': {
         const { teamId, invitationId, now } = command.data;
         const newer = state.status === 'exists' ? state.invitations.get(invitationId) : undefined;
-        // Cancelled meanwhile (its owner left, another tab replaced it): it replaces nothing.
-        if (state.status !== 'exists' || !newer) return [];
-        return [...state.invitations]
-          .filter(([id, i]) => id !== invitationId && i.email === newer.email)
+        // Cancelled meanwhile (its owner left, or a later one replaced it): it replaces nothing, and the owner is told.
+        if (state.status !== 'exists' || !newer) throw new TeamRuleError('the invitation was withdrawn meanwhile: its owner left, or the address was invited again');
+        // Only those made before it (the map keeps the stream's order): one made after it, whose mail may still be on its way, stays.
+        const open = [...state.invitations];
+        const at = open.findIndex(([id]) => id === invitationId);
+        return open
+          .slice(0, at)
+          .filter(([, i]) => i.email === newer.email)
           .map(([id]): TeamEvent => ({ type: 'InvitationCancelled', data: { teamId, invitationId: id, cancelledAt: now } }));
       }
       case 'CancelInvitation': {

@@ -3,7 +3,9 @@ import { type Projection, typesHandledBy } from './projection.ts';
 /**
  * The projections authentication reads (keys, OAuth tokens and clients, teams and sites, dashboard
  * sessions): only these must be caught up before a credential is trusted, so a slow or failing
- * projection elsewhere (the inbox) never holds requests up.
+ * projection elsewhere (the inbox) never holds requests up. Each listed one can: while it is behind
+ * the last credential event (a failing handler, a rebuild after a version bump) bearer requests and
+ * dashboard pages wait, then get 503.
  */
 export const CREDENTIAL_PROJECTIONS = ['apiKeys', 'oauth', 'teams', 'sites', 'dashboardSessions'] as const;
 

@@ -257,6 +257,7 @@ t.test('a team sends at most 20 invitation mails an hour', async (t) => {
   const owner = new Browser(issuer);
   t.equal((await owner.signIn(ownerEmail)).status, 303);
   const csrf = await csrfOf(owner);
+  for (let i = 0; i < 3; i++) t.equal((await owner.request('/dashboard/team/invitations', { form: { csrf, email: ownerEmail, role: 'member' } })).status, 400, 'refused before any mail: not counted');
   for (let i = 0; i < 20; i++) t.equal((await owner.request('/dashboard/team/invitations', { form: { csrf, email: `p${i}@example.test`, role: 'member' } })).status, 201);
   const refused = await owner.request('/dashboard/team/invitations', { form: { csrf, email: 'p20@example.test', role: 'member' } });
   t.equal(refused.status, 429);

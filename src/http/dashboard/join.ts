@@ -8,7 +8,6 @@ import { csrfForm, firstProblem, formText, parseForm, readForm } from '../web/fo
 import { html, page, sendPage } from '../web/html.ts';
 import { clientGroup } from '../../lib/clientGroup.ts';
 import { findInvitationByCodeHash } from '../../readModels/teamInvitations.ts';
-import { credentialCatchUp } from '../credentialsInForce.ts';
 import { SignInThrottle } from '../web/signInThrottle.ts';
 import { cookieOptions, csrfOk, issueSignInCsrf, loadSession, sessionCookieName, signInCsrfCookieName } from '../web/session.ts';
 
@@ -48,7 +47,6 @@ function joinPage(reply: FastifyReply, app: FastifyInstance, status: number, err
 export async function joinRoutes(app: FastifyInstance) {
   // Codes cannot be guessed; this keeps a client from trying them without end (a refused join counts).
   const throttle = new SignInThrottle(app.counters, app.clock, 20);
-  const catchUp = credentialCatchUp(app, app.config.CREDENTIAL_CATCH_UP_MS);
   app.get('/dashboard/join', async function joinTeamPage(_request, reply) {
     return joinPage(reply, app, 200);
   });
@@ -58,6 +56,8 @@ export async function joinRoutes(app: FastifyInstance) {
     if (!cookieCsrf || !csrfOk(cookieCsrf, readForm(csrfForm, request.body).csrf)) return joinPage(reply, app, 403, 'Your form expired. Please try again.');
     const form = parseForm(joinForm, request.body);
     if (!form.success) return joinPage(reply, app, 400, firstProblem(form.error));
+    // Before the limit counts the attempt (this may answer 503): an invitation made through another API node is in this node's read model once it has caught up.
+    await app.credentialsInForce();
     const pair = `join|${clientGroup(request.ip)}`;
     const attemptedAt = app.clock.now().getTime();
     const wait = await throttle.attempt(pair, attemptedAt);
@@ -68,8 +68,6 @@ export async function joinRoutes(app: FastifyInstance) {
     let joined: Awaited<ReturnType<typeof acceptInvitation>>;
     try {
       joined = await acceptInvitation(app, { code: form.data.code, password: form.data.new_password }, async (codeHash) => {
-        // An invitation made through another API node is in this node's read model once it has caught up.
-        await catchUp();
         const found = await findInvitationByCodeHash(app.readModels, codeHash);
         return found ? { teamId: found.teamId, invitationId: found.id } : null;
       });
@@ -83,7 +81,8 @@ export async function joinRoutes(app: FastifyInstance) {
       throw error;
     }
     // As at sign-in: a session this browser still held ends, and the new person's begins.
-    const previous = await loadSession(app, request);
+    // The person has joined whatever happens here: a lagging read model must not turn that into an error page.
+    const previous = await loadSession(app, request).catch(() => null);
     if (previous) await endDashboardSession(app, { sessionId: previous.sessionId });
     const session = await startDashboardSession(app, { userId: joined.userId, teamId: joined.teamId, credential: joined.credential });
     await app.waitForWrite(session.position);

@@ -121,7 +121,9 @@ export async function teamPages(app: FastifyInstance) {
     const form = parseForm(addForm, request.body);
     if (!form.success) return teamPage(reply, s, { error: firstProblem(form.error) }, 400);
     // Each invitation is a mail from the service's domain to any address: a team sends a few, not a flood.
-    const wait = await invitationMails.attempt(`invite|${s.user.teamId}`);
+    const mailsKey = `invite|${s.user.teamId}`;
+    const attemptedAt = app.clock.now().getTime();
+    const wait = await invitationMails.attempt(mailsKey, attemptedAt);
     if (wait > 0) {
       reply.header('retry-after', String(wait));
       return teamPage(reply, s, { error: `Your team sent ${INVITATIONS_PER_HOUR} invitations in the last hour. Try again in ${Math.ceil(wait / 60)} minutes.` }, 429);
@@ -131,6 +133,8 @@ export async function teamPages(app: FastifyInstance) {
     try {
       invited = await inviteUser(acting, { teamId: s.user.teamId, email: form.data.email, role: form.data.role, byOwner: s.user.id });
     } catch (error) {
+      // Refused before any mail: it does not count against the team's mails.
+      await invitationMails.giveBack(mailsKey, attemptedAt);
       return refused(reply, s, error, 400);
     }
     const team = await getTeam(app.readModels, s.user.teamId);
@@ -156,7 +160,12 @@ export async function teamPages(app: FastifyInstance) {
       return teamPage(reply, s, { error: 'The invitation mail could not be sent, so the invitation was withdrawn. Try again later.' }, 503);
     }
     // Only now that this code reached the address: codes mailed before for it stop working.
-    const superseded = await supersedeInvitations(acting, { teamId: s.user.teamId, invitationId: invited.invitationId });
+    let superseded: { position: bigint | null };
+    try {
+      superseded = await supersedeInvitations(acting, { teamId: s.user.teamId, invitationId: invited.invitationId });
+    } catch (error) {
+      return refused(reply, s, error, 409);
+    }
     const position = superseded.position ?? invited.position;
     if (position !== null) await app.waitForWrite(position, 'answer');
     return teamPage(reply, s, { info: `An invitation was mailed to ${invited.email}, as ${form.data.role}: they join with the code in it and a password of their own, within 7 days.` }, 201);
