@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { normaliseEmail } from '../domain/email.ts';
-import { INVITATION_TTL_MS, type Role, openInvitation, teamDecider, teamStream } from '../domain/team.ts';
+import { INVITATION_TTL_MS, type Role, type TeamInvitation, TeamRuleError, openInvitation, teamDecider, teamStream } from '../domain/team.ts';
 import { aggregateStream } from './aggregateStream.ts';
 import type { CommandContext } from './context.ts';
 import { hashPassword, passwordStamp, sha256Hex } from './credentials.ts';
-import { handleCommand } from './handleCommand.ts';
-import { EmailInUseError, TenancyError, asTenancyError, checkPassword, checkUserInput, claimEmail, releasingOnFailure, requireTeam } from './tenancy.ts';
+import { EmailInUseError, TenancyError, checkPassword, checkUserInput, claimEmail, decideOnTeam, releasingOnFailure, requireTeam } from './tenancy.ts';
 
 /** `svc_inv_` and 32 random bytes: short enough for one line of a mail; only its hash is recorded. */
 const INVITATION_CODE = /^svc_inv_[A-Za-z0-9_-]{43}$/;
@@ -29,32 +28,21 @@ export async function inviteUser(ctx: CommandContext, input: { teamId: string; e
   const code = `svc_inv_${randomBytes(32).toString('base64url')}`;
   const now = ctx.clock.now();
   const expiresAt = new Date(now.getTime() + INVITATION_TTL_MS).toISOString();
-  const result = await handleCommand(ctx, teamStream(input.teamId), teamDecider, {
+  const result = await decideOnTeam(ctx, input.teamId, {
     type: 'InviteUser',
     data: { teamId: input.teamId, invitationId, email, role: input.role, codeHash: sha256Hex(code), byOwner: input.byOwner, expiresAt, now: now.toISOString() },
-  }).catch((error: unknown) => {
-    throw asTenancyError(error);
   });
   return { invitationId, code, email, expiresAt, position: result.position };
 }
 
 /** After its mail went out: the other open invitations of the same address are cancelled (their codes stop working). */
 export async function supersedeInvitations(ctx: CommandContext, input: { teamId: string; invitationId: string }) {
-  const result = await handleCommand(ctx, teamStream(input.teamId), teamDecider, { type: 'SupersedeInvitations', data: { ...input, now: ctx.clock.now().toISOString() } }).catch(
-    (error: unknown) => {
-      throw asTenancyError(error);
-    },
-  );
+  const result = await decideOnTeam(ctx, input.teamId, { type: 'SupersedeInvitations', data: { ...input, now: ctx.clock.now().toISOString() } });
   return { position: result.position };
 }
 
 export async function cancelInvitation(ctx: CommandContext, input: { teamId: string; invitationId: string; byOwner?: string }) {
-  const result = await handleCommand(ctx, teamStream(input.teamId), teamDecider, {
-    type: 'CancelInvitation',
-    data: { ...input, now: ctx.clock.now().toISOString() },
-  }).catch((error: unknown) => {
-    throw asTenancyError(error);
-  });
+  const result = await decideOnTeam(ctx, input.teamId, { type: 'CancelInvitation', data: { ...input, now: ctx.clock.now().toISOString() } });
   return { position: result.position };
 }
 
@@ -73,13 +61,9 @@ export async function acceptInvitation(ctx: CommandContext, input: { code: strin
   if (!found) throw new TenancyError(NOT_VALID);
   const { teamId, invitationId } = found;
   // The team's stream decides (the read model only found it): still open, this code, not expired.
-  const { state } = await aggregateStream(ctx.events, teamStream(teamId), teamDecider);
-  let email: string;
-  try {
-    email = openInvitation(state, invitationId, codeHash, ctx.clock.now().toISOString()).email;
-  } catch (error) {
-    throw asTenancyError(error);
-  }
+  const invitation = await openNow(ctx, teamId, invitationId, codeHash);
+  if (!invitation) throw new TenancyError(NOT_VALID);
+  const { email } = invitation;
   const userId = ctx.newId();
   // Hashed before the claim: nothing between the claim and its release on failure may throw unguarded.
   const passwordHash = await hashPassword(input.password);
@@ -87,27 +71,23 @@ export async function acceptInvitation(ctx: CommandContext, input: { code: strin
     await claimEmail(ctx, { email, userId, teamId });
   } catch (error) {
     // Two joins with one code: the one that lost the race hears that the code is used, not that the address is taken.
-    if (error instanceof EmailInUseError && !(await stillOpen(ctx, teamId, invitationId, codeHash))) throw new TenancyError(NOT_VALID);
+    if (error instanceof EmailInUseError && !(await openNow(ctx, teamId, invitationId, codeHash))) throw new TenancyError(NOT_VALID);
     throw error;
   }
   const result = await releasingOnFailure(ctx, { email, userId }, () =>
-    handleCommand(ctx, teamStream(teamId), teamDecider, {
-      type: 'AcceptInvitation',
-      data: { teamId, invitationId, codeHash, userId, passwordHash, now: ctx.clock.now().toISOString() },
-    }).catch((error: unknown) => {
-      throw asTenancyError(error);
-    }),
+    decideOnTeam(ctx, teamId, { type: 'AcceptInvitation', data: { teamId, invitationId, codeHash, userId, passwordHash, now: ctx.clock.now().toISOString() } }),
   );
   return { userId, teamId, email, position: result.position, credential: passwordStamp(passwordHash)! };
 }
 
 
-async function stillOpen(ctx: CommandContext, teamId: string, invitationId: string, codeHash: string): Promise<boolean> {
+/** The invitation if this code opens it now, as the team's stream stands (not a read model); null otherwise. */
+async function openNow(ctx: CommandContext, teamId: string, invitationId: string, codeHash: string): Promise<TeamInvitation | null> {
   const { state } = await aggregateStream(ctx.events, teamStream(teamId), teamDecider);
   try {
-    openInvitation(state, invitationId, codeHash, ctx.clock.now().toISOString());
-    return true;
-  } catch {
-    return false;
+    return openInvitation(state, invitationId, codeHash, ctx.clock.now().toISOString());
+  } catch (error) {
+    if (error instanceof TeamRuleError) return null;
+    throw error;
   }
 }

@@ -10,7 +10,7 @@ import { deleteSubscription } from './webhookSubscriptions.ts';
 import { ServiceError } from '../domain/errors.ts';
 import { oauthGrantDecider, oauthGrantStream } from '../domain/oauthGrant.ts';
 import { revokeGrant } from './oauth.ts';
-import { TenancyError, asTenancyError, checkPassword, requireTeam } from './tenancy.ts';
+import { TenancyError, checkPassword, decideOnTeam, requireTeam } from './tenancy.ts';
 import { toDomainEvent } from '../lib/parseEvent.ts';
 
 /**
@@ -112,8 +112,8 @@ export async function endSessions(ctx: CommandContext, sessionIds: readonly stri
  * Revokes the grants the user gave in the team, then deletes the webhook subscriptions made with
  * them. Each grant is checked against its own stream: a wrong list from a caller cannot reach
  * another user's or another team's apps. (A grant missed here, such as a consent given meanwhile, is
- * refused and revoked at its next use, requireAuthorizerInForce; its subscriptions go at the next
- * sweep: `team remove-user` again.)
+ * refused at its next use, revoked then with its subscriptions: revokeIfAuthorizerGone and the token
+ * endpoint or the bearer resolver.)
  */
 async function disconnectApps(
   ctx: CommandContext,
@@ -145,9 +145,7 @@ export async function deleteAppSubscriptions(ctx: CommandContext, subscriptions:
 
 async function onTeam(ctx: CommandContext, teamId: string, command: TeamCommand) {
   await requireTeam(ctx, teamId);
-  return handleCommand(ctx, teamStream(teamId), teamDecider, command).catch((error: unknown) => {
-    throw asTenancyError(error);
-  });
+  return decideOnTeam(ctx, teamId, command);
 }
 
 const later = (...positions: (bigint | null | undefined)[]): bigint | null =>

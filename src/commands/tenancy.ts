@@ -2,7 +2,7 @@ import { apiKeyDecider, apiKeyStream } from '../domain/apiKey.ts';
 import { EMAIL_ADDRESS_SHAPE, normaliseEmail } from '../domain/email.ts';
 import type { Scope } from '../domain/scopes.ts';
 import { type Plan, type SiteEvent, type SiteSettings, siteDecider, siteStream } from '../domain/site.ts';
-import { type BillingStatus, type Role, TeamRuleError, teamDecider, teamStream } from '../domain/team.ts';
+import { type BillingStatus, type Role, type TeamCommand, TeamRuleError, teamDecider, teamStream } from '../domain/team.ts';
 import { EmailTakenError, userEmailDecider, userEmailStream } from '../domain/userEmail.ts';
 import type { RecordedEvent } from '../ports/eventStore.ts';
 import type { CommandContext } from './context.ts';
@@ -19,6 +19,12 @@ export class EmailInUseError extends TenancyError {}
 
 /** A team rule refused (last owner, not a member...): the caller's mistake, said in the rule's words. */
 export const asTenancyError = (error: unknown): unknown => (error instanceof TeamRuleError ? new TenancyError(error.message) : error);
+
+/** A command on the team's stream; a team rule's refusal comes out as a TenancyError in the rule's words. */
+export const decideOnTeam = (ctx: CommandContext, teamId: string, command: TeamCommand) =>
+  handleCommand(ctx, teamStream(teamId), teamDecider, command).catch((error: unknown) => {
+    throw asTenancyError(error);
+  });
 
 /** An operator's input, checked before anything is recorded: the event log keeps what it is given. */
 export function checkUserInput(email: string, password: string | undefined): void {
@@ -60,11 +66,9 @@ export async function addUser(ctx: CommandContext, input: { teamId: string; emai
   await claimEmail(ctx, { email, userId, teamId: input.teamId });
   const result = await releasingOnFailure(ctx, { email, userId }, async () => {
     const passwordHash = input.password ? await hashPassword(input.password) : null;
-    return handleCommand(ctx, teamStream(input.teamId), teamDecider, {
+    return decideOnTeam(ctx, input.teamId, {
       type: 'AddUser',
       data: { teamId: input.teamId, userId, email, role: input.role, passwordHash, byOwner: input.byOwner, now: ctx.clock.now().toISOString() },
-    }).catch((error: unknown) => {
-      throw asTenancyError(error);
     });
   });
   return { userId, position: result.position };

@@ -122,7 +122,7 @@ export const teamDecider: Decider<TeamState, TeamCommand, TeamEvent> = {
         if (state.status !== 'exists') throw new TeamRuleError('team not found');
         const { now, byOwner, ...user } = command.data;
         requireOwner(state, byOwner);
-        if ([...state.users.values()].some((u) => u.email === user.email)) throw new TeamRuleError('a user with this email already exists in the team');
+        requireNewToTeam(state, user.email);
         return [{ type: 'UserAdded', data: { ...user, addedAt: now } }];
       }
       case 'RemoveUser': {
@@ -157,7 +157,7 @@ export const teamDecider: Decider<TeamState, TeamCommand, TeamEvent> = {
         if (state.status !== 'exists') throw new TeamRuleError('team not found');
         const { teamId, invitationId, email, role, codeHash, byOwner, expiresAt, now } = command.data;
         requireOwner(state, byOwner);
-        if ([...state.users.values()].some((u) => u.email === email)) throw new TeamRuleError('a user with this email already exists in the team');
+        requireNewToTeam(state, email);
         return [{ type: 'UserInvited', data: { teamId, invitationId, email, role, codeHash, invitedBy: byOwner ?? null, expiresAt, invitedAt: now } }];
       }
       case 'SupersedeInvitations': {
@@ -182,8 +182,7 @@ export const teamDecider: Decider<TeamState, TeamCommand, TeamEvent> = {
       case 'AcceptInvitation': {
         const { teamId, invitationId, codeHash, userId, passwordHash, now } = command.data;
         const invitation = openInvitation(state, invitationId, codeHash, now);
-        if (state.status !== 'exists') throw new TeamRuleError('team not found');
-        if ([...state.users.values()].some((u) => u.email === invitation.email)) throw new TeamRuleError('a user with this email already exists in the team');
+        requireNewToTeam(state, invitation.email);
         return [
           { type: 'InvitationAccepted', data: { teamId, invitationId, userId, acceptedAt: now } },
           { type: 'UserAdded', data: { teamId, userId, email: invitation.email, role: invitation.role, passwordHash, addedAt: now } },
@@ -227,6 +226,11 @@ export function openInvitation(state: TeamState, invitationId: string, codeHash:
     throw new TeamRuleError('this invitation code is not valid: it is wrong, was used or cancelled, or expired');
   }
   return invitation;
+}
+
+/** No user of the team has this address yet. */
+function requireNewToTeam(state: TeamState, email: string): void {
+  if (state.status === 'exists' && [...state.users.values()].some((u) => u.email === email)) throw new TeamRuleError('a user with this email already exists in the team');
 }
 
 /** The team's user with this id; TeamRuleError when the team or the user is not there. */

@@ -9,6 +9,7 @@ import { html, page, sendPage } from '../web/html.ts';
 import { clientGroup } from '../../lib/clientGroup.ts';
 import { findInvitationByCodeHash } from '../../readModels/teamInvitations.ts';
 import { SignInThrottle } from '../web/signInThrottle.ts';
+import { asSentence, noticeHtml } from './show.ts';
 import { cookieOptions, csrfOk, issueSignInCsrf, loadSession, sessionCookieName, signInCsrfCookieName } from '../web/session.ts';
 
 const joinForm = z
@@ -26,7 +27,7 @@ function joinPage(reply: FastifyReply, app: FastifyInstance, status: number, err
     status,
     page(
       'Join your team',
-      html`${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+      html`${noticeHtml({ error })}
         <p>Enter the invitation code from the mail you received and choose your password; you sign in with your address and this password from then on.</p>
         <form method="post" action="/dashboard/join">
           <input type="hidden" name="csrf" value="${csrf}">
@@ -41,8 +42,8 @@ function joinPage(reply: FastifyReply, app: FastifyInstance, status: number, err
 
 /**
  * `/dashboard/join`: an invited person joins the team with the code mailed to them and a password of
- * their own, and is signed in (20 wrong codes per 15 minutes per client address). The code goes in a form, never in a URL (where logs and Referer
- * headers would keep it).
+ * their own, and is signed in (20 refused joins per 15 minutes per client address). The code goes in
+ * a form, never in a URL (where logs and Referer headers would keep it).
  */
 export async function joinRoutes(app: FastifyInstance) {
   // Codes cannot be guessed; this keeps a client from trying them without end (a refused join counts).
@@ -77,7 +78,7 @@ export async function joinRoutes(app: FastifyInstance) {
       if (error instanceof EmailInUseError) {
         return joinPage(reply, app, 409, 'Your address signs in to a team here already. Sign in with it, or ask the owner to invite another address.');
       }
-      if (error instanceof TenancyError) return joinPage(reply, app, 400, `${error.message[0]!.toUpperCase()}${error.message.slice(1)}.`);
+      if (error instanceof TenancyError) return joinPage(reply, app, 400, asSentence(error.message));
       throw error;
     }
     // As at sign-in: a session this browser still held ends, and the new person's begins.

@@ -6,6 +6,9 @@ import type { SignedIn } from '../web/session.ts';
 export const showSignedIn = (reply: FastifyReply, s: SignedIn, title: string, body: SafeHtml, status = 200) =>
   sendPage(reply, status, page(title, body, { signedIn: { email: s.user.email, csrf: s.csrf } }));
 
+/** A rule's refusal (a TenancyError's lower-case message) as a sentence on a page. */
+export const asSentence = (message: string) => `${message[0]!.toUpperCase()}${message.slice(1)}.`;
+
 /** What a page reports at its top after a form: an error (announced) or a plain result. */
 export const noticeHtml = (notice: { error?: string; info?: string } | undefined) =>
   html`${notice?.error ? html`<p class="error" role="alert">${notice.error}</p>` : ''}${notice?.info ? html`<p role="status">${notice.info}</p>` : ''}`;

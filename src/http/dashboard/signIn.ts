@@ -23,6 +23,7 @@ import {
 import { clientGroup } from '../../lib/clientGroup.ts';
 import { SignInThrottle, counterKey } from '../web/signInThrottle.ts';
 import { BUSY, PasswordCheckGate } from '../web/passwordCheckGate.ts';
+import { noticeHtml } from './show.ts';
 
 /** Compared against when the email is unknown, so a miss costs the same scrypt work as a hit. */
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
@@ -41,7 +42,7 @@ function signInForm(reply: FastifyReply, services: Pick<SessionPorts, 'config'>,
     status,
     page(
       'Sign in',
-      html`${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+      html`${noticeHtml({ error })}
         <form method="post" action="/dashboard/sign-in">
           <input type="hidden" name="csrf" value="${csrf}">
           <input type="hidden" name="return_to" value="${returnTo}">

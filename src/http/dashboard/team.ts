@@ -19,7 +19,7 @@ import { firstProblem, formText, parseForm } from '../web/forms.ts';
 import { html } from '../web/html.ts';
 import { type SignedIn, cookieOptions, sessionCookieName } from '../web/session.ts';
 import { SignInThrottle } from '../web/signInThrottle.ts';
-import { noticeHtml, showSignedIn } from './show.ts';
+import { asSentence, noticeHtml, showSignedIn } from './show.ts';
 
 const roleForm = z.object({ role: formText.pipe(z.enum(ROLES, { error: 'Choose a role.' })) });
 const addForm = z.object({ email: formText, role: formText.pipe(z.enum(ROLES, { error: 'Choose a role.' })) });
@@ -105,7 +105,7 @@ export async function teamPages(app: FastifyInstance) {
 
   /** A rule of the team's (the last owner) or of passwords, as a sentence on the page. */
   const refused = (reply: FastifyReply, s: SignedIn, error: unknown, status: number) => {
-    if (error instanceof TenancyError) return teamPage(reply, s, { error: `${error.message[0]!.toUpperCase()}${error.message.slice(1)}.` }, status);
+    if (error instanceof TenancyError) return teamPage(reply, s, { error: asSentence(error.message) }, status);
     throw error;
   };
 
