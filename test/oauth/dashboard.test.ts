@@ -1,4 +1,7 @@
 import t from 'tap';
+import { addUser } from '../../src/commands/tenancy.ts';
+import { dashboardSessionStream } from '../../src/domain/dashboardSession.ts';
+import { openSessionsOfUser } from '../../src/readModels/dashboardSessions.ts';
 import { findUserByEmail } from '../../src/readModels/users.ts';
 import { bearer, TestClock } from '../helpers/testApp.ts';
 import { Browser, PASSWORD, addTeamUser, formFields, startOAuthApp } from './helpers.ts';
@@ -64,6 +67,34 @@ t.test('sign-in: cookie flags, CSRF, wrong password, throttle, sign-out', async 
   const out = await browser.request('/dashboard/sign-out', { form: signOutFields });
   t.equal(out.status, 303);
   t.equal((await browser.request('/dashboard')).status, 303, 'signed out');
+});
+
+t.test('sign-out ends the session and drops the cookie while the read models lag', async (t) => {
+  // Before: sign-out caught the read models up first, so a lag answered 503 and the browser stayed signed in.
+  const { app, tenant, ownerEmail, issuer } = await startOAuthApp({ env: { CREDENTIAL_CATCH_UP_MS: '100' } });
+  t.teardown(() => app.close());
+  const browser = new Browser(issuer);
+  await browser.signIn(ownerEmail);
+  const csrf = formFields((await browser.request('/dashboard')).text, '/dashboard/sign-out').csrf!;
+  const [sessionId] = await openSessionsOfUser(app.services.readModels, tenant.ownerUserId, new Date());
+
+  await app.services.projections.stop();
+  await addUser(app.services, { teamId: tenant.teamId, email: 'lagging@example.test', role: 'member', password: PASSWORD }); // a credential change they do not take in
+  const lagging = await browser.request('/dashboard');
+  t.equal(lagging.status, 503, 'the read models lag behind a credential change: a page that says so (it was a 500)');
+  t.match(lagging.text, /retry shortly/);
+  t.equal(lagging.headers.get('retry-after'), '1');
+
+  t.equal((await browser.request('/dashboard/sign-out', { form: { csrf: 'forged' } })).status, 303);
+  const stillThere = (await app.services.events.readStream(dashboardSessionStream(sessionId!))).map((e) => e.type);
+  t.same(stillThere, ['DashboardSessionStarted'], 'a forged sign-out ends nothing');
+
+  const out = await browser.request('/dashboard/sign-out', { form: { csrf } });
+  t.equal(out.status, 303);
+  t.equal(out.location, '/dashboard/sign-in');
+  t.ok(out.headers.getSetCookie().some((c) => /^svc_session=;/.test(c) && /Expires=Thu, 01 Jan 1970/i.test(c)), 'the session cookie is cleared');
+  const recorded = (await app.services.events.readStream(dashboardSessionStream(sessionId!))).map((e) => e.type);
+  t.same(recorded, ['DashboardSessionStarted', 'DashboardSessionEnded'], 'and the session is ended in the log');
 });
 
 t.test('dashboard: register apps, API keys, webhook subscriptions', async (t) => {

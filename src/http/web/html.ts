@@ -1,4 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { ServiceError } from '../../domain/errors.ts';
+import { httpStatusOf } from '../errorHandler.ts';
 
 /** Markup that is already safe; everything else interpolated into `html` is escaped. */
 export class SafeHtml {
@@ -66,8 +68,18 @@ export function sendPage(reply: FastifyReply, status: number, document: string) 
     .send(document);
 }
 
-/** The error handler of the browser-facing scopes (dashboard, consent screen): a page, never JSON. */
+/**
+ * The error handler of the browser-facing scopes (dashboard, consent screen): a page, never JSON. A
+ * domain error keeps its status and says what it is (a 503 "retry shortly" too); anything else is a 500.
+ */
 export function sendErrorPage(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  if ((error as unknown) instanceof ServiceError) {
+    const domain = error as unknown as ServiceError;
+    const status = httpStatusOf(domain.code);
+    if (status >= 500) request.log.warn({ err: error }, 'dashboard request refused');
+    if (domain.retryAfterSeconds !== null) reply.header('retry-after', String(domain.retryAfterSeconds));
+    if (status !== 500) return sendPage(reply, status, page('Something went wrong', html`<p class="error" role="alert">${domain.message}</p>`));
+  }
   const status = error.statusCode && error.statusCode < 500 ? error.statusCode : 500;
   if (status >= 500) request.log.error({ err: error }, 'dashboard request failed');
   return sendPage(reply, status, page('Something went wrong', html`<p class="error" role="alert">${status >= 500 ? 'The server failed to handle the request.' : error.message}</p>`));
