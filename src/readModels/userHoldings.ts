@@ -27,9 +27,14 @@ export const appsIfMember = (stores: Stores, user: { id: string; teamId: string 
 
 /** Every grant the user gave in the team (revoked ones too: the sweep revokes those still in force) and the subscriptions made with them. */
 export async function appsOfUser(stores: Stores, user: { id: string; teamId: string }, now: Date) {
-  const grants = await stores.readModels.find<OAuthGrantDoc>(OAUTH_GRANTS, { teamId: user.teamId });
-  const grantIds = grants.filter((g) => g.userId === user.id).map((g) => g.id);
+  const grantIds = await grantsGivenBy(stores.readModels, user);
   return { grantIds, subscriptions: await subscriptionsOfGrants(stores, user.teamId, grantIds, now) };
+}
+
+/** Every grant the user gave in the team, revoked ones too. */
+export async function grantsGivenBy(readModels: ReadModelStore, user: { id: string; teamId: string }): Promise<string[]> {
+  const grants = await readModels.find<OAuthGrantDoc>(OAUTH_GRANTS, { teamId: user.teamId });
+  return grants.filter((g) => g.userId === user.id).map((g) => g.id);
 }
 
 /**

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import t, { type Test } from 'tap';
 import { eventsOfTypes } from '../../src/lib/eventsOfTypes.ts';
-import { registerOAuthClientDynamically } from '../../src/commands/oauth.ts';
+import { registerOAuthClientDynamically, revokeGrant } from '../../src/commands/oauth.ts';
+import { DEPARTED_APPS } from '../../src/processors/webhookDelivery/departedApps.ts';
+import { startWebhookWorker } from '../../src/processors/webhookDelivery/startWorker.ts';
 import { addUser } from '../../src/commands/tenancy.ts';
 import { changeUserPassword, changeUserRole, removeUser, removedUserOf, signOutEverywhere, sweepRemovedUser } from '../../src/commands/teamUsers.ts';
 import { TenancyError } from '../../src/commands/tenancy.ts';
@@ -166,6 +168,56 @@ t.test("what an app the sweep missed subscribed is deleted at its next use: at t
   const revocations = async () => (await app.services.events.readStream(`oauth_grant-${calling.grantId}`)).filter((e) => e.type === 'GrantRevoked').length;
   t.equal(await calling.list(), 401, 'its next call is refused too');
   t.equal(await revocations(), 1, 'without revoking it again');
+});
+
+t.test("what a disconnection cut short left is done by the webhook worker from the log: the departed person's grants revoked, the apps' subscriptions deleted", async (t) => {
+  const { app, tenant, issuer, ownerEmail, adminEmail, browser, connected } = await adminWithApp(t);
+  const removedAdminsApp = await connected.subscribe();
+  const owner = new Browser(issuer);
+  t.equal((await owner.signIn(ownerEmail)).status, 303);
+  const revokedByTeam = await connectApp(app, issuer, tenant, owner);
+  const revokedByTeamsApp = await revokedByTeam.subscribe();
+  const kept = await connectApp(app, issuer, tenant, owner);
+  const keptApp = await kept.subscribe();
+  const lastOf = async (stream: string) => (await app.services.events.readStream(stream)).at(-1);
+  // The worker ran before (its checkpoint is stored), and is down while the process crashes.
+  await (await startWebhookWorker(app.services, undefined, { workerId: 'departed-apps-test' })).stop();
+  t.ok(await app.services.readModels.getCheckpoint(DEPARTED_APPS), 'its first start stored a checkpoint');
+
+  // Each disconnection as a crash right after its first append would leave it: the removal (no sweep),
+  // and a team's revocation of an app (no deletion of its subscriptions).
+  const admin = await userNamed(app, adminEmail);
+  await settle(app, (await removeUser(app.services, { teamId: tenant.teamId, userId: admin.id }, { sessionIds: [], grantIds: [], subscriptions: [] })).position);
+  await settle(app, (await revokeGrant(app.services, revokedByTeam.grantId, 'revoked_by_team')).position);
+  t.notMatch(await lastOf(`oauth_grant-${connected.grantId}`), { type: 'GrantRevoked' }, "the removed admin's grant still stands");
+  t.notMatch(await lastOf(`webhook_subscription-${removedAdminsApp}`), { type: 'SubscriptionDeleted' });
+  t.notMatch(await lastOf(`webhook_subscription-${revokedByTeamsApp}`), { type: 'SubscriptionDeleted' });
+
+  const worker = await startWebhookWorker(app.services, undefined, { workerId: 'departed-apps-test' });
+  let stopped = false;
+  const stop = async () => {
+    if (!stopped) await worker.stop();
+    stopped = true;
+  };
+  t.teardown(stop);
+  const deleted = async (id: string) => (await lastOf(`webhook_subscription-${id}`))?.type === 'SubscriptionDeleted';
+  const deadline = Date.now() + 10_000;
+  while (!((await deleted(removedAdminsApp)) && (await deleted(revokedByTeamsApp))) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  t.ok(await deleted(removedAdminsApp), "the removed admin's app's subscription is deleted");
+  t.ok(await deleted(revokedByTeamsApp), "the revoked app's subscription is deleted");
+  t.match(await lastOf(`oauth_grant-${connected.grantId}`), { type: 'GrantRevoked', data: { reason: 'user_removed' } }, 'and the grant is revoked');
+  t.equal(await connected.list(), 401);
+  t.notMatch(await lastOf(`webhook_subscription-${keptApp}`), { type: 'SubscriptionDeleted' }, 'an app the owner still stands behind keeps its subscription');
+  t.equal(await kept.list(), 200);
+
+  // Its checkpoint is stored: started again, it does nothing twice.
+  const head = await app.services.events.headPosition();
+  while (((await app.services.readModels.getCheckpoint(DEPARTED_APPS))?.position ?? -1n) < head && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  await stop();
+  t.ok((await app.services.readModels.getCheckpoint(DEPARTED_APPS))!.position >= head, 'its checkpoint passed the events it handled');
+  const again = await startWebhookWorker(app.services, undefined, { workerId: 'departed-apps-test' });
+  await again.stop();
+  t.equal(await app.services.events.headPosition(), head, 'started again, it appends nothing');
 });
 
 t.test('a sign-in whose password check began before the change does not outlive it', async (t) => {

@@ -30,7 +30,13 @@ export async function startWebhookWorker(
   }
 }
 
-/** The worker's ports: its appends (claims and records) commit off the event loop it shares with the API. */
+/** The worker's ports: its appends (claims and records) commit off the event loop it shares with the API; it follows departed people's apps too. */
 export function webhookWorkerDeps(services: Services): WorkerDeps {
-  return { events: backgroundEventStore(services.events), readModels: services.readModels, secrets: services.secrets, clock: services.clock };
+  return {
+    events: backgroundEventStore(services.events),
+    readModels: services.readModels,
+    secrets: services.secrets,
+    clock: services.clock,
+    departedApps: { projections: services.projections, newId: () => services.newId() },
+  };
 }

@@ -8,8 +8,10 @@ import type { Clock } from '../../ports/clock.ts';
 import type { EventStore } from '../../ports/eventStore.ts';
 import type { ReadModelStore } from '../../ports/readModelStore.ts';
 import type { SecretBox } from '../../ports/secretBox.ts';
+import type { ProjectionRunner } from '../../projections/projectionRunner.ts';
 import { attemptDelivery } from './attempt.ts';
 import { DeliveryLedgers } from './deliveryLedger.ts';
+import { DepartedApps } from './departedApps.ts';
 import { Dispatcher } from './dispatcher.ts';
 import { Recovery } from './recovery.ts';
 import { type Place, Scheduler } from './scheduler.ts';
@@ -43,6 +45,8 @@ export interface WorkerDeps {
   readModels: ReadModelStore;
   secrets: SecretBox;
   clock: Clock;
+  /** With these, the worker also deletes the subscriptions of departed people's apps (departedApps.ts). */
+  departedApps?: { projections: Pick<ProjectionRunner, 'waitFor'>; newId(): string };
 }
 
 /** The origin whose pooled connections a URL's deliveries share (the URL itself when it does not parse). */
@@ -83,6 +87,7 @@ export class WebhookDeliveryWorker {
   private readonly scheduler: Scheduler;
   private readonly dispatcher: Dispatcher;
   private readonly recovery: Recovery;
+  private readonly departedApps: DepartedApps | null;
   private controller: AbortController | null = null;
   /** Answers are recorded from start until the end of stop's drain. */
   private recording = false;
@@ -137,6 +142,10 @@ export class WebhookDeliveryWorker {
     const shared = { readModels: deps.readModels, clock: deps.clock, targets, ledgers: this.ledgers, scheduler: this.scheduler, workerId, log };
     this.dispatcher = new Dispatcher({ ...shared, events: deps.events });
     this.recovery = new Recovery({ ...shared, orphanAfterMs: options.orphanAfterMs });
+    const departed = deps.departedApps;
+    this.departedApps = departed
+      ? new DepartedApps({ events: deps.events, readModels: deps.readModels, clock: deps.clock, secrets: deps.secrets, newId: () => departed.newId(), projections: departed.projections, log })
+      : null;
   }
 
   /** The dispatcher's checkpoint: the last global position it has claimed deliveries for. */
@@ -157,6 +166,10 @@ export class WebhookDeliveryWorker {
     await this.recovery.resumeAtStart();
     const { signal } = this.controller;
     this.loops.push(this.dispatcher.loop(signal), this.recovery.orphanLoop(signal));
+    if (this.departedApps) {
+      await this.departedApps.loadState();
+      this.loops.push(this.departedApps.loop(signal));
+    }
   }
 
   /** Stops claiming and starting deliveries; attempts in flight get `drainMs` to finish and be recorded. */

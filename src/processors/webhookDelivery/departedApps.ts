@@ -1,0 +1,135 @@
+import { revokeIfAuthorizerGone } from '../../commands/oauth.ts';
+import { deleteAppSubscriptions } from '../../commands/teamUsers.ts';
+import type { CommandContext } from '../../commands/context.ts';
+import { canAuthorizeApps } from '../../domain/team.ts';
+import { type EventSchemas, oauthGrantEventSchemas, teamEventSchemas } from '../../domain/eventSchemas.ts';
+import type { OAuthGrantEvent } from '../../domain/oauthGrant.ts';
+import type { TeamEvent } from '../../domain/team.ts';
+import { parseEvent } from '../../lib/parseEvent.ts';
+import { sleep } from '../../lib/sleep.ts';
+import type { ReadModelStore } from '../../ports/readModelStore.ts';
+import type { ProjectionRunner } from '../../projections/projectionRunner.ts';
+import { grantsGivenBy, subscriptionsOfGrants } from '../../readModels/userHoldings.ts';
+
+type FollowedEvent = Extract<TeamEvent, { type: 'UserRemoved' | 'UserRoleChanged' }> | Extract<OAuthGrantEvent, { type: 'GrantRevoked' }>;
+const followedSchemas: EventSchemas<FollowedEvent> = {
+  UserRemoved: teamEventSchemas.UserRemoved,
+  UserRoleChanged: teamEventSchemas.UserRoleChanged,
+  GrantRevoked: oauthGrantEventSchemas.GrantRevoked,
+};
+
+const FOLLOWED_TYPES = Object.keys(followedSchemas);
+
+/** Revocations whose app's webhook subscriptions go with it (an app revoking its own tokens, or a replayed code, keeps them). */
+const SWEPT_REASONS: ReadonlySet<string> = new Set(['revoked_by_team', 'user_removed', 'user_demoted']);
+
+function mustAct(event: FollowedEvent): boolean {
+  switch (event.type) {
+    case 'UserRemoved':
+      return true;
+    case 'UserRoleChanged':
+      return !canAuthorizeApps(event.data.role);
+    case 'GrantRevoked':
+      return SWEPT_REASONS.has(event.data.reason);
+  }
+}
+
+export const DEPARTED_APPS = 'departedApps';
+const VERSION = 1;
+const PAGE = 500;
+const READ_MODELS_WAIT_MS = 5_000;
+
+export interface DepartedAppsDeps extends CommandContext {
+  readModels: ReadModelStore;
+  /** The read models this reads (grants, tokens, sites, subscriptions) must include the event first. */
+  projections: Pick<ProjectionRunner, 'waitFor'>;
+  log?: { error(obj: unknown, msg?: string): void };
+}
+
+/**
+ * The durable side of disconnecting the apps of a person who left a team or became a member. The
+ * dashboard, the CLI and the token endpoint revoke the grants and delete the webhook subscriptions
+ * made with them at once, in several appends; a crash or a store error between them used to leave
+ * subscriptions that went on sending the team's events to an app nobody stands behind. This follows
+ * the log from its own checkpoint, which moves past an event only once it is handled:
+ *  - a person removed or made a member: each grant they gave that still stands is revoked
+ *    (revokeIfAuthorizerGone, decided on the streams);
+ *  - a grant revoked by the team or with its authorizer's departure: the subscriptions made with its
+ *    tokens are deleted.
+ * Both are no-ops where the request already did them.
+ */
+export class DepartedApps {
+  private position = -1n;
+
+  constructor(private readonly deps: DepartedAppsDeps) {}
+
+  get checkpoint(): bigint {
+    return this.position;
+  }
+
+  /**
+   * Its stored checkpoint. The first start begins at the head: what came before was swept by the
+   * requests themselves, and the sweep's rule applied again today to every past revocation could
+   * take the subscriptions of apps whose other grants have since expired, all at once at the upgrade.
+   */
+  async loadState(): Promise<void> {
+    const stored = await this.deps.readModels.getCheckpoint(DEPARTED_APPS);
+    if (stored && stored.version === VERSION) {
+      this.position = stored.position;
+      return;
+    }
+    const head = await this.deps.events.headPosition();
+    const from = stored?.position ?? -1n;
+    const moved = head > from && (await this.deps.readModels.applyBatch(DEPARTED_APPS, VERSION, from, head, async () => {}));
+    this.position = moved ? head : ((await this.deps.readModels.getCheckpoint(DEPARTED_APPS))?.position ?? -1n);
+  }
+
+  async loop(signal: AbortSignal): Promise<void> {
+    let backoff = 50;
+    while (!signal.aborted) {
+      try {
+        const advanced = await this.handlePage();
+        backoff = 50;
+        if (!advanced) await this.deps.events.waitForNew(this.position, 1_000, signal);
+      } catch (error) {
+        this.deps.log?.error({ err: error }, 'disconnecting the apps of departed people failed; retrying');
+        await sleep(backoff, signal);
+        backoff = Math.min(backoff * 2, 5_000);
+      }
+    }
+  }
+
+  /** The events of its types in one page of the global log. Returns false when there was nothing new. */
+  async handlePage(): Promise<boolean> {
+    const from = this.position;
+    const head = await this.deps.events.headPosition();
+    const page = await this.deps.events.readAll({ after: from, limit: PAGE, types: FOLLOWED_TYPES });
+    // A page short of the limit holds every event of these types up to the head read before it.
+    const last = page.at(-1)?.position ?? -1n;
+    const to = page.length === PAGE || last > head ? last : head;
+    if (to <= from) return false;
+    for (const recorded of page) {
+      const event = parseEvent(recorded, followedSchemas);
+      if (!event || !mustAct(event)) continue;
+      if (!(await this.deps.projections.waitFor(recorded.position, READ_MODELS_WAIT_MS))) {
+        throw new Error(`the read models did not reach position ${recorded.position} in ${READ_MODELS_WAIT_MS} ms`);
+      }
+      await this.handle(event);
+    }
+    const moved = await this.deps.readModels.applyBatch(DEPARTED_APPS, VERSION, from, to, async () => {});
+    if (moved) this.position = to;
+    else await this.loadState(); // another copy moved it first: go on from there
+    return true;
+  }
+
+  private async handle(event: FollowedEvent): Promise<void> {
+    const { deps } = this;
+    if (event.type === 'GrantRevoked') {
+      const { grantId, teamId } = event.data;
+      await deleteAppSubscriptions(deps, await subscriptionsOfGrants(deps, teamId, [grantId], deps.clock.now()));
+      return;
+    }
+    // Their grants' revocations come later in the log, and each is swept then.
+    for (const grantId of await grantsGivenBy(deps.readModels, { id: event.data.userId, teamId: event.data.teamId })) await revokeIfAuthorizerGone(deps, grantId);
+  }
+}
