@@ -38,6 +38,7 @@ export const DEPARTED_APPS = 'departedApps';
 const VERSION = 1;
 const PAGE = 500;
 const READ_MODELS_WAIT_MS = 5_000;
+const STORE_EVERY_MS = 5_000;
 
 export interface DepartedAppsDeps extends CommandContext {
   readModels: ReadModelStore;
@@ -59,7 +60,11 @@ export interface DepartedAppsDeps extends CommandContext {
  * Both are no-ops where the request already did them.
  */
 export class DepartedApps {
+  /** Handled up to here. */
   private position = -1n;
+  /** The stored checkpoint, and when it was stored (ms). */
+  private stored = -1n;
+  private storedAt = 0;
 
   constructor(private readonly deps: DepartedAppsDeps) {}
 
@@ -75,13 +80,12 @@ export class DepartedApps {
   async loadState(): Promise<void> {
     const stored = await this.deps.readModels.getCheckpoint(DEPARTED_APPS);
     if (stored && stored.version === VERSION) {
-      this.position = stored.position;
+      this.position = this.stored = stored.position;
       return;
     }
-    const head = await this.deps.events.headPosition();
-    const from = stored?.position ?? -1n;
-    const moved = head > from && (await this.deps.readModels.applyBatch(DEPARTED_APPS, VERSION, from, head, async () => {}));
-    this.position = moved ? head : ((await this.deps.readModels.getCheckpoint(DEPARTED_APPS))?.position ?? -1n);
+    this.position = this.stored = stored?.position ?? -1n;
+    this.position = await this.deps.events.headPosition();
+    await this.storeCheckpoint();
   }
 
   async loop(signal: AbortSignal): Promise<void> {
@@ -108,6 +112,7 @@ export class DepartedApps {
     const last = page.at(-1)?.position ?? -1n;
     const to = page.length === PAGE || last > head ? last : head;
     if (to <= from) return false;
+    let acted = false;
     for (const recorded of page) {
       const event = parseEvent(recorded, followedSchemas);
       if (!event || !mustAct(event)) continue;
@@ -115,11 +120,26 @@ export class DepartedApps {
         throw new Error(`the read models did not reach position ${recorded.position} in ${READ_MODELS_WAIT_MS} ms`);
       }
       await this.handle(event);
+      acted = true;
     }
-    const moved = await this.deps.readModels.applyBatch(DEPARTED_APPS, VERSION, from, to, async () => {});
-    if (moved) this.position = to;
-    else await this.loadState(); // another copy moved it first: go on from there
+    this.position = to;
+    // Stored after acting, else now and then: a page of other events read again after a crash costs
+    // a read, while a commit per page would add one to every ingestion's.
+    if (acted || Date.now() - this.storedAt >= STORE_EVERY_MS) await this.storeCheckpoint();
     return true;
+  }
+
+  /** Stores where it is (also when the worker stops). Another copy that moved it first is followed from there. */
+  async storeCheckpoint(): Promise<void> {
+    if (this.position <= this.stored) return;
+    if (await this.deps.readModels.applyBatch(DEPARTED_APPS, VERSION, this.stored, this.position, async () => {})) {
+      this.stored = this.position;
+      this.storedAt = Date.now();
+    } else {
+      const other = await this.deps.readModels.getCheckpoint(DEPARTED_APPS);
+      this.position = this.stored = other?.position ?? -1n;
+      this.storedAt = Date.now();
+    }
   }
 
   private async handle(event: FollowedEvent): Promise<void> {

@@ -93,6 +93,7 @@ export class WebhookDeliveryWorker {
   private recording = false;
   private loops: Promise<void>[] = [];
   private readonly onStopped: (() => void) | undefined;
+  private readonly log: WorkerOptions['log'];
   /** This worker's name in the delivery records it writes. */
   readonly workerId: string;
 
@@ -103,6 +104,7 @@ export class WebhookDeliveryWorker {
     const { workerId, log } = options;
     this.workerId = workerId;
     this.onStopped = options.onStopped;
+    this.log = log;
     const now = () => deps.clock.now().getTime();
     this.sender = new WebhookSender({
       allowed: parseAllowedRanges(options.allowedRanges),
@@ -178,6 +180,8 @@ export class WebhookDeliveryWorker {
     this.scheduler.stop();
     await Promise.all(this.loops);
     this.loops = [];
+    // Not stored: only a re-read of the events since the last stored checkpoint at the next start.
+    await this.departedApps?.storeCheckpoint().catch((error: unknown) => this.log?.error({ err: error }, 'storing the departed apps checkpoint failed'));
     // Attempts cut short here are not recorded: they stay pending in the stream and resume at the next start.
     const deadline = Date.now() + drainMs;
     while (this.scheduler.inFlight > 0 && Date.now() < deadline) await sleep(10);
