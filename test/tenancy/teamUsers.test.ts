@@ -173,6 +173,8 @@ t.test("what an app the sweep missed subscribed is deleted at its next use: at t
 t.test("what a disconnection cut short left is done by the webhook worker from the log: the departed person's grants revoked, the apps' subscriptions deleted", async (t) => {
   const { app, tenant, issuer, ownerEmail, adminEmail, browser, connected } = await adminWithApp(t);
   const removedAdminsApp = await connected.subscribe();
+  const selfRevoking = await connectApp(app, issuer, tenant, browser);
+  const selfRevokingApp = await selfRevoking.subscribe();
   const owner = new Browser(issuer);
   t.equal((await owner.signIn(ownerEmail)).status, 303);
   const revokedByTeam = await connectApp(app, issuer, tenant, owner);
@@ -189,6 +191,8 @@ t.test("what a disconnection cut short left is done by the webhook worker from t
   const admin = await userNamed(app, adminEmail);
   await settle(app, (await removeUser(app.services, { teamId: tenant.teamId, userId: admin.id }, { sessionIds: [], grantIds: [], subscriptions: [] })).position);
   await settle(app, (await revokeGrant(app.services, revokedByTeam.grantId, 'revoked_by_team')).position);
+  // The removed admin's other app revokes its own tokens meanwhile: no revocation of the removal's comes for it.
+  await settle(app, (await revokeGrant(app.services, selfRevoking.grantId, 'revoked_by_client')).position);
   t.notMatch(await lastOf(`oauth_grant-${connected.grantId}`), { type: 'GrantRevoked' }, "the removed admin's grant still stands");
   t.notMatch(await lastOf(`webhook_subscription-${removedAdminsApp}`), { type: 'SubscriptionDeleted' });
   t.notMatch(await lastOf(`webhook_subscription-${revokedByTeamsApp}`), { type: 'SubscriptionDeleted' });
@@ -202,9 +206,11 @@ t.test("what a disconnection cut short left is done by the webhook worker from t
   t.teardown(stop);
   const deleted = async (id: string) => (await lastOf(`webhook_subscription-${id}`))?.type === 'SubscriptionDeleted';
   const deadline = Date.now() + 10_000;
-  while (!((await deleted(removedAdminsApp)) && (await deleted(revokedByTeamsApp))) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  const all = async () => (await deleted(removedAdminsApp)) && (await deleted(revokedByTeamsApp)) && (await deleted(selfRevokingApp));
+  while (!(await all()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   t.ok(await deleted(removedAdminsApp), "the removed admin's app's subscription is deleted");
   t.ok(await deleted(revokedByTeamsApp), "the revoked app's subscription is deleted");
+  t.ok(await deleted(selfRevokingApp), "so is that of the removed admin's app that revoked its own tokens");
   t.match(await lastOf(`oauth_grant-${connected.grantId}`), { type: 'GrantRevoked', data: { reason: 'user_removed' } }, 'and the grant is revoked');
   t.equal(await connected.list(), 401);
   t.notMatch(await lastOf(`webhook_subscription-${keptApp}`), { type: 'SubscriptionDeleted' }, 'an app the owner still stands behind keeps its subscription');

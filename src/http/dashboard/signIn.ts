@@ -136,12 +136,14 @@ export async function signInRoutes(app: FastifyInstance) {
   });
 
   // Works whatever else happened meanwhile (a password change, a removal) and while the read models
-  // lag behind the log (no catch-up): the session the cookie names ends, and the cookie goes. The
-  // session was listed before its sign-in answered; the append is durable, so nothing this browser
-  // asks next waits for the read models to take it in.
+  // lag behind the log: the session the cookie names ends, and the cookie goes. The append is
+  // durable, and nothing this browser asks next waits for the read models to take it in.
   app.post('/dashboard/sign-out', async function signOut(request, reply) {
     const token = request.cookies[sessionCookieName(app)];
     if (token && token.length <= 200 && csrfOk(csrfFor(token), readForm(csrfForm, request.body).csrf)) {
+      // Best effort: a session the read models do not list (they lag, or are being rebuilt) cannot be
+      // named here; its cookie still goes, and it ends with Sign out everywhere or its expiry.
+      await app.credentialsInForce().catch(() => {});
       const session = await getDashboardSession(app.readModels, sha256Hex(token));
       if (session) await endDashboardSession(app, { sessionId: session.sessionId });
       reply.clearCookie(sessionCookieName(app), cookieOptions(app));

@@ -76,9 +76,11 @@ export function sendErrorPage(error: FastifyError, request: FastifyRequest, repl
   if ((error as unknown) instanceof ServiceError) {
     const domain = error as unknown as ServiceError;
     const status = httpStatusOf(domain.code);
-    if (status >= 500) request.log.warn({ err: error }, 'dashboard request refused');
-    if (domain.retryAfterSeconds !== null) reply.header('retry-after', String(domain.retryAfterSeconds));
-    if (status !== 500) return sendPage(reply, status, page('Something went wrong', html`<p class="error" role="alert">${domain.message}</p>`));
+    if (status !== 500) {
+      if (status > 500) request.log.warn({ err: error }, 'dashboard request refused');
+      if (domain.retryAfterSeconds !== null) reply.header('retry-after', String(domain.retryAfterSeconds));
+      return sendPage(reply, status, page('Something went wrong', html`<p class="error" role="alert">${domain.message}</p>`));
+    }
   }
   const status = error.statusCode && error.statusCode < 500 ? error.statusCode : 500;
   if (status >= 500) request.log.error({ err: error }, 'dashboard request failed');

@@ -1,7 +1,8 @@
 import { revokeIfAuthorizerGone } from '../../commands/oauth.ts';
 import { deleteAppSubscriptions } from '../../commands/teamUsers.ts';
 import type { CommandContext } from '../../commands/context.ts';
-import { canAuthorizeApps } from '../../domain/team.ts';
+import { aggregateStreamCached } from '../../commands/aggregateStream.ts';
+import { appAuthorizerGone, canAuthorizeApps, teamDecider, teamStream } from '../../domain/team.ts';
 import { type EventSchemas, oauthGrantEventSchemas, teamEventSchemas } from '../../domain/eventSchemas.ts';
 import type { OAuthGrantEvent } from '../../domain/oauthGrant.ts';
 import type { TeamEvent } from '../../domain/team.ts';
@@ -38,6 +39,8 @@ export const DEPARTED_APPS = 'departedApps';
 const VERSION = 1;
 const PAGE = 500;
 const READ_MODELS_WAIT_MS = 5_000;
+/** The projections whose read models the sweep reads: grants and tokens, users, sites, subscriptions. */
+const READ_MODELS = ['oauth', 'teams', 'sites', 'webhookSubscriptions'];
 const STORE_EVERY_MS = 5_000;
 
 export interface DepartedAppsDeps extends CommandContext {
@@ -54,7 +57,8 @@ export interface DepartedAppsDeps extends CommandContext {
  * subscriptions that went on sending the team's events to an app nobody stands behind. This follows
  * the log from its own checkpoint, which moves past an event only once it is handled:
  *  - a person removed or made a member: each grant they gave that still stands is revoked
- *    (revokeIfAuthorizerGone, decided on the streams);
+ *    (revokeIfAuthorizerGone, decided on the streams), and the subscriptions made with any grant they
+ *    gave are deleted while they are still gone;
  *  - a grant revoked by the team or with its authorizer's departure: the subscriptions made with its
  *    tokens are deleted.
  * Both are no-ops where the request already did them.
@@ -92,7 +96,7 @@ export class DepartedApps {
     let backoff = 50;
     while (!signal.aborted) {
       try {
-        const advanced = await this.handlePage();
+        const advanced = await this.handlePage(signal);
         backoff = 50;
         if (!advanced) await this.deps.events.waitForNew(this.position, 1_000, signal);
       } catch (error) {
@@ -104,7 +108,7 @@ export class DepartedApps {
   }
 
   /** The events of its types in one page of the global log. Returns false when there was nothing new. */
-  async handlePage(): Promise<boolean> {
+  async handlePage(signal?: AbortSignal): Promise<boolean> {
     const from = this.position;
     const head = await this.deps.events.headPosition();
     const page = await this.deps.events.readAll({ after: from, limit: PAGE, types: FOLLOWED_TYPES });
@@ -116,7 +120,9 @@ export class DepartedApps {
     for (const recorded of page) {
       const event = parseEvent(recorded, followedSchemas);
       if (!event || !mustAct(event)) continue;
-      if (!(await this.deps.projections.waitFor(recorded.position, READ_MODELS_WAIT_MS))) {
+      // Stopping: the rest of the page is read again at the next start.
+      if (signal?.aborted) return true;
+      if (!(await this.deps.projections.waitFor(recorded.position, READ_MODELS_WAIT_MS, READ_MODELS))) {
         throw new Error(`the read models did not reach position ${recorded.position} in ${READ_MODELS_WAIT_MS} ms`);
       }
       await this.handle(event);
@@ -144,12 +150,18 @@ export class DepartedApps {
 
   private async handle(event: FollowedEvent): Promise<void> {
     const { deps } = this;
+    const now = deps.clock.now();
     if (event.type === 'GrantRevoked') {
       const { grantId, teamId } = event.data;
-      await deleteAppSubscriptions(deps, await subscriptionsOfGrants(deps, teamId, [grantId], deps.clock.now()));
+      await deleteAppSubscriptions(deps, await subscriptionsOfGrants(deps, teamId, [grantId], now));
       return;
     }
-    // Their grants' revocations come later in the log, and each is swept then.
-    for (const grantId of await grantsGivenBy(deps.readModels, { id: event.data.userId, teamId: event.data.teamId })) await revokeIfAuthorizerGone(deps, grantId);
+    const user = { id: event.data.userId, teamId: event.data.teamId };
+    const grantIds = await grantsGivenBy(deps.readModels, user);
+    for (const grantId of grantIds) await revokeIfAuthorizerGone(deps, grantId);
+    // A grant the app revoked itself (or one revoked for a replayed code) gets no GrantRevoked more:
+    // its subscriptions go with the person here, unless they are back as an owner or admin.
+    const { state: team } = await aggregateStreamCached(deps.events, teamStream(user.teamId), teamDecider);
+    if (appAuthorizerGone(team, user.id)) await deleteAppSubscriptions(deps, await subscriptionsOfGrants(deps, user.teamId, grantIds, now));
   }
 }
