@@ -22,6 +22,7 @@ import type { CommandContext } from './context.ts';
 import { sha256Hex } from './credentials.ts';
 import { handleCommand } from './handleCommand.ts';
 import { deleteSubscription } from './webhookSubscriptions.ts';
+import { ServiceError } from '../domain/errors.ts';
 
 /** Decides on a grant's stream. It gains three events per refresh, so its fold is kept and carried on (aggregateStreamFolding). */
 const onGrant = (ctx: CommandContext, grantId: string, command: OAuthGrantCommand) =>
@@ -166,8 +167,9 @@ export async function sweepDeletedOAuthClient(ctx: CommandContext, leftovers: De
     try {
       const r = await deleteSubscription(ctx, { siteId: s.siteId, subscriptionId: s.id });
       position = r.position ?? position;
-    } catch {
-      // already deleted by someone else
+    } catch (error) {
+      // Already deleted by someone else; anything else fails the sweep (the webhook worker finishes it: departedApps.ts).
+      if (!(error instanceof ServiceError && error.code === 'NOT_FOUND')) throw error;
     }
   }
   return { position };

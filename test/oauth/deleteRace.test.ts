@@ -1,5 +1,7 @@
 import t from 'tap';
-import { undoIfClientDeleted } from '../../src/commands/oauth.ts';
+import { deleteOAuthClient, undoIfClientDeleted } from '../../src/commands/oauth.ts';
+import { DEPARTED_APPS } from '../../src/processors/webhookDelivery/departedApps.ts';
+import { startWebhookWorker } from '../../src/processors/webhookDelivery/startWorker.ts';
 import { createSubscription } from '../../src/commands/webhookSubscriptions.ts';
 import { deleteOAuthClientAndSweep } from '../../src/http/dashboard/oauthClientDeletion.ts';
 import { registerClient, startOAuthApp } from './helpers.ts';
@@ -45,4 +47,27 @@ t.test('a subscription appended after its client was deleted is undone by the cr
   const fine = await createSubscription(services, subscriptionOf(tenant.teamId, tenant.siteId, kept.clientId));
   t.equal(await undoIfClientDeleted(services, { id: fine.subscriptionId, siteId: tenant.siteId, clientId: kept.clientId }), false, 'a live client keeps its subscription');
   t.same((await services.events.readStream(`webhook_subscription-${fine.subscriptionId}`)).map((e) => e.type), ['SubscriptionCreated']);
+});
+
+t.test('a deletion whose sweep was cut short is finished by the webhook worker from the log', async (t) => {
+  const { app, tenant } = await startOAuthApp();
+  t.teardown(() => app.close());
+  const { services } = app;
+  const gone = await registerClient(app, tenant, 'none');
+  const kept = await registerClient(app, tenant, 'none');
+  // The worker ran before (its checkpoint is stored) and is down when the dashboard's process crashes.
+  await (await startWebhookWorker(services, undefined, { workerId: 'client-deletion-test' })).stop();
+  t.ok(await services.readModels.getCheckpoint(DEPARTED_APPS));
+  const orphan = await createSubscription(services, subscriptionOf(tenant.teamId, tenant.siteId, gone.clientId));
+  const other = await createSubscription(services, subscriptionOf(tenant.teamId, tenant.siteId, kept.clientId));
+  await deleteOAuthClient(services, { clientId: gone.clientId, teamId: tenant.teamId, userId: tenant.ownerUserId }); // and no sweep
+  const typesOf = async (id: string) => (await services.events.readStream(`webhook_subscription-${id}`)).map((e) => e.type);
+  t.same(await typesOf(orphan.subscriptionId), ['SubscriptionCreated'], 'the sweep was cut short');
+
+  const worker = await startWebhookWorker(services, undefined, { workerId: 'client-deletion-test' });
+  t.teardown(() => worker.stop());
+  const deadline = Date.now() + 10_000;
+  while ((await typesOf(orphan.subscriptionId)).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  t.same(await typesOf(orphan.subscriptionId), ['SubscriptionCreated', 'SubscriptionDeleted'], "the deleted client's subscription is deleted");
+  t.same(await typesOf(other.subscriptionId), ['SubscriptionCreated'], "another client's stays");
 });

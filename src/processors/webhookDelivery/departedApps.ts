@@ -1,22 +1,29 @@
-import { revokeIfAuthorizerGone } from '../../commands/oauth.ts';
+import { revokeIfAuthorizerGone, sweepDeletedOAuthClient } from '../../commands/oauth.ts';
 import { deleteAppSubscriptions } from '../../commands/teamUsers.ts';
 import type { CommandContext } from '../../commands/context.ts';
 import { aggregateStreamCached } from '../../commands/aggregateStream.ts';
 import { appAuthorizerGone, canAuthorizeApps, teamDecider, teamStream } from '../../domain/team.ts';
-import { type EventSchemas, oauthGrantEventSchemas, teamEventSchemas } from '../../domain/eventSchemas.ts';
+import { type EventSchemas, oauthClientEventSchemas, oauthGrantEventSchemas, teamEventSchemas } from '../../domain/eventSchemas.ts';
+import type { OAuthClientEvent } from '../../domain/oauthClient.ts';
 import type { OAuthGrantEvent } from '../../domain/oauthGrant.ts';
 import type { TeamEvent } from '../../domain/team.ts';
 import { parseEvent } from '../../lib/parseEvent.ts';
 import { sleep } from '../../lib/sleep.ts';
 import type { ReadModelStore } from '../../ports/readModelStore.ts';
 import type { ProjectionRunner } from '../../projections/projectionRunner.ts';
+import { listGrantsOfClient } from '../../readModels/oauthGrants.ts';
 import { grantsGivenBy, subscriptionsOfGrants } from '../../readModels/userHoldings.ts';
+import { listSubscriptionsCreatedByClient } from '../../readModels/webhookSubscriptions.ts';
 
-type FollowedEvent = Extract<TeamEvent, { type: 'UserRemoved' | 'UserRoleChanged' }> | Extract<OAuthGrantEvent, { type: 'GrantRevoked' }>;
+type FollowedEvent =
+  | Extract<TeamEvent, { type: 'UserRemoved' | 'UserRoleChanged' }>
+  | Extract<OAuthGrantEvent, { type: 'GrantRevoked' }>
+  | Extract<OAuthClientEvent, { type: 'OAuthClientDeleted' }>;
 const followedSchemas: EventSchemas<FollowedEvent> = {
   UserRemoved: teamEventSchemas.UserRemoved,
   UserRoleChanged: teamEventSchemas.UserRoleChanged,
   GrantRevoked: oauthGrantEventSchemas.GrantRevoked,
+  OAuthClientDeleted: oauthClientEventSchemas.OAuthClientDeleted,
 };
 
 const FOLLOWED_TYPES = Object.keys(followedSchemas);
@@ -27,6 +34,7 @@ const SWEPT_REASONS: ReadonlySet<string> = new Set(['revoked_by_team', 'user_rem
 function mustAct(event: FollowedEvent): boolean {
   switch (event.type) {
     case 'UserRemoved':
+    case 'OAuthClientDeleted':
       return true;
     case 'UserRoleChanged':
       return !canAuthorizeApps(event.data.role);
@@ -51,17 +59,19 @@ export interface DepartedAppsDeps extends CommandContext {
 }
 
 /**
- * The durable side of disconnecting the apps of a person who left a team or became a member. The
- * dashboard, the CLI and the token endpoint revoke the grants and delete the webhook subscriptions
- * made with them at once, in several appends; a crash or a store error between them used to leave
- * subscriptions that went on sending the team's events to an app nobody stands behind. This follows
+ * The durable side of disconnecting apps: those of a person who left a team or became a member, one
+ * the team revoked, one deleted. The dashboard, the CLI and the token endpoint revoke the grants and
+ * delete the webhook subscriptions made with them at once, in several appends; a crash or a store
+ * error between them used to leave subscriptions that went on sending the team's events to an app
+ * nobody stands behind. This follows
  * the log from its own checkpoint, which moves past an event only once it is handled:
  *  - a person removed or made a member: each grant they gave that still stands is revoked
  *    (revokeIfAuthorizerGone, decided on the streams), and the subscriptions made with any grant they
  *    gave are deleted while they are still gone;
  *  - a grant revoked by the team or with its authorizer's departure: the subscriptions made with its
- *    tokens are deleted.
- * Both are no-ops where the request already did them.
+ *    tokens are deleted;
+ *  - a client deleted: its grants are revoked and the subscriptions it made deleted.
+ * Each is a no-op where the request already did it.
  */
 export class DepartedApps {
   /** Handled up to here. */
@@ -151,6 +161,12 @@ export class DepartedApps {
   private async handle(event: FollowedEvent): Promise<void> {
     const { deps } = this;
     const now = deps.clock.now();
+    if (event.type === 'OAuthClientDeleted') {
+      const { clientId } = event.data;
+      const [grants, subscriptions] = await Promise.all([listGrantsOfClient(deps.readModels, clientId), listSubscriptionsCreatedByClient(deps.readModels, clientId)]);
+      await sweepDeletedOAuthClient(deps, { grantIds: grants.map((g) => g.id), subscriptions: subscriptions.map((s) => ({ id: s.id, siteId: s.site_id })) });
+      return;
+    }
     if (event.type === 'GrantRevoked') {
       const { grantId, teamId } = event.data;
       await deleteAppSubscriptions(deps, await subscriptionsOfGrants(deps, teamId, [grantId], now));
