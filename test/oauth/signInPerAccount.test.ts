@@ -1,6 +1,7 @@
 import t from 'tap';
 import { clientGroup } from '../../src/lib/clientGroup.ts';
 import { createTenant, startTestApp, type TestApp } from '../helpers/testApp.ts';
+import { startSmtpSink } from '../agent/smtpSink.ts';
 
 /** A sign-in from a given client address (fastify's inject sets the socket's address). */
 async function signInFrom(app: TestApp, remoteAddress: string, email: string, password: string, session?: string) {
@@ -14,7 +15,7 @@ async function signInFrom(app: TestApp, remoteAddress: string, email: string, pa
     headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
     payload: new URLSearchParams({ csrf, email, password, return_to: '/dashboard' }).toString(),
   });
-  return { status: res.statusCode, session: /svc_session=([^;]+)/.exec([res.headers['set-cookie']].flat().join('\n'))?.[1] };
+  return { status: res.statusCode, body: res.body, session: /svc_session=([^;]+)/.exec([res.headers['set-cookie']].flat().join('\n'))?.[1] };
 }
 
 /**
@@ -43,6 +44,51 @@ t.test("the account limit spares where the account signed in before, and a succe
   t.same(failures, [401, 401, 401, 429], 'three failures reach the limit, the successes before them not counted');
   t.equal((await signInFrom(app, '10.0.0.2', 'owner@a.example', 'a long passphrase')).status, 303, 'from where the owner signed in before: not locked out');
   t.equal((await signInFrom(app, '10.0.2.1', 'owner@a.example', 'a long passphrase')).status, 429, 'from a new place: locked, for at most the window');
+});
+
+t.test('locked out of new places by guesses from elsewhere, the person is mailed a link that lets them sign in from where they are', async (t) => {
+  const sink = await startSmtpSink();
+  t.teardown(() => sink.close());
+  const app = await startTestApp({ env: { SIGN_IN_FAILURES_PER_ACCOUNT: '3', OUTBOUND_SMTP_URL: sink.url } });
+  t.teardown(() => app.close());
+  await createTenant(app.services, { email: 'owner@a.example', password: 'a long passphrase' });
+  for (let i = 1; i <= 3; i++) t.equal((await signInFrom(app, `198.51.100.${i}`, 'owner@a.example', 'guess')).status, 401);
+  const locked = await signInFrom(app, '10.0.2.1', 'owner@a.example', 'a long passphrase');
+  t.equal(locked.status, 429, 'the person, from a new place, is refused');
+  t.match(locked.body, /it has been mailed a link/);
+
+  const deadline = Date.now() + 5_000;
+  while (sink.received.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  t.equal(sink.received.length, 1, 'one mail');
+  const mail = sink.received[0]!;
+  t.same(mail.rcptTo, ['owner@a.example']);
+  const link = new URL(/https?:\/\/\S+\/dashboard\/sign-in\/place\?\S+/.exec(mail.parsed.text ?? '')![0]);
+  const place = { email: link.searchParams.get('email')!, token: link.searchParams.get('token')! };
+
+  const opened = await app.fastify.inject({ method: 'GET', url: link.pathname + link.search, remoteAddress: '10.0.2.1' });
+  t.equal(opened.statusCode, 200, 'opening the link shows a button (a mail scanner fetching it uses nothing up)');
+  t.match(opened.body, /Sign in from here/);
+  const use = (remoteAddress: string, fields: Record<string, string>) =>
+    app.fastify.inject({ method: 'POST', url: '/dashboard/sign-in/place', remoteAddress, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams(fields).toString() });
+  t.equal((await use('10.0.2.1', { ...place, token: place.token.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')) })).statusCode, 400, 'a token one character off is refused');
+  const used = await use('10.0.2.1', place);
+  t.equal(used.statusCode, 303);
+  t.equal(used.headers.location, '/dashboard/sign-in?place=known');
+  t.match((await app.fastify.inject({ method: 'GET', url: '/dashboard/sign-in?place=known' })).body, /You can sign in from here now/);
+  t.equal((await signInFrom(app, '10.0.2.1', 'owner@a.example', 'wrong')).status, 401, 'the password is still checked there');
+  t.equal((await signInFrom(app, '10.0.2.1', 'owner@a.example', 'a long passphrase')).status, 303, 'and the person signs in from there');
+  t.equal((await use('10.0.2.1', place)).statusCode, 400, 'the link is used up');
+
+  t.equal((await signInFrom(app, '10.0.3.1', 'owner@a.example', 'a long passphrase')).status, 429, 'another new place is still refused');
+  await new Promise((r) => setTimeout(r, 300));
+  t.equal(sink.received.length, 1, 'and no second mail within the hour');
+
+  for (let i = 1; i <= 3; i++) await signInFrom(app, `198.51.100.${i + 10}`, 'nobody@a.example', 'guess');
+  const unknown = await signInFrom(app, '10.0.4.1', 'nobody@a.example', 'guess');
+  t.equal(unknown.status, 429);
+  t.match(unknown.body, /If the address has an account, it has been mailed a link/, 'an address with no account reads the same');
+  await new Promise((r) => setTimeout(r, 300));
+  t.equal(sink.received.length, 1, 'and is mailed nothing');
 });
 
 t.test('IPv6 addresses of one /64 are one client for the per-address limits', async (t) => {

@@ -5,12 +5,14 @@ import { formsAndCookies } from '../web/formsAndCookies.ts';
 import { dashboardPages } from './pages.ts';
 import { joinRoutes } from './join.ts';
 import { signInRoutes } from './signIn.ts';
+import { signInLinkRoutes } from './signInLink.ts';
 
 /** The dashboard (sign-in, OAuth apps, API keys, webhook subscriptions) in its own encapsulated scope. */
 async function dashboardPlugin(app: FastifyInstance) {
   await formsAndCookies(app);
   app.setErrorHandler(sendErrorPage);
   await app.register(signInRoutes);
+  await app.register(signInLinkRoutes);
   await app.register(joinRoutes);
   await app.register(dashboardPages);
 }

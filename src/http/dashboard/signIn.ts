@@ -22,7 +22,9 @@ import {
   signInCsrfCookieName,
 } from '../web/session.ts';
 import { clientGroup } from '../../lib/clientGroup.ts';
-import { SignInThrottle, counterKey } from '../web/signInThrottle.ts';
+import { SignInThrottle } from '../web/signInThrottle.ts';
+import { KnownPlaces } from '../web/knownPlaces.ts';
+import { signInLinks } from './signInLink.ts';
 import { BUSY, PasswordCheckGate } from '../web/passwordCheckGate.ts';
 import { noticeHtml } from './show.ts';
 
@@ -36,14 +38,14 @@ const signInFields = z.object({
   csrf: formText,
 });
 
-function signInForm(reply: FastifyReply, services: Pick<SessionPorts, 'config'>, status: number, returnTo: string, error?: string, email = '') {
+function signInForm(reply: FastifyReply, services: Pick<SessionPorts, 'config'>, status: number, returnTo: string, error?: string, email = '', info?: string) {
   const csrf = issueSignInCsrf(services, reply);
   return sendPage(
     reply,
     status,
     page(
       'Sign in',
-      html`${noticeHtml({ error })}
+      html`${noticeHtml({ error, info })}
         <form method="post" action="/dashboard/sign-in">
           <input type="hidden" name="csrf" value="${csrf}">
           <input type="hidden" name="return_to" value="${returnTo}">
@@ -63,18 +65,18 @@ export async function signInRoutes(app: FastifyInstance) {
   // Per account whatever the address: guesses spread over many addresses (a botnet) still reach a limit.
   // Past it the account's own person is refused too from a new place, for at most the window.
   const accountThrottle = new SignInThrottle(app.counters, app.clock, app.config.SIGN_IN_FAILURES_PER_ACCOUNT);
-  // Except from where the account signed in before (its client group, for 90 days): failures anyone
-  // sends from elsewhere must not lock the account's own person out of their usual network.
-  const knownKey = (email: string, client: string) => counterKey('signin-known', `${email}|${client}`);
-  const knownUntil = () => new Date(app.clock.now().getTime() + 90 * 24 * 3600_000);
-  const knownClient = async (email: string, client: string) => (await app.counters.increment(knownKey(email, client), 0, knownUntil())) > 0;
+  // Except from where the account signed in before: failures anyone sends from elsewhere must not
+  // lock the account's own person out of their usual network. From a new place, a mailed link helps.
+  const known = new KnownPlaces(app.counters, app.clock);
+  const links = signInLinks(app);
   // Two checks at once leave half of libuv's pool to the rest of the process, whatever the number of addresses.
   const checks = new PasswordCheckGate(2, app.config.SIGN_IN_MAX_QUEUED_CHECKS);
 
-  app.get('/dashboard/sign-in', async function signInPage(request: FastifyRequest<{ Querystring: { return_to?: string } }>, reply) {
+  app.get('/dashboard/sign-in', async function signInPage(request: FastifyRequest<{ Querystring: { return_to?: string; place?: string } }>, reply) {
     const returnTo = safeReturnTo(request.query.return_to);
     if (await loadSession(app, request)) return reply.redirect(returnTo, 303);
-    return signInForm(reply, app, 200, returnTo);
+    const info = request.query.place === 'known' ? 'You can sign in from here now, with your password.' : undefined;
+    return signInForm(reply, app, 200, returnTo, undefined, '', info);
   });
 
   app.post('/dashboard/sign-in', async function signIn(request, reply) {
@@ -92,11 +94,23 @@ export async function signInRoutes(app: FastifyInstance) {
     const attemptedAt = app.clock.now().getTime();
     let wait = await addressThrottle.attempt(addressKey, attemptedAt);
     // Asked only when the address is admitted: a refused attempt costs no more counter-store round trips.
-    const accountCounts = wait === 0 && !(await knownClient(email, client));
+    const accountCounts = wait === 0 && !(await known.has(email, client));
     if (wait === 0 && accountCounts) {
       wait = await accountThrottle.attempt(accountKey, attemptedAt);
-      // Refused for this account: no password is checked, so it is no failure of the address either.
-      if (wait > 0) await addressThrottle.giveBack(addressKey, attemptedAt);
+      if (wait > 0) {
+        // Refused for this account: no password is checked, so it is no failure of the address either.
+        await addressThrottle.giveBack(addressKey, attemptedAt);
+        links.offer(email).catch((error: unknown) => request.log.warn({ err: error }, 'offering a sign-in link failed'));
+        reply.header('retry-after', String(wait));
+        return signInForm(
+          reply,
+          app,
+          429,
+          returnTo,
+          `Too many failed sign-ins to this account from other places: new places are refused for ${Math.ceil(wait / 60)} minutes. If the address has an account, it has been mailed a link (at most one an hour) that lets you sign in from here at once.`,
+          email,
+        );
+      }
     }
     if (wait === 0) {
       wait = await throttle.attempt(key, attemptedAt);
@@ -123,7 +137,7 @@ export async function signInRoutes(app: FastifyInstance) {
     await Promise.all([
       addressThrottle.giveBack(addressKey, attemptedAt),
       accountCounts && accountThrottle.giveBack(accountKey, attemptedAt),
-      app.counters.increment(knownKey(email, client), 1, knownUntil()),
+      known.remember(email, client),
     ]);
     // A session this browser still held (another account's, or its own) ends: one browser, one session.
     const previous = await loadSession(app, request);
