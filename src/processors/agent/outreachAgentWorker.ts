@@ -8,6 +8,7 @@ import type { RecordedEvent } from '../../ports/eventStore.ts';
 import type { Mailer } from '../../ports/mailer.ts';
 import type { Document } from '../../ports/readModelStore.ts';
 import type { Triage } from '../../ports/triage.ts';
+import { followLog } from '../../lib/followLog.ts';
 import { sleep } from '../../lib/sleep.ts';
 import type { AgentDeps } from './agentDeps.ts';
 import { type RecordedDispatch, loadDispatchFacts, recordedDispatch } from './dispatchFacts.ts';
@@ -127,19 +128,10 @@ export class OutreachAgentWorker {
     return true;
   }
 
-  private async run(signal: AbortSignal): Promise<void> {
-    let backoff = 50;
-    while (!signal.aborted) {
-      try {
-        const advanced = await this.step();
-        backoff = 50;
-        if (!advanced) await this.deps.events.waitForNew(this.checkpoint, 1_000, signal);
-      } catch (error) {
-        this.options.log?.error({ err: error }, 'outreach agent worker failed; retrying');
-        await sleep(backoff, signal);
-        backoff = Math.min(backoff * 2, 5_000);
-      }
-    }
+  private run(signal: AbortSignal): Promise<void> {
+    return followLog(this.deps.events, { position: () => this.checkpoint, step: () => this.step() }, signal, (error) =>
+      this.options.log?.error({ err: error }, 'outreach agent worker failed; retrying'),
+    );
   }
 
   /** One page of the global log. Returns false when there was nothing new. */

@@ -8,7 +8,7 @@ import type { OAuthClientEvent } from '../../domain/oauthClient.ts';
 import type { OAuthGrantEvent } from '../../domain/oauthGrant.ts';
 import type { TeamEvent } from '../../domain/team.ts';
 import { parseEvent } from '../../lib/parseEvent.ts';
-import { sleep } from '../../lib/sleep.ts';
+import { followLog } from '../../lib/followLog.ts';
 import type { ReadModelStore } from '../../ports/readModelStore.ts';
 import type { ProjectionRunner } from '../../projections/projectionRunner.ts';
 import { listGrantsOfClient } from '../../readModels/oauthGrants.ts';
@@ -102,19 +102,10 @@ export class DepartedApps {
     await this.storeCheckpoint();
   }
 
-  async loop(signal: AbortSignal): Promise<void> {
-    let backoff = 50;
-    while (!signal.aborted) {
-      try {
-        const advanced = await this.handlePage(signal);
-        backoff = 50;
-        if (!advanced) await this.deps.events.waitForNew(this.position, 1_000, signal);
-      } catch (error) {
-        this.deps.log?.error({ err: error }, 'disconnecting the apps of departed people failed; retrying');
-        await sleep(backoff, signal);
-        backoff = Math.min(backoff * 2, 5_000);
-      }
-    }
+  loop(signal: AbortSignal): Promise<void> {
+    return followLog(this.deps.events, { position: () => this.position, step: (s) => this.handlePage(s) }, signal, (error) =>
+      this.deps.log?.error({ err: error }, 'disconnecting the apps of departed people failed; retrying'),
+    );
   }
 
   /** The events of its types in one page of the global log. Returns false when there was nothing new. */

@@ -7,7 +7,7 @@ import type { SiteEvent } from '../../domain/site.ts';
 import type { Document } from '../../ports/readModelStore.ts';
 import type { WebhookSubscriptionEvent } from '../../domain/webhookSubscription.ts';
 import { parseEvent } from '../../lib/parseEvent.ts';
-import { sleep } from '../../lib/sleep.ts';
+import { followLog } from '../../lib/followLog.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { EventStore } from '../../ports/eventStore.ts';
 import type { ReadModelStore } from '../../ports/readModelStore.ts';
@@ -77,19 +77,10 @@ export class Dispatcher {
     for (const doc of await this.deps.readModels.find<Document>(SITES_WEBHOOKS_OFF, {})) this.sitesOff.add(doc.id);
   }
 
-  async loop(signal: AbortSignal): Promise<void> {
-    let backoff = 50;
-    while (!signal.aborted) {
-      try {
-        const advanced = await this.dispatchPage();
-        backoff = 50;
-        if (!advanced) await this.deps.events.waitForNew(this.position, 1_000, signal);
-      } catch (error) {
-        this.deps.log?.error({ err: error }, 'webhook dispatcher failed; retrying');
-        await sleep(backoff, signal);
-        backoff = Math.min(backoff * 2, 5_000);
-      }
-    }
+  loop(signal: AbortSignal): Promise<void> {
+    return followLog(this.deps.events, { position: () => this.position, step: () => this.dispatchPage() }, signal, (error) =>
+      this.deps.log?.error({ err: error }, 'webhook dispatcher failed; retrying'),
+    );
   }
 
   /** One page of the global log. Returns false when there was nothing new. */

@@ -1,0 +1,28 @@
+import type { EventStore } from '../ports/eventStore.ts';
+import { sleep } from './sleep.ts';
+
+/**
+ * The loop of a follower of the global log (the webhook dispatcher, the Outreach Agent, the departed
+ * apps): `step` handles one page and says whether there was one; with nothing new it waits for the
+ * next append after `position()` (or a second); a failed step is logged and tried again after a
+ * growing pause (50 ms doubling to 5 s), from the checkpoint it had not moved past.
+ */
+export async function followLog(
+  events: Pick<EventStore, 'waitForNew'>,
+  follower: { position(): bigint; step(signal: AbortSignal): Promise<boolean> },
+  signal: AbortSignal,
+  onError: (error: unknown) => void,
+): Promise<void> {
+  let backoff = 50;
+  while (!signal.aborted) {
+    try {
+      const advanced = await follower.step(signal);
+      backoff = 50;
+      if (!advanced) await events.waitForNew(follower.position(), 1_000, signal);
+    } catch (error) {
+      onError(error);
+      await sleep(backoff, signal);
+      backoff = Math.min(backoff * 2, 5_000);
+    }
+  }
+}
