@@ -1,6 +1,6 @@
 import t from 'tap';
 import { clientGroup } from '../../src/lib/clientGroup.ts';
-import { createTenant, startTestApp, type TestApp } from '../helpers/testApp.ts';
+import { TestClock, createTenant, startTestApp, type TestApp } from '../helpers/testApp.ts';
 import { startSmtpSink } from '../agent/smtpSink.ts';
 
 /** A sign-in from a given client address (fastify's inject sets the socket's address). */
@@ -49,46 +49,66 @@ t.test("the account limit spares where the account signed in before, and a succe
 t.test('locked out of new places by guesses from elsewhere, the person is mailed a link that lets them sign in from where they are', async (t) => {
   const sink = await startSmtpSink();
   t.teardown(() => sink.close());
-  const app = await startTestApp({ env: { SIGN_IN_FAILURES_PER_ACCOUNT: '3', OUTBOUND_SMTP_URL: sink.url } });
+  const clock = new TestClock(new Date());
+  const app = await startTestApp({ clock, env: { SIGN_IN_FAILURES_PER_ACCOUNT: '3', OUTBOUND_SMTP_URL: sink.url } });
   t.teardown(() => app.close());
   await createTenant(app.services, { email: 'owner@a.example', password: 'a long passphrase' });
-  for (let i = 1; i <= 3; i++) t.equal((await signInFrom(app, `198.51.100.${i}`, 'owner@a.example', 'guess')).status, 401);
+  await createTenant(app.services, { email: 'nopassword@a.example' });
+  const guessFromElsewhere = async (email: string, round: number) => {
+    for (let i = 1; i <= 3; i++) await signInFrom(app, `198.51.${round}.${i}`, email, 'guess');
+  };
+  const mailsTo = (email: string) => sink.received.filter((m) => m.rcptTo.includes(email));
+  const nextMail = async (email: string, count: number) => {
+    const deadline = Date.now() + 5_000;
+    while (mailsTo(email).length < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const mail = mailsTo(email)[count - 1];
+    if (!mail) throw new Error(`no mail ${count} to ${email}`);
+    const link = new URL(/https?:\/\/\S+\/dashboard\/sign-in\/place\?\S+/.exec(mail.parsed.text ?? '')![0]);
+    return { link, fields: Object.fromEntries(link.searchParams) };
+  };
+  const use = (remoteAddress: string, fields: Record<string, string>) =>
+    app.fastify.inject({ method: 'POST', url: '/dashboard/sign-in/place', remoteAddress, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams(fields).toString() });
+
+  await guessFromElsewhere('owner@a.example', 100);
   const locked = await signInFrom(app, '10.0.2.1', 'owner@a.example', 'a long passphrase');
   t.equal(locked.status, 429, 'the person, from a new place, is refused');
   t.match(locked.body, /it has been mailed a link/);
+  const first = await nextMail('owner@a.example', 1);
 
-  const deadline = Date.now() + 5_000;
-  while (sink.received.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-  t.equal(sink.received.length, 1, 'one mail');
-  const mail = sink.received[0]!;
-  t.same(mail.rcptTo, ['owner@a.example']);
-  const link = new URL(/https?:\/\/\S+\/dashboard\/sign-in\/place\?\S+/.exec(mail.parsed.text ?? '')![0]);
-  const place = { email: link.searchParams.get('email')!, token: link.searchParams.get('token')! };
-
-  const opened = await app.fastify.inject({ method: 'GET', url: link.pathname + link.search, remoteAddress: '10.0.2.1' });
+  const opened = await app.fastify.inject({ method: 'GET', url: first.link.pathname + first.link.search, remoteAddress: '10.0.2.1' });
   t.equal(opened.statusCode, 200, 'opening the link shows a button (a mail scanner fetching it uses nothing up)');
   t.match(opened.body, /Sign in from here/);
-  const use = (remoteAddress: string, fields: Record<string, string>) =>
-    app.fastify.inject({ method: 'POST', url: '/dashboard/sign-in/place', remoteAddress, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams(fields).toString() });
-  t.equal((await use('10.0.2.1', { ...place, token: place.token.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')) })).statusCode, 400, 'a token one character off is refused');
-  const used = await use('10.0.2.1', place);
-  t.equal(used.statusCode, 303);
-  t.equal(used.headers.location, '/dashboard/sign-in?place=known');
+  t.equal((await use('10.0.2.1', { ...first.fields, token: first.fields.token!.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')) })).statusCode, 400, 'a token one character off is refused');
+  t.equal((await use('10.0.2.1', { ...first.fields, email: 'nopassword@a.example' })).statusCode, 400, 'so is the token with another address');
+  const uses = await Promise.all(Array.from({ length: 6 }, () => use('10.0.2.1', first.fields)));
+  t.same(uses.map((u) => u.statusCode).sort(), [303, 400, 400, 400, 400, 400], 'of six uses at once, one is taken');
+  t.equal(uses.find((u) => u.statusCode === 303)!.headers.location, '/dashboard/sign-in?place=known');
   t.match((await app.fastify.inject({ method: 'GET', url: '/dashboard/sign-in?place=known' })).body, /You can sign in from here now/);
   t.equal((await signInFrom(app, '10.0.2.1', 'owner@a.example', 'wrong')).status, 401, 'the password is still checked there');
   t.equal((await signInFrom(app, '10.0.2.1', 'owner@a.example', 'a long passphrase')).status, 303, 'and the person signs in from there');
-  t.equal((await use('10.0.2.1', place)).statusCode, 400, 'the link is used up');
 
   t.equal((await signInFrom(app, '10.0.3.1', 'owner@a.example', 'a long passphrase')).status, 429, 'another new place is still refused');
   await new Promise((r) => setTimeout(r, 300));
-  t.equal(sink.received.length, 1, 'and no second mail within the hour');
+  t.equal(mailsTo('owner@a.example').length, 1, 'and no second mail within the hour');
 
-  for (let i = 1; i <= 3; i++) await signInFrom(app, `198.51.100.${i + 10}`, 'nobody@a.example', 'guess');
-  const unknown = await signInFrom(app, '10.0.4.1', 'nobody@a.example', 'guess');
-  t.equal(unknown.status, 429);
-  t.match(unknown.body, /If the address has an account, it has been mailed a link/, 'an address with no account reads the same');
+  // The refusal reads the same for an address with an account, one without a password, one without an account.
+  await guessFromElsewhere('nopassword@a.example', 101);
+  await guessFromElsewhere('nobody@a.example', 102);
+  const refusals = await Promise.all(['owner@a.example', 'nopassword@a.example', 'nobody@a.example'].map((email) => signInFrom(app, '10.0.4.1', email, 'guess')));
+  const shape = (r: { status: number; body: string }, email: string) => ({ status: r.status, body: r.body.replaceAll(email, 'EMAIL').replace(/name="csrf" value="[^"]+"/, '') });
+  t.same(shape(refusals[1]!, 'nopassword@a.example'), shape(refusals[0]!, 'owner@a.example'), 'no password: the same page');
+  t.same(shape(refusals[2]!, 'nobody@a.example'), shape(refusals[0]!, 'owner@a.example'), 'no account: the same page');
   await new Promise((r) => setTimeout(r, 300));
-  t.equal(sink.received.length, 1, 'and is mailed nothing');
+  t.equal(mailsTo('nopassword@a.example').length + mailsTo('nobody@a.example').length, 0, 'and neither is mailed');
+
+  // An hour on: a new mail, whose link is good for an hour only.
+  clock.advance(61 * 60_000);
+  await guessFromElsewhere('owner@a.example', 103);
+  t.equal((await signInFrom(app, '10.0.5.1', 'owner@a.example', 'a long passphrase')).status, 429);
+  const second = await nextMail('owner@a.example', 2);
+  clock.advance(61 * 60_000);
+  t.equal((await use('10.0.5.1', second.fields)).statusCode, 400, 'a link older than an hour is refused');
+  t.equal((await use('10.0.5.1', { ...second.fields, issued: String(clock.now().getTime() - 60_000) })).statusCode, 400, 'and its time cannot be moved');
 });
 
 t.test('IPv6 addresses of one /64 are one client for the per-address limits', async (t) => {

@@ -13,8 +13,12 @@ import { noticeHtml } from './show.ts';
 
 /** A link is good for an hour, once; an account gets at most one mail an hour, whoever set it off. */
 const LINK_TTL_MS = 60 * 60_000;
-const linkKey = (email: string, token: string) => counterKey('signin-link', `${email}|${token}`);
-const linkFields = z.object({ email: formText.transform(normaliseEmail), token: formText });
+/** Offers being looked up or mailed at once in this process; more are dropped (the refusal answers the same). */
+const MAX_OFFERS_IN_FLIGHT = 8;
+// The counter store does not forget a counter at its expiry (only at its next sweep): the issue time is
+// in the link and in the key, and a link older than an hour is refused by its own time.
+const linkKey = (email: string, token: string, issuedAt: number) => counterKey('signin-link', `${email}|${token}|${issuedAt}`);
+const linkFields = z.object({ email: formText.transform(normaliseEmail), token: formText, issued: formText });
 
 /**
  * When the per-account limit refuses a sign-in from a new place (guesses from elsewhere have used up
@@ -23,10 +27,10 @@ const linkFields = z.object({ email: formText.transform(normaliseEmail), token: 
  * password is still needed, and the per-place limits still count: the link only proves the mailbox.
  */
 export function signInLinks(app: FastifyInstance) {
-  const mails = new SignInThrottle(app.counters, app.clock, 1, LINK_TTL_MS);
+  let inFlight = 0;
 
-  function linkMail(user: UserDoc, token: string): OutgoingMail {
-    const link = `${app.config.PUBLIC_BASE_URL}/dashboard/sign-in/place?${new URLSearchParams({ email: user.email, token })}`;
+  function linkMail(user: UserDoc, token: string, issuedAt: number): OutgoingMail {
+    const link = `${app.config.PUBLIC_BASE_URL}/dashboard/sign-in/place?${new URLSearchParams({ email: user.email, token, issued: String(issuedAt) })}`;
     return {
       messageId: `<sign-in-link.${app.newId()}@${app.config.MAIL_DOMAIN}>`,
       from: { name: 'Outreach Integration Service', address: `no-reply@${app.config.MAIL_DOMAIN}` },
@@ -47,23 +51,32 @@ export function signInLinks(app: FastifyInstance) {
     };
   }
 
+  /** Takes the address's one mail of this hour (one counter write, for any address, account or not). */
+  async function takeHourlySlot(email: string, at: number): Promise<boolean> {
+    const hour = Math.floor(at / LINK_TTL_MS);
+    return (await app.counters.increment(counterKey('signin-link-mail', `${email}|${hour}`), 1, new Date((hour + 2) * LINK_TTL_MS))) === 1;
+  }
+
   return {
     /**
-     * Mails the account of `email`, if any, a link (at most one an hour per account). Not awaited by the caller's answer: a
-     * refusal must take as long whether or not the address has an account.
+     * Mails the account of `email`, if any, a link (at most one an hour per address). Not awaited by
+     * the caller's answer, and the same work up to the lookup for every address: a refusal must not
+     * tell whether the address has an account.
      */
     async offer(email: string): Promise<void> {
-      const user = await findUserByEmail(app.readModels, email);
-      if (!user?.passwordHash) return;
-      const at = app.clock.now().getTime();
-      if ((await mails.attempt(`link-mail|${user.email}`, at)) > 0) return;
-      const token = randomBytes(32).toString('base64url');
-      await app.counters.increment(linkKey(user.email, token), 1, new Date(at + LINK_TTL_MS));
+      if (inFlight >= MAX_OFFERS_IN_FLIGHT) return;
+      inFlight++;
       try {
-        await app.mailer.send(linkMail(user, token));
-      } catch (error) {
-        await mails.giveBack(`link-mail|${user.email}`, at);
-        app.log.warn({ err: error }, 'the sign-in link mail could not be sent');
+        const at = app.clock.now().getTime();
+        if (!(await takeHourlySlot(email, at))) return;
+        const user = await findUserByEmail(app.readModels, email);
+        if (!user?.passwordHash) return;
+        const token = randomBytes(32).toString('base64url');
+        await app.counters.increment(linkKey(user.email, token, at), 1, new Date(at + LINK_TTL_MS));
+        // A mail that fails is not offered again within the hour: its outcome may be unknown (the relay may have it).
+        await app.mailer.send(linkMail(user, token, at)).catch((error: unknown) => app.log.warn({ err: error }, 'the sign-in link mail could not be sent'));
+      } finally {
+        inFlight--;
       }
     },
   };
@@ -74,7 +87,7 @@ export async function signInLinkRoutes(app: FastifyInstance) {
 
   // A page with a button, not an action on GET: a mail scanner that fetches links must not use it up.
   app.get('/dashboard/sign-in/place', async function signInLinkPage(request: FastifyRequest<{ Querystring: Record<string, unknown> }>, reply) {
-    const { email, token } = readForm(linkFields, request.query);
+    const { email, token, issued } = readForm(linkFields, request.query);
     return sendPage(
       reply,
       200,
@@ -82,7 +95,7 @@ export async function signInLinkRoutes(app: FastifyInstance) {
         'Sign in from here',
         html`<p>Let this browser's network sign in to ${email}, then sign in with your password.</p>
           <form method="post" action="/dashboard/sign-in/place">
-            <input type="hidden" name="email" value="${email}"><input type="hidden" name="token" value="${token}">
+            <input type="hidden" name="email" value="${email}"><input type="hidden" name="token" value="${token}"><input type="hidden" name="issued" value="${issued}">
             <button type="submit">Sign in from here</button>
           </form>`,
       ),
@@ -94,20 +107,23 @@ export async function signInLinkRoutes(app: FastifyInstance) {
   const refusedPage = (error: string) => page('Sign in from here', html`${noticeHtml({ error })}<p><a href="/dashboard/sign-in">Sign in</a></p>`);
 
   app.post('/dashboard/sign-in/place', async function useSignInLink(request, reply) {
-    const { email, token } = readForm(linkFields, request.body);
+    const { email, token, issued } = readForm(linkFields, request.body);
     const client = clientGroup(request.ip);
     const at = app.clock.now().getTime();
+    const issuedAt = /^\d{1,15}$/.test(issued) ? Number(issued) : Number.NaN;
+    const fresh = issuedAt <= at && at - issuedAt < LINK_TTL_MS;
     const wait = await refusals.attempt(`place|${client}`, at);
     if (wait > 0) {
       reply.header('retry-after', String(wait));
       return sendPage(reply, 429, refusedPage(`Too many links that were not valid from here. Try again in ${Math.ceil(wait / 60)} minutes.`));
     }
-    const key = linkKey(email, token);
-    const expires = new Date(at + LINK_TTL_MS);
+    const wellFormed = email !== '' && token.length === 43 && fresh;
+    const key = linkKey(email, token, issuedAt);
+    const expires = new Date(issuedAt + LINK_TTL_MS);
     // Taken once: of two uses at once, one reads 0 and the other -1 (and puts it back).
-    const left = email && token.length === 43 ? await app.counters.increment(key, -1, expires) : -1;
+    const left = wellFormed ? await app.counters.increment(key, -1, expires) : -1;
     if (left < 0) {
-      if (email && token.length === 43) await app.counters.increment(key, 1, expires);
+      if (wellFormed) await app.counters.increment(key, 1, expires);
       return sendPage(reply, 400, refusedPage('This link is not valid: it was used already, is older than an hour, or was cut short. Try to sign in again to be sent another (at most one an hour).'));
     }
     await Promise.all([refusals.giveBack(`place|${client}`, at), known.remember(email, client)]);
