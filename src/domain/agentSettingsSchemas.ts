@@ -109,9 +109,15 @@ const UPDATE_KEYS = ['isActive', 'cadenceHours', 'settings'];
 const describe = (error: z.ZodError, prefix: string) =>
   error.issues.map((i) => `${[prefix, ...i.path.map(String)].filter(Boolean).join('.')}: ${i.message}`).join('; ');
 
+/** UNKNOWN_SETTING naming the keys a nested setting does not have (`prospectCriteria.bogus`), if that is what was wrong. */
+function unknownNestedSettings(key: AgentKey, error: z.ZodError) {
+  const keys = error.issues.flatMap((i) => (i.code === 'unrecognized_keys' ? i.keys.map((k) => [...i.path.map(String), k].join('.')) : []));
+  return keys.length > 0 ? unknownSetting(key, keys) : null;
+}
+
 /**
  * The changes a PUT makes, checked against the agent's schema: UNKNOWN_SETTING for a key the agent
- * does not have (top level or in `settings`), VALIDATION_ERROR for a value that does not fit.
+ * does not have (top level, in `settings` or nested in a setting), VALIDATION_ERROR for a value that does not fit.
  */
 export function parseAgentUpdate(key: AgentKey, body: Record<string, unknown>, stored: AgentSettings, schemas: WorkSettingsSchemas): Partial<AgentSettings> {
   const unknownTop = Object.keys(body).filter((k) => !UPDATE_KEYS.includes(k));
@@ -155,7 +161,7 @@ export function parseAgentUpdate(key: AgentKey, body: Record<string, unknown>, s
   if (workGiven.length > 0) {
     const merged = { ...onlyKnown(storedWork, workSchema), ...Object.fromEntries(Object.entries(settings).filter(([k]) => !replyKeys.includes(k))) };
     const work = workSchema.safeParse(merged);
-    if (!work.success) throw validationError(describe(work.error, 'settings'));
+    if (!work.success) throw unknownNestedSettings(key, work.error) ?? validationError(describe(work.error, 'settings'));
     const parsed = work.data as Record<string, unknown>;
     changes.workSettings = Object.fromEntries(workGiven.map((k) => [k, parsed[k]]));
   }

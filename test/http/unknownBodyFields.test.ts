@@ -42,3 +42,32 @@ t.test('write bodies refuse a field they do not take with 400 VALIDATION_ERROR n
   t.equal((await act(fastify, tenant, conversationId, 'status', { status: 'resolved' })).statusCode, 200);
   t.equal((await fastify.inject({ method: 'POST', url: `${site}/outreach/suppressions`, headers: bearer(tenant.key), payload: { email: 'x@y.test' } })).statusCode, 201);
 });
+
+t.test('a route that takes no body refuses one with a field (it ran the action and ignored it), and a status that emits no event refuses a resolutionOutcome', async (t) => {
+  const a = await startAgentHarness({ ready: false });
+  t.teardown(() => a.close());
+  const { fastify, services } = a.h.app;
+  const tenant = a.h.tenant;
+  const site = `/api/v1/sites/${tenant.siteId}`;
+  const { conversationIds } = await a.pitch();
+  const conversationId = conversationIds[0]!;
+  const created = await fastify.inject({ method: 'POST', url: `${site}/outreach/webhooks`, headers: bearer(tenant.key), payload: { label: 'x', url: 'https://hooks.example.com/x', eventTypes: ['outreach.reply_sent'] } });
+  const subscriptionId = created.json().subscription.id as string;
+  const eventCount = async () => (await services.events.readAll({ limit: 100_000 })).length;
+  const before = await eventCount();
+
+  const cases: Array<[string, () => Promise<{ statusCode: number; json(): any }>]> = [
+    ['agent run with a field', () => fastify.inject({ method: 'POST', url: `${site}/agents/interlinking/run`, headers: bearer(tenant.key), payload: { foo: 1 } })],
+    ['read with a field', () => act(fastify, tenant, conversationId, 'read', { x: 1 })],
+    ['takeover with a field', () => act(fastify, tenant, conversationId, 'takeover', { bogus: 1 })],
+    ['handback with an array', () => act(fastify, tenant, conversationId, 'handback', [1, 2, 3])],
+    ['webhook delete with a field', () => fastify.inject({ method: 'DELETE', url: `${site}/outreach/webhooks/${subscriptionId}`, headers: bearer(tenant.key), payload: { x: 1 } })],
+    ['suppression delete with a field', () => fastify.inject({ method: 'DELETE', url: `${site}/outreach/suppressions/x%40y.test`, headers: bearer(tenant.key), payload: { x: 1 } })],
+    ['reopen with an outcome', () => act(fastify, tenant, conversationId, 'status', { status: 'open', resolutionOutcome: 'won' })],
+  ];
+  for (const [what, send] of cases) expectError(t, (await send()) as never, 400, 'VALIDATION_ERROR', what);
+  t.equal(await eventCount(), before, 'nothing happened');
+
+  t.equal((await act(fastify, tenant, conversationId, 'read', {})).statusCode, 200, 'an empty object is no field');
+  t.equal((await fastify.inject({ method: 'DELETE', url: `${site}/outreach/webhooks/${subscriptionId}`, headers: bearer(tenant.key) })).statusCode, 200, 'nor is no body');
+});

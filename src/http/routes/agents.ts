@@ -8,6 +8,7 @@ import { RUN_STATUSES } from '../../domain/agentRun.ts';
 import { agentNotFound } from '../../domain/errors.ts';
 import { isoBeforeParam, isoParam, pageQuery } from '../pagination.ts';
 import { errors, siteParams } from '../schemas.ts';
+import { refuseBody } from '../refuseBody.ts';
 import { agentsOverview, agentRunsPage, runAgentNow, updateAgentNow } from '../views/agents.ts';
 import { agentObject, runObject } from './agentSchemas.ts';
 import { actingFor } from '../actingFor.ts';
@@ -110,11 +111,12 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
     {
       config: { access: { scope: 'agents:write', site: true } },
       preValidation: gate,
+      preHandler: refuseBody,
       schema: {
         summary: 'Run an agent now (202: queued); the agent must be active; 5 per hour per site with MCP',
         tags: ['agents'],
         params: agentParams,
-        response: { 202: z.object({ run: runObject }), ...errors(401, 402, 403, 404, 409, 429) },
+        response: { 202: z.object({ run: runObject }), ...errors(400, 401, 402, 403, 404, 409, 429) },
       },
     },
     async function runAgentRoute(request, reply) {

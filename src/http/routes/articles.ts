@@ -9,6 +9,7 @@ import { type ArticleDoc, bodyBytes, findArticleByUrl, getArticle, getArticleTot
 import type { SiteDoc } from '../../readModels/sites.ts';
 import { decodeCursor, isoParam, pageOf, pageQuery } from '../pagination.ts';
 import { cleanText, nonBlankText, errors, siteParams } from '../schemas.ts';
+import { refuseBody } from '../refuseBody.ts';
 import { actingFor } from '../actingFor.ts';
 import { inSiteTurn } from '../siteTurns.ts';
 
@@ -177,6 +178,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
     `${path}/:articleId`,
     {
       config: { access: { scope: 'articles:write', site: true } },
+      preHandler: refuseBody,
       schema: {
         summary: 'Delete an article',
         tags: ['articles'],

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { CONVERSATION_STATUSES } from '../../domain/conversation.ts';
 import { IDEMPOTENCY_KEY_SHAPE } from '../../domain/ingestion.ts';
 import { nonBlankText, errors, siteParams } from '../schemas.ts';
+import { refuseBody } from '../refuseBody.ts';
 import { type SimpleAction, changeStatusAsPerson, findConversation, replyAsPerson, runSimpleAction } from '../views/conversationActions.ts';
 import { actingFor } from '../actingFor.ts';
 
@@ -48,7 +49,7 @@ const replyResult = z.object({
 
 export const statusBody = z.strictObject({
   status: z.enum(CONVERSATION_STATUSES),
-  resolutionOutcome: nonBlankText().max(64).optional().meta({ description: 'free-form outcome for the webhook (default `manual`)' }),
+  resolutionOutcome: nonBlankText().max(64).optional().meta({ description: 'free-form outcome for the webhook (default `manual`); not with `open`, which emits no event' }),
 });
 
 const plugin: FastifyPluginAsyncZod = async (app) => {
@@ -89,7 +90,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
   );
 
   const simple = (action: SimpleAction, summary: string) =>
-    app.post(`${path}/${action}`, { config: { access }, schema: schemaOf(summary) }, async function conversationActionRoute(request) {
+    app.post(`${path}/${action}`, { config: { access }, preHandler: refuseBody, schema: schemaOf(summary) }, async function conversationActionRoute(request) {
       return runSimpleAction(actingFor(app, request), action, { ref: await conversationOf(request), by: request.credential!.id });
     });
 

@@ -10,6 +10,7 @@ import { getSuppression, listSuppressionsPage } from '../../readModels/suppressi
 import type { Credential } from '../credentials.ts';
 import { decodeCursor, pageOf, pageQuery } from '../pagination.ts';
 import { errors, siteParams } from '../schemas.ts';
+import { refuseBody } from '../refuseBody.ts';
 import { suppressionObject, suppressionOf } from './inboxSchemas.ts';
 import { actingFor } from '../actingFor.ts';
 
@@ -94,6 +95,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
     `${path}/:email`,
     {
       config: { access: { scope: 'inbox:write', site: true } },
+      preHandler: refuseBody,
       schema: {
         summary: 'Remove an address from the suppression list (recorded as an event; the history stays)',
         tags: ['suppressions'],

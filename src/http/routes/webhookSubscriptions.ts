@@ -10,6 +10,7 @@ import { undoIfClientDeleted } from '../../commands/oauth.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../domain/eventCatalog.ts';
 import { type WebhookSubscriptionDoc, getSubscription, listSubscriptionsForSite, subscriptionDocOf } from '../../readModels/webhookSubscriptions.ts';
 import { nonBlankText, errors, siteParams } from '../schemas.ts';
+import { refuseBody } from '../refuseBody.ts';
 import { actingFor } from '../actingFor.ts';
 import { inSiteTurn } from '../siteTurns.ts';
 
@@ -185,6 +186,7 @@ const plugin: FastifyPluginAsyncZod<{ allowedRanges: BlockList }> = async (app, 
     `${path}/:id`,
     {
       config: { access: { scope: 'webhooks:write', site: true } },
+      preHandler: refuseBody,
       schema: {
         summary: 'Delete a webhook subscription and its delivery history',
         tags: ['webhooks'],

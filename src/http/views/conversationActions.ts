@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ConversationStatus } from '../../domain/conversation.ts';
-import { notFound } from '../../domain/errors.ts';
+import { notFound, validationError } from '../../domain/errors.ts';
 import { getConversation } from '../../readModels/conversations.ts';
 import type { SiteDoc } from '../../readModels/sites.ts';
 import type { Credential } from '../credentials.ts';
@@ -54,6 +54,10 @@ export async function replyAsPerson(
 }
 
 export async function changeStatusAsPerson(app: FastifyInstance, input: { ref: ConversationRef; status: ConversationStatus; resolutionOutcome?: string; by: string }) {
+  // Refused rather than dropped: a caller that sends one expects it to reach the webhook.
+  if (input.status === 'open' && input.resolutionOutcome !== undefined) {
+    throw validationError('resolutionOutcome: only with a status the webhook announces (resolved, declined, awaiting_human); reopening emits no event to carry it.');
+  }
   const action = { type: 'status' as const, status: input.status, resolutionOutcome: input.resolutionOutcome ?? 'manual' };
   const { position } = await actOnConversation(app, input.ref, action, input.by);
   return { conversation: await conversationStateAfter(app, position, input.ref.doc.id) };
