@@ -95,3 +95,14 @@ t.test('the routes are in the OpenAPI document', async (t) => {
   }
   t.ok(doc.paths['/api/v1/sites/{siteId}/outreach/conversations']!.get, 'GET conversations');
 });
+
+t.test("a conversation's opportunity is shown to a credential that may read opportunities only (an inbox:read key could read it there)", async (t) => {
+  const url = `${base(a.siteId)}/conversations/${conversationIds[0]}`;
+  const inboxOnly = (await keyWith(app.services, a.teamId, ['inbox:read'])).key;
+  const withOpportunities = (await keyWith(app.services, a.teamId, ['inbox:read', 'opportunities:read'])).key;
+  const seen = async (key: string) => (await app.fastify.inject({ method: 'GET', url, headers: bearer(key) })).json().conversation;
+  const withheld = await seen(inboxOnly);
+  t.equal(withheld.opportunity, null, 'withheld from inbox:read alone');
+  t.equal(withheld.opportunityId, opportunityIds[0], 'its id is still there');
+  t.match((await seen(withOpportunities)).opportunity, { id: opportunityIds[0] }, 'shown with opportunities:read');
+});

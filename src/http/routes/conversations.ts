@@ -61,7 +61,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async function getConversationRoute(request) {
-      return conversationDetailView(app.readModels, request.site!.id, request.params.conversationId);
+      return conversationDetailView(app.readModels, request.site!.id, request.params.conversationId, request.credential!);
     },
   );
 };

@@ -32,11 +32,19 @@ export async function conversationsPage(store: ReadModelStore, siteId: string, q
   return { conversations: page.items.map(conversationOf), hasMore: page.hasMore, nextCursor: page.nextCursor };
 }
 
-/** One conversation of the site with its messages (oldest first), opportunity and status history; another site's is not found. */
-export async function conversationDetail(store: ReadModelStore, siteId: string, conversationId: string) {
+/**
+ * One conversation of the site with its messages (oldest first), opportunity and status history;
+ * another site's is not found. The opportunity is shown to a credential with `opportunities:read`
+ * only (null otherwise, its `opportunityId` still there), as GET opportunities/{id} is.
+ */
+export async function conversationDetail(store: ReadModelStore, siteId: string, conversationId: string, credential: { scopes: ReadonlySet<string> }) {
   const conversation = await getConversation(store, conversationId);
   if (!conversation || conversation.siteId !== siteId) throw notFound('Conversation not found.');
-  const [messages, opportunity] = await Promise.all([listMessagesOfConversation(store, siteId, conversation.id), getOpportunity(store, conversation.opportunityId)]);
+  const mayReadOpportunity = credential.scopes.has('opportunities:read');
+  const [messages, opportunity] = await Promise.all([
+    listMessagesOfConversation(store, siteId, conversation.id),
+    mayReadOpportunity ? getOpportunity(store, conversation.opportunityId) : null,
+  ]);
   return {
     conversation: {
       ...conversationOf(conversation),

@@ -42,10 +42,10 @@ export const inboxTools: McpTool[] = [
   defineTool({
     name: 'get_conversation',
     title: 'Read a conversation',
-    description: 'Gets one conversation with all its messages (oldest first), its link opportunity, status history and last triage.',
+    description: 'Gets one conversation with all its messages (oldest first), its link opportunity (null without the opportunities:read scope), status history and last triage.',
     scope: 'inbox:read',
     input: { conversationId },
-    run: ({ conversationId: id }, { app, site }) => conversationDetail(app.readModels, site.id, id),
+    run: ({ conversationId: id }, { app, site, credential }) => conversationDetail(app.readModels, site.id, id, credential),
   }),
   defineTool({
     name: 'reply_to_conversation',
