@@ -8,7 +8,8 @@ import { validationError } from '../domain/errors.ts';
  */
 export async function refuseBody(request: FastifyRequest): Promise<void> {
   const body: unknown = request.body;
-  if (body === undefined || body === null) return;
+  // An empty body of any type is none (fetch's `body: ''` arrives as text/plain '').
+  if (body === undefined || body === null || body === '') return;
   if (typeof body === 'object' && !Array.isArray(body)) {
     const fields = Object.keys(body);
     if (fields.length === 0) return;

@@ -69,5 +69,7 @@ t.test('a route that takes no body refuses one with a field (it ran the action a
   t.equal(await eventCount(), before, 'nothing happened');
 
   t.equal((await act(fastify, tenant, conversationId, 'read', {})).statusCode, 200, 'an empty object is no field');
+  const emptyText = await fastify.inject({ method: 'POST', url: `${site}/outreach/conversations/${conversationId}/unread`, headers: { ...bearer(tenant.key), 'content-type': 'text/plain' }, payload: '' });
+  t.equal(emptyText.statusCode, 200, "an empty text/plain body (fetch's body: '') is none");
   t.equal((await fastify.inject({ method: 'DELETE', url: `${site}/outreach/webhooks/${subscriptionId}`, headers: bearer(tenant.key) })).statusCode, 200, 'nor is no body');
 });

@@ -183,7 +183,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
         summary: 'Delete an article',
         tags: ['articles'],
         params: articleParams,
-        response: { 200: z.object({ success: z.literal(true) }), ...errors(401, 403, 404, 429) },
+        response: { 200: z.object({ success: z.literal(true) }), ...errors(400, 401, 403, 404, 429) },
       },
     },
     async function deleteArticleRoute(request) {

@@ -76,7 +76,7 @@ export const statusChangeObject = z.object({
 export const conversationDetail = conversationObject.extend({
   statusHistory: z.array(statusChangeObject),
   lastTriage: z.object({ outcome: z.string(), classifier: z.string() }).nullable(),
-  opportunity: opportunityObject.nullable(),
+  opportunity: opportunityObject.nullable().meta({ description: 'the link opportunity; null when there is none, or for a credential without opportunities:read (opportunityId is always given)' }),
   messages: z.array(messageObject),
 });
 

@@ -100,7 +100,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
         summary: 'Remove an address from the suppression list (recorded as an event; the history stays)',
         tags: ['suppressions'],
         params: siteParams.extend({ email: z.string().min(1).max(320) }),
-        response: { 200: z.object({ success: z.literal(true) }), ...errors(401, 403, 404, 429) },
+        response: { 200: z.object({ success: z.literal(true) }), ...errors(400, 401, 403, 404, 429) },
       },
     },
     async function removeSuppressionRoute(request) {

@@ -191,7 +191,7 @@ const plugin: FastifyPluginAsyncZod<{ allowedRanges: BlockList }> = async (app, 
         summary: 'Delete a webhook subscription and its delivery history',
         tags: ['webhooks'],
         params: subscriptionParams,
-        response: { 200: z.object({ success: z.literal(true) }), ...errors(401, 403, 404) },
+        response: { 200: z.object({ success: z.literal(true) }), ...errors(400, 401, 403, 404, 429) },
       },
     },
     async function deleteSubscriptionRoute(request) {

@@ -68,7 +68,7 @@ export const inboxTools: McpTool[] = [
   defineTool({
     name: 'change_conversation_status',
     title: 'Change a conversation\'s status',
-    description: `Sets the status of a conversation as a person: ${CONVERSATION_STATUSES.join(', ')} (open re-opens it). An optional resolutionOutcome (for example won or lost) goes with the status_changed webhook.`,
+    description: `Sets the status of a conversation as a person: ${CONVERSATION_STATUSES.join(', ')} (open re-opens it). An optional resolutionOutcome (for example won or lost) goes with the status_changed webhook; it is refused with open, which emits no webhook.`,
     scope: 'inbox:write',
     write: true,
     annotations: { destructiveHint: false, idempotentHint: true },
