@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { insufficientScope, siteNotFound, siteNotLicensed, unauthorized } from '../domain/errors.ts';
 import type { Scope } from '../domain/scopes.ts';
@@ -43,13 +43,21 @@ export const authenticate = fp(
     app.decorateRequest('credential', null);
     app.decorateRequest('site', null);
 
-    app.addHook('onRequest', async (request: FastifyRequest) => {
+    app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
       const access = request.routeOptions.config.access;
       if (!access) return;
       const credential = await resolveCredential(app.credentialResolvers, request.headers.authorization);
-      if (!credential) throw unauthorized();
+      // RFC 6750 §3: the challenge goes with the 401, with an error code only when a bearer token was
+      // presented (§3.1: none for a missing one or another scheme), and names the scope with the 403.
+      if (!credential) {
+        reply.header('www-authenticate', bearerToken(request.headers.authorization) === null ? 'Bearer' : 'Bearer error="invalid_token"');
+        throw unauthorized();
+      }
       request.credential = credential;
-      if (!credential.scopes.has(access.scope)) throw insufficientScope(access.scope);
+      if (!credential.scopes.has(access.scope)) {
+        reply.header('www-authenticate', `Bearer error="insufficient_scope", scope="${access.scope}"`);
+        throw insufficientScope(access.scope);
+      }
       if (access.site) {
         const siteId = (request.params as { siteId?: string }).siteId ?? '';
         request.site = reachableSite(credential, await opts.loadSite(siteId), { licence: access.licence !== 'route' });

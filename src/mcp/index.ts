@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import fp from 'fastify-plugin';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { resolveCredential } from '../http/authenticate.ts';
+import { bearerToken, resolveCredential } from '../http/authenticate.ts';
 import type { Credential } from '../http/credentials.ts';
 import { errorBody } from '../http/errorHandler.ts';
 import { mcpResource, wellKnownPaths } from '../http/oauth/resources.ts';
@@ -100,7 +100,8 @@ async function mcpEndpoint(app: FastifyInstance) {
     const credential = await resolveCredential(app.credentialResolvers, request.headers.authorization);
     const why = refusal(credential, mcpResource(base()));
     if (why) {
-      const presented = request.headers.authorization !== undefined;
+      // An error code only for a bearer token presented (RFC 6750 §3.1: none for a missing one or another scheme).
+      const presented = bearerToken(request.headers.authorization) !== null;
       const header = bearerChallenge(base(), { scope: registry.scopes, ...(presented ? { error: 'invalid_token', description: why } : {}) });
       return challenge(reply, 401, header, 'UNAUTHORIZED', why);
     }

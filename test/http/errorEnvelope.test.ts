@@ -91,3 +91,16 @@ t.test('webhook URLs with control characters, a lone surrogate or port 0 are ref
   const fine = await app.fastify.inject({ method: 'POST', url: webhooksPath(tenant.siteId), headers: bearer(tenant.key), payload: validBody({ url: 'https://example.com/h%C3%A9/\u00e9?x=%F0%9F%98%80' }) });
   t.equal(fine.statusCode, 201, 'percent-escapes and well-formed non-ASCII are fine');
 });
+
+t.test('a refused credential gets the RFC 6750 challenge: 401 with WWW-Authenticate (it had none), 403 naming the scope', async (t) => {
+  const narrow = await createTenant(app.services, { scopes: ['inbox:read'] });
+  const url = webhooksPath(narrow.siteId);
+  const challenge = async (headers: Record<string, string>) => {
+    const res = await app.fastify.inject({ method: 'GET', url, headers });
+    return [res.statusCode, res.headers['www-authenticate']];
+  };
+  t.same(await challenge({}), [401, 'Bearer'], 'no credential: the scheme, no error code');
+  t.same(await challenge({ authorization: 'Basic Zm9vOmJhcg==' }), [401, 'Bearer'], 'another scheme: the same');
+  t.same(await challenge({ authorization: 'Bearer svc_not_a_key' }), [401, 'Bearer error="invalid_token"'], 'a bad bearer token');
+  t.same(await challenge(bearer(narrow.key)), [403, 'Bearer error="insufficient_scope", scope="webhooks:read"'], 'a key without the scope');
+});

@@ -65,6 +65,14 @@ t.test('no token: 401 UNAUTHORIZED whose challenge leads to the protected-resour
   }
 });
 
+t.test('another scheme than Bearer gets the challenge without an error code (RFC 6750 §3.1)', async (t) => {
+  const res = await rawMcp(mcpUrl, INITIALIZE, { authorization: 'Basic Zm9vOmJhcg==' });
+  t.equal(res.status, 401);
+  const challenge = res.headers.get('www-authenticate') ?? '';
+  t.match(challenge, resourceMetadata);
+  t.notMatch(challenge, 'error=', 'no error code: it presented no bearer token (it named invalid_token)');
+});
+
 t.test('an API key is refused with 401 and the challenge, even with every scope', async (t) => {
   const res = await rawMcp(mcpUrl, INITIALIZE, { authorization: `Bearer ${tenant.key}` });
   const challenge = res.headers.get('www-authenticate') ?? '';
