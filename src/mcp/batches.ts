@@ -21,3 +21,31 @@ export function refusedBatch(body: unknown, protocolVersion: string | undefined)
   }
   return null;
 }
+
+const isId = (id: unknown) => typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
+
+/** A JSON-RPC 2.0 message a client may send: a request or notification (`method`), or its answer to a server request (`result` or `error`). */
+function isMessage(value: unknown): boolean {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const m = value as Record<string, unknown>;
+  if (m.jsonrpc !== '2.0') return false;
+  if ('method' in m) return typeof m.method === 'string' && (!('id' in m) || isId(m.id));
+  return ('result' in m || 'error' in m) && 'id' in m && (isId(m.id) || m.id === null);
+}
+
+/**
+ * -32600 Invalid Request for JSON that is no JSON-RPC message, or a batch holding one (the SDK
+ * answered both with -32700 Parse error, which JSON-RPC 2.0 §5.1 keeps for JSON that does not
+ * parse), and for a batch holding `initialize` (MCP 2025-03-26: it must not be part of a batch).
+ * A batch is refused whole: the SDK's transport cannot answer part of one.
+ */
+export function invalidRequest(body: unknown): JsonRpcErrorResponse | null {
+  const invalid = (message: string) => jsonRpcError(ErrorCode.InvalidRequest, `Invalid Request: ${message}`);
+  // No body (an empty one is read as none) is the SDK's parse error.
+  if (body === undefined || body === null) return null;
+  if (!Array.isArray(body)) return isMessage(body) ? null : invalid('the body is not a JSON-RPC 2.0 message (an object with "jsonrpc": "2.0", a string "method" and a string or number "id").');
+  const bad = body.findIndex((m) => !isMessage(m));
+  if (bad >= 0) return invalid(`batch member ${bad} is not a JSON-RPC 2.0 message.`);
+  if (body.some((m) => (m as { method?: unknown }).method === 'initialize')) return invalid('initialize must not be part of a batch.');
+  return null;
+}

@@ -7,7 +7,7 @@ import type { Credential } from '../http/credentials.ts';
 import { errorBody } from '../http/errorHandler.ts';
 import { mcpResource, wellKnownPaths } from '../http/oauth/resources.ts';
 import { bearerChallenge, prefersEventStream } from './challenge.ts';
-import { refusedBatch } from './batches.ts';
+import { invalidRequest, refusedBatch } from './batches.ts';
 import { invalidParams } from './invalidParams.ts';
 import { originAllowed } from './origin.ts';
 import { mcpServerFor } from './server.ts';
@@ -132,7 +132,9 @@ async function mcpEndpoint(app: FastifyInstance) {
     }
 
     const version = request.headers['mcp-protocol-version'];
-    const batch = refusedBatch(request.body, typeof version === 'string' ? version : undefined);
+    // A body of another type (text) is the SDK's 415.
+    const json = /^application\/json\b/i.test(request.headers['content-type'] ?? '');
+    const batch = refusedBatch(request.body, typeof version === 'string' ? version : undefined) ?? (json ? invalidRequest(request.body) : null);
     if (batch) return reply.status(400).headers(CORS).send(batch);
     const refused = invalidParams(request.body);
     if (refused) return reply.headers(CORS).send(refused);

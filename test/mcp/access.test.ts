@@ -238,6 +238,15 @@ t.test('transport: JSON by default, SSE when the Accept header prefers it; GET a
   const oldBatch = await rawMcp(mcpUrl, [ping, { ...ping, id: 8 }], { ...auth, 'mcp-protocol-version': '2025-03-26' });
   t.equal(oldBatch.status, 200, 'a 2025-03-26 client may still send one');
   t.match(await oldBatch.json(), [{ id: 7, result: {} }, { id: 8, result: {} }]);
+  // JSON that is no JSON-RPC message: -32600 Invalid Request (the SDK said -32700 Parse error, which is for JSON that does not parse).
+  for (const body of [{ foo: 1 }, { jsonrpc: '1.0', id: 1, method: 'ping' }, 'hello', { jsonrpc: '2.0', id: {}, method: 'ping' }, { jsonrpc: '2.0', id: 1, method: 5 }, [1, 2], [ping, { foo: 1 }]]) {
+    const res = await rawMcp(mcpUrl, body, { ...auth, 'mcp-protocol-version': '2025-03-26' });
+    t.equal(res.status, 400, JSON.stringify(body));
+    t.match(await res.json(), { jsonrpc: '2.0', id: null, error: { code: -32600, message: /^Invalid Request/ } }, `${JSON.stringify(body)}: Invalid Request`);
+  }
+  const initializeInBatch = await rawMcp(mcpUrl, [INITIALIZE], { ...auth, 'mcp-protocol-version': '2025-03-26' });
+  t.equal(initializeInBatch.status, 400);
+  t.match(await initializeInBatch.json(), { error: { code: -32600, message: /initialize must not be part of a batch/ } });
   // A body that is not JSON at all: 415 as a JSON-RPC error, whether it has no Content-Type or another one.
   for (const headers of [{}, { 'content-type': 'text/plain' }] as Record<string, string>[]) {
     const res = await fetch(mcpUrl, { method: 'POST', headers: { ...auth, accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(ping) });
