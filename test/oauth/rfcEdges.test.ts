@@ -115,3 +115,15 @@ t.test('RFC 6749 §3.1.2: the registered redirect URI keeps its query as written
   t.ok(answer.location!.startsWith(`${registered}&code=`), `the query kept verbatim: ${answer.location}`);
   t.match(new URL(answer.location!).searchParams.get('iss'), base);
 });
+
+t.test('RFC 9110 §15.5.6: another method than POST on the token and revocation endpoints is 405 with Allow (it was 404)', async (t) => {
+  t.equal((await fetch(`${base}/oauth/register`)).status, 404, 'registration is off here: no such endpoint');
+  for (const path of ['/oauth/token', '/oauth/revoke']) {
+    for (const method of ['GET', 'DELETE']) {
+      const res = await fetch(`${base}${path}`, { method });
+      t.equal(res.status, 405, `${method} ${path}`);
+      t.equal(res.headers.get('allow'), 'POST, OPTIONS');
+      t.match(await res.json(), { error: 'invalid_request' });
+    }
+  }
+});

@@ -64,6 +64,15 @@ async function oauthServer(app: FastifyInstance) {
           .send(),
       );
     }
+    // POST only: another method is 405 naming the allowed ones (RFC 9110 §15.5.6), in the OAuth error shape (it was 404).
+    for (const url of ['/oauth/token', '/oauth/revoke', ...(config.OAUTH_DYNAMIC_REGISTRATION ? ['/oauth/register'] : [])]) {
+      tokens.route({
+        method: ['GET', 'PUT', 'PATCH', 'DELETE'],
+        url,
+        handler: async (_request, reply) =>
+          reply.status(405).header('allow', 'POST, OPTIONS').headers(NO_STORE).send({ error: 'invalid_request', error_description: `${url} takes POST only.` }),
+      });
+    }
     await tokens.register(tokenRoutes);
     await tokens.register(metadataRoutes);
     if (config.OAUTH_DYNAMIC_REGISTRATION) await tokens.register(registrationRoutes);
