@@ -112,7 +112,7 @@ async function mcpEndpoint(app: FastifyInstance) {
     reply
       .status(204)
       .headers(CORS)
-      .header('access-control-allow-methods', 'POST, GET, DELETE, OPTIONS')
+      .header('access-control-allow-methods', 'POST, OPTIONS')
       .header('access-control-allow-headers', 'authorization, content-type, accept, mcp-protocol-version, mcp-session-id, last-event-id')
       .header('access-control-max-age', '600')
       .send(),
