@@ -204,6 +204,8 @@ export async function giveConsent(
     scopes: string[];
     resource: string | null;
     redirectUri: string;
+    /** false when the authorization request named no redirect_uri (the client's one registered URI was used). */
+    redirectUriGiven?: boolean;
     codeChallenge: string;
   },
 ) {
@@ -219,7 +221,7 @@ export async function giveConsent(
       siteIds: [...new Set(input.siteIds)],
       scopes: [...new Set(input.scopes)],
       resource: input.resource,
-      code: { codeHash: sha256Hex(code), redirectUri: input.redirectUri, codeChallenge: input.codeChallenge },
+      code: { codeHash: sha256Hex(code), redirectUri: input.redirectUri, ...(input.redirectUriGiven === false ? { redirectUriGiven: false as const } : {}), codeChallenge: input.codeChallenge },
       now: ctx.clock.now().toISOString(),
     },
   });
@@ -295,7 +297,7 @@ async function requireAuthorizerInForce(ctx: CommandContext, grantId: string, cl
 /** Single use: a second redemption revokes the whole grant (RFC 9700 §4.10.1) and is refused. */
 export async function redeemAuthorizationCode(
   ctx: CommandContext,
-  input: { code: string; clientId: string; redirectUri: string; codeVerifier: string; resource: string | null },
+  input: { code: string; clientId: string; redirectUri: string | null; codeVerifier: string; resource: string | null },
 ): Promise<{ response: TokenResponse; position: bigint | null }> {
   const match = CODE_SHAPE.exec(input.code);
   if (!match) throw new OAuthGrantRuleError('invalid_grant', 'The authorization code is invalid.');

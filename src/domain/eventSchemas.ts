@@ -280,6 +280,7 @@ export const oauthGrantEventSchemas = schemasOf<OAuthGrantEvent>()({
     clientId: str,
     codeHash: str,
     redirectUri: str,
+    redirectUriGiven: z.literal(false).optional(),
     codeChallenge: str,
     codeChallengeMethod: z.literal('S256'),
     expiresAt: str,

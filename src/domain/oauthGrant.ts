@@ -61,6 +61,8 @@ export type OAuthGrantEvent =
         clientId: string;
         codeHash: string;
         redirectUri: string;
+        /** false when the authorization request named no redirect_uri (the client's one registered URI); absent: it did. */
+        redirectUriGiven?: false;
         codeChallenge: string;
         codeChallengeMethod: 'S256';
         expiresAt: string;
@@ -99,7 +101,7 @@ export type OAuthGrantCommand =
         siteIds: string[];
         scopes: string[];
         resource: string | null;
-        code: { codeHash: string; redirectUri: string; codeChallenge: string };
+        code: { codeHash: string; redirectUri: string; redirectUriGiven?: false; codeChallenge: string };
         now: string;
       };
     }
@@ -108,7 +110,8 @@ export type OAuthGrantCommand =
       data: {
         codeHash: string;
         clientId: string;
-        redirectUri: string;
+        /** null when the token request named none (allowed only when the authorization request named none either). */
+        redirectUri: string | null;
         /** S256 of the presented code_verifier, computed by the caller. */
         verifierChallenge: string;
         /** RFC 8707 `resource` of the token request; null when absent. */
@@ -161,7 +164,7 @@ export type OAuthGrantState =
       siteIds: string[];
       scopes: string[];
       resource: string | null;
-      code: { codeHash: string; redirectUri: string; codeChallenge: string; expiresAt: string; redeemed: boolean } | null;
+      code: { codeHash: string; redirectUri: string; redirectUriGiven: boolean; codeChallenge: string; expiresAt: string; redeemed: boolean } | null;
       /**
        * Every refresh token of the grant by the SHA-256 of its value, rotated ones included (one
        * presented again revokes the grant). Persistent maps: a grant refreshed hourly for a year
@@ -230,7 +233,7 @@ export const oauthGrantDecider: Decider<OAuthGrantState, OAuthGrantCommand, OAut
     switch (event.type) {
       case 'AuthorizationCodeIssued': {
         const { codeHash, redirectUri, codeChallenge, expiresAt } = event.data;
-        return { ...state, code: { codeHash, redirectUri, codeChallenge, expiresAt, redeemed: false } };
+        return { ...state, code: { codeHash, redirectUri, redirectUriGiven: event.data.redirectUriGiven ?? true, codeChallenge, expiresAt, redeemed: false } };
       }
       case 'AuthorizationCodeRedeemed':
         return state.code ? { ...state, code: { ...state.code, redeemed: true } } : state;
@@ -303,7 +306,10 @@ export const oauthGrantDecider: Decider<OAuthGrantState, OAuthGrantCommand, OAut
         if (state.clientId !== d.clientId) throw invalidGrant('The authorization code was issued to another client.');
         if (state.code.redeemed) return [revokeGrant(state, 'authorization_code_reused', d.now)];
         if (expired(state.code.expiresAt, d.now)) throw invalidGrant('The authorization code has expired.');
-        if (state.code.redirectUri !== d.redirectUri) throw invalidGrant('redirect_uri does not match the authorization request.');
+        // RFC 6749 §4.1.3: required when the authorization request named one, and then identical.
+        if (d.redirectUri === null ? state.code.redirectUriGiven : state.code.redirectUri !== d.redirectUri) {
+          throw invalidGrant(d.redirectUri === null ? 'redirect_uri is required: the authorization request named one.' : 'redirect_uri does not match the authorization request.');
+        }
         if (state.code.codeChallenge !== d.verifierChallenge) throw invalidGrant('code_verifier does not match the code_challenge.');
         checkResource(state, d.resource);
         return [

@@ -127,3 +127,30 @@ t.test('RFC 9110 §15.5.6: another method than POST on the token and revocation 
     }
   }
 });
+
+t.test('OAuth 2.1 §4.1.1: redirect_uri may be left out when the app registered exactly one; the token request then leaves it out too (RFC 6749 §4.1.3)', async (t) => {
+  const one = await registerClient(app, tenant, 'none', ['https://one.example.test/cb']);
+  const flow = async (redirectUri: string | undefined) => {
+    const { verifier, challenge } = pkce();
+    const url = authorizeUrl(base, { client_id: one.clientId, scope: 'webhooks:read', code_challenge: challenge, redirect_uri: redirectUri });
+    const answer = await browser.consent(url, 'approve', [tenant.siteId]);
+    return { answer, verifier };
+  };
+  const omitted = await flow(undefined);
+  t.equal(omitted.answer.status, 303, 'the consent screen and the decision, with no redirect_uri (it was refused with a page)');
+  const to = new URL(omitted.answer.location!);
+  t.equal(`${to.origin}${to.pathname}`, 'https://one.example.test/cb', 'the code goes to the one registered URI');
+  const token = await tokenRequest(base, { grant_type: 'authorization_code', client_id: one.clientId, code: to.searchParams.get('code')!, code_verifier: omitted.verifier });
+  t.equal(token.status, 200, 'redeemed without redirect_uri');
+
+  const named = await flow('https://one.example.test/cb');
+  const code = new URL(named.answer.location!).searchParams.get('code')!;
+  const without = await tokenRequest(base, { grant_type: 'authorization_code', client_id: one.clientId, code, code_verifier: named.verifier });
+  t.equal(without.status, 400, 'a code whose request named redirect_uri needs it at the token endpoint');
+  t.match(without.json, { error: 'invalid_grant', error_description: /redirect_uri is required/ });
+
+  const two = await registerClient(app, tenant, 'none', ['https://two.example.test/a', 'https://two.example.test/b']);
+  const page = await browser.request(authorizeUrl(base, { client_id: two.clientId, scope: 'webhooks:read', code_challenge: pkce().challenge, redirect_uri: undefined }));
+  t.equal(page.status, 400, 'an app with several registered URIs must name one');
+  t.match(page.text, /registered several/);
+});

@@ -25,6 +25,8 @@ const AUTHORIZE_PARAMS = ['response_type', 'client_id', 'redirect_uri', 'scope',
 interface AuthorizeRequest {
   client: AuthenticatedClient;
   redirectUri: string;
+  /** false when the request named none and the client's one registered URI stands in (OAuth 2.1 §4.1.1). */
+  redirectUriGiven: boolean;
   scopes: string[];
   /** Optional (OAuth 2.1 §4.1.1: PKCE already ties the code to the client's own request); echoed back when sent. */
   state: string | undefined;
@@ -59,10 +61,12 @@ async function validate(services: CommandContext & { clientMetadata: ClientMetad
     throw error;
   }
   if (!client) return { kind: 'page', message: 'This app is unknown or has been deleted.' };
-  const redirectUri = single(raw, 'redirect_uri');
-  if (redirectUri === null) return { kind: 'page', message: 'redirect_uri is repeated.' };
-  if (!redirectUri) return { kind: 'page', message: 'The request has no redirect_uri.' };
-  if (!redirectUriRegistered(client.redirectUris, redirectUri)) return { kind: 'page', message: 'The redirect_uri does not match any redirect URI registered for this app.' };
+  const given = single(raw, 'redirect_uri');
+  if (given === null) return { kind: 'page', message: 'redirect_uri is repeated.' };
+  // OAuth 2.1 §4.1.1: optional when the client registered exactly one.
+  if (!given && client.redirectUris.length !== 1) return { kind: 'page', message: 'The request has no redirect_uri (required: this app registered several).' };
+  const redirectUri = given || client.redirectUris[0]!;
+  if (given && !redirectUriRegistered(client.redirectUris, given)) return { kind: 'page', message: 'The redirect_uri does not match any redirect URI registered for this app.' };
 
   const state = single(raw, 'state');
   const fail = (error: AuthorizeErrorCode, description: string): Outcome => ({
@@ -93,7 +97,7 @@ async function validate(services: CommandContext & { clientMetadata: ClientMetad
     if ('problem' in served) return fail('invalid_target', served.problem);
     resource = served.resource;
   }
-  return { kind: 'ok', request: { client, redirectUri, scopes, state: state ?? undefined, codeChallenge, resource } };
+  return { kind: 'ok', request: { client, redirectUri, redirectUriGiven: Boolean(given), scopes, state: state ?? undefined, codeChallenge, resource } };
 }
 
 /** `http://127.0.0.1` or `http://[::1]` as written, then its port (RFC 8252 §7.3 loopback IP literals). */
@@ -150,7 +154,8 @@ function hiddenParams(r: AuthorizeRequest): SafeHtml {
   const values: Record<string, string> = {
     response_type: 'code',
     client_id: r.client.clientId,
-    redirect_uri: r.redirectUri,
+    // Only as the app sent it: the decision is validated as the request was.
+    ...(r.redirectUriGiven ? { redirect_uri: r.redirectUri } : {}),
     scope: r.scopes.join(' '),
     code_challenge: r.codeChallenge,
     code_challenge_method: 'S256',
@@ -261,6 +266,7 @@ export async function authorizeRoutes(app: FastifyInstance) {
       scopes: r.scopes,
       resource: r.resource,
       redirectUri: r.redirectUri,
+      redirectUriGiven: r.redirectUriGiven,
       codeChallenge: r.codeChallenge,
     });
     return reply.redirect(redirectTo(issuer(), r.redirectUri, { code, state: r.state }), 303);

@@ -47,7 +47,8 @@ export async function tokenRoutes(app: FastifyInstance) {
     try {
       if (grantType === 'authorization_code') {
         const code = requiredParam(params, 'code');
-        const redirectUri = requiredParam(params, 'redirect_uri');
+        // Required when the authorization request named one (the grant decides: RFC 6749 §4.1.3).
+        const redirectUri = params.redirect_uri ?? null;
         const codeVerifier = requiredParam(params, 'code_verifier');
         if (!CODE_VERIFIER.test(codeVerifier)) throw new OAuthError('invalid_grant', 'code_verifier must be 43 to 128 unreserved characters.');
         const { response, position } = await redeemAuthorizationCode(app, { code, clientId: client.clientId, redirectUri, codeVerifier, resource });
