@@ -2,7 +2,7 @@ import t from 'tap';
 import { redirectUriRegistered } from '../../src/http/oauth/authorize.ts';
 import { clientDocument, startDocumentServer, startMcpApp } from '../mcp/helpers.ts';
 import { createTenant } from '../helpers/testApp.ts';
-import { Browser, addTeamUser, authorizeUrl, pkce, registerClient, tokenRequest } from './helpers.ts';
+import { Browser, addTeamUser, authorizeUrl, formFields, pkce, registerClient, tokenRequest } from './helpers.ts';
 
 /** The authorization endpoint at the edges of the RFCs a real client relies on. */
 const docs = await startDocumentServer();
@@ -148,6 +148,21 @@ t.test('OAuth 2.1 §4.1.1: redirect_uri may be left out when the app registered 
   const without = await tokenRequest(base, { grant_type: 'authorization_code', client_id: one.clientId, code, code_verifier: named.verifier });
   t.equal(without.status, 400, 'a code whose request named redirect_uri needs it at the token endpoint');
   t.match(without.json, { error: 'invalid_grant', error_description: /redirect_uri is required/ });
+
+  // The decision goes where the consent page said: a changed URI under the marker is refused (a metadata document may change meanwhile).
+  const { challenge } = pkce();
+  const consentPage = await browser.request(authorizeUrl(base, { client_id: one.clientId, scope: 'webhooks:read', code_challenge: challenge, redirect_uri: undefined }));
+  const fields = formFields(consentPage.text, '/oauth/authorize');
+  t.equal(fields.redirect_uri, 'https://one.example.test/cb', 'the form carries the URI the page shows');
+  t.equal(fields.redirect_uri_omitted, '1', 'marked as not named by the app');
+  const swapped = await browser.request('/oauth/authorize', { form: { ...fields, redirect_uri: 'https://elsewhere.example.test/cb', decision: 'approve', site_ids: [tenant.siteId] } });
+  t.equal(swapped.status, 400);
+  t.match(swapped.text, /changed while you decided/);
+
+  const loopback = await registerClient(app, tenant, 'none', ['http://127.0.0.1/callback']);
+  const noPort = await browser.request(authorizeUrl(base, { client_id: loopback.clientId, scope: 'webhooks:read', code_challenge: pkce().challenge, redirect_uri: undefined }));
+  t.equal(noPort.status, 400, 'a loopback URI leaves its port to the request: it must be named (RFC 6749 §3.1.2.3)');
+  t.match(noPort.text, /loopback/);
 
   const two = await registerClient(app, tenant, 'none', ['https://two.example.test/a', 'https://two.example.test/b']);
   const page = await browser.request(authorizeUrl(base, { client_id: two.clientId, scope: 'webhooks:read', code_challenge: pkce().challenge, redirect_uri: undefined }));

@@ -61,12 +61,20 @@ async function validate(services: CommandContext & { clientMetadata: ClientMetad
     throw error;
   }
   if (!client) return { kind: 'page', message: 'This app is unknown or has been deleted.' };
-  const given = single(raw, 'redirect_uri');
-  if (given === null) return { kind: 'page', message: 'redirect_uri is repeated.' };
-  // OAuth 2.1 §4.1.1: optional when the client registered exactly one.
-  if (!given && client.redirectUris.length !== 1) return { kind: 'page', message: 'The request has no redirect_uri (required: this app registered several).' };
-  const redirectUri = given || client.redirectUris[0]!;
-  if (given && !redirectUriRegistered(client.redirectUris, given)) return { kind: 'page', message: 'The redirect_uri does not match any redirect URI registered for this app.' };
+  const sent = single(raw, 'redirect_uri');
+  if (sent === null) return { kind: 'page', message: 'redirect_uri is repeated.' };
+  // The consent form carries the URI the page showed, marked when the app had named none.
+  const omitted = single(raw, 'redirect_uri_omitted') === '1';
+  // OAuth 2.1 §4.1.1: optional when the client registered exactly one, which is then the whole URI
+  // (RFC 6749 §3.1.2.3: a loopback one leaves its port to the request, so it must be sent).
+  const only = client.redirectUris.length === 1 ? client.redirectUris[0]! : null;
+  if ((!sent || omitted) && only === null) return { kind: 'page', message: 'The request has no redirect_uri (required: this app registered several).' };
+  if ((!sent || omitted) && LOOPBACK_PORT.test(only!)) return { kind: 'page', message: 'The request has no redirect_uri (required for a loopback redirect URI: its port is chosen when the app runs).' };
+  // The decision goes where the consent page said, or nowhere: the app's one URI may have changed meanwhile (a metadata document).
+  if (sent && omitted && sent !== only) return { kind: 'page', message: "The app's redirect URI changed while you decided. Start again from the app." };
+  const redirectUri = sent || only!;
+  if (sent && !redirectUriRegistered(client.redirectUris, sent)) return { kind: 'page', message: 'The redirect_uri does not match any redirect URI registered for this app.' };
+  const redirectUriGiven = Boolean(sent) && !omitted;
 
   const state = single(raw, 'state');
   const fail = (error: AuthorizeErrorCode, description: string): Outcome => ({
@@ -97,7 +105,7 @@ async function validate(services: CommandContext & { clientMetadata: ClientMetad
     if ('problem' in served) return fail('invalid_target', served.problem);
     resource = served.resource;
   }
-  return { kind: 'ok', request: { client, redirectUri, redirectUriGiven: Boolean(given), scopes, state: state ?? undefined, codeChallenge, resource } };
+  return { kind: 'ok', request: { client, redirectUri, redirectUriGiven, scopes, state: state ?? undefined, codeChallenge, resource } };
 }
 
 /** `http://127.0.0.1` or `http://[::1]` as written, then its port (RFC 8252 §7.3 loopback IP literals). */
@@ -154,8 +162,9 @@ function hiddenParams(r: AuthorizeRequest): SafeHtml {
   const values: Record<string, string> = {
     response_type: 'code',
     client_id: r.client.clientId,
-    // Only as the app sent it: the decision is validated as the request was.
-    ...(r.redirectUriGiven ? { redirect_uri: r.redirectUri } : {}),
+    // The URI the page shows; marked when the app named none (the code is then issued as for no redirect_uri).
+    redirect_uri: r.redirectUri,
+    ...(r.redirectUriGiven ? {} : { redirect_uri_omitted: '1' }),
     scope: r.scopes.join(' '),
     code_challenge: r.codeChallenge,
     code_challenge_method: 'S256',
