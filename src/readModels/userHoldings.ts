@@ -3,7 +3,7 @@ import type { EventStore } from '../ports/eventStore.ts';
 import type { ReadModelStore } from '../ports/readModelStore.ts';
 import { openSessionsOfUser } from './dashboardSessions.ts';
 import { type Role, canAuthorizeApps, standsBehindApps } from '../domain/team.ts';
-import { OAUTH_GRANTS, type OAuthGrantDoc, listActiveGrantsOfTeam } from './oauthGrants.ts';
+import { OAUTH_GRANTS, type OAuthGrantDoc, listActiveGrantsOfTeam, listGrantsOfClient } from './oauthGrants.ts';
 import { OAUTH_TOKENS, type OAuthTokenDoc } from './oauthTokens.ts';
 import { listSitesOfTeam } from './sites.ts';
 import { USERS, type UserDoc } from './users.ts';
@@ -29,6 +29,12 @@ export const appsIfMember = (stores: Stores, user: { id: string; teamId: string 
 export async function appsOfUser(stores: Stores, user: { id: string; teamId: string }, now: Date) {
   const grantIds = await grantsGivenBy(stores.readModels, user);
   return { grantIds, subscriptions: await subscriptionsOfGrants(stores, user.teamId, grantIds, now) };
+}
+
+/** What a deleted client leaves behind, as the read models list it now: its grants (revoked ones too) and the subscriptions it created. */
+export async function holdingsOfClient(readModels: ReadModelStore, clientId: string) {
+  const [grants, subscriptions] = await Promise.all([listGrantsOfClient(readModels, clientId), listSubscriptionsCreatedByClient(readModels, clientId)]);
+  return { grantIds: grants.map((g) => g.id), subscriptions: subscriptions.map((s) => ({ id: s.id, siteId: s.site_id })) };
 }
 
 /** Every grant the user gave in the team, revoked ones too. */

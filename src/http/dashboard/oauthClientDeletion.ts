@@ -1,8 +1,7 @@
 import { deleteOAuthClient, sweepDeletedOAuthClient } from '../../commands/oauth.ts';
 import type { CommandContext } from '../../commands/context.ts';
 import type { ReadModelStore } from '../../ports/readModelStore.ts';
-import { listGrantsOfClient } from '../../readModels/oauthGrants.ts';
-import { listSubscriptionsCreatedByClient } from '../../readModels/webhookSubscriptions.ts';
+import { holdingsOfClient } from '../../readModels/userHoldings.ts';
 
 /**
  * Deletes a client, revokes its grants and deletes the webhook subscriptions it created.
@@ -18,11 +17,7 @@ export async function deleteOAuthClientAndSweep(
   const deleted = await deleteOAuthClient(services, input);
   // Best effort when the read models lag beyond the wait: the deletion itself already stands.
   if (deleted.position !== null) await readModelsAt(deleted.position).catch(() => {});
-  const grants = await listGrantsOfClient(services.readModels, input.clientId);
-  const subscriptions = await listSubscriptionsCreatedByClient(services.readModels, input.clientId);
-  const swept = await sweepDeletedOAuthClient(services, {
-    grantIds: grants.map((g) => g.id),
-    subscriptions: subscriptions.map((s) => ({ id: s.id, siteId: s.site_id })),
-  });
-  return { position: swept.position ?? deleted.position, revokedGrants: true, deletedSubscriptions: subscriptions.length };
+  const leftovers = await holdingsOfClient(services.readModels, input.clientId);
+  const swept = await sweepDeletedOAuthClient(services, leftovers);
+  return { position: swept.position ?? deleted.position, revokedGrants: true, deletedSubscriptions: leftovers.subscriptions.length };
 }

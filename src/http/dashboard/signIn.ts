@@ -19,6 +19,7 @@ import {
   loadSession,
   safeReturnTo,
   sessionCookieName,
+  sessionTokenOf,
   signInCsrfCookieName,
 } from '../web/session.ts';
 import { clientGroup } from '../../lib/clientGroup.ts';
@@ -153,8 +154,8 @@ export async function signInRoutes(app: FastifyInstance) {
   // lag behind the log: the session the cookie names ends, and the cookie goes. The append is
   // durable, and nothing this browser asks next waits for the read models to take it in.
   app.post('/dashboard/sign-out', async function signOut(request, reply) {
-    const token = request.cookies[sessionCookieName(app)];
-    if (token && token.length <= 200 && csrfOk(csrfFor(token), readForm(csrfForm, request.body).csrf)) {
+    const token = sessionTokenOf(app, request);
+    if (token && csrfOk(csrfFor(token), readForm(csrfForm, request.body).csrf)) {
       // Best effort: a session the read models do not list (they lag, or are being rebuilt) cannot be
       // named here; its cookie still goes, and it ends with Sign out everywhere or its expiry.
       await app.credentialsInForce().catch(() => {});

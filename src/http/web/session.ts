@@ -35,9 +35,15 @@ export function cookieOptions(services: Pick<SessionPorts, 'config'>, maxAgeSeco
   return { path: '/', httpOnly: true, sameSite: 'lax' as const, secure: secure(services), ...(maxAgeSeconds !== undefined ? { maxAge: maxAgeSeconds } : {}) };
 }
 
-export async function loadSession(services: SessionPorts, request: FastifyRequest): Promise<SignedIn | null> {
+/** The session token the request's cookie holds, if it has the shape of one. */
+export function sessionTokenOf(services: Pick<SessionPorts, 'config'>, request: FastifyRequest): string | null {
   const token = request.cookies[sessionCookieName(services)];
-  if (!token || token.length > 200) return null;
+  return token && token.length <= 200 ? token : null;
+}
+
+export async function loadSession(services: SessionPorts, request: FastifyRequest): Promise<SignedIn | null> {
+  const token = sessionTokenOf(services, request);
+  if (!token) return null;
   await services.credentialsInForce?.();
   const session = await getDashboardSession(services.readModels, sha256Hex(token));
   if (!session || session.ended || Date.parse(session.expiresAt) <= services.clock.now().getTime()) return null;

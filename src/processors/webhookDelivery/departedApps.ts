@@ -11,9 +11,7 @@ import { parseEvent } from '../../lib/parseEvent.ts';
 import { followLog } from '../../lib/followLog.ts';
 import type { ReadModelStore } from '../../ports/readModelStore.ts';
 import type { ProjectionRunner } from '../../projections/projectionRunner.ts';
-import { listGrantsOfClient } from '../../readModels/oauthGrants.ts';
-import { grantsGivenBy, subscriptionsOfGrants } from '../../readModels/userHoldings.ts';
-import { listSubscriptionsCreatedByClient } from '../../readModels/webhookSubscriptions.ts';
+import { grantsGivenBy, holdingsOfClient, subscriptionsOfGrants } from '../../readModels/userHoldings.ts';
 
 type FollowedEvent =
   | Extract<TeamEvent, { type: 'UserRemoved' | 'UserRoleChanged' }>
@@ -97,7 +95,7 @@ export class DepartedApps {
       this.position = this.stored = stored.position;
       return;
     }
-    this.position = this.stored = stored?.position ?? -1n;
+    this.stored = stored?.position ?? -1n;
     this.position = await this.deps.events.headPosition();
     await this.storeCheckpoint();
   }
@@ -153,9 +151,7 @@ export class DepartedApps {
     const { deps } = this;
     const now = deps.clock.now();
     if (event.type === 'OAuthClientDeleted') {
-      const { clientId } = event.data;
-      const [grants, subscriptions] = await Promise.all([listGrantsOfClient(deps.readModels, clientId), listSubscriptionsCreatedByClient(deps.readModels, clientId)]);
-      await sweepDeletedOAuthClient(deps, { grantIds: grants.map((g) => g.id), subscriptions: subscriptions.map((s) => ({ id: s.id, siteId: s.site_id })) });
+      await sweepDeletedOAuthClient(deps, await holdingsOfClient(deps.readModels, event.data.clientId));
       return;
     }
     if (event.type === 'GrantRevoked') {
