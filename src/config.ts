@@ -200,7 +200,7 @@ export const configSchema = z.object({
   SITE_MAX_ARTICLE_BYTES: z.coerce.number().int().min(1).max(1_000_000_000_000).default(50 * 1024 * 1024),
   WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE: z.coerce.number().int().min(1).max(10_000).default(25),
   WEBHOOK_WORKER_ID: z.string().min(1).max(200).optional(),
-  WEBHOOK_ORPHAN_AFTER_MS: z.coerce.number().int().min(0).default(60_000),
+  WEBHOOK_ORPHAN_AFTER_MS: z.coerce.number().int().min(0).max(86_400_000).default(60_000),
   WEBHOOK_RECORD_BATCH_MS: z.coerce.number().int().min(0).max(1_000).default(5),
   // Inbox ingestion (docs/ingestion.md has the table).
   WRITE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
@@ -217,7 +217,7 @@ export const configSchema = z.object({
   AGENT_SEND_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(4),
   AGENT_RETRY_BASE_MS: z.coerce.number().int().min(0).max(86_400_000).default(60_000),
   AGENT_RETRY_FACTOR: z.coerce.number().min(1).max(100).default(5),
-  AGENT_ORPHAN_AFTER_MS: z.coerce.number().int().min(0).default(300_000),
+  AGENT_ORPHAN_AFTER_MS: z.coerce.number().int().min(0).max(86_400_000).default(300_000),
   // Agent runs (docs/agents.md has the table).
   RUN_AGENT_RUNNER: bool.default(true),
   AGENT_RUNNER_WORKER_ID: z.string().min(1).max(200).optional(),

@@ -94,7 +94,7 @@ async function main() {
     process.exit(1);
   }
   // PORT=0 took a free port: the default public address names it (OAuth issuer, MCP resource).
-  if (!process.env.PUBLIC_BASE_URL && config.PORT === 0) {
+  if (!process.env.PUBLIC_BASE_URL?.trim() && config.PORT === 0) {
     const address = fastify.server.address();
     if (address && typeof address === 'object') config.PUBLIC_BASE_URL = `http://localhost:${address.port}`;
   }

@@ -142,10 +142,16 @@ export interface RetryPolicy {
   jitter: number;
 }
 
-/** Delay before retry number `retry` (1-based): exponential backoff with symmetric jitter. */
+/**
+ * The longest delay before a retry: the longest a timer waits (2^31 − 1 ms, about 24.8 days; Node
+ * fires a longer one at once, so a steep backoff would end in retries without any wait).
+ */
+export const LONGEST_RETRY_DELAY_MS = 2 ** 31 - 1;
+
+/** Delay before retry number `retry` (1-based): exponential backoff with symmetric jitter, at most LONGEST_RETRY_DELAY_MS. */
 export function retryDelayMs(retry: number, policy: RetryPolicy, random01: number): number {
   const nominal = policy.baseMs * policy.factor ** (retry - 1);
-  return Math.max(0, Math.round(nominal * (1 + policy.jitter * (2 * random01 - 1))));
+  return Math.min(LONGEST_RETRY_DELAY_MS, Math.max(0, Math.round(nominal * (1 + policy.jitter * (2 * random01 - 1)))));
 }
 
 /** What one attempt came to, as the sender reports it. */

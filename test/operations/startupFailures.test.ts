@@ -192,4 +192,10 @@ t.test('a key that does not open the sealed webhook secrets stops the start; the
   t.equal(right.code, null, 'the right key starts');
   t.equal(issuer, right.url!.replace('127.0.0.1', 'localhost'), 'the default public address names the port PORT=0 took');
   t.equal(server, issuer, 'in the OpenAPI document too');
+  // A blank PUBLIC_BASE_URL is unset (as every blank variable): it named port 0.
+  let blankIssuer = '';
+  const blank = await start({ DATA_DIR: dataDir, SECRET_KEY: key, PUBLIC_BASE_URL: ' ' }, async (url) => {
+    blankIssuer = ((await (await fetch(`${url}/.well-known/oauth-authorization-server`)).json()) as { issuer: string }).issuer;
+  });
+  t.equal(blankIssuer, blank.url!.replace('127.0.0.1', 'localhost'), 'PUBLIC_BASE_URL blank: the port PORT=0 took');
 });

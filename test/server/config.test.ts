@@ -112,6 +112,11 @@ t.test('TRUST_PROXY: false, true, or the proxies\' addresses; a header timeout l
     t.throws(() => loadConfig({ WEBHOOK_ORPHAN_AFTER_MS: orphan }), /WEBHOOK_ORPHAN_AFTER_MS: must be longer than WEBHOOK_TIMEOUT_MS \(10000\)/, `orphan bound ${orphan} ms`);
   }
   t.equal(loadConfig({ WEBHOOK_ORPHAN_AFTER_MS: '3000', WEBHOOK_TIMEOUT_MS: '2000' }).WEBHOOK_ORPHAN_AFTER_MS, 3000);
+  // Beyond a timer's reach (2^31 - 1 ms) the orphan loop's wait fired at once, a busy loop flooding the log.
+  for (const name of ['WEBHOOK_ORPHAN_AFTER_MS', 'AGENT_ORPHAN_AFTER_MS']) {
+    t.throws(() => loadConfig({ [name]: '5000000000' }), new RegExp(`${name}: .*86400000`), `${name} beyond a day`);
+    t.equal(loadConfig({ [name]: '86400000' })[name as 'WEBHOOK_ORPHAN_AFTER_MS'], 86_400_000, `${name}: a day`);
+  }
   for (const url of ['esdb://db:2113?tls=false&keepAliveInterval=-1&keepAliveTimeout=-1', 'esdb+discover://db:2113?dnsDiscover=true&tlsVerifyCert=true']) {
     t.equal(loadConfig({ EVENTSTORE_URL: url }).EVENTSTORE_URL, url, `the client's own values are accepted: ${url}`);
   }

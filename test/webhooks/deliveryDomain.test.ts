@@ -35,6 +35,7 @@ t.test('retry delays grow exponentially, jitter stays within its fraction', asyn
   t.equal(retryDelayMs(1, policy, 0), 8_000, 'lowest');
   t.equal(retryDelayMs(1, policy, 1), 12_000, 'highest');
   t.equal(retryDelayMs(2, { ...policy, jitter: 0 }, 0.9), 60_000, 'no jitter');
+  t.equal(retryDelayMs(2, { ...policy, baseMs: 86_400_000, factor: 25 }, 0.5), 2 ** 31 - 1, 'at most the longest timer (a longer one fires at once)');
 });
 
 t.test('folding a deliveries stream: pending work, the failure count, the disable', async (t) => {

@@ -2,6 +2,7 @@ import { type ConversationCommand, type ConversationState, agentNoLongerActs, co
 import { handleCommand } from '../../commands/handleCommand.ts';
 import { mailRefusal } from '../../commands/mailGate.ts';
 import { sleep } from '../../lib/sleep.ts';
+import { LONGEST_RETRY_DELAY_MS } from '../../domain/webhookDelivery.ts';
 import { type ReplySendResult, sendDraft } from '../../commands/sendDraft.ts';
 import { type Aggregate, aggregateStream } from '../../commands/aggregateStream.ts';
 import { type Mailer, takeSendSlot } from '../../ports/mailer.ts';
@@ -36,7 +37,7 @@ export interface PendingReplyRef {
 /** A conversation and the site and team its events carry. */
 export type Conv = { conversationId: string; siteId: string; teamId: string };
 
-export const retryDelay = (attempt: number, p: SendPolicy) => p.baseMs * p.factor ** (attempt - 1);
+export const retryDelay = (attempt: number, p: SendPolicy) => Math.min(LONGEST_RETRY_DELAY_MS, p.baseMs * p.factor ** (attempt - 1));
 
 /**
  * After an error of the event store (or another dependency) the same step is tried again: 1 s, then
