@@ -20,7 +20,7 @@ import { eventSchemasOf, parseEvent } from '../lib/parseEvent.ts';
 import type { Config } from '../config.ts';
 import { type AgentRunDoc, queuedRunDoc } from '../readModels/agentRuns.ts';
 import { aggregateStream } from './aggregateStream.ts';
-import type { CommandContext } from './context.ts';
+import { type CommandContext, onItsOwn } from './context.ts';
 import { creditsOf } from './credits.ts';
 import { handleCommand } from './handleCommand.ts';
 
@@ -109,9 +109,12 @@ export async function requestAgentRun(ctx: AgentRunContext, input: RequestAgentR
   }
 }
 
-/** Closes the hour's ledger (once; a no-op after) and returns the runs it holds for good. */
+/**
+ * Closes the hour's ledger (once; a no-op after) and returns the runs it holds for good. The close is
+ * the service's own bookkeeping, whichever request came first after the hour: it names no actor.
+ */
 async function closedLedgerOf(ctx: CommandContext, siteId: string, hour: number, now: string): Promise<QueuedRun[]> {
-  await handleCommand(ctx, agentRunLedgerStream(siteId, hour), agentRunLedgerDecider, { type: 'CloseAgentRunLedger', data: { siteId, hour, now } });
+  await handleCommand(onItsOwn(ctx), agentRunLedgerStream(siteId, hour), agentRunLedgerDecider, { type: 'CloseAgentRunLedger', data: { siteId, hour, now } });
   return ledgerOf(ctx, siteId, hour);
 }
 

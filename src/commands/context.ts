@@ -34,3 +34,8 @@ export const actedBy = (ctx: { actor?: ActingAs }): { actor?: string; actorKind?
 export function actingAs<T extends object>(ctx: T, actor: ActingAs): T & { actor: ActingAs } {
   return Object.create(ctx, { actor: { value: actor, enumerable: true } }) as T & { actor: ActingAs };
 }
+
+/** The same context acting for no one: the service's own housekeeping that a request happened to trigger. */
+export function onItsOwn<T extends object>(ctx: T): T {
+  return Object.create(ctx, { actor: { value: undefined, enumerable: true } }) as T;
+}

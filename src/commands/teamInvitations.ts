@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { normaliseEmail } from '../domain/email.ts';
 import { INVITATION_TTL_MS, type Role, type TeamInvitation, TeamRuleError, openInvitation, teamDecider, teamStream } from '../domain/team.ts';
 import { aggregateStream } from './aggregateStream.ts';
-import type { CommandContext } from './context.ts';
+import { type CommandContext, actingAs } from './context.ts';
 import { hashPassword, passwordStamp, sha256Hex } from './credentials.ts';
 import { EmailInUseError, TenancyError, checkPassword, checkUserInput, claimEmail, decideOnTeam, releasingOnFailure, requireTeam } from './tenancy.ts';
 
@@ -65,6 +65,8 @@ export async function acceptInvitation(ctx: CommandContext, input: { code: strin
   if (!invitation) throw new TenancyError(NOT_VALID);
   const { email } = invitation;
   const userId = ctx.newId();
+  // The person joining acts (their address claimed, their acceptance, their addition), as a signed-in user would.
+  ctx = actingAs(ctx, { kind: 'dashboard_user', id: userId });
   // Hashed before the claim: nothing between the claim and its release on failure may throw unguarded.
   const passwordHash = await hashPassword(input.password);
   try {

@@ -3,7 +3,8 @@ import type { RecordedEvent } from '../../src/ports/eventStore.ts';
 import { changeSiteSettings } from '../../src/commands/tenancy.ts';
 import { ingest, PITCH } from '../ingestion/helpers.ts';
 import { bearer } from '../helpers/testApp.ts';
-import { formFields } from '../oauth/helpers.ts';
+import { Browser, formFields } from '../oauth/helpers.ts';
+import { inviteUser } from '../../src/commands/teamInvitations.ts';
 import { connectWithToken, obtainToken, startMcpApp } from '../mcp/helpers.ts';
 
 /**
@@ -84,10 +85,13 @@ t.test('an Advanced site: a prospect import and an on-demand agent run name the 
     const active = await rest('PUT', `${site}/agents/article_boost`, { isActive: true });
     const run = await rest('POST', `${site}/agents/article_boost/run`);
     if (imported.statusCode !== 201 || active.statusCode !== 200 || run.statusCode !== 202) throw new Error(`${imported.body} ${active.body} ${run.body}`);
-  }, ['ProspectsImported', 'AgentRunQueued', 'ApiKeyUsed']);
-  for (const e of events.filter((x) => x.type !== 'ApiKeyUsed')) t.match(e.metadata, { actor: tenant.keyId, actorKind: 'api_key' }, `${e.type} names the key`);
-  t.same(events.map((e) => e.type).filter((x) => x !== 'ApiKeyUsed').sort(), ['AgentRunQueued', 'ProspectsImported']);
-  for (const e of events.filter((x) => x.type === 'ApiKeyUsed')) t.notOk('actor' in e.metadata, 'the use mark is the service\'s own: no actor');
+  }, ['ProspectsImported', 'AgentRunQueued', 'ApiKeyUsed', 'AgentRunLedgerClosed']);
+  const own = new Set(['ApiKeyUsed', 'AgentRunLedgerClosed']);
+  for (const e of events.filter((x) => !own.has(x.type))) t.match(e.metadata, { actor: tenant.keyId, actorKind: 'api_key' }, `${e.type} names the key`);
+  t.same(events.map((e) => e.type).filter((x) => !own.has(x)).sort(), ['AgentRunQueued', 'ProspectsImported']);
+  t.ok(events.some((e) => e.type === 'AgentRunLedgerClosed'), "the run closed the last hour's ledger");
+  // The use mark, and the close of the last hour's ledger that whichever request came first did: the service's own.
+  for (const e of events.filter((x) => own.has(x.type))) t.notOk('actor' in e.metadata, `${e.type} is the service's own: no actor`);
 });
 
 t.test('the dashboard: an API key and an OAuth app created there name the user', async (t) => {
@@ -100,4 +104,26 @@ t.test('the dashboard: an API key and an OAuth app created there name the user',
   }, ['ApiKeyCreated', 'OAuthClientRegistered']);
   t.same(events.map((e) => e.type).sort(), ['ApiKeyCreated', 'OAuthClientRegistered']);
   for (const e of events) t.match(e.metadata, { actor: tenant.ownerUserId, actorKind: 'dashboard_user' }, `${e.type} names the user`);
+});
+
+t.test('a person joining with an invitation names themselves; a sign-out names the user', async (t) => {
+  const { code } = await inviteUser(app.services, { teamId: tenant.teamId, email: 'joiner@example.test', role: 'member' });
+  await app.services.projections.waitFor(await app.services.events.headPosition(), 5_000);
+  const person = new Browser(base);
+  const joined = await appendedBy(async () => {
+    const form = formFields((await person.request('/dashboard/join')).text, '/dashboard/join');
+    const answer = await person.request('/dashboard/join', { form: { csrf: form.csrf!, code, new_password: 'their own passphrase', confirm_password: 'their own passphrase' } });
+    if (answer.status !== 303) throw new Error(`${answer.status} ${answer.text.slice(0, 300)}`);
+  }, ['UserEmailClaimed', 'InvitationAccepted', 'UserAdded']);
+  t.same(joined.map((e) => e.type), ['UserEmailClaimed', 'InvitationAccepted', 'UserAdded']);
+  const userId = (joined.at(-1)!.data as { userId: string }).userId;
+  for (const e of joined) t.match(e.metadata, { actor: userId, actorKind: 'dashboard_user' }, `${e.type} names the person joining`);
+
+  const ended = await appendedBy(async () => {
+    const page = (await person.request('/dashboard/team')).text;
+    const out = await person.request('/dashboard/sign-out', { form: formFields(page, '/dashboard/sign-out') });
+    if (out.status !== 303) throw new Error(`${out.status}`);
+  }, ['DashboardSessionEnded']);
+  t.equal(ended.length, 1);
+  t.match(ended[0]!.metadata, { actor: userId, actorKind: 'dashboard_user' }, 'the sign-out names the user');
 });

@@ -160,7 +160,7 @@ export async function signInRoutes(app: FastifyInstance) {
       // named here; its cookie still goes, and it ends with Sign out everywhere or its expiry.
       await app.credentialsInForce().catch(() => {});
       const session = await getDashboardSession(app.readModels, sha256Hex(token));
-      if (session) await endDashboardSession(app, { sessionId: session.sessionId });
+      if (session) await endDashboardSession(actingAs(app, { kind: 'dashboard_user', id: session.userId }), { sessionId: session.sessionId });
       reply.clearCookie(sessionCookieName(app), cookieOptions(app));
     }
     return reply.redirect('/dashboard/sign-in', 303);
