@@ -7,14 +7,14 @@
  */
 import { z } from 'zod';
 import { type AgentKey, SIGNATURE_MAX_LENGTH } from '../domain/agents.ts';
-import { cleanedText } from '../domain/text.ts';
+import { ONE_LINE_TEXT_MESSAGE, cleanedText, isOneLineText } from '../domain/text.ts';
 import { dailySendCapSetting, maxProspectsPerRunSetting } from '../domain/agentSettingsSchemas.ts';
 import { DEFAULT_AI_PROMPT } from '../domain/agentWork/aiPrompt.ts';
 import { DEFAULT_ARTICLE_BOOST } from '../domain/agentWork/articleBoost.ts';
 import { DEFAULT_ARTICLE_CREATION } from '../domain/agentWork/articleCreation.ts';
 import { DEFAULT_INTERLINKING } from '../domain/agentWork/interlinking.ts';
 
-const seedKeywords = z.array(z.string().trim().min(1).max(80)).max(100).default([]);
+const seedKeywords = z.array(z.string().trim().min(1).max(80).refine(isOneLineText, ONE_LINE_TEXT_MESSAGE)).max(100).default([]);
 
 export const interlinkingSettingsSchema = z.strictObject({
   maxLinksPerSource: z.number().int().min(1).max(50).default(DEFAULT_INTERLINKING.maxLinksPerSource),

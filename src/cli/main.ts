@@ -32,11 +32,13 @@ import { suppressContact } from '../commands/suppression.ts';
 import { listSitesOfTeam } from '../readModels/sites.ts';
 import { AGENT_KEYS, type AgentSettings, REPLY_TONES, SIGNATURE_MAX_LENGTH } from '../domain/agents.ts';
 import { SUPPRESSION_REASONS, SUPPRESSION_SOURCES } from '../domain/suppression.ts';
+import { CLEAN_TEXT_MESSAGE, ONE_LINE_TEXT_MESSAGE, isCleanText, isOneLineText } from '../domain/text.ts';
 
 /** A free-text setting: trimmed, empty clears it, too long is refused. */
-function textSetting(flag: string, value: string, max: number): string | null {
+function textSetting(flag: string, value: string, max: number, lines: 'one line' | 'lines'): string | null {
   const v = value.trim();
   if (v.length > max) throw new TenancyError(`${flag} is longer than ${max} characters`);
+  if (lines === 'one line' ? !isOneLineText(v) : !isCleanText(v)) throw new TenancyError(`${flag} ${lines === 'one line' ? ONE_LINE_TEXT_MESSAGE : CLEAN_TEXT_MESSAGE}`);
   return v === '' ? null : v;
 }
 
@@ -244,8 +246,8 @@ agent
       const changes: Partial<AgentSettings> = {};
       if (opts.active !== undefined) changes.active = opts.active;
       if (opts.autoReply !== undefined) changes.autoReply = opts.autoReply;
-      if (opts.senderName !== undefined) changes.senderName = textSetting('--sender-name', opts.senderName, 120);
-      if (opts.signature !== undefined) changes.signature = textSetting('--signature', opts.signature, SIGNATURE_MAX_LENGTH);
+      if (opts.senderName !== undefined) changes.senderName = textSetting('--sender-name', opts.senderName, 120, 'one line');
+      if (opts.signature !== undefined) changes.signature = textSetting('--signature', opts.signature, SIGNATURE_MAX_LENGTH, 'lines');
       if (opts.tone !== undefined) changes.tone = opts.tone;
       if (opts.declineReplies !== undefined) changes.declineReplies = opts.declineReplies;
       await configureAgent(s, { siteId: opts.site, agentKey: opts.key, changes });

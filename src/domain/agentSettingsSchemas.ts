@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { type AgentKey, type AgentSettings, CADENCE_HOURS_MAX, REPLY_TONES, SIGNATURE_MAX_LENGTH } from './agents.ts';
 import { unknownSetting, validationError } from './errors.ts';
-import { CLEAN_TEXT_MESSAGE, isCleanText } from './text.ts';
+import { CLEAN_TEXT_MESSAGE, ONE_LINE_TEXT_MESSAGE, isCleanText, isOneLineText } from './text.ts';
 
 /** Each agent's work settings (src/agentWork/settings.ts): every field has a default, so `parse({})` gives them all. */
 export type WorkSettingsSchemas = { readonly [K in AgentKey]: z.ZodObject };
@@ -9,7 +9,7 @@ export type WorkSettingsSchemas = { readonly [K in AgentKey]: z.ZodObject };
 /** The Outreach Agent's reply settings: kept as top-level agent settings (the inbox agent reads them there). */
 const outreachReplyFields = {
   autoReply: z.boolean(),
-  senderName: z.string().trim().max(120).refine(isCleanText, CLEAN_TEXT_MESSAGE).nullable().transform((v) => (v === '' ? null : v)),
+  senderName: z.string().trim().max(120).refine(isOneLineText, ONE_LINE_TEXT_MESSAGE).nullable().transform((v) => (v === '' ? null : v)),
   signature: z.string().trim().max(SIGNATURE_MAX_LENGTH).refine(isCleanText, CLEAN_TEXT_MESSAGE).nullable().transform((v) => (v === '' ? null : v)),
   tone: z.enum(REPLY_TONES),
   declineReplies: z.boolean(),
@@ -34,7 +34,7 @@ const outreachWorkBase = z.object({
   dailySendCap: dailySendCapSetting,
   maxProspectsPerRun: maxProspectsPerRunSetting,
   prospectCriteria: z
-    .object({ keywords: z.array(z.string().trim().min(1).max(100)).max(50).default([]) })
+    .object({ keywords: z.array(z.string().trim().min(1).max(100).refine(isOneLineText, ONE_LINE_TEXT_MESSAGE)).max(50).default([]) })
     .strict()
     .default({ keywords: [] }),
 });
