@@ -17,7 +17,14 @@ export function declaredCharset(contentType: string): string | null {
  * scope's error handler words it (the API's envelope, OAuth's `invalid_request`, a page).
  */
 export function refuseNonUtf8Bodies(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
+    // A compressed body would be parsed as if it were plain (RFC 9110 §8.4: 415, naming what is accepted).
+    const encoding = request.headers['content-encoding']?.trim().toLowerCase();
+    if (encoding && encoding !== 'identity') {
+      reply.header('accept-encoding', 'identity');
+      const message = `Request bodies are taken as they are; the Content-Encoding ${JSON.stringify(encoding.slice(0, 40))} is not accepted.`;
+      throw Object.assign(new Error(message), { statusCode: 415, code: UNSUPPORTED_CHARSET });
+    }
     const contentType = request.headers['content-type'];
     if (!contentType) return;
     const charset = declaredCharset(contentType);
@@ -29,3 +36,17 @@ export function refuseNonUtf8Bodies(app: FastifyInstance): void {
 
 /** The `code` of that refusal. */
 export const UNSUPPORTED_CHARSET = 'UNSUPPORTED_MEDIA_TYPE';
+
+/** The `code` of a JSON body whose bytes are not UTF-8 (answered 400 VALIDATION_ERROR; on /mcp a parse error). */
+export const INVALID_UTF8_BODY = 'INVALID_UTF8_BODY';
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The body as text, or an error for bytes that are not UTF-8 (they were read as U+FFFD and stored so). */
+export function utf8Body(body: Buffer): string | Error {
+  try {
+    return strictUtf8.decode(body);
+  } catch {
+    return Object.assign(new Error('Request body is not valid UTF-8.'), { statusCode: 400, code: INVALID_UTF8_BODY });
+  }
+}

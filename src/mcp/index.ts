@@ -5,6 +5,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { bearerToken, resolveCredential } from '../http/authenticate.ts';
 import type { Credential } from '../http/credentials.ts';
 import { errorBody } from '../http/errorHandler.ts';
+import { INVALID_UTF8_BODY } from '../http/charset.ts';
 import { mcpResource, wellKnownPaths } from '../http/oauth/resources.ts';
 import { bearerChallenge, prefersEventStream } from './challenge.ts';
 import { invalidRequest, refusedBatch } from './batches.ts';
@@ -76,6 +77,7 @@ async function mcpEndpoint(app: FastifyInstance) {
   // that is not JSON at all is 415 as the SDK answers it; every other error keeps the service's envelope (the parent handler).
   app.setErrorHandler((error: FastifyError, _request, reply) => {
     const rpcError = (status: number, code: number, message: string) => reply.status(status).headers(CORS).send(jsonRpcError(code, message));
+    if (error.code === INVALID_UTF8_BODY) return rpcError(400, ErrorCode.ParseError, 'Parse error: the body is not valid UTF-8.');
     if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
       return rpcError(400, ErrorCode.ParseError, 'Parse error: the body is not valid JSON (or holds a "__proto__" key or a "constructor" with a "prototype").');
     }

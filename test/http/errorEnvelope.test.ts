@@ -72,6 +72,33 @@ t.test('a Content-Type with a charset other than UTF-8 is refused with 415', asy
   }
 });
 
+t.test('a body that is not UTF-8, or comes compressed, is refused and nothing is stored', async (t) => {
+  const before = (await app.services.events.headPosition());
+  const bad = Buffer.concat([Buffer.from('{"label":"x'), Buffer.from([0xff, 0xfe]), Buffer.from('","url":"https://example.com/h","eventTypes":["outreach.reply_sent"]}')]);
+  const res = await app.fastify.inject({ method: 'POST', url: webhooksPath(tenant.siteId), headers: { ...bearer(tenant.key), 'content-type': 'application/json' }, payload: bad });
+  expectError(t, res, 400, 'VALIDATION_ERROR', 'bytes that are not UTF-8');
+  t.match(res.json().error.message, /not valid UTF-8/);
+  for (const encoding of ['gzip', 'deflate', 'br', 'GZIP ']) {
+    const compressed = await app.fastify.inject({
+      method: 'POST',
+      url: webhooksPath(tenant.siteId),
+      headers: { ...bearer(tenant.key), 'content-type': 'application/json', 'content-encoding': encoding },
+      payload: JSON.stringify(validBody({ label: `encoded ${encoding}` })),
+    });
+    expectError(t, compressed, 415, 'UNSUPPORTED_MEDIA_TYPE', encoding);
+    t.equal(compressed.headers['accept-encoding'], 'identity', `${encoding}: names what is accepted`);
+  }
+  t.equal(await app.services.events.headPosition(), before, 'nothing appended');
+  const plain = await app.fastify.inject({
+    method: 'POST',
+    url: webhooksPath(tenant.siteId),
+    headers: { ...bearer(tenant.key), 'content-type': 'application/json', 'content-encoding': 'identity' },
+    payload: JSON.stringify(validBody({ label: 'identity, and ünïcødé ✓' })),
+  });
+  t.equal(plain.statusCode, 201, 'Content-Encoding: identity is no encoding');
+  t.equal(plain.json().subscription.label, 'identity, and ünïcødé ✓');
+});
+
 t.test('webhook URLs with control characters, a lone surrogate or port 0 are refused at creation', async (t) => {
   const urls = {
     'a NUL': 'https://example.com/\u0000hook',

@@ -208,6 +208,9 @@ t.test('transport: JSON by default, SSE when the Accept header prefers it; GET a
   const garbled = await post('{not json');
   t.equal(garbled.status, 400, 'a body that is not JSON: 400');
   t.match(await garbled.json(), { jsonrpc: '2.0', id: null, error: { code: -32700, message: /^Parse error/ } }, 'a JSON-RPC parse error too');
+  const notUtf8 = await fetch(mcpUrl, { method: 'POST', headers: { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: Buffer.from('{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"\xff"}}', 'latin1'), signal: AbortSignal.timeout(5_000) });
+  t.equal(notUtf8.status, 400, 'bytes that are not UTF-8: 400');
+  t.match(await notUtf8.json(), { jsonrpc: '2.0', error: { code: -32700, message: /not valid UTF-8/ } }, 'a JSON-RPC parse error');
   const tooBig = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(2_000_000) } }));
   t.equal(tooBig.status, 400, 'other refusals keep the service envelope');
   t.match(await tooBig.json(), { error: { code: 'VALIDATION_ERROR' } });
