@@ -29,8 +29,8 @@ declare module 'fastify' {
   }
 }
 
-/** The scheme name is case-insensitive (RFC 9110 §11.1); the token is not. */
-const BEARER = /^[Bb][Ee][Aa][Rr][Ee][Rr] ([A-Za-z0-9._~+/-]+=*)$/;
+/** The scheme name is case-insensitive (RFC 9110 §11.1), one or more spaces follow it (§11.6.2); the token is case-sensitive. */
+const BEARER = /^[Bb][Ee][Aa][Rr][Ee][Rr] +([A-Za-z0-9._~+/-]+=*)$/;
 
 /**
  * Bearer authentication for every route that declares `access`, in the spec's order:
