@@ -95,6 +95,20 @@ export type UrlProblem = string | null;
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+const REASON_PHRASES: Record<RefusalReason, string> = {
+  unspecified: 'an unspecified address',
+  private: 'a private address',
+  shared_address: 'a shared address space address (100.64.0.0/10)',
+  loopback: 'a loopback address',
+  link_local: 'a link-local address',
+  reserved: 'a reserved address',
+  multicast: 'a multicast address',
+};
+
+/** A DNS host name as the URL parser leaves it (lower case, IDNs in punycode): no empty label, none over 63, no hyphen at a label's end. */
+const isHostName = (host: string) =>
+  host.length <= 253 && host.split('.').every((label) => /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/.test(label));
+
 /**
  * Static checks of a webhook URL at creation: well-formed text, HTTPS, a real port, and no literal
  * refused address or `localhost` name. Names that resolve to refused addresses are caught when delivering.
@@ -118,7 +132,9 @@ export function webhookUrlProblem(url: string, allowed?: BlockList): UrlProblem 
   const host = parsed.hostname.toLowerCase().replace(/\.$/, '');
   if (isIP(host.replace(/^\[|\]$/g, '')) !== 0) {
     const reason = refusalReason(host, allowed);
-    if (reason) return `url points to a ${reason.replace('_', ' ')} address, which webhooks may not target`;
+    if (reason) return `url points to ${REASON_PHRASES[reason]}, which webhooks may not target`;
+  } else if (!isHostName(host)) {
+    return 'url must name a host: labels of letters, digits and hyphens (not at either end), 1 to 63 characters each, separated by single dots';
   } else if (host === 'localhost' || host.endsWith('.localhost')) {
     // Delivery refuses a name when any address it resolves to is refused, and localhost is 127.0.0.1
     // (often ::1 too): accepted only when 127.0.0.1 is allowed, so what is created can be delivered.

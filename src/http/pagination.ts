@@ -4,7 +4,14 @@ import type { Document, SortValue } from '../ports/readModelStore.ts';
 
 /** `limit` and `cursor`, shared by every list route. */
 export const pageQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(100).default(25).meta({ description: '1 to 100, default 25' }),
+  // Decimal digits only: a coercion took `0x10`, `1e1` and `+5`, and named a repeated limit NaN.
+  limit: z
+    .string()
+    .regex(/^[0-9]{1,4}$/, 'must be a whole number from 1 to 100, in decimal digits')
+    .transform(Number)
+    .pipe(z.number().int().min(1).max(100))
+    .default(25)
+    .meta({ description: '1 to 100, default 25' }),
   cursor: z.string().max(1_000).optional().meta({ description: 'nextCursor of the previous page' }),
 });
 

@@ -42,6 +42,12 @@ t.test('conversation pages stay exact while ingestions run concurrently', async 
   expectError(t, await get(`${base(tenant.siteId)}/conversations?cursor=garbage`), 400, 'VALIDATION_ERROR', 'a forged cursor');
   expectError(t, await get(`${base(tenant.siteId)}/conversations?limit=101`), 400, 'VALIDATION_ERROR', 'limit over 100');
   expectError(t, await get(`${base(tenant.siteId)}/conversations?limit=0`), 400, 'VALIDATION_ERROR', 'limit 0');
+  for (const limit of ['0x10', '1e1', '+5', '5.0', ' 5', 'abc', '5&limit=6']) {
+    const res = await get(`${base(tenant.siteId)}/conversations?limit=${limit}`);
+    expectError(t, res, 400, 'VALIDATION_ERROR', `limit=${limit}`);
+    t.notMatch(res.json().error.message, /NaN/, `limit=${limit}: the message names no NaN`);
+  }
+  t.equal((await get(`${base(tenant.siteId)}/conversations?limit=007`)).statusCode, 200, 'leading zeros are decimal digits');
   t.equal((await get(`${base(tenant.siteId)}/conversations`)).json().conversations.length, Math.min(25, all.length), 'default limit 25');
 });
 

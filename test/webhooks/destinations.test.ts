@@ -122,3 +122,14 @@ t.test('localhost at creation: refused unless 127.0.0.1 is allowed (delivery ref
   t.match(webhookUrlProblem('https://localhost/hook', allow('::1', 128, 'ipv6')), /loopback/, '::1 alone: localhost is 127.0.0.1 too');
   t.match(webhookUrlProblem('https://localhost/hook', allow('10.0.0.0', 8, 'ipv4')), /loopback/);
 });
+
+t.test('a host name that no DNS name can be is refused at creation; the reason reads as written', async (t) => {
+  for (const url of ['https://example..com/h', 'https://-example.com/h', 'https://example-.com/h', `https://${'a'.repeat(64)}.example.com/h`, `https://${'abcdefghi.'.repeat(26)}com/h`]) {
+    t.match(webhookUrlProblem(url), /url must name a host/, url);
+  }
+  for (const url of ['https://example.com/h', 'https://hooks.example.com./h', 'https://xn--bcher-kva.example/h', 'https://bücher.example/h', 'https://a-b.c_d.example:8443/h', `https://${'a'.repeat(63)}.example.com/h`]) {
+    t.equal(webhookUrlProblem(url), null, url);
+  }
+  t.equal(webhookUrlProblem('https://100.64.0.1/h'), 'url points to a shared address space address (100.64.0.0/10), which webhooks may not target');
+  t.equal(webhookUrlProblem('https://169.254.169.254/h'), 'url points to a link-local address, which webhooks may not target');
+});
