@@ -3,6 +3,7 @@ import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { type ErrorCode, ServiceError } from '../domain/errors.ts';
 import { EventTooLargeError } from '../ports/eventStore.ts';
 import { UNSUPPORTED_CHARSET } from './charset.ts';
+import { truncateText } from '../domain/text.ts';
 
 export const errorBody = (code: string, message: string) => ({ error: { code, message } });
 
@@ -42,6 +43,9 @@ export const httpStatusOf = (code: ErrorCode) => HTTP_ERRORS[code].status;
 /** The HTTP status and client-facing code of a domain error (the MCP tools answer the same codes). */
 export const httpErrorOf = (error: ServiceError) => HTTP_ERRORS[error.code];
 
+/** What a client sent, quoted back in a message: cut at `max` characters (an unknown 10,000-character query key came back whole). */
+const echoed = (text: string, max: number) => (text.length <= max ? text : `${truncateText(text, max)}…`);
+
 /** One error envelope for everything: spec errors, validation, parser errors, unknown routes, crashes. */
 export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -60,7 +64,7 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
           return `${error.validationContext ?? 'body'}${path ? '.' + path : ''}: ${v.message}`;
         })
         .join('; ');
-      return reply.status(400).send(errorBody('VALIDATION_ERROR', details || 'Invalid request.'));
+      return reply.status(400).send(errorBody('VALIDATION_ERROR', echoed(details, 1_000) || 'Invalid request.'));
     }
     switch (error.code) {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -89,6 +93,6 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
   });
 
   app.setNotFoundHandler((request, reply) => {
-    reply.status(404).send(errorBody('NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found.`));
+    reply.status(404).send(errorBody('NOT_FOUND', `Route ${request.method} ${echoed(request.url.split('?')[0]!, 200)} not found.`));
   });
 }

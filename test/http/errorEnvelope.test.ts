@@ -72,6 +72,17 @@ t.test('a Content-Type with a charset other than UTF-8 is refused with 415', asy
   }
 });
 
+t.test('what a client sent is quoted back cut short: an unknown query key, an unknown route', async (t) => {
+  const key = 'k'.repeat(10_000);
+  const res = await app.fastify.inject({ method: 'GET', url: `/api/v1/sites/${tenant.siteId}/outreach/conversations?${key}=1`, headers: bearer(tenant.key) });
+  expectError(t, res, 400, 'VALIDATION_ERROR', 'an unknown key');
+  t.ok(res.json().error.message.length <= 1_001, `${res.json().error.message.length} characters`);
+  t.match(res.json().error.message, /…$/);
+  const route = await app.fastify.inject({ method: 'GET', url: `/api/v1/${'p'.repeat(5_000)}` });
+  expectError(t, route, 404, 'NOT_FOUND', 'an unknown route');
+  t.ok(route.json().error.message.length < 300, `${route.json().error.message.length} characters`);
+});
+
 t.test('a body that is not UTF-8, or comes compressed, is refused and nothing is stored', async (t) => {
   const before = (await app.services.events.headPosition());
   const bad = Buffer.concat([Buffer.from('{"label":"x'), Buffer.from([0xff, 0xfe]), Buffer.from('","url":"https://example.com/h","eventTypes":["outreach.reply_sent"]}')]);
