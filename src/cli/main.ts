@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { StartupError, isSystemError } from '../lifecycle/startupFailure.ts';
 import { SingleBar, Presets } from 'cli-progress';
@@ -65,7 +67,14 @@ async function withServices<T>(fn: (services: Services) => Promise<T>): Promise<
 
 /** The same for a background role run as its own process: what it records is the service's own work (no actor). */
 async function withServicesForRole<T>(fn: (services: Services) => Promise<T>): Promise<T> {
-  const services = await createServices(loadConfig());
+  const config = loadConfig();
+  // Run from another directory (DATA_DIR defaults to ./data) or with a mistyped path, a command would
+  // write to a store of its own that no server reads: said on stderr, so --json output stays one object.
+  const log = join(config.DATA_DIR, 'events.sqlite');
+  if (!config.EVENTSTORE_URL && !existsSync(log)) {
+    process.stderr.write(`note: ${resolve(log)} did not exist: a new, empty event log was created there (DATA_DIR=${config.DATA_DIR}); a server using another DATA_DIR does not see what this command records\n`);
+  }
+  const services = await createServices(config);
   try {
     return await fn(services);
   } finally {
@@ -250,6 +259,7 @@ agent
       if (opts.signature !== undefined) changes.signature = textSetting('--signature', opts.signature, SIGNATURE_MAX_LENGTH, 'lines');
       if (opts.tone !== undefined) changes.tone = opts.tone;
       if (opts.declineReplies !== undefined) changes.declineReplies = opts.declineReplies;
+      if (Object.keys(changes).length === 0) throw new TenancyError('nothing to change: give --active, --auto-reply, --sender-name, --signature, --tone or --decline-replies');
       await configureAgent(s, { siteId: opts.site, agentKey: opts.key, changes });
       print(json(), { siteId: opts.site, agentKey: opts.key, ...changes }, `agent ${opts.key} of site ${opts.site} updated`);
     }),

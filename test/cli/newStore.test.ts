@@ -1,0 +1,42 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+
+t.setTimeout(120_000);
+
+const root = new URL('../../', import.meta.url).pathname;
+const scratch = mkdtempSync(join(tmpdir(), 'outreach-cli-new-'));
+t.teardown(() => rmSync(scratch, { recursive: true, force: true }));
+
+const cli = (dataDir: string, ...args: string[]) =>
+  spawnSync(process.execPath, ['bin/outreach.js', ...args, '--json'], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'silent', DATA_DIR: dataDir },
+    encoding: 'utf8',
+  });
+
+t.test('a command that finds no event log says on stderr that it created one; stdout stays one JSON object', async (t) => {
+  const dataDir = join(scratch, 'typo');
+  const first = cli(dataDir, 'team', 'create', '--name', 'Lost', '--owner-email', 'lost@acme.test');
+  t.equal(first.status, 0, first.stderr);
+  t.match(JSON.parse(first.stdout), { teamId: String });
+  t.match(first.stderr, /^note: .*typo\/events\.sqlite did not exist: a new, empty event log was created there/);
+  const second = cli(dataDir, 'team', 'create', '--name', 'Found', '--owner-email', 'found@acme.test');
+  t.equal(second.status, 0);
+  t.equal(second.stderr, '', 'the log exists now: no note');
+});
+
+t.test('agent set with nothing to change is refused, as site set and team set are', async (t) => {
+  const dataDir = join(scratch, 'agents');
+  const team = JSON.parse(cli(dataDir, 'team', 'create', '--name', 'Acme', '--owner-email', 'owner@acme.test').stdout) as { teamId: string };
+  const site = JSON.parse(cli(dataDir, 'site', 'create', '--team', team.teamId, '--domain', 'acme.test').stdout) as { siteId: string };
+  const refused = cli(dataDir, 'agent', 'set', '--site', site.siteId, '--key', 'outreach');
+  t.equal(refused.status, 1);
+  t.match(JSON.parse(refused.stdout), { error: /nothing to change: give --active/ });
+  const line = cli(dataDir, 'agent', 'set', '--site', site.siteId, '--key', 'outreach', '--sender-name', 'Ana\nBcc: x@y.example');
+  t.equal(line.status, 1);
+  t.match(JSON.parse(line.stdout), { error: /--sender-name must be one line of text/ });
+  t.equal(cli(dataDir, 'agent', 'set', '--site', site.siteId, '--key', 'outreach', '--sender-name', 'Ana', '--signature', 'Ana\nAcme').status, 0, 'a signature of two lines');
+});
