@@ -170,6 +170,7 @@ export const configSchema = z.object({
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   READY_MAX_LAG_EVENTS: z.coerce.number().int().min(0).default(10_000),
+  READY_MAX_STALL_MS: z.coerce.number().int().min(0).max(86_400_000).default(60_000),
   TRUST_PROXY: trustProxy.default(false),
   // Slow and numerous clients (the README's table): every connection is bounded in time, and the process in connections.
   HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),

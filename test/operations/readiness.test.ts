@@ -1,5 +1,5 @@
 import t from 'tap';
-import { startTestApp } from '../helpers/testApp.ts';
+import { TestClock, startTestApp } from '../helpers/testApp.ts';
 
 t.test('/readyz stays ready while projections are a little behind, and reports 503 past READY_MAX_LAG_EVENTS', async (t) => {
   const app = await startTestApp({ env: { READY_MAX_LAG_EVENTS: '5' } });
@@ -18,6 +18,39 @@ t.test('/readyz stays ready while projections are a little behind, and reports 5
   app.services.projections.start();
   t.ok(await app.services.projections.waitFor(await app.services.events.headPosition(), 5_000));
   t.equal((await readyz()).statusCode, 200, 'ready again once caught up');
+});
+
+t.test('/readyz reports 503 when projections stay behind at one position for READY_MAX_STALL_MS, however few events they lag', async (t) => {
+  const clock = new TestClock();
+  const app = await startTestApp({ clock, env: { READY_MAX_STALL_MS: '30000' } });
+  t.teardown(() => app.close());
+  const readyz = () => app.fastify.inject({ method: 'GET', url: '/readyz' });
+  const append = (n: number) =>
+    app.services.events.append(`site-stall-${n}`, [{ type: 'SiteSettingsChanged', data: { siteId: `stall-${n}`, changes: {}, changedAt: '2026-01-01T00:00:00.000Z' } }], 'any');
+  // Idle and caught up for a long time: a new event is not a stall.
+  clock.advance(3_600_000);
+  await app.services.projections.stop();
+  await append(0);
+  t.equal((await readyz()).statusCode, 200, 'one event behind, just now: ready');
+  clock.advance(29_000);
+  t.equal((await readyz()).statusCode, 200, 'behind at one position for 29 s: ready');
+  clock.advance(2_000);
+  const stalled = await readyz();
+  t.equal(stalled.statusCode, 503, 'for 31 s: not ready');
+  t.match(stalled.json().reason, /projections have not moved for 31 s while behind the log/);
+  app.services.projections.start();
+  t.ok(await app.services.projections.waitFor(await app.services.events.headPosition(), 5_000));
+  t.equal((await readyz()).statusCode, 200, 'ready again once caught up');
+  // Behind again, but moving between probes: ready.
+  await app.services.projections.stop();
+  await append(1);
+  t.equal((await readyz()).statusCode, 200);
+  clock.advance(40_000);
+  app.services.projections.start();
+  t.ok(await app.services.projections.waitFor(await app.services.events.headPosition(), 5_000));
+  await app.services.projections.stop();
+  await append(2);
+  t.equal((await readyz()).statusCode, 200, 'a new position behind: the stall is timed from now');
 });
 
 t.test('/readyz with a store that does not answer: 503 naming the store, the cause in the log only', async (t) => {

@@ -5,6 +5,9 @@ import { z } from 'zod';
 const plugin: FastifyPluginAsyncZod = async (app) => {
   // A store's outage is logged when it starts and when it ends, not on every probe of a load balancer.
   const down = new Set<string>();
+  // The projections' position when a probe first found them behind at it: a position that stays
+  // behind for READY_MAX_STALL_MS is a stall (every write waits for the read models meanwhile), however few events it lags.
+  let stalled: { at: bigint; since: number } | null = null;
   app.get('/healthz', { schema: { hide: true } }, async function healthz() {
     return { status: 'ok' };
   });
@@ -12,7 +15,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/readyz',
     { schema: { hide: true, response: { 200: z.object({ status: z.literal('ready') }), 503: z.object({ status: z.literal('not_ready'), reason: z.string() }) } } },
-    /** Ready when both stores answer and no projection is more than READY_MAX_LAG_EVENTS events behind the log. */
+    /** Ready when both stores answer, no projection is more than READY_MAX_LAG_EVENTS events behind the log, and none stays behind at one position for READY_MAX_STALL_MS. */
     async function readyz(_request, reply) {
       for (const [which, store] of [['event store', app.events], ['read-model store', app.readModels]] as const) {
         try {
@@ -28,6 +31,13 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
       await app.projections.refresh();
       const head = await app.events.headPosition();
       const at = app.projections.position;
+      const now = app.clock.now().getTime();
+      if (at >= head) stalled = null;
+      else if (stalled?.at !== at) stalled = { at, since: now };
+      const stallMs = app.config.READY_MAX_STALL_MS;
+      if (stalled && stallMs > 0 && now - stalled.since > stallMs) {
+        return reply.status(503).send({ status: 'not_ready' as const, reason: `projections have not moved for ${Math.round((now - stalled.since) / 1000)} s while behind the log (at ${at}, log at ${head})` });
+      }
       if (at < head) {
         // Counted, not subtracted: positions need not be contiguous (EventStoreDB's are byte offsets).
         const max = app.config.READY_MAX_LAG_EVENTS;
