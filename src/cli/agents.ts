@@ -54,7 +54,8 @@ export function registerAgentsCommands(program: Command, json: () => boolean, wi
   const agents = program.command('agents').description("a site's six agents, their runs (the same commands as the agents API)");
   agents
     .command('list')
-    .requiredOption('--site <siteId>')
+    .description("a site's agents: active or not, cadence, last run, settings")
+    .requiredOption('--site <siteId>', 'the site')
     .action(async (opts) =>
       withServices(async (s) => {
         const site = await siteOf(s, opts.site);
@@ -69,7 +70,7 @@ export function registerAgentsCommands(program: Command, json: () => boolean, wi
   agents
     .command('set')
     .description('toggle or tune one agent, as PUT .../agents/{agentKey}')
-    .requiredOption('--site <siteId>')
+    .requiredOption('--site <siteId>', 'the site')
     .addOption(new Option('--key <agentKey>', 'agent key').makeOptionMandatory().argParser(parseChoice('--key', AGENT_KEYS)))
     .addOption(new Option('--active <bool>', 'turn the agent on or off').argParser(parseBool('--active')))
     .option('--cadence-hours <n>', `scheduled runs every n hours (1..${CADENCE_HOURS_MAX}), or "none"`, cadenceHoursArg)
@@ -88,7 +89,7 @@ export function registerAgentsCommands(program: Command, json: () => boolean, wi
   agents
     .command('run')
     .description('queue an on-demand run (counts toward the 5 per hour per site); the runner executes it')
-    .requiredOption('--site <siteId>')
+    .requiredOption('--site <siteId>', 'the site')
     .addOption(new Option('--key <agentKey>', 'agent key').makeOptionMandatory().argParser(parseChoice('--key', AGENT_KEYS)))
     .action(async (opts) =>
       withServices(async (s) => {
@@ -100,9 +101,9 @@ export function registerAgentsCommands(program: Command, json: () => boolean, wi
   agents
     .command('runs')
     .description("a site's runs, newest first")
-    .requiredOption('--site <siteId>')
-    .addOption(new Option('--key <agentKey>').argParser(parseChoice('--key', AGENT_KEYS)))
-    .addOption(new Option('--status <status>').argParser(parseChoice('--status', RUN_STATUSES)))
+    .requiredOption('--site <siteId>', 'the site')
+    .addOption(new Option('--key <agentKey>', `one of: ${AGENT_KEYS.join(', ')}`).argParser(parseChoice('--key', AGENT_KEYS)))
+    .addOption(new Option('--status <status>', `one of: ${RUN_STATUSES.join(', ')}`).argParser(parseChoice('--status', RUN_STATUSES)))
     .option('--limit <n>', '1 to 100', '25')
     .action(async (opts) =>
       withServices(async (s) => {
@@ -118,7 +119,8 @@ export function registerAgentsCommands(program: Command, json: () => boolean, wi
   const credits = program.command('credits').description("a team's AI credit ledger");
   credits
     .command('grant')
-    .requiredOption('--team <teamId>')
+    .description('grant a team AI credits')
+    .requiredOption('--team <teamId>', 'the team')
     .requiredOption('--amount <n>', 'a positive whole number of credits')
     .option('--note <text>', 'why (kept on the ledger)')
     .action(async (opts) =>
@@ -130,7 +132,8 @@ export function registerAgentsCommands(program: Command, json: () => boolean, wi
     );
   credits
     .command('show')
-    .requiredOption('--team <teamId>')
+    .description("a team's credits: granted, used, balance")
+    .requiredOption('--team <teamId>', 'the team')
     .action(async (opts) =>
       withServices(async (s) => {
         await requireTeam(s, opts.team);

@@ -85,6 +85,7 @@ async function withServicesForRole<T>(fn: (services: Services) => Promise<T>): P
 const team = program.command('team').description('teams and their users');
 team
   .command('create')
+  .description('create a team and its owner')
   .requiredOption('--name <name>', 'team name')
   .requiredOption('--owner-email <email>', "owner's email address")
   .option('--owner-password <password>', "owner's dashboard password (or set OUTREACH_OWNER_PASSWORD)")
@@ -97,8 +98,9 @@ team
   );
 team
   .command('set')
-  .requiredOption('--team <teamId>')
-  .addOption(new Option('--billing <status>', 'team subscription status').argParser(parseChoice('--billing', BILLING_STATUSES)))
+  .description("change a team's subscription status")
+  .requiredOption('--team <teamId>', 'the team')
+  .addOption(new Option('--billing <status>', `team subscription status: ${BILLING_STATUSES.join(', ')}`).argParser(parseChoice('--billing', BILLING_STATUSES)))
   .action(async (opts) =>
     withServices(async (s) => {
       if (!opts.billing) throw new TenancyError('nothing to change: give --billing');
@@ -108,9 +110,10 @@ team
   );
 team
   .command('add-user')
-  .requiredOption('--team <teamId>')
-  .requiredOption('--email <email>')
-  .addOption(new Option('--role <role>').default('member').argParser(parseChoice('--role', ROLES)))
+  .description('add a person to a team (their address is claimed at once; without a password they cannot sign in to the dashboard)')
+  .requiredOption('--team <teamId>', 'the team')
+  .requiredOption('--email <email>', "the person's email address")
+  .addOption(new Option('--role <role>', `one of: ${ROLES.join(', ')}`).default('member').argParser(parseChoice('--role', ROLES)))
   .option('--password <password>', "the user's dashboard password (or set OUTREACH_USER_PASSWORD: kept out of shell history and ps)")
   .action(async (opts) =>
     withServices(async (s) => {
@@ -127,9 +130,10 @@ registerTeamUserCommands(team, json, withServices);
 const site = program.command('site').description('sites');
 site
   .command('create')
-  .requiredOption('--team <teamId>')
-  .addOption(new Option('--domain <domain>').makeOptionMandatory().argParser(parseDomain('--domain')))
-  .addOption(new Option('--plan <plan>').default('starter').argParser(parseChoice('--plan', PLANS)))
+  .description("create a team's site for a domain (its forwarding address is printed)")
+  .requiredOption('--team <teamId>', 'the team')
+  .addOption(new Option('--domain <domain>', "the site's domain").makeOptionMandatory().argParser(parseDomain('--domain')))
+  .addOption(new Option('--plan <plan>', `one of: ${PLANS.join(', ')}`).default('starter').argParser(parseChoice('--plan', PLANS)))
   .action(async (opts) =>
     withServices(async (s) => {
       const r = await createSite(s, { teamId: opts.team, domain: opts.domain, plan: opts.plan }, s.config.MAIL_DOMAIN);
@@ -138,13 +142,14 @@ site
   );
 site
   .command('set')
-  .requiredOption('--site <siteId>')
-  .addOption(new Option('--plan <plan>').argParser(parseChoice('--plan', PLANS)))
-  .addOption(new Option('--licensed <bool>').argParser(parseBool('--licensed')))
-  .addOption(new Option('--sending-domain-verified <bool>').argParser(parseBool('--sending-domain-verified')))
-  .addOption(new Option('--ai-credits <n>').argParser(parseNonNegativeInt('--ai-credits')))
-  .addOption(new Option('--daily-ingestion-cap <n>').argParser(parseNonNegativeInt('--daily-ingestion-cap')))
-  .addOption(new Option('--daily-extraction-cap <n>').argParser(parseNonNegativeInt('--daily-extraction-cap')))
+  .description("change a site's plan, licence, sending domain status, credits or daily caps")
+  .requiredOption('--site <siteId>', 'the site')
+  .addOption(new Option('--plan <plan>', `one of: ${PLANS.join(', ')}`).argParser(parseChoice('--plan', PLANS)))
+  .addOption(new Option('--licensed <bool>', 'true or false').argParser(parseBool('--licensed')))
+  .addOption(new Option('--sending-domain-verified <bool>', 'true or false').argParser(parseBool('--sending-domain-verified')))
+  .addOption(new Option('--ai-credits <n>', 'a whole number').argParser(parseNonNegativeInt('--ai-credits')))
+  .addOption(new Option('--daily-ingestion-cap <n>', 'ingestions per UTC day').argParser(parseNonNegativeInt('--daily-ingestion-cap')))
+  .addOption(new Option('--daily-extraction-cap <n>', 'AI extractions per UTC day').argParser(parseNonNegativeInt('--daily-extraction-cap')))
   .action(async (opts) =>
     withServices(async (s) => {
       const changes: Partial<SiteSettings> = {
@@ -168,7 +173,7 @@ site
   .command('webhooks')
   .description("turn the site's outbound webhooks on or off (events that happen while off are never delivered)")
   .addArgument(new Argument('<onOrOff>', 'on or off').choices(['on', 'off']))
-  .requiredOption('--site <siteId>')
+  .requiredOption('--site <siteId>', 'the site')
   .action(async (onOrOff: 'on' | 'off', opts) => {
     await withServices(async (s) => {
       await switchSiteWebhooks(s, { siteId: opts.site, enabled: onOrOff === 'on' });
@@ -179,7 +184,8 @@ site
 const apikey = program.command('apikey').description('API keys');
 apikey
   .command('create')
-  .requiredOption('--team <teamId>')
+  .description('create an API key (shown once)')
+  .requiredOption('--team <teamId>', 'the team')
   .requiredOption('--scopes <scopes>', `comma-separated, from: ${SCOPES.join(', ')}`, (v: string) => {
     const scopes = v.split(',').map((x) => x.trim()).filter(Boolean);
     const bad = scopes.filter((x) => !isScope(x));
@@ -196,7 +202,8 @@ apikey
   );
 apikey
   .command('revoke')
-  .requiredOption('--id <apiKeyId>')
+  .description('revoke an API key (refused at its next request)')
+  .requiredOption('--id <apiKeyId>', "the key's id (not the key)")
   .action(async (opts) =>
     withServices(async (s) => {
       await revokeApiKey(s, { apiKeyId: opts.id });
@@ -210,7 +217,10 @@ events
   .description('print every event of one stream')
   .action(async (stream: string) =>
     withServices(async (s) => {
-      for (const e of await s.events.readStream(stream)) process.stdout.write(eventLine(e) + '\n');
+      const recorded = await s.events.readStream(stream);
+      // A stream exists once something is recorded in it: a mistyped name would read as an empty stream.
+      if (recorded.length === 0) throw new TenancyError(`no stream ${JSON.stringify(stream)}: nothing is recorded under that name (names look like team-<teamId>, site-<siteId>; see events tail)`);
+      for (const e of recorded) process.stdout.write(eventLine(e) + '\n');
     }),
   );
 events
@@ -242,13 +252,14 @@ events
 const agent = program.command('agent').description("a site's agents (the agents API builds on the same events)");
 agent
   .command('set')
-  .requiredOption('--site <siteId>')
-  .addOption(new Option('--key <agentKey>', 'agent key').makeOptionMandatory().argParser(parseChoice('--key', AGENT_KEYS)))
+  .description("turn a site's agent on or off, or change the Outreach Agent's reply settings")
+  .requiredOption('--site <siteId>', 'the site')
+  .addOption(new Option('--key <agentKey>', `one of: ${AGENT_KEYS.join(', ')}`).makeOptionMandatory().argParser(parseChoice('--key', AGENT_KEYS)))
   .addOption(new Option('--active <bool>', 'turn the agent on or off').argParser(parseBool('--active')))
   .addOption(new Option('--auto-reply <bool>', 'let the agent send replies on its own').argParser(parseBool('--auto-reply')))
   .option('--sender-name <name>', 'outreach: the name replies are sent from (empty: the site domain)')
   .option('--signature <text>', 'outreach: closing signature of replies (empty: none)')
-  .addOption(new Option('--tone <tone>', 'outreach: wording of replies').argParser(parseChoice('--tone', REPLY_TONES)))
+  .addOption(new Option('--tone <tone>', `outreach: wording of replies: ${REPLY_TONES.join(', ')}`).argParser(parseChoice('--tone', REPLY_TONES)))
   .addOption(new Option('--decline-replies <bool>', 'outreach: answer declined pitches with a polite no').argParser(parseBool('--decline-replies')))
   .action(async (opts) =>
     withServices(async (s) => {
@@ -268,11 +279,12 @@ agent
 const contact = program.command('contact').description("contacts and the team's suppression list");
 contact
   .command('suppress')
-  .requiredOption('--team <teamId>')
-  .requiredOption('--email <email>')
+  .description("add an address to the team's suppression list (the agent never writes to it)")
+  .requiredOption('--team <teamId>', 'the team')
+  .requiredOption('--email <email>', 'the address')
   .option('--site <siteId>', 'the site the suppression is reported on (default: every site of the team)')
   .addOption(new Option('--reason <reason>', `why (${SUPPRESSION_REASONS.join(', ')}); an entry only moves to a stronger reason`).default('manual').argParser(parseChoice('--reason', SUPPRESSION_REASONS)))
-  .addOption(new Option('--source <source>', 'how it was learnt').default('manual').argParser(parseChoice('--source', SUPPRESSION_SOURCES)))
+  .addOption(new Option('--source <source>', `how it was learnt: ${SUPPRESSION_SOURCES.join(', ')}`).default('manual').argParser(parseChoice('--source', SUPPRESSION_SOURCES)))
   .action(async (opts) =>
     withServices(async (s) => {
       // The read models as the log stands (no server may be running to keep them current).

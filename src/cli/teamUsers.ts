@@ -16,7 +16,7 @@ export function registerTeamUserCommands(team: Command, json: () => boolean, wit
   team
     .command('users')
     .description("list the team's users")
-    .requiredOption('--team <teamId>')
+    .requiredOption('--team <teamId>', 'the team')
     .action(async (opts) =>
       withServices(async (s) => {
         await requireTeam(s, opts.team);
@@ -34,8 +34,8 @@ export function registerTeamUserCommands(team: Command, json: () => boolean, wit
   team
     .command('remove-user')
     .description('take a user out of the team: their dashboard sessions end and the apps they connected are disconnected')
-    .requiredOption('--team <teamId>')
-    .requiredOption('--user <userIdOrEmail>')
+    .requiredOption('--team <teamId>', 'the team')
+    .requiredOption('--user <userIdOrEmail>', "the user's id or email address")
     .action(async (opts) =>
       withServices(async (s) => {
         const user = await findTeamUser(s, opts.team, opts.user);
@@ -54,9 +54,9 @@ export function registerTeamUserCommands(team: Command, json: () => boolean, wit
   team
     .command('set-role')
     .description("change a user's role; a user made member is disconnected from the apps they connected")
-    .requiredOption('--team <teamId>')
-    .requiredOption('--user <userIdOrEmail>')
-    .addOption(new Option('--role <role>').makeOptionMandatory().argParser(parseChoice('--role', ROLES)))
+    .requiredOption('--team <teamId>', 'the team')
+    .requiredOption('--user <userIdOrEmail>', "the user's id or email address")
+    .addOption(new Option('--role <role>', `one of: ${ROLES.join(', ')}`).makeOptionMandatory().argParser(parseChoice('--role', ROLES)))
     .action(async (opts) =>
       withServices(async (s) => {
         const user = await teamUser(s, opts.team, opts.user);
@@ -67,8 +67,8 @@ export function registerTeamUserCommands(team: Command, json: () => boolean, wit
   team
     .command('set-password')
     .description("set a user's dashboard password (every session they had ends)")
-    .requiredOption('--team <teamId>')
-    .requiredOption('--user <userIdOrEmail>')
+    .requiredOption('--team <teamId>', 'the team')
+    .requiredOption('--user <userIdOrEmail>', "the user's id or email address")
     .option('--password <password>', 'the new password (or set OUTREACH_USER_PASSWORD: kept out of shell history and ps)')
     .option('--remove-password', 'take the dashboard sign-in away instead')
     .action(async (opts) =>
@@ -90,8 +90,8 @@ export function registerTeamUserCommands(team: Command, json: () => boolean, wit
   team
     .command('end-sessions')
     .description("sign a user out of every browser (a lost laptop, a stolen cookie)")
-    .requiredOption('--team <teamId>')
-    .requiredOption('--user <userIdOrEmail>')
+    .requiredOption('--team <teamId>', 'the team')
+    .requiredOption('--user <userIdOrEmail>', "the user's id or email address")
     .action(async (opts) =>
       withServices(async (s) => {
         const user = await teamUser(s, opts.team, opts.user);

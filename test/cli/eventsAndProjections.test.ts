@@ -39,7 +39,8 @@ t.test('events read <stream> and events tail --no-follow print JSON lines with t
   for (const l of lines) {
     t.match(l, { type: String, position: /^\d+$/, time: /^\d{4}-\d\d-\d\dT.*Z$/, data: Object, stream: `team-${teamId}` });
   }
-  t.same(unknown.stdout, '', 'an unknown stream prints nothing');
+  t.equal(unknown.code, 1, 'an unknown stream is an error, not an empty stream');
+  t.match(unknown.json(), { error: /no stream "team-nope"/ });
   t.equal(tail.code, 0, tail.stderr);
   const all = tail.lines<EventLine>();
   t.ok(all.length > lines.length);

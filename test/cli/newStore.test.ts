@@ -40,3 +40,10 @@ t.test('agent set with nothing to change is refused, as site set and team set ar
   t.match(JSON.parse(line.stdout), { error: /--sender-name must be one line of text/ });
   t.equal(cli(dataDir, 'agent', 'set', '--site', site.siteId, '--key', 'outreach', '--sender-name', 'Ana', '--signature', 'Ana\nAcme').status, 0, 'a signature of two lines');
 });
+
+t.test('events read of a stream nothing is recorded under is an error, not an empty stream', async (t) => {
+  const dataDir = join(scratch, 'agents');
+  const unknown = cli(dataDir, 'events', 'read', 'nope-stream');
+  t.equal(unknown.status, 1);
+  t.match(JSON.parse(unknown.stdout), { error: /no stream "nope-stream": nothing is recorded under that name/ });
+});
