@@ -95,7 +95,8 @@ export type UrlProblem = string | null;
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-const REASON_PHRASES: Record<RefusalReason, string> = {
+/** A refused address class in words, with its article ("a link-local address"). */
+export const REASON_PHRASES: Record<RefusalReason, string> = {
   unspecified: 'an unspecified address',
   private: 'a private address',
   shared_address: 'a shared address space address (100.64.0.0/10)',

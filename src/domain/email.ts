@@ -6,7 +6,6 @@ export const normaliseEmail = (email: string) => email.trim().toLowerCase();
  * form, so punycode domains (`xn--p1ai`), digits in the top-level label and RFC 5322 local-part
  * characters such as `&` pass (zod's default pattern refused these), with the local part a dot-atom
  * (no leading, trailing or doubled dot, which mail servers refuse) and at least one dot in the
- * domain, since mail goes out to it over the public internet. The local part is at most 64
- * characters (RFC 5321 §4.5.3.1.1: no mail server takes a longer one).
+ * domain, since mail goes out to it over the public internet.
  */
-export const EMAIL_ADDRESS_SHAPE = /^(?=[^@]{1,64}@)[a-zA-Z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-zA-Z0-9!#$%&'*+/=?^_`{|}~-]+)*@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)+$/;
+export const EMAIL_ADDRESS_SHAPE = /^[a-zA-Z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-zA-Z0-9!#$%&'*+/=?^_`{|}~-]+)*@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)+$/;

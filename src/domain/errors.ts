@@ -75,5 +75,12 @@ export const insufficientCredits = (balance: number) =>
   new ServiceError('INSUFFICIENT_CREDITS', `The team's AI credit balance is ${balance}; agent runs need credits while credit enforcement is on.`);
 export const agentInactive = (agentKey: string) => new ServiceError('AGENT_INACTIVE', `The agent ${agentKey} is not active on this site; activate it first.`);
 export const agentNotFound = (agentKey: string) => new ServiceError('AGENT_NOT_FOUND', `Unknown agent key ${JSON.stringify(agentKey.slice(0, 100))}.`);
+/** The first ten keys named (each cut at 100 characters), then how many more: 3,000 unknown keys made a 300 KB message. */
 export const unknownSetting = (agentKey: string, keys: string[]) =>
-  new ServiceError('UNKNOWN_SETTING', `The agent ${agentKey} has no setting ${keys.map((k) => JSON.stringify(k.slice(0, 100))).join(', ')}.`);
+  new ServiceError(
+    'UNKNOWN_SETTING',
+    `The agent ${agentKey} has no setting ${keys
+      .slice(0, 10)
+      .map((k) => JSON.stringify(k.slice(0, 100)))
+      .join(', ')}${keys.length > 10 ? ` (and ${keys.length - 10} more)` : ''}.`,
+  );

@@ -20,7 +20,8 @@ export function refuseNonUtf8Bodies(app: FastifyInstance): void {
   app.addHook('onRequest', async (request, reply) => {
     // A compressed body would be parsed as if it were plain (RFC 9110 §8.4: 415, naming what is accepted).
     const encoding = request.headers['content-encoding']?.trim().toLowerCase();
-    if (encoding && encoding !== 'identity') {
+    const hasBody = request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
+    if (encoding && encoding !== 'identity' && hasBody) {
       reply.header('accept-encoding', 'identity');
       const message = `Request bodies are taken as they are; the Content-Encoding ${JSON.stringify(encoding.slice(0, 40))} is not accepted.`;
       throw Object.assign(new Error(message), { statusCode: 415, code: UNSUPPORTED_CHARSET });

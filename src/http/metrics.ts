@@ -154,8 +154,11 @@ export function metricsAllowed(token: string | undefined, authorization: string 
   return token ? bearerMatches(authorization, token) : LOOPBACK.test(socketAddress ?? '') && LOOPBACK.test(clientAddress ?? '');
 }
 
+/** `Bearer <token>`: the scheme in any case, one or more spaces after it (RFC 6750 §2.1); the token compared in constant time. */
 function bearerMatches(header: string | undefined, token: string): boolean {
-  const presented = Buffer.from(header ?? '');
-  const expected = Buffer.from(`Bearer ${token}`);
+  const match = /^bearer +(.+)$/i.exec(header ?? '');
+  if (!match) return false;
+  const presented = Buffer.from(match[1]!);
+  const expected = Buffer.from(token);
   return presented.length === expected.length && timingSafeEqual(presented, expected);
 }

@@ -11,7 +11,8 @@ export const pageQuery = z.strictObject({
     .transform(Number)
     .pipe(z.number().int().min(1).max(100))
     .default(25)
-    .meta({ description: '1 to 100, default 25' }),
+    // Documented as the integer it is (the parsing above is the query string's): as before, for generated clients.
+    .meta({ type: 'integer', minimum: 1, maximum: 100, default: 25, pattern: undefined, description: '1 to 100, default 25' }),
   cursor: z.string().max(1_000).optional().meta({ description: 'nextCursor of the previous page' }),
 });
 

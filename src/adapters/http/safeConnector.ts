@@ -2,7 +2,7 @@ import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'nod
 import { type BlockList, isIP } from 'node:net';
 import { createSecureContext, rootCertificates } from 'node:tls';
 import { buildConnector } from 'undici';
-import { type RefusalReason, refusalReason } from '../../domain/destination.ts';
+import { REASON_PHRASES, refusalReason } from '../../domain/destination.ts';
 
 export class BlockedDestinationError extends Error {
   override readonly name = 'BlockedDestinationError';
@@ -18,8 +18,6 @@ export interface SafeConnectorOptions {
   timeoutMs: number;
 }
 
-/** A refusal reason in words ("link local", not "link_local"). */
-const inWords = (reason: RefusalReason) => reason.replace('_', ' ');
 
 /**
  * An undici connector for outbound HTTPS to addresses outside the service's own networks (webhook
@@ -35,7 +33,7 @@ export function safeConnector(options: SafeConnectorOptions): buildConnector.con
       if (err) return callback(err);
       for (const a of addresses) {
         const reason = refusalReason(a.address, allowed);
-        if (reason) return callback(new BlockedDestinationError(`${hostname} resolves to a ${inWords(reason)} address`));
+        if (reason) return callback(new BlockedDestinationError(`${hostname} resolves to ${REASON_PHRASES[reason]}`));
       }
       if (addresses.length === 0) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }));
       if (opts.all) callback(null, addresses);
@@ -59,7 +57,7 @@ export function safeConnector(options: SafeConnectorOptions): buildConnector.con
     if (isIP(literal) !== 0) {
       const reason = refusalReason(literal, allowed);
       if (reason) {
-        callback(new BlockedDestinationError(`destination is a ${inWords(reason)} address`), null);
+        callback(new BlockedDestinationError(`destination is ${REASON_PHRASES[reason]}`), null);
         return;
       }
     }
@@ -69,7 +67,7 @@ export function safeConnector(options: SafeConnectorOptions): buildConnector.con
       const reason = address ? refusalReason(address, allowed) : 'unspecified';
       if (reason) {
         socket.destroy();
-        return callback(new BlockedDestinationError(`connected address is ${inWords(reason)}`), null);
+        return callback(new BlockedDestinationError(`connected address is ${REASON_PHRASES[reason]}`), null);
       }
       callback(null, socket);
     });

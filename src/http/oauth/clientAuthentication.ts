@@ -26,7 +26,7 @@ export function readParams(body: unknown): Params {
 
 /** client_id:client_secret from HTTP Basic, each form-urlencoded (RFC 6749 §2.3.1). */
 function parseBasic(header: string): { clientId: string; secret: string } | null {
-  const match = /^Basic ([A-Za-z0-9+/]+=*)$/i.exec(header.trim());
+  const match = /^Basic +([A-Za-z0-9+/]+=*)$/i.exec(header.trim());
   if (!match) return null;
   const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
