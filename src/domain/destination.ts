@@ -135,7 +135,7 @@ export function webhookUrlProblem(url: string, allowed?: BlockList): UrlProblem 
     const reason = refusalReason(host, allowed);
     if (reason) return `url points to ${REASON_PHRASES[reason]}, which webhooks may not target`;
   } else if (!isHostName(host)) {
-    return 'url must name a host: labels of letters, digits and hyphens (not at either end), 1 to 63 characters each, separated by single dots';
+    return 'url must name a host: labels of letters, digits, hyphens and underscores (no hyphen at either end), 1 to 63 characters each, separated by single dots';
   } else if (host === 'localhost' || host.endsWith('.localhost')) {
     // Delivery refuses a name when any address it resolves to is refused, and localhost is 127.0.0.1
     // (often ::1 too): accepted only when 127.0.0.1 is allowed, so what is created can be delivered.

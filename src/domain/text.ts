@@ -9,8 +9,8 @@ const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, 'g');
 export const isCleanText = (v: string) => !CONTROL.test(v) && !LONE_SURROGATE.test(v);
 export const CLEAN_TEXT_MESSAGE = 'must be text: no NUL or other control character, no unpaired surrogate';
 
-/** Clean text on one line (a name, a keyword): no line break either (LF, CR, VT, FF, U+2028, U+2029). */
-export const isOneLineText = (v: string) => isCleanText(v) && !/[\n\v\f\r\u2028\u2029]/.test(v);
+/** Clean text on one line (a name, a keyword): no line break either (LF, CR, VT, FF, NEL, U+2028, U+2029), nor DEL or a C1 control. */
+export const isOneLineText = (v: string) => isCleanText(v) && !/[\n\v\f\r\u007f-\u009f\u2028\u2029]/.test(v);
 export const ONE_LINE_TEXT_MESSAGE = 'must be one line of text: no line break, NUL or other control character, no unpaired surrogate';
 
 /** Blank: nothing but white space and invisible characters (control and format ones, a zero-width space say). */

@@ -129,13 +129,16 @@ export class ReplySender {
     while (this.tasks.size > 0) await Promise.allSettled([...this.tasks]);
   }
 
+  /** Runs `fn` after `ms`; a wait beyond a timer's reach (a retry time stored before delays were capped) is taken in steps. */
   private later(messageId: string, ms: number, fn: () => Promise<void>) {
+    const step = Math.min(ms, LONGEST_RETRY_DELAY_MS);
     this.timers.set(
       messageId,
       setTimeout(() => {
+        if (ms > step) return this.later(messageId, ms - step, fn);
         this.timers.delete(messageId);
         this.run(messageId, fn);
-      }, ms),
+      }, step),
     );
   }
 

@@ -1,4 +1,4 @@
-import type { PendingDelivery } from '../../domain/webhookDelivery.ts';
+import { LONGEST_RETRY_DELAY_MS, type PendingDelivery } from '../../domain/webhookDelivery.ts';
 
 /** A delivery this process holds: queued, waiting for its due time, or in flight. */
 export type Job = PendingDelivery;
@@ -105,16 +105,21 @@ export class Scheduler {
     const k = jobKey(job);
     if (this.held.has(k) || this.stopped) return;
     this.held.add(k);
+    if (job.dueAt - this.options.now() <= 0) this.enqueue(job);
+    else this.wait(k, job);
+  }
+
+  /** Until the job is due; a due time beyond a timer's reach (one stored before retry delays were capped) is waited for in steps. */
+  private wait(k: string, job: Job): void {
     const delay = job.dueAt - this.options.now();
-    if (delay <= 0) this.enqueue(job);
-    else
-      this.timers.set(
-        k,
-        setTimeout(() => {
-          this.timers.delete(k);
-          this.enqueue(job);
-        }, delay),
-      );
+    this.timers.set(
+      k,
+      setTimeout(() => {
+        if (job.dueAt - this.options.now() > 0) return this.wait(k, job);
+        this.timers.delete(k);
+        this.enqueue(job);
+      }, Math.min(delay, LONGEST_RETRY_DELAY_MS)),
+    );
   }
 
   /** Drops one subscription's waiting and queued jobs (deleted or disabled); attempts in flight run on. */
