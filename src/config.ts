@@ -106,7 +106,7 @@ const publicBaseUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// o
   try {
     url = new URL(v);
   } catch {
-    return false; // already reported by z.url
+    return true; // z.url reports it (zod runs a refinement after a failed check too: one line per variable)
   }
   return url.hostname !== '' && url.username === '' && url.password === '' && !/[?#]/.test(v);
 }, 'must be an http(s) address with a host and no credentials, query or fragment');

@@ -70,7 +70,8 @@ export async function assertPortFree(host: string, port: number, variables = { h
     });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE' || !isSystemError(error)) throw error;
+    if (!isSystemError(error)) throw error;
+    if (code === 'EADDRINUSE') throw new StartupError(`${variables.port}: ${host}:${port} is already in use (another instance running?)`, { cause: error });
     if (code === 'EACCES') throw new StartupError(`${variables.port}: this process may not listen on port ${port} (below 1024 needs privileges)`, { cause: error });
     const why = code === 'ENOTFOUND' || code === 'EAI_AGAIN' ? 'the name does not resolve' : code === 'EADDRNOTAVAIL' ? 'not an address of this machine' : (error as Error).message;
     throw new StartupError(`${variables.host}: cannot listen on ${host}: ${why}`, { cause: error });

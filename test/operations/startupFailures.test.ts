@@ -61,8 +61,11 @@ t.test('the port is taken (a second npm start): refused before any background ro
   const port = (holder.address() as AddressInfo).port;
   const r = await start({ DATA_DIR: join(scratch, 'port'), PORT: String(port) });
   t.equal(r.code, 1);
-  oneLine(t, r.out, new RegExp(`cannot start: 127\\.0\\.0\\.1:${port} is already in use`), 'port');
+  oneLine(t, r.out, new RegExp(`cannot start: PORT: 127\\.0\\.0\\.1:${port} is already in use`), 'port');
   t.notMatch(r.out, /background roles started/, 'nothing was started');
+  const smtp = await start({ DATA_DIR: join(scratch, 'port'), SMTP_ENABLED: 'true', SMTP_HOST: '127.0.0.1', SMTP_PORT: String(port) });
+  t.equal(smtp.code, 1);
+  oneLine(t, smtp.out, new RegExp(`cannot start: SMTP_PORT: 127\\.0\\.0\\.1:${port} is already in use`), 'the mail port names its variable');
 });
 
 t.test('HOST or SMTP_HOST that does not resolve, or is not an address of this machine: one line naming the variable', async (t) => {

@@ -122,6 +122,15 @@ t.test('TRUST_PROXY: false, true, or the proxies\' addresses; a header timeout l
   }
 });
 
+t.test('a PUBLIC_BASE_URL that is no URL is one line', async (t) => {
+  try {
+    loadConfig({ PUBLIC_BASE_URL: 'notaurl' });
+    t.fail('accepted');
+  } catch (error) {
+    t.equal((error as Error).message.match(/PUBLIC_BASE_URL/g)?.length, 1, (error as Error).message);
+  }
+});
+
 t.test('several bad values: every one is named', async (t) => {
   try {
     loadConfig({ PORT: 'abc', LOG_LEVEL: 'loud', SECRET_KEY: 'short' });
