@@ -10,7 +10,7 @@ import { listAgentRuns } from '../readModels/agentRuns.ts';
 import { listAgents } from '../readModels/agentViews.ts';
 import { getSite } from '../readModels/sites.ts';
 import type { Services } from '../services.ts';
-import { decimal, parseBool, parseChoice, print } from './output.ts';
+import { decimal, parseBool, choiceOption, print } from './output.ts';
 
 type WithServices = <T>(fn: (services: Services) => Promise<T>) => Promise<T>;
 
@@ -71,7 +71,7 @@ export function registerAgentsCommands(program: Command, json: () => boolean, wi
     .command('set')
     .description('toggle or tune one agent, as PUT .../agents/{agentKey}')
     .requiredOption('--site <siteId>', 'the site')
-    .addOption(new Option('--key <agentKey>', 'agent key').makeOptionMandatory().argParser(parseChoice('--key', AGENT_KEYS)))
+    .addOption(choiceOption('--key <agentKey>', AGENT_KEYS).makeOptionMandatory())
     .addOption(new Option('--active <bool>', 'turn the agent on or off').argParser(parseBool('--active')))
     .option('--cadence-hours <n>', `scheduled runs every n hours (1..${CADENCE_HOURS_MAX}), or "none"`, cadenceHoursArg)
     .option('--setting <key=value>', 'one setting (repeatable); the value is JSON or text', collectSetting)
@@ -90,7 +90,7 @@ export function registerAgentsCommands(program: Command, json: () => boolean, wi
     .command('run')
     .description('queue an on-demand run (counts toward the 5 per hour per site); the runner executes it')
     .requiredOption('--site <siteId>', 'the site')
-    .addOption(new Option('--key <agentKey>', 'agent key').makeOptionMandatory().argParser(parseChoice('--key', AGENT_KEYS)))
+    .addOption(choiceOption('--key <agentKey>', AGENT_KEYS).makeOptionMandatory())
     .action(async (opts) =>
       withServices(async (s) => {
         const site = await siteOf(s, opts.site);
@@ -102,8 +102,8 @@ export function registerAgentsCommands(program: Command, json: () => boolean, wi
     .command('runs')
     .description("a site's runs, newest first")
     .requiredOption('--site <siteId>', 'the site')
-    .addOption(new Option('--key <agentKey>', `one of: ${AGENT_KEYS.join(', ')}`).argParser(parseChoice('--key', AGENT_KEYS)))
-    .addOption(new Option('--status <status>', `one of: ${RUN_STATUSES.join(', ')}`).argParser(parseChoice('--status', RUN_STATUSES)))
+    .addOption(choiceOption('--key <agentKey>', AGENT_KEYS))
+    .addOption(choiceOption('--status <status>', RUN_STATUSES))
     .option('--limit <n>', '1 to 100', '25')
     .action(async (opts) =>
       withServices(async (s) => {

@@ -20,7 +20,7 @@ import {
 import { BILLING_STATUSES, ROLES } from '../domain/team.ts';
 import { PLANS, type SiteSettings } from '../domain/site.ts';
 import { SCOPES, isScope, type Scope } from '../domain/scopes.ts';
-import { eventLine, parseBool, parseChoice, parseDomain, parseNonNegativeInt, print } from './output.ts';
+import { eventLine, parseBool, choiceOption, parseDomain, parseNonNegativeInt, print } from './output.ts';
 import { registerWebhookCommands } from './webhooks.ts';
 import { registerTeamUserCommands } from './teamUsers.ts';
 import { registerSendingDomainCommands } from './sendingDomain.ts';
@@ -100,7 +100,7 @@ team
   .command('set')
   .description("change a team's subscription status")
   .requiredOption('--team <teamId>', 'the team')
-  .addOption(new Option('--billing <status>', `team subscription status: ${BILLING_STATUSES.join(', ')}`).argParser(parseChoice('--billing', BILLING_STATUSES)))
+  .addOption(choiceOption('--billing <status>', BILLING_STATUSES, (list) => `team subscription status: ${list}`))
   .action(async (opts) =>
     withServices(async (s) => {
       if (!opts.billing) throw new TenancyError('nothing to change: give --billing');
@@ -113,7 +113,7 @@ team
   .description('add a person to a team (their address is claimed at once; without a password they cannot sign in to the dashboard)')
   .requiredOption('--team <teamId>', 'the team')
   .requiredOption('--email <email>', "the person's email address")
-  .addOption(new Option('--role <role>', `one of: ${ROLES.join(', ')}`).default('member').argParser(parseChoice('--role', ROLES)))
+  .addOption(choiceOption('--role <role>', ROLES).default('member'))
   .option('--password <password>', "the user's dashboard password (or set OUTREACH_USER_PASSWORD: kept out of shell history and ps)")
   .action(async (opts) =>
     withServices(async (s) => {
@@ -133,7 +133,7 @@ site
   .description("create a team's site for a domain (its forwarding address is printed)")
   .requiredOption('--team <teamId>', 'the team')
   .addOption(new Option('--domain <domain>', "the site's domain").makeOptionMandatory().argParser(parseDomain('--domain')))
-  .addOption(new Option('--plan <plan>', `one of: ${PLANS.join(', ')}`).default('starter').argParser(parseChoice('--plan', PLANS)))
+  .addOption(choiceOption('--plan <plan>', PLANS).default('starter'))
   .action(async (opts) =>
     withServices(async (s) => {
       const r = await createSite(s, { teamId: opts.team, domain: opts.domain, plan: opts.plan }, s.config.MAIL_DOMAIN);
@@ -144,7 +144,7 @@ site
   .command('set')
   .description("change a site's plan, licence, sending domain status, credits or daily caps")
   .requiredOption('--site <siteId>', 'the site')
-  .addOption(new Option('--plan <plan>', `one of: ${PLANS.join(', ')}`).argParser(parseChoice('--plan', PLANS)))
+  .addOption(choiceOption('--plan <plan>', PLANS))
   .addOption(new Option('--licensed <bool>', 'true or false').argParser(parseBool('--licensed')))
   .addOption(new Option('--sending-domain-verified <bool>', 'true or false').argParser(parseBool('--sending-domain-verified')))
   .addOption(new Option('--ai-credits <n>', 'a whole number').argParser(parseNonNegativeInt('--ai-credits')))
@@ -254,12 +254,12 @@ agent
   .command('set')
   .description("turn a site's agent on or off, or change the Outreach Agent's reply settings")
   .requiredOption('--site <siteId>', 'the site')
-  .addOption(new Option('--key <agentKey>', `one of: ${AGENT_KEYS.join(', ')}`).makeOptionMandatory().argParser(parseChoice('--key', AGENT_KEYS)))
+  .addOption(choiceOption('--key <agentKey>', AGENT_KEYS).makeOptionMandatory())
   .addOption(new Option('--active <bool>', 'turn the agent on or off').argParser(parseBool('--active')))
   .addOption(new Option('--auto-reply <bool>', 'let the agent send replies on its own').argParser(parseBool('--auto-reply')))
   .option('--sender-name <name>', 'outreach: the name replies are sent from (empty: the site domain)')
   .option('--signature <text>', 'outreach: closing signature of replies (empty: none)')
-  .addOption(new Option('--tone <tone>', `outreach: wording of replies: ${REPLY_TONES.join(', ')}`).argParser(parseChoice('--tone', REPLY_TONES)))
+  .addOption(choiceOption('--tone <tone>', REPLY_TONES, (list) => `outreach: wording of replies: ${list}`))
   .addOption(new Option('--decline-replies <bool>', 'outreach: answer declined pitches with a polite no').argParser(parseBool('--decline-replies')))
   .action(async (opts) =>
     withServices(async (s) => {
@@ -279,12 +279,12 @@ agent
 const contact = program.command('contact').description("contacts and the team's suppression list");
 contact
   .command('suppress')
-  .description("add an address to the team's suppression list (the agent never writes to it)")
+  .description("add an address to the team's suppression list (the agent never mails the addresses on it)")
   .requiredOption('--team <teamId>', 'the team')
   .requiredOption('--email <email>', 'the address')
   .option('--site <siteId>', 'the site the suppression is reported on (default: every site of the team)')
-  .addOption(new Option('--reason <reason>', `why (${SUPPRESSION_REASONS.join(', ')}); an entry only moves to a stronger reason`).default('manual').argParser(parseChoice('--reason', SUPPRESSION_REASONS)))
-  .addOption(new Option('--source <source>', `how it was learnt: ${SUPPRESSION_SOURCES.join(', ')}`).default('manual').argParser(parseChoice('--source', SUPPRESSION_SOURCES)))
+  .addOption(choiceOption('--reason <reason>', SUPPRESSION_REASONS, (list) => `why (${list}); an entry only moves to a stronger reason`).default('manual'))
+  .addOption(choiceOption('--source <source>', SUPPRESSION_SOURCES, (list) => `how it was learnt: ${list}`).default('manual'))
   .action(async (opts) =>
     withServices(async (s) => {
       // The read models as the log stands (no server may be running to keep them current).

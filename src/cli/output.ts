@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
 import { hasDomainLabels } from '../domain/domainName.ts';
 
 /** Every command prints one JSON object with --json, or a short human line without. */
@@ -20,6 +20,14 @@ export function parseChoice<T extends string>(name: string, choices: readonly T[
     if ((choices as readonly string[]).includes(value)) return value as T;
     throw new InvalidArgumentError(`${name} must be one of ${choices.join(', ')}`);
   };
+}
+
+/**
+ * An option that takes one of `choices`: its help lists them (`describe` words the line around the
+ * list, by default "one of: …"), and any other value is refused naming them.
+ */
+export function choiceOption<T extends string>(flags: string, choices: readonly T[], describe = (list: string) => `one of: ${list}`): Option {
+  return new Option(flags, describe(choices.join(', '))).argParser(parseChoice(flags.split(' ')[0]!, choices));
 }
 
 /** A whole number written in decimal digits, else NaN: `Number()` also reads `0x10`, `1e3` and blanks as numbers. */

@@ -1,4 +1,4 @@
-import { type Command, Option } from 'commander';
+import type { Command } from 'commander';
 import { normaliseEmail } from '../domain/email.ts';
 import { ROLES } from '../domain/team.ts';
 import { TenancyError, requireTeam } from '../commands/tenancy.ts';
@@ -7,7 +7,7 @@ import { appsIfMember, holdingsOfUser } from '../readModels/userHoldings.ts';
 import { openSessionsOfUser } from '../readModels/dashboardSessions.ts';
 import { type UserDoc, findUserByEmail, getUser, listUsersOfTeam } from '../readModels/users.ts';
 import type { Services } from '../services.ts';
-import { parseChoice, print } from './output.ts';
+import { choiceOption, print } from './output.ts';
 
 type WithServices = <T>(fn: (services: Services) => Promise<T>) => Promise<T>;
 
@@ -56,7 +56,7 @@ export function registerTeamUserCommands(team: Command, json: () => boolean, wit
     .description("change a user's role; a user made member is disconnected from the apps they connected")
     .requiredOption('--team <teamId>', 'the team')
     .requiredOption('--user <userIdOrEmail>', "the user's id or email address")
-    .addOption(new Option('--role <role>', `one of: ${ROLES.join(', ')}`).makeOptionMandatory().argParser(parseChoice('--role', ROLES)))
+    .addOption(choiceOption('--role <role>', ROLES).makeOptionMandatory())
     .action(async (opts) =>
       withServices(async (s) => {
         const user = await teamUser(s, opts.team, opts.user);
