@@ -12,7 +12,7 @@ import { oauthAccessTokenResolver } from './http/oauth/accessTokenResolver.ts';
 import { oauth } from './http/oauth/index.ts';
 import { mcp } from './mcp/index.ts';
 import { dashboard } from './http/dashboard/index.ts';
-import { refuseNonUtf8Bodies, utf8Body } from './http/charset.ts';
+import { fromUtf8, refuseNonUtf8Bodies } from './http/charset.ts';
 import { installErrorHandling } from './http/errorHandler.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { metricsPlugin } from './http/metrics.ts';
@@ -56,12 +56,11 @@ export const app = fp(
     // a body still refuse it with 400 VALIDATION_ERROR through their schema.
     const parseJson = fastify.getDefaultJsonParser('error', 'error');
     fastify.removeContentTypeParser('application/json');
-    fastify.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit }, (request, body, done) => {
-      if ((body as Buffer).length === 0) return done(null, undefined);
-      const text = utf8Body(body as Buffer);
-      if (text instanceof Error) return done(text, undefined);
-      parseJson(request, text, done);
-    });
+    fastify.addContentTypeParser(
+      'application/json',
+      { parseAs: 'buffer', bodyLimit },
+      fromUtf8((request, text, done) => (text === '' ? done(null, undefined) : parseJson(request, text, done))),
+    );
 
     await fastify.register(swagger, {
       openapi: {

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 /** The charset a `Content-Type` names, lower-cased and unquoted, or null when it names none. */
 export function declaredCharset(contentType: string): string | null {
@@ -51,3 +51,17 @@ export function utf8Body(body: Buffer): string | Error {
     return Object.assign(new Error('Request body is not valid UTF-8.'), { statusCode: 400, code: INVALID_UTF8_BODY });
   }
 }
+
+type Done = (error: Error | null, body?: unknown) => void;
+
+/**
+ * A content-type parser (`parseAs: 'buffer'`) that decodes the body strictly as UTF-8 and hands the
+ * text to `then`; bytes that are not UTF-8 are refused with INVALID_UTF8_BODY (each scope words it).
+ */
+export const fromUtf8 =
+  (then: (request: FastifyRequest, text: string, done: Done) => void) =>
+  (request: FastifyRequest, body: string | Buffer, done: Done): void => {
+    const text = utf8Body(body as Buffer);
+    if (text instanceof Error) return done(text, undefined);
+    then(request, text, done);
+  };

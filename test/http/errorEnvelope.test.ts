@@ -112,6 +112,22 @@ t.test('a body that is not UTF-8, or comes compressed, is refused and nothing is
   t.equal(plain.json().subscription.label, 'identity, and ünïcødé ✓');
 });
 
+t.test('a form body that is not UTF-8 is refused too: the token endpoint and the dashboard', async (t) => {
+  const form = { 'content-type': 'application/x-www-form-urlencoded' };
+  const bad = Buffer.concat([Buffer.from('grant_type=client_credentials&client_id=caf'), Buffer.from([0xe9])]);
+  const token = await app.fastify.inject({ method: 'POST', url: '/oauth/token', headers: form, payload: bad });
+  t.equal(token.statusCode, 400);
+  t.match(token.json(), { error: 'invalid_request', error_description: /not valid UTF-8/ });
+  const page = await app.fastify.inject({ method: 'POST', url: '/dashboard/sign-in', headers: form, payload: Buffer.concat([Buffer.from('email=a'), Buffer.from([0xff])]) });
+  t.equal(page.statusCode, 400, 'a page: 400');
+  t.match(page.headers['content-type'], /^text\/html/);
+  t.match(page.body, /not valid UTF-8/);
+  // UTF-8 is parsed as before: percent-encoded or raw, a repeated field as a list.
+  const good = await app.fastify.inject({ method: 'POST', url: '/oauth/token', headers: form, payload: 'grant_type=x&client_id=caf%C3%A9&client_id=café' });
+  t.equal(good.statusCode, 400);
+  t.same(good.json(), { error: 'invalid_request', error_description: 'Parameter client_id is repeated.' }, 'read, and found repeated');
+});
+
 t.test('webhook URLs with control characters, a lone surrogate or port 0 are refused at creation', async (t) => {
   const urls = {
     'a NUL': 'https://example.com/\u0000hook',

@@ -2,7 +2,7 @@ import fp from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { utf8Body } from '../charset.ts';
+import { fromUtf8 } from '../charset.ts';
 import { importProspects } from '../../commands/prospects.ts';
 import { OUTREACH_AGENT_PLANS } from '../../domain/agents.ts';
 import { planRequired, validationError } from '../../domain/errors.ts';
@@ -33,11 +33,7 @@ const importResult = z.object({
  * `ProspectsImported` fact in the site's prospects stream; the agent's runs work through it.
  */
 const plugin: FastifyPluginAsyncZod = async (app) => {
-  app.addContentTypeParser(['text/csv', 'text/plain'], { parseAs: 'buffer', bodyLimit: CSV_BODY_LIMIT }, (_request, body, done) => {
-    const text = utf8Body(body as Buffer);
-    if (text instanceof Error) done(text, undefined);
-    else done(null, text);
-  });
+  app.addContentTypeParser(['text/csv', 'text/plain'], { parseAs: 'buffer', bodyLimit: CSV_BODY_LIMIT }, fromUtf8((_request, text, done) => done(null, text)));
 
   app.post(
     '/api/v1/sites/:siteId/agents/outreach/prospects',

@@ -1,6 +1,7 @@
 import cookie from '@fastify/cookie';
-import formbody from '@fastify/formbody';
 import type { FastifyInstance } from 'fastify';
+import { parse } from 'fast-querystring';
+import { fromUtf8 } from '../charset.ts';
 
 // A reply may hold 20,000 characters, and percent-encoded a CJK one takes 9 bytes (180 KB), with room for the other fields.
 const FORM_LIMIT = 256 * 1024;
@@ -8,5 +9,7 @@ const FORM_LIMIT = 256 * 1024;
 /** Form bodies and cookies for a browser-facing scope; the JSON API never accepts either. */
 export async function formsAndCookies(app: FastifyInstance): Promise<void> {
   if (!app.hasRequestDecorator('cookies')) await app.register(cookie);
-  await app.register(formbody, { bodyLimit: FORM_LIMIT });
+  // Decoded strictly: bytes that are not UTF-8 (a browser always sends UTF-8) were read as U+FFFD.
+  const parseForm = fromUtf8((_request, text, done) => done(null, parse(text)));
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer', bodyLimit: FORM_LIMIT }, parseForm);
 }
