@@ -12,6 +12,9 @@ export function errors(...statuses: Array<400 | 401 | 402 | 403 | 404 | 409 | 42
 
 export const siteParams = z.object({ siteId: z.string().min(1).max(100) });
 
+/** The query of a list that takes none: a parameter is refused naming it (`?limit=10` would have been ignored). */
+export const noQuery = z.strictObject({});
+
 /** A string field holding text (see isCleanText). */
 export const cleanText = () => z.string().refine(isCleanText, CLEAN_TEXT_MESSAGE);
 /** A text field that must say something (see isBlank). */

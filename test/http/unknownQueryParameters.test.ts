@@ -18,10 +18,13 @@ t.test('every list route refuses an unknown query parameter with 400 VALIDATION_
     [`${site}/articles`, 'changedSince=2026-01-01T00:00:00Z'],
     [`${site}/agents/runs`, 'agent=outreach'],
   ] as const;
-  for (const [path, query] of lists) {
-    const known = await app.fastify.inject({ url: `${path}?limit=5`, headers: bearer(tenant.key) });
+  // Lists that are not paged take no parameter at all: a limit is not quietly ignored.
+  const unpaged = [`${site}/agents`, `${site}/outreach/webhooks`];
+  for (const [path, query] of [...lists, ...unpaged.map((path) => [path, 'limit=5'] as const)]) {
+    const knownQuery = unpaged.includes(path) ? '' : 'limit=5&';
+    const known = await app.fastify.inject({ url: `${path}?${knownQuery}`, headers: bearer(tenant.key) });
     t.equal(known.statusCode, 200, `${path}: known parameters are accepted`);
-    const res = await app.fastify.inject({ url: `${path}?limit=5&${query}`, headers: bearer(tenant.key) });
+    const res = await app.fastify.inject({ url: `${path}?${knownQuery}${query}`, headers: bearer(tenant.key) });
     expectError(t, res, 400, 'VALIDATION_ERROR', `${path}?${query}`);
     t.match(res.json().error.message, `"${query.split('=')[0]}"`, 'the message names the unknown parameter');
   }

@@ -7,7 +7,7 @@ import { AGENT_KEYS, type AgentKey, CADENCE_HOURS_MAX, isAgentKey } from '../../
 import { RUN_STATUSES } from '../../domain/agentRun.ts';
 import { agentNotFound } from '../../domain/errors.ts';
 import { isoBeforeParam, isoParam, pageQuery } from '../pagination.ts';
-import { errors, siteParams } from '../schemas.ts';
+import { errors, noQuery, siteParams } from '../schemas.ts';
 import { refuseBody } from '../refuseBody.ts';
 import { agentsOverview, agentRunsPage, runAgentNow, updateAgentNow } from '../views/agents.ts';
 import { agentObject, runObject } from './agentSchemas.ts';
@@ -55,13 +55,14 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
         summary: "List the site's six agents: settings with defaults, plan, last run; the run limit and credits",
         tags: ['agents'],
         params: siteParams,
+        querystring: noQuery,
         response: {
           200: z.object({
             agents: z.array(agentObject),
             onDemandRuns: z.object({ perHour: z.number().int(), leftThisHour: z.number().int() }),
             credits: z.object({ enforced: z.boolean(), balance: z.number() }),
           }),
-          ...errors(401, 403, 404),
+          ...errors(400, 401, 403, 404),
         },
       },
     },

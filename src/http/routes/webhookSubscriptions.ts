@@ -9,7 +9,7 @@ import { notFound, subscriptionDisabled, subscriptionLimitReached, unauthorized,
 import { undoIfClientDeleted } from '../../commands/oauth.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../domain/eventCatalog.ts';
 import { type WebhookSubscriptionDoc, getSubscription, listSubscriptionsForSite, subscriptionDocOf } from '../../readModels/webhookSubscriptions.ts';
-import { nonBlankText, errors, siteParams } from '../schemas.ts';
+import { nonBlankText, errors, noQuery, siteParams } from '../schemas.ts';
 import { refuseBody } from '../refuseBody.ts';
 import { actingFor } from '../actingFor.ts';
 import { inSiteTurn } from '../siteTurns.ts';
@@ -111,7 +111,8 @@ const plugin: FastifyPluginAsyncZod<{ allowedRanges: BlockList }> = async (app, 
         summary: 'List webhook subscriptions',
         tags: ['webhooks'],
         params: siteParams,
-        response: { 200: z.object({ subscriptions: z.array(listedSubscription) }), ...errors(401, 403, 404) },
+        querystring: noQuery,
+        response: { 200: z.object({ subscriptions: z.array(listedSubscription) }), ...errors(400, 401, 403, 404) },
       },
     },
     async function listSubscriptionsRoute(request) {
