@@ -19,6 +19,26 @@ export function originalSender(bodyText: string): { address: string; name: strin
   return bare ? { address: bare[1]!.toLowerCase(), name: null } : null;
 }
 
+/**
+ * Whose pitch a mail to a site's forwarding mailbox is. The forwarded block's sender only when a member
+ * of the site's team forwarded it (`byTeamMember`: an address on the site's domain or a user of the
+ * team): a prospect's own reply quoting the agent's mail ("-----Original Message-----", From: the agent)
+ * made the agent mail itself, and anyone's mail naming a `From:` made it mail that third party. A block
+ * whose sender is on the site's own domain names no prospect either (the agent, or a colleague).
+ */
+export function pitchSender(
+  mail: { from: string; fromName: string | null; forwardedFrom: { address: string; name: string | null } | null },
+  site: { domain: string },
+  byTeamMember: boolean,
+): { from: string; fromName: string | null; forwarded: boolean } {
+  const original = mail.forwardedFrom;
+  if (!original || !byTeamMember || onDomain(original.address, site.domain)) return { from: mail.from, fromName: mail.fromName, forwarded: false };
+  return { from: original.address, fromName: original.name, forwarded: true };
+}
+
+/** Whether the address is on this domain (case-insensitive, the domain itself, not a subdomain). */
+export const onDomain = (address: string, domain: string) => address.slice(address.lastIndexOf('@') + 1).toLowerCase() === domain.toLowerCase();
+
 /** `forward+<token>@<mail domain>` → the token, or null for any other address. */
 export function forwardingToken(address: string, mailDomain: string): string | null {
   const m = /^forward\+([a-z0-9]{1,64})@(.+)$/i.exec(address.trim());

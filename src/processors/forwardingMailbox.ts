@@ -11,7 +11,8 @@ import type { DeliveryReport } from '../adapters/mail/deliveryReport.ts';
 import type { InboundMail } from '../adapters/mail/inboundMail.ts';
 import { suppressContact } from '../commands/suppression.ts';
 import { bouncedMessageId } from '../domain/bounceAddress.ts';
-import { forwardingToken } from '../domain/forwarded.ts';
+import { forwardingToken, onDomain, pitchSender } from '../domain/forwarded.ts';
+import { findUserByEmail } from '../readModels/users.ts';
 import { type SiteDoc, findSiteByForwardingToken } from '../readModels/sites.ts';
 import { clientGroup } from '../lib/clientGroup.ts';
 import { startMailReader } from './mailReader.ts';
@@ -81,6 +82,10 @@ function contentKey(retryStable: string[], session: SMTPServerSession): string {
  * address (an out-of-office answer, RFC 3834) is accepted and dropped.
  */
 export async function startForwardingMailbox(ctx: IngestionContext, options: ForwardingMailboxOptions): Promise<ForwardingMailbox> {
+  /** A member of the site's team: an address on the site's domain, or one of the team's users. */
+  const isTeamMember = async (address: string, site: SiteDoc): Promise<boolean> =>
+    onDomain(address, site.domain) || (await findUserByEmail(ctx.readModels, normaliseEmail(address)))?.teamId === site.teamId;
+
   const siteOf = async (address: string): Promise<SiteDoc | null> => {
     const token = forwardingToken(address, options.mailDomain);
     if (!token) return null;
@@ -168,10 +173,8 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     if (mail.kind === 'report') for (const id of new Set(bounced)) await suppressRecipientOf(id, mail.report);
     if (reportsOnly || mail.kind === 'other') return;
     if (mail.kind === 'report') return suppressReported(mail.report, mail.returnedReplyIds, session);
-    const { retryStable, ...message } = mail.message;
-    if (!message.from) throw new SmtpReply(550, '5.1.7 the message has no sender address');
-    // The same rule as the REST body's `from`, so both doors store only real addresses.
-    if (!z.email({ pattern: EMAIL_ADDRESS_SHAPE }).max(320).safeParse(message.from).success) throw new SmtpReply(550, '5.1.7 the sender address is not a valid email address');
+    const { retryStable, forwardedFrom, from, fromName, ...message } = mail.message;
+    if (!from) throw new SmtpReply(550, '5.1.7 the message has no sender address');
     const idempotencyKey = message.messageId ?? contentKey(retryStable, session);
     // Each recipient site on its own: one site's refusal must not decide another team's copy. Any
     // temporary failure asks the sender to retry the whole message (the sites that took it find it
@@ -181,13 +184,16 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     for (const rcpt of session.envelope.rcptTo) {
       const site = await siteOf(rcpt.address);
       if (!site) continue;
+      const sender = pitchSender({ from, fromName, forwardedFrom }, site, await isTeamMember(from, site));
+      // The same rule as the REST body's `from`, so both doors store only real addresses.
+      if (!z.email({ pattern: EMAIL_ADDRESS_SHAPE }).max(320).safeParse(sender.from).success) throw new SmtpReply(550, '5.1.7 the sender address is not a valid email address');
       try {
         await ingestMessage(ctx, {
           site,
           idempotency: { scope: `smtp:${site.id}`, key: idempotencyKey },
           channel: 'smtp',
           runExtraction: true,
-          message: { ...message, from: message.from },
+          message: { ...message, ...sender },
         });
       } catch (error) {
         if (error instanceof EventTooLargeError) throw new SmtpReply(552, '5.3.4 message too big for the event store');

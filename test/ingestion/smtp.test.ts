@@ -62,6 +62,33 @@ t.test('forwarding mailbox: a real SMTP client delivers to forward+<token>@MAIL_
     t.equal((await eventsOfType(services, 'MessageIngested')).length, before);
   });
 
+  t.test('only a member of the team forwards: anyone else is the sender of their own mail, whatever block it quotes', async (t) => {
+    // A team whose owner's address is not on its site's domain, and another team's user.
+    const acme = await createTenant(services, { email: 'boss@elsewhere.io', domain: 'acme.test' });
+    await createTenant(services, { email: 'rival@other-team.io', domain: 'other-team.io' });
+    const block = (from: string) => `Thanks!\n\n-----Original Message-----\nFrom: ${from}\nSent: Monday\n\n${PITCH.bodyText}`;
+    const cases = [
+      // A prospect's reply quoting the agent's mail, Outlook-style: the agent mailed itself.
+      { from: 'Gil <gil@prospect10.io>', quoted: 'Ana from Acme <outreach@acme.test>', sender: 'gil@prospect10.io', forwarded: false },
+      // A stranger naming a third party: the agent mailed that party text the stranger chose.
+      { from: 'stranger@random-ext.io', quoted: 'Victim Person <victim@victim.io>', sender: 'stranger@random-ext.io', forwarded: false },
+      // Another team's user is a stranger here.
+      { from: 'rival@other-team.io', quoted: 'Victim Person <victim@victim.io>', sender: 'rival@other-team.io', forwarded: false },
+      // A user of the team, and an address on the site's domain, forward: the block's sender is the prospect.
+      { from: 'Boss <BOSS@elsewhere.io>', quoted: 'Kim <kim@prospect11.io>', sender: 'kim@prospect11.io', forwarded: true },
+      { from: 'editor@acme.test', quoted: 'Lou <lou@prospect12.io>', sender: 'lou@prospect12.io', forwarded: true },
+      // A member forwards a mail of the site's own domain (the agent's, a colleague's): it names no prospect.
+      { from: 'editor@acme.test', quoted: 'Ana from Acme <outreach@ACME.test>', sender: 'editor@acme.test', forwarded: false },
+    ];
+    for (const c of cases) {
+      await transport.sendMail({ from: c.from, to: acme.forwardingAddress, subject: 'Re: Quick link suggestion', text: block(c.quoted) });
+      const ingested = (await eventsOfType(services, 'MessageIngested')).at(-1)!.data as { siteId: string; from: string; forwarded?: boolean };
+      t.equal(ingested.siteId, acme.siteId);
+      t.equal(ingested.from.toLowerCase(), c.sender, `${c.from} quoting ${c.quoted}`);
+      t.equal(ingested.forwarded ?? false, c.forwarded);
+    }
+  });
+
   t.test('a forwarded block whose sender is not an email address is refused, and nothing is stored', async (t) => {
     const before = (await eventsOfType(services, 'MessageIngested')).length;
     const err = await transport

@@ -14,12 +14,17 @@ const PARSE = { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true,
 
 /**
  * A mail as the forwarding mailbox ingests it (IngestMessage's message), its fields made storable,
- * nothing looked up. `from`: the forwarded block's `From:` when a team member forwarded the pitch,
- * else the header From; null without one. `retryStable`: what a sending server's retry sends again
- * unchanged (the Date, From and Subject header lines, the bodies as parsed), the idempotency key of a
- * mail without a Message-Id.
+ * nothing looked up. `from`/`fromName`: the header From (null without one); `forwardedFrom`: the
+ * forwarded block's `From:` if the body has one, the sender when a member of the site's team forwarded
+ * the mail (the mailbox decides, `pitchSender`). `retryStable`: what a sending server's retry sends
+ * again unchanged (the Date, From and Subject header lines, the bodies as parsed), the idempotency key
+ * of a mail without a Message-Id.
  */
-export type ReceivedMessage = Omit<InboundMessage, 'from' | 'forwarded'> & { from: string | null; forwarded: boolean; retryStable: string[] };
+export type ReceivedMessage = Omit<InboundMessage, 'from' | 'forwarded'> & {
+  from: string | null;
+  forwardedFrom: { address: string; name: string | null } | null;
+  retryStable: string[];
+};
 
 export type InboundMail =
   | { kind: 'report'; report: DeliveryReport; returnedReplyIds: string[] }
@@ -47,10 +52,10 @@ export async function readInboundMail(raw: Uint8Array, reportsOnly: boolean): Pr
   return {
     kind: 'message',
     message: {
-      from: forwarded?.address ?? headerFrom?.address ?? null,
+      from: headerFrom?.address ?? null,
       // A mail from anyone is taken as it comes, made storable and mailable (the API refuses such text instead).
-      fromName: cleanedNullable(forwarded ? forwarded.name : headerFrom?.name || null, 500),
-      forwarded: forwarded !== null,
+      fromName: cleanedNullable(headerFrom?.name || null, 500),
+      forwardedFrom: forwarded && { address: forwarded.address, name: cleanedNullable(forwarded.name, 500) },
       subject: truncateText(cleanedText(mail.subject ?? ''), 2_000),
       bodyText: cleanedText(text),
       bodyHtml: cleanedNullable(html),
