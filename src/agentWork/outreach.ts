@@ -83,8 +83,9 @@ export const outreachWork: AgentWork = async (run, deps) => {
     if (release === null) break; // the run's end (a stop, AGENT_RUN_MAX_MS): left for the next run
     try {
       // From the streams: a bounce or opt-out recorded a moment ago counts, and so does a withdrawn verification.
-      const refused = await mailRefusal(ctx, { teamId: run.teamId, siteId: run.siteId, to: email });
+      const refused = await mailRefusal(ctx, { teamId: run.teamId, siteId: run.siteId, to: email, agent: 'pitch' });
       if (refused?.reason === 'sending_domain_unverified') throw new OutreachRunError(`the sending domain ${site.domain} is no longer verified; ${counts.pitchesSent} pitches were sent before`);
+      if (refused?.reason === 'agent_paused') throw new OutreachRunError(`${refused.detail} now; ${counts.pitchesSent} pitches were sent before`);
       if (refused) {
         counts.suppressed += 1;
         await skip(prospect, 'contact_suppressed', `${email} is on the team's suppression list`);

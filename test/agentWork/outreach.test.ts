@@ -2,6 +2,7 @@ import t, { type Test } from 'tap';
 import { outreachWork } from '../../src/agentWork/outreach.ts';
 import { importProspects, loadProspects } from '../../src/commands/prospects.ts';
 import { suppressContact } from '../../src/commands/suppression.ts';
+import { configureAgent } from '../../src/commands/agents.ts';
 import type { ProposalOf } from '../../src/domain/agentWork.ts';
 import { bouncedMessageId } from '../../src/domain/bounceAddress.ts';
 import { getConversation } from '../../src/readModels/conversations.ts';
@@ -21,6 +22,8 @@ async function setUp(t: Test) {
   const sink = await startSmtpSink();
   const app = await startTestApp({ env: { OUTBOUND_SMTP_URL: sink.url, WEBHOOK_ALLOWED_RANGES: '127.0.0.0/8', WEBHOOK_EXTRA_CA_FILE: caFile } });
   const tenant = await createTenant(app.services, { plan: 'advanced', sendingDomainVerified: true });
+  // A run is started only for an active agent (and each pitch checks it is still).
+  await configureAgent(app.services, { siteId: tenant.siteId, agentKey: 'outreach', changes: { active: true } });
   const fetcher = await loopbackFetcher();
   const sites: TestSite[] = [];
   t.teardown(async () => {
@@ -166,6 +169,15 @@ t.test('an unverified sending domain: the run fails and sends nothing', async (t
   const { app, sink, deps } = await setUp(t);
   const other = await createTenant(app.services, { plan: 'advanced' });
   await t.rejects(outreachWork({ ...runOf('outreach', other.siteId), teamId: other.teamId }, deps), /sending domain example\.test is not verified/);
+  t.equal(sink.received.length, 0);
+});
+
+t.test('an agent paused since the run was queued: the run ends before its first pitch and sends nothing', async (t) => {
+  const { app, sink, site, deps } = await setUp(t);
+  const other = await createTenant(app.services, { plan: 'advanced', sendingDomainVerified: true });
+  const prospect = await site({ '/': { body: html('Roast Weekly', '<a href="mailto:editor@roastweekly.example">mail</a>') } });
+  await importProspects(app.services, { teamId: other.teamId, siteId: other.siteId, prospects: [{ url: prospect.origin, name: null, notes: null }] });
+  await t.rejects(outreachWork({ ...runOf('outreach', other.siteId), teamId: other.teamId }, deps), /the Outreach Agent is inactive now; 0 pitches were sent before/);
   t.equal(sink.received.length, 0);
 });
 

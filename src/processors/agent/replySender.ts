@@ -258,8 +258,10 @@ export class ReplySender {
     // One reply for a pitch's several asks: a person who took one of the others since owns its answer.
     const taken = await otherAskTaken(this.deps.events, draft.answersFor ?? []);
     if (taken) return this.record(c, messageId, attempt, { ok: false, error: `not sent; withdrawn: ${taken}`, permanent: true, retryAt: null }, read);
-    // Suppressed, or the domain's verification withdrawn, since the draft (or the last attempt): it does not go out.
-    const refused = await mailRefusal(this.deps, { teamId: c.teamId, siteId: c.siteId, to: draft.to.address });
+    // Suppressed, the domain's verification withdrawn, or the agent paused, since the draft (or the last attempt): it does not go out.
+    // A person's reply goes out whatever the agent's settings; the agent's (a reply, or a retried cold pitch) only while it acts.
+    const agent = pending.senderType !== 'agent' ? undefined : pending.triage === 'pitch' ? 'pitch' : 'reply';
+    const refused = await mailRefusal(this.deps, { teamId: c.teamId, siteId: c.siteId, to: draft.to.address, agent });
     if (refused) return this.record(c, messageId, attempt, { ok: false, error: `not sent; withdrawn: ${refused.detail}`, permanent: true, retryAt: null }, read);
     const result = await sendDraft(this.deps.mailer, draft, () =>
       attempt < this.policy.maxAttempts ? this.deps.clock.now().getTime() + retryDelay(attempt, this.policy) : null,
