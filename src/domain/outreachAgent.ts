@@ -40,6 +40,9 @@ export interface TriageDecision {
   reasons: string[];
 }
 
+/** The reason of an `accept` on a thread that is a thanks or an agreement: it gets no reply. */
+export const THANKS_ON_THREAD = 'thanks_on_thread';
+
 /**
  * A pitch with several asks opens a conversation per ask and gets one reply. The first conversation
  * records `ANSWERED_FOR_EVERY_ASK` when its reply answers them all (every ask triaged alike, every

@@ -59,6 +59,11 @@ t.test('OpenAI drafter against a local OpenAI-compatible server', async (t) => {
     t.equal((await openai.draft(input)).drafter, 'openai:test-model');
   });
 
+  t.test("domains written without a scheme are fine when they are the site's, a given link's or the sender's", async (t) => {
+    server.set(answer(`${MODEL_BODY} Your SoilSmart.io guide suits www.greenthumb.blog and shop.greenthumb.blog well; write to tom@soilsmart.io if anything changes.`));
+    t.equal((await openai.draft(input)).drafter, 'openai:test-model');
+  });
+
   t.test('a decline that names no link is used', async (t) => {
     server.set(answer('Dear Tom,\n\nThank you for thinking of us. We are unable to accept this proposal.'));
     const draft = await openai.draft({ ...input, outcome: 'decline' });
@@ -72,6 +77,8 @@ t.test('OpenAI drafter against a local OpenAI-compatible server', async (t) => {
     ['output failing the schema', () => ({ status: 200, json: completion(JSON.stringify({ text: MODEL_BODY })) }), input],
     ['a body too short to be a reply', answer('Hi.'), input],
     ['a URL the model was not given', answer(`${MODEL_BODY} Also see https://evil.example/pay-here.`), input],
+    ['a URL without a scheme the model was not given', answer(`${MODEL_BODY} Pay the placement fee at www.evil-shop.com first.`), input],
+    ['an address on a domain no link was given for', answer(`${MODEL_BODY} Or wire it to pay@evil-shop.com.`), input],
     ['an accept that leaves the link out', answer('Dear Tom,\n\nThank you, we are happy to go ahead and will confirm once it is live.'), input],
     ['a decline that names the link', answer(MODEL_BODY), { ...input, outcome: 'decline' }],
     ['an accept of a two-ask pitch that names only one link', answer(MODEL_BODY), { ...input, asks: [ASK, SECOND_ASK] }],

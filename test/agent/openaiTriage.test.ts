@@ -44,6 +44,14 @@ t.test('OpenAI triage against a local OpenAI-compatible server', async (t) => {
     t.match(userPrompt(server.seen.at(-1)!.body), /Kind: a reply on an existing thread[\s\S]*Link the sender asks for: none found/);
   });
 
+  t.test("the model's accept on a thread is a thanks: it is marked so, and gets no reply; a first message's is not", async (t) => {
+    server.set(() => ({ status: 200, json: completion(JSON.stringify({ outcome: 'accept', reasons: ['simple thanks on thread'] })) }));
+    const thanks = await openai.triage({ ...input, isReply: true, ask: null, bodyText: 'Thank you!' });
+    t.same(thanks.reasons, ['simple_thanks_on_thread', 'thanks_on_thread']);
+    const first = await openai.triage(input);
+    t.same(first.reasons, ['simple_thanks_on_thread'], 'a first message keeps the reasons given');
+  });
+
   for (const [what, behaviour] of [
     ['an HTTP 500', () => ({ status: 500, json: { error: { message: 'boom', type: 'server_error' } } })],
     ['output that is not JSON', () => ({ status: 200, json: completion('I think you should accept it.') })],

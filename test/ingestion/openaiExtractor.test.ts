@@ -24,6 +24,14 @@ t.test('OpenAI adapter against a local OpenAI-compatible server', async (t) => {
     t.match(req.body.response_format, { type: 'json_schema', json_schema: { strict: true } });
   });
 
+  t.test("a huge body is cut to the prompt's bound, as triage and drafting cut it", async (t) => {
+    server.set(() => ({ status: 200, json: completion(JSON.stringify({ actionable: false, asks: [] })) }));
+    await openai.extract({ ...input, bodyText: `${PITCH.bodyText}\n${'filler '.repeat(40_000)}` });
+    const prompt = (server.seen.at(-1)!.body as { messages: Array<{ role: string; content: string }> }).messages.find((m) => m.role === 'user')!.content;
+    t.ok(prompt.length < 20_500, `${prompt.length} characters`);
+    t.match(prompt, PITCH.bodyText);
+  });
+
   t.test('actionable false gives no asks', async (t) => {
     server.set(() => ({ status: 200, json: completion(JSON.stringify({ actionable: false, asks: [] })) }));
     t.same((await openai.extract(input)).asks, []);

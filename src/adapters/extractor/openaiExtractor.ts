@@ -1,5 +1,5 @@
 import type OpenAI from 'openai';
-import { type OpenAiModelOptions, openAiClientOf } from '../shared/openAiModel.ts';
+import { MAX_PROMPT_BODY_CHARS, type OpenAiModelOptions, openAiClientOf } from '../shared/openAiModel.ts';
 import { z } from 'zod';
 import type { ExtractionInput, ExtractionOutcome, Extractor } from '../../ports/extractor.ts';
 
@@ -59,7 +59,7 @@ export class OpenAiExtractor implements Extractor {
       temperature: 0,
       messages: [
         { role: 'system', content: SYSTEM_PROMPT },
-        { role: 'user', content: `Recipient site: ${input.siteDomain}\nFrom: ${input.from}\nSubject: ${input.subject}\n\n${input.bodyText}` },
+        { role: 'user', content: `Recipient site: ${input.siteDomain}\nFrom: ${input.from}\nSubject: ${input.subject}\n\n${input.bodyText.slice(0, MAX_PROMPT_BODY_CHARS)}` },
       ],
       response_format: { type: 'json_schema', json_schema: { name: 'link_building_asks', strict: true, schema: JSON_SCHEMA } },
     });

@@ -1,3 +1,4 @@
+import { THANKS_ON_THREAD } from '../../domain/outreachAgent.ts';
 import type { Triage, TriageDecision, TriageInput, TriageOutcome } from '../../ports/triage.ts';
 
 export const OFFLINE_TRIAGE_NAME = 'offline-v1';
@@ -133,7 +134,7 @@ function classifyReply(own: string, sentences: string[]) {
   const short = own.trim().length <= SIMPLE_REPLY_MAX;
   if (short && WITHDRAWAL.test(own)) return { outcome: 'decline' as const, reasons: ['prospect_withdrew'] };
   const asks = own.includes('?');
-  if (short && !asks && THANKS.test(own) && !HEDGE.test(own) && !NEGOTIATION.test(own)) return { outcome: 'accept' as const, reasons: ['thanks_on_thread'] };
+  if (short && !asks && THANKS.test(own) && !HEDGE.test(own) && !NEGOTIATION.test(own)) return { outcome: 'accept' as const, reasons: [THANKS_ON_THREAD] };
   const reasons = ['thread_reply'];
   const questions = sentences.filter((s) => s.trim().endsWith('?'));
   if (questions.some((s) => PRICING_QUESTION.test(s))) reasons.push('pricing_question');

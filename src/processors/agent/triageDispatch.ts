@@ -13,6 +13,7 @@ import {
   ANSWERED_IN_FIRST_CONVERSATION,
   FIRST_CONVERSATION_REPLY_NOT_SENT,
   ONE_REPLY_MARKS,
+  THANKS_ON_THREAD,
   type TriageDecision,
   decisionOn,
   decisionsAgree,
@@ -209,7 +210,7 @@ export async function triageDispatch(
  * a declined one when the site answers declines (not when the prospect withdrew).
  */
 function needsReply(decision: { outcome: string; reasons: string[] }, declineReplies: boolean): decision is { outcome: 'accept' | 'decline'; reasons: string[] } {
-  if (decision.outcome === 'accept') return !decision.reasons.includes('thanks_on_thread');
+  if (decision.outcome === 'accept') return !decision.reasons.includes(THANKS_ON_THREAD);
   if (decision.outcome === 'decline') return declineReplies && !decision.reasons.includes('prospect_withdrew');
   return false;
 }
