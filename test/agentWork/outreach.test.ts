@@ -3,6 +3,8 @@ import { outreachWork } from '../../src/agentWork/outreach.ts';
 import { importProspects, loadProspects } from '../../src/commands/prospects.ts';
 import { suppressContact } from '../../src/commands/suppression.ts';
 import { configureAgent } from '../../src/commands/agents.ts';
+import { loadDispatchFacts, recordedDispatch } from '../../src/processors/agent/dispatchFacts.ts';
+import { allEvents } from '../ingestion/helpers.ts';
 import type { ProposalOf } from '../../src/domain/agentWork.ts';
 import { bouncedMessageId } from '../../src/domain/bounceAddress.ts';
 import { getConversation } from '../../src/readModels/conversations.ts';
@@ -134,6 +136,10 @@ t.test('outbound discovery: contact found on the prospect site, pitch sent, supp
   t.equal(reply.json().entrySource, 'outbound_pitch');
   await settle();
   t.match(await getConversation(app.services.readModels, proposal.conversationId), { messageCount: 2, unread: true });
+  // The agent answers it with no ask of the prospect's: the pitch's link is the site's own article.
+  const dispatched = (await allEvents(app.services)).map(recordedDispatch).find((d) => d?.dispatch.conversationId === proposal.conversationId);
+  const facts = await loadDispatchFacts(app.services, dispatched!);
+  t.equal(facts?.ask, null, "the site's own link is not taken for the prospect's ask");
 
   const again = await outreachWork({ ...run, teamId: tenant.teamId }, deps);
   t.same(again.proposals, [], 'a second run finds nobody left to pitch');

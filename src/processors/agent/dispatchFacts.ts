@@ -69,9 +69,11 @@ export async function loadDispatchFacts(
   const answeredBy = opened && first !== undefined && first !== dispatch.conversationId ? first : null;
   let ask: Ask | null = opened?.ask ?? null;
   if (!opened) {
-    // A reply on an existing thread: the opportunity was created by an earlier ingestion.
+    // A reply on an existing thread: the opportunity was created by an earlier ingestion. On the
+    // agent's own cold pitch it is the link the site asked for (its article, on the prospect's page):
+    // the prospect asks for nothing, and the model was told the site's article was the prospect's ask.
     const opportunity = await getOpportunity(deps.readModels, message.opportunityIds[0] ?? '');
-    if (opportunity && !opportunity.stub) {
+    if (opportunity && !opportunity.stub && opportunity.entrySource !== 'outbound_pitch') {
       ask = { targetUrl: opportunity.targetUrl, anchorText: opportunity.anchorText, suggestedSentence: opportunity.suggestedSentence, sourceUrl: opportunity.sourceUrl };
     }
   }
