@@ -71,6 +71,9 @@ export const app = fp(
         security: [{ bearer: [] }],
       },
       transform: jsonSchemaTransform,
+      // The REST API's operations only (each has a tag): OAuth, MCP and the dashboard pages are described
+      // by their own documents (RFC 8414 metadata, the MCP handshake), not as bearer-protected JSON operations.
+      hideUntagged: true,
     });
     // The server URL as it is now (PORT=0 learns its port after the routes are registered).
     fastify.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => ({ ...fastify.swagger(), servers: [{ url: fastify.config.PUBLIC_BASE_URL }] }));

@@ -58,6 +58,13 @@ t.test('GET /api/v1/openapi.json is an OpenAPI 3.1 document with the three webho
   t.ok(doc.components?.securitySchemes?.bearer, 'bearer security scheme');
   const limit = doc.paths['/api/v1/sites/{siteId}/outreach/conversations'].get.parameters.find((p: { name: string }) => p.name === 'limit');
   t.same(limit.schema, { type: 'integer', minimum: 1, maximum: 100 }, 'a list limit is documented as the integer it is');
+  // The REST API only: OAuth's endpoints (with 405-only methods), /mcp and the dashboard pages were listed as bearer operations.
+  t.same(Object.keys(doc.paths).filter((path) => !path.startsWith('/api/v1/sites/')), [], 'no path outside the REST API');
+  const site = '/api/v1/sites/{siteId}';
+  t.ok(doc.paths[`${site}/outreach/inbox/messages`].post.responses['409'], 'ingestion documents 409 (an Idempotency-Key reused with another body)');
+  for (const detail of ['outreach/conversations/{conversationId}', 'outreach/opportunities/{opportunityId}', 'articles/{articleId}']) {
+    t.ok(doc.paths[`${site}/${detail}`].get.responses['400'], `GET ${detail} documents 400 (an id too long)`);
+  }
 });
 
 t.test('over a real loopback port with fetch: create, list, delete, and an error envelope', async (t) => {

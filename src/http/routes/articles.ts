@@ -164,7 +164,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
         summary: 'Get an article with its extracted text',
         tags: ['articles'],
         params: articleParams,
-        response: { 200: z.object({ article: articleObject }), ...errors(401, 403, 404) },
+        response: { 200: z.object({ article: articleObject }), ...errors(400, 401, 403, 404) },
       },
     },
     async function getArticleRoute(request) {

@@ -57,7 +57,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
         summary: 'Get a conversation with its messages (oldest first), opportunity and status history',
         tags: ['inbox'],
         params: siteParams.extend({ conversationId: z.string().min(1).max(100) }),
-        response: { 200: z.object({ conversation: conversationDetail }), ...errors(401, 403, 404) },
+        response: { 200: z.object({ conversation: conversationDetail }), ...errors(400, 401, 403, 404) },
       },
     },
     async function getConversationRoute(request) {

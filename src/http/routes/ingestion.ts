@@ -74,7 +74,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
         params: siteParams,
         headers,
         body: ingestionBody,
-        response: { 201: ingestionResult, 200: ingestionResult, ...errors(400, 401, 402, 403, 404, 429, 503) },
+        response: { 201: ingestionResult, 200: ingestionResult, ...errors(400, 401, 402, 403, 404, 409, 429, 503) },
       },
     },
     async function ingestMessageRoute(request, reply) {

@@ -47,7 +47,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
         summary: 'Get an opportunity',
         tags: ['opportunities'],
         params: siteParams.extend({ opportunityId: z.string().min(1).max(100) }),
-        response: { 200: z.object({ opportunity: opportunityObject }), ...errors(401, 403, 404) },
+        response: { 200: z.object({ opportunity: opportunityObject }), ...errors(400, 401, 403, 404) },
       },
     },
     async function getOpportunityRoute(request) {
