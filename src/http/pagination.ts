@@ -60,7 +60,8 @@ export function decodeCursor(cursor: string | undefined): CursorPosition | null 
   if (cursor === undefined) return null;
   try {
     const parsed: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(parsed) && parsed.length === 2 && (typeof parsed[0] === 'string' || typeof parsed[0] === 'number') && typeof parsed[1] === 'string') {
+    // Every list sorts by a string (a time, an address): another value is none this API wrote.
+    if (Array.isArray(parsed) && parsed.length === 2 && typeof parsed[0] === 'string' && typeof parsed[1] === 'string') {
       return { value: parsed[0], id: parsed[1] };
     }
   } catch {

@@ -40,6 +40,9 @@ t.test('conversation pages stay exact while ingestions run concurrently', async 
   const sorted = [...all].sort((x, y) => (`${y.createdAt}|${y.id}` < `${x.createdAt}|${x.id}` ? -1 : 1));
   t.same(all, sorted, 'newest first by createdAt then id');
   expectError(t, await get(`${base(tenant.siteId)}/conversations?cursor=garbage`), 400, 'VALIDATION_ERROR', 'a forged cursor');
+  // Every list sorts by a string (a time, an address): a number in its place read as an empty last page.
+  const numeric = Buffer.from(JSON.stringify([99999999999999, 'zzz'])).toString('base64url');
+  expectError(t, await get(`${base(tenant.siteId)}/conversations?cursor=${numeric}`), 400, 'VALIDATION_ERROR', 'a cursor with a number for its time');
   expectError(t, await get(`${base(tenant.siteId)}/conversations?limit=101`), 400, 'VALIDATION_ERROR', 'limit over 100');
   expectError(t, await get(`${base(tenant.siteId)}/conversations?limit=0`), 400, 'VALIDATION_ERROR', 'limit 0');
   for (const limit of ['0x10', '1e1', '+5', '5.0', ' 5', 'abc', '5&limit=6']) {
