@@ -65,6 +65,8 @@ t.test('GET /api/v1/openapi.json is an OpenAPI 3.1 document with the three webho
   for (const detail of ['outreach/conversations/{conversationId}', 'outreach/opportunities/{opportunityId}', 'articles/{articleId}']) {
     t.ok(doc.paths[`${site}/${detail}`].get.responses['400'], `GET ${detail} documents 400 (an id too long)`);
   }
+  const agentBody = doc.paths[`${site}/agents/{agentKey}`].put.requestBody.content['application/json'].schema;
+  t.equal(agentBody.additionalProperties, false, 'an agent update documents that other fields are refused (400 UNKNOWN_SETTING)');
 });
 
 t.test('over a real loopback port with fetch: create, list, delete, and an error envelope', async (t) => {

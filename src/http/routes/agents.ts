@@ -21,8 +21,10 @@ export const updateBody = z
     cadenceHours: z.number().int().min(1).max(CADENCE_HOURS_MAX).nullable().optional(),
     settings: z.record(z.string(), z.unknown()).optional().meta({ description: "only the keys to change; each agent's keys are listed by GET .../agents" }),
   })
-  // Unknown keys reach the handler, which names them (UNKNOWN_SETTING) instead of a generic validation error.
-  .catchall(z.unknown());
+  // Unknown keys reach the handler, which names them (UNKNOWN_SETTING) instead of a generic validation error;
+  // documented as what they are, refused (the catch-all read as "any other property is allowed").
+  .catchall(z.unknown())
+  .meta({ additionalProperties: false });
 
 export const runsQuery = pageQuery.extend({
   agentKey: z.enum(AGENT_KEYS).optional(),
