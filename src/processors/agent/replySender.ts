@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { type ConversationCommand, type ConversationState, agentNoLongerActs, conversationDecider, conversationStream } from '../../domain/conversation.ts';
 import { handleCommand } from '../../commands/handleCommand.ts';
 import { mailRefusal } from '../../commands/mailGate.ts';
@@ -74,7 +75,11 @@ export class ReplySender {
     private readonly policy: SendPolicy,
     private readonly instance: { workerId: string; instanceId: string },
     private readonly log?: { error(obj: unknown, msg?: string): void },
-  ) {}
+  ) {
+    // Every reply waiting for a send slot listens for the stop (and stops listening once it has one):
+    // more than ten waiting is a busy relay, not a leak, and Node's warning said otherwise.
+    setMaxListeners(0, this.stopping.signal);
+  }
 
   get metadata() {
     return { workerId: this.instance.workerId, workerInstance: this.instance.instanceId };
