@@ -73,15 +73,17 @@ async function mcpEndpoint(app: FastifyInstance) {
     );
   }
 
-  // A body that is not JSON is a JSON-RPC parse error, as the SDK answers an empty one, and a body
-  // that is not JSON at all is 415 as the SDK answers it; every other error keeps the service's envelope (the parent handler).
-  app.setErrorHandler((error: FastifyError, _request, reply) => {
+  // A body that is not JSON is a JSON-RPC parse error, as the SDK answers an empty one, a body that is
+  // not JSON at all is 415 and one too big 413 as the SDK answers them; every other error keeps the service's envelope (the parent handler).
+  app.setErrorHandler((error: FastifyError, request, reply) => {
     const rpcError = (status: number, code: number, message: string) => reply.status(status).headers(CORS).send(jsonRpcError(code, message));
     if (error.code === INVALID_UTF8_BODY) return rpcError(400, ErrorCode.ParseError, 'Parse error: the body is not valid UTF-8.');
     if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
       return rpcError(400, ErrorCode.ParseError, 'Parse error: the body is not valid JSON (or holds a "__proto__" key or a "constructor" with a "prototype").');
     }
     if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return rpcError(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+    // As the SDK's transport answers a body over its own limit.
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return rpcError(413, -32000, `Payload Too Large: the body exceeds the limit of ${request.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit} bytes.`);
     throw error;
   });
 

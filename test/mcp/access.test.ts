@@ -212,8 +212,8 @@ t.test('transport: JSON by default, SSE when the Accept header prefers it; GET a
   t.equal(notUtf8.status, 400, 'bytes that are not UTF-8: 400');
   t.match(await notUtf8.json(), { jsonrpc: '2.0', error: { code: -32700, message: /not valid UTF-8/ } }, 'a JSON-RPC parse error');
   const tooBig = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(2_000_000) } }));
-  t.equal(tooBig.status, 400, 'other refusals keep the service envelope');
-  t.match(await tooBig.json(), { error: { code: 'VALIDATION_ERROR' } });
+  t.equal(tooBig.status, 413, 'a body over the limit: 413, as the SDK answers it');
+  t.match(await tooBig.json(), { jsonrpc: '2.0', id: null, error: { code: -32000, message: /^Payload Too Large: the body exceeds the limit of \d+ bytes\.$/ } });
   // Params that do not fit the method: -32602 with a short message, not -32603 with zod's dump.
   for (const [body, pattern] of [
     [{ jsonrpc: '2.0', id: 3, method: 'tools/call' }, /^Invalid params for tools\/call: params: /],
