@@ -163,15 +163,15 @@ async function mcpEndpoint(app: FastifyInstance) {
     }
   });
 
-  // Stateless: no server-initiated stream to open (GET) and no session to end (DELETE), as the SDK's stateless examples answer.
+  // Stateless: no server-initiated stream to open (GET) and no session to end (DELETE), as the SDK's stateless examples answer;
   const notAllowed = async (_request: FastifyRequest, reply: FastifyReply) =>
     reply
       .status(405)
       .headers(CORS)
       .header('allow', 'POST, OPTIONS')
       .send(jsonRpcError(-32000, 'Method not allowed.'));
-  app.get('/mcp', { onRequest: checkOrigin }, notAllowed);
-  app.delete('/mcp', { onRequest: checkOrigin }, notAllowed);
+  // Every other method too (PUT and PATCH were the REST envelope's 404), naming what is allowed.
+  app.route({ method: ['GET', 'DELETE', 'PUT', 'PATCH'], url: '/mcp', onRequest: checkOrigin, handler: notAllowed });
 }
 
 export const mcp = fp(mcpEndpoint, { name: 'mcp', dependencies: ['services', 'authenticate', 'read-your-writes'], encapsulate: true });

@@ -256,9 +256,10 @@ t.test('transport: JSON by default, SSE when the Accept header prefers it; GET a
     t.equal(res.status, 415, JSON.stringify(headers));
     t.match(await res.json(), { jsonrpc: '2.0', id: null, error: { code: -32000, message: /Content-Type must be application\/json/ } });
   }
-  for (const method of ['GET', 'DELETE']) {
+  for (const method of ['GET', 'DELETE', 'PUT', 'PATCH']) {
     const res = await fetch(mcpUrl, { method, headers: { ...auth, accept: 'text/event-stream' } });
     t.equal(res.status, 405, method);
+    t.equal(res.headers.get('allow'), 'POST, OPTIONS', `${method}: names what is allowed`);
   }
   // Browser-based clients (MCP Inspector) need CORS on /mcp and on the token endpoint, and must see the challenge.
   const preflight = (url: string) =>
