@@ -90,6 +90,10 @@ t.test('DATA_DIR is a file; the key file holds no key: one line each, and no sto
   const keyed = await start({ DATA_DIR: join(file, 'sub'), SECRET_KEY: randomBytes(32).toString('base64') });
   t.equal(keyed.code, 1);
   oneLine(t, keyed.out, /cannot start: DATA_DIR: .*not-a-dir\/sub cannot be used as the data directory: ENOTDIR/, 'DATA_DIR under a file');
+  // A directory this user may not write to (/proc/sys refuses even root).
+  const unwritable = await start({ DATA_DIR: '/proc/sys' });
+  t.equal(unwritable.code, 1);
+  oneLine(t, unwritable.out, /cannot start: DATA_DIR: \/proc\/sys cannot be used as the data directory: EACCES/, 'DATA_DIR not writable');
 
   const dir = join(scratch, 'bad-key');
   mkdirSync(dir);
