@@ -94,6 +94,10 @@ t.test('DATA_DIR is a file; the key file holds no key: one line each, and no sto
   const unwritable = await start({ DATA_DIR: '/proc/sys' });
   t.equal(unwritable.code, 1);
   oneLine(t, unwritable.out, /cannot start: DATA_DIR: \/proc\/sys cannot be used as the data directory: EACCES/, 'DATA_DIR not writable');
+  // A directory the file system will not create under a parent that exists (Node's recursive mkdir looped forever).
+  const uncreatable = await start({ DATA_DIR: '/proc/nope/data' });
+  t.equal(uncreatable.code, 1);
+  oneLine(t, uncreatable.out, /cannot start: DATA_DIR: \/proc\/nope\/data cannot be used as the data directory: ENOENT/, 'DATA_DIR not creatable');
 
   const dir = join(scratch, 'bad-key');
   mkdirSync(dir);
