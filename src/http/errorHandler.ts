@@ -4,6 +4,7 @@ import { type ErrorCode, ServiceError } from '../domain/errors.ts';
 import { EventTooLargeError } from '../ports/eventStore.ts';
 import { UNSUPPORTED_CHARSET } from './charset.ts';
 import { truncateText } from '../domain/text.ts';
+import { isPagePath, sendRefusalPage } from './web/html.ts';
 
 export const errorBody = (code: string, message: string) => ({ error: { code, message } });
 
@@ -93,6 +94,7 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
   });
 
   app.setNotFoundHandler((request, reply) => {
+    if (isPagePath(request.url)) return sendRefusalPage(reply, 404, 'There is no such page.');
     reply.status(404).send(errorBody('NOT_FOUND', `Route ${request.method} ${echoed(request.url.split('?')[0]!, 200)} not found.`));
   });
 }

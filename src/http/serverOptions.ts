@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import type { Config } from '../config.ts';
 import { DEFAULT_BODY_LIMIT } from '../app.ts';
 import { errorBody } from './errorHandler.ts';
+import { isPagePath, sendRefusalPage } from './web/html.ts';
 
 /** The settings of `serverOptions` that bound what one client can hold. */
 export type ServerLimits = Pick<Config, 'HTTP_REQUEST_TIMEOUT_MS' | 'HTTP_HEADERS_TIMEOUT_MS' | 'HTTP_KEEP_ALIVE_TIMEOUT_MS' | 'HTTP_MAX_CONNECTIONS' | 'TRUST_PROXY'>;
@@ -44,10 +45,16 @@ export function serverOptions(config: ServerLimits): FastifyServerOptions {
       return server;
     },
     clientErrorHandler: envelopedClientError,
-    frameworkErrors: (error: FastifyError, _request, reply: FastifyReply) => {
-      if (error.code === 'FST_ERR_MAX_PARAM_LENGTH')
-        return reply.status(414).send(errorBody('URI_TOO_LONG', 'A path parameter exceeds the maximum length.'));
-      if (error.code === 'FST_ERR_BAD_URL') return reply.status(400).send(errorBody('VALIDATION_ERROR', 'The request path is not a valid URL.'));
+    frameworkErrors: (error: FastifyError, request, reply: FastifyReply) => {
+      const page = isPagePath(request.url);
+      if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+        const message = 'A path parameter exceeds the maximum length.';
+        return page ? sendRefusalPage(reply, 414, message) : reply.status(414).send(errorBody('URI_TOO_LONG', message));
+      }
+      if (error.code === 'FST_ERR_BAD_URL') {
+        const message = 'The request path is not a valid URL.';
+        return page ? sendRefusalPage(reply, 400, message) : reply.status(400).send(errorBody('VALIDATION_ERROR', message));
+      }
       return reply.status(500).send(errorBody('INTERNAL_ERROR', 'Internal server error.'));
     },
   };

@@ -128,6 +128,26 @@ t.test('a form body that is not UTF-8 is refused too: the token endpoint and the
   t.same(good.json(), { error: 'invalid_request', error_description: 'Parameter client_id is repeated.' }, 'read, and found repeated');
 });
 
+t.test("the browser's pages answer what no route takes with a page, the API with its envelope", async (t) => {
+  for (const [url, method, status] of [
+    ['/dashboard/nope', 'GET', 404],
+    ['/dashboard/inbox', 'PUT', 404],
+    [`/dashboard/inbox/${tenant.siteId}/${'c'.repeat(5_000)}`, 'GET', 414],
+    ['/dashboard/%E0%A4%A', 'GET', 400],
+    ['/oauth/authorize/more', 'GET', 404],
+  ] as const) {
+    const res = await app.fastify.inject({ method, url });
+    t.equal(res.statusCode, status, `${method} ${url.slice(0, 60)}`);
+    t.match(res.headers['content-type'], /^text\/html/, 'a page');
+    t.equal(res.headers['x-frame-options'], 'DENY', 'with the pages\' headers');
+    t.equal(res.headers['cache-control'], 'no-store');
+  }
+  const api = await app.fastify.inject({ method: 'GET', url: '/api/v1/nope' });
+  expectError(t, api, 404, 'NOT_FOUND', 'the API keeps its envelope');
+  const dashboardLike = await app.fastify.inject({ method: 'GET', url: '/dashboards' });
+  t.match(dashboardLike.headers['content-type'], /^application\/json/, 'a path that only begins like one is no page');
+});
+
 t.test('webhook URLs with control characters, a lone surrogate or port 0 are refused at creation', async (t) => {
   const urls = {
     'a NUL': 'https://example.com/\u0000hook',
