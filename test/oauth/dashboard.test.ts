@@ -69,6 +69,30 @@ t.test('sign-in: cookie flags, CSRF, wrong password, throttle, sign-out', async 
   t.equal((await browser.request('/dashboard')).status, 303, 'signed out');
 });
 
+t.test("a form of another origin may not post to the pages; a second sign-in tab keeps the first tab's token", async (t) => {
+  const { app, ownerEmail, issuer } = await startOAuthApp();
+  t.teardown(() => app.close());
+  const browser = new Browser(issuer);
+  const first = formFields((await browser.request('/dashboard/sign-in')).text, '/dashboard/sign-in');
+  const second = formFields((await browser.request('/dashboard/join')).text, '/dashboard/join');
+  t.equal(second.csrf, first.csrf, 'the join tab opened later did not replace the token of the sign-in tab');
+  // A page on another port of the same host is the same site for cookies: it could set the sign-in
+  // token's cookie and post a matching token, signing the browser in as another account.
+  for (const headers of [{ 'sec-fetch-site': 'same-site' }, { 'sec-fetch-site': 'cross-site' }, { origin: 'http://localhost:1' }, { origin: 'null' }] as Array<Record<string, string>>) {
+    const res = await browser.request('/dashboard/sign-in', { form: { ...first, email: ownerEmail, password: PASSWORD }, headers });
+    t.equal(res.status, 403, JSON.stringify(headers));
+    t.match(res.text, /A form of another site may not be sent here/);
+  }
+  const consent = await browser.request('/oauth/authorize', { form: { csrf: 'x' }, headers: { 'sec-fetch-site': 'same-site' } });
+  t.equal(consent.status, 403, 'the consent form too');
+  const same = await browser.request('/dashboard/sign-in', { form: { ...first, email: ownerEmail, password: PASSWORD }, headers: { origin: new URL(issuer).origin } });
+  t.equal(same.status, 303, 'the first tab signs in from this origin');
+  const signedIn = new Browser(issuer);
+  await signedIn.signIn(ownerEmail);
+  const page = await signedIn.request('/dashboard/api-keys', { form: { name: 'x' }, headers: { 'sec-fetch-site': 'same-site' } });
+  t.equal(page.status, 403, "a signed-in form from another origin is refused before its token is looked at");
+});
+
 t.test('sign-out ends the session and drops the cookie while the read models lag', async (t) => {
   // Before: sign-out caught the read models up first, so a lag answered 503 and the browser stayed signed in.
   const { app, tenant, ownerEmail, issuer } = await startOAuthApp({ env: { CREDENTIAL_CATCH_UP_MS: '100' } });

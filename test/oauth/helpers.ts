@@ -58,8 +58,8 @@ export class Browser {
   private cookies = new Map<string, string>();
   constructor(readonly base: string) {}
 
-  async request(path: string, init: { method?: string; form?: Record<string, string | string[]> } = {}) {
-    const headers: Record<string, string> = {};
+  async request(path: string, init: { method?: string; form?: Record<string, string | string[]>; headers?: Record<string, string> } = {}) {
+    const headers: Record<string, string> = { ...init.headers };
     if (this.cookies.size) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
     let body: string | undefined;
     if (init.form) {

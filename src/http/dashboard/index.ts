@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { sendErrorPage } from '../web/html.ts';
 import { formsAndCookies } from '../web/formsAndCookies.ts';
+import { refuseOtherOrigins } from '../web/sameOrigin.ts';
 import { dashboardPages } from './pages.ts';
 import { joinRoutes } from './join.ts';
 import { signInRoutes } from './signIn.ts';
@@ -11,6 +12,7 @@ import { signInLinkRoutes } from './signInLink.ts';
 async function dashboardPlugin(app: FastifyInstance) {
   await formsAndCookies(app);
   app.setErrorHandler(sendErrorPage);
+  refuseOtherOrigins(app);
   await app.register(signInRoutes);
   await app.register(signInLinkRoutes);
   await app.register(joinRoutes);

@@ -4,6 +4,7 @@ import fp from 'fastify-plugin';
 import { ClientMetadataFetcher } from '../../adapters/http/clientMetadataFetcher.ts';
 import { parseAllowedRanges } from '../../domain/destination.ts';
 import type { ClientMetadataSource } from '../../ports/clientMetadata.ts';
+import { refuseOtherOrigins } from '../web/sameOrigin.ts';
 import { sendErrorPage } from '../web/html.ts';
 import { formsAndCookies } from '../web/formsAndCookies.ts';
 import { authorizeRoutes } from './authorize.ts';
@@ -80,6 +81,7 @@ async function oauthServer(app: FastifyInstance) {
 
   await app.register(async (consent) => {
     consent.setErrorHandler(sendErrorPage);
+    refuseOtherOrigins(consent);
     await consent.register(authorizeRoutes);
   });
 }

@@ -62,7 +62,10 @@ export function csrfOk(expected: string, presented: unknown): boolean {
 
 /** Double-submit token for the sign-in form (there is no session yet to bind it to). */
 export function issueSignInCsrf(services: Pick<SessionPorts, 'config'>, reply: FastifyReply): string {
-  const token = randomBytes(24).toString('base64url');
+  // The browser's token when it has one: each form shown anew replaced it, and every other open
+  // sign-in or join tab (a session that expired with several dashboard tabs) was refused as expired.
+  const held = reply.request.cookies?.[signInCsrfCookieName(services)];
+  const token = held && /^[A-Za-z0-9_-]{32}$/.test(held) ? held : randomBytes(24).toString('base64url');
   reply.setCookie(signInCsrfCookieName(services), token, cookieOptions(services, 3600));
   return token;
 }
