@@ -1,3 +1,4 @@
+import { ONE_LINE_TEXT_MESSAGE, isOneLineText } from '../domain/text.ts';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import {
   type ActiveOAuthClient,
@@ -71,6 +72,7 @@ export async function registerOAuthClient(
 ) {
   const name = input.name.trim();
   if (name.length === 0 || name.length > 120) throw new OAuthClientInputError('The name must be 1 to 120 characters.');
+  if (!isOneLineText(name)) throw new OAuthClientInputError(`The name ${ONE_LINE_TEXT_MESSAGE}.`);
   const redirectUris = [...new Set(input.redirectUris.map((u) => u.trim()).filter(Boolean))];
   if (redirectUris.length === 0) throw new OAuthClientInputError('Give at least one redirect URI.');
   if (redirectUris.length > 10) throw new OAuthClientInputError('Give at most 10 redirect URIs.');
@@ -103,6 +105,7 @@ export async function registerOAuthClient(
 export async function registerOAuthClientDynamically(ctx: CommandContext, input: { name: string; redirectUris: string[]; clientUri: string | null }) {
   const name = input.name.trim();
   if (name.length === 0 || name.length > 120) throw new OAuthClientInputError('client_name must be 1 to 120 characters.');
+  if (!isOneLineText(name)) throw new OAuthClientInputError(`client_name ${ONE_LINE_TEXT_MESSAGE}.`);
   const redirectUris = [...new Set(input.redirectUris.map((u) => u.trim()).filter(Boolean))];
   if (redirectUris.length === 0) throw new OAuthClientInputError('redirect_uris must name at least one redirect URI.');
   if (redirectUris.length > 10) throw new OAuthClientInputError('redirect_uris may name at most 10 redirect URIs.');

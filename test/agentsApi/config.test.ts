@@ -66,7 +66,7 @@ t.test("outreach: the reply settings stay where the Outreach Agent reads them; d
   t.match(doc, { active: true, tone: 'formal', senderName: 'Ada', workSettings: { dailySendCap: 5, maxProspectsPerRun: 10 } });
   // The From name and the sign-off of every reply hold text: a NUL or an unpaired surrogate is refused, and nothing changes.
   // The From name and the keywords are one line each (the signature may have several).
-  for (const settings of [{ senderName: 'A\u0000da' }, { signature: 'Ada \ud800' }, { senderName: 'Ada\r\nBcc: x@y.example' }, { prospectCriteria: { keywords: ['x\u0000\ud800y'] } }, { prospectCriteria: { keywords: ['two\nlines'] } }]) {
+  for (const settings of [{ senderName: 'A\u0000da' }, { signature: 'Ada \ud800' }, { senderName: 'Ada\r\nBcc: x@y.example' }, { prospectCriteria: { keywords: ['x\u0000\ud800y'] } }, { prospectCriteria: { keywords: ['two\nlines'] } }, { senderName: 'Ada \u202Enimda' }]) {
     const refused = await put('outreach', { settings });
     t.equal(refused.statusCode, 400, JSON.stringify(settings));
     t.equal(refused.json().error.code, 'VALIDATION_ERROR');

@@ -38,6 +38,10 @@ t.test('documents: client_id must be the URL, public, with usable redirect URIs'
   t.match(parseClientMetadataDocument(url, clientDocument(url, { redirect_uris: [] })), { problem: /redirect_uris/ });
   t.match(parseClientMetadataDocument(url, clientDocument(url, { redirect_uris: ['http://evil.example/cb'] })), { problem: /HTTPS/ });
   t.match(parseClientMetadataDocument(url, [1]), { problem: /JSON object/ });
+  // A name the consent page shows: one line, no override that makes "\u202EelgooG" read "Google".
+  for (const name of ['\u202EelgooG', 'Evil\nApp', 'bell\u0007']) {
+    t.match(parseClientMetadataDocument(url, clientDocument(url, { client_name: name })), { problem: /client_name must be one line of text/ }, JSON.stringify(name));
+  }
   const unnamed = parseClientMetadataDocument(url, clientDocument(url, { client_name: undefined }));
   t.equal('client' in unnamed && unnamed.client.name, 'app.example.com', 'no client_name: the host is the name');
 });

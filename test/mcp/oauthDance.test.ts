@@ -84,7 +84,7 @@ t.test('a stock SDK client knowing only the URL: 401 → protected-resource meta
 });
 
 t.test('dynamic registration (RFC 7591), when the operator enables it: a client without a metadata document registers itself', async (t) => {
-  const ctx = await startMcpApp({ env: { OAUTH_DYNAMIC_REGISTRATION: 'true', OAUTH_DYNAMIC_REGISTRATION_PER_HOUR: '3' } });
+  const ctx = await startMcpApp({ env: { OAUTH_DYNAMIC_REGISTRATION: 'true', OAUTH_DYNAMIC_REGISTRATION_PER_HOUR: '4' } });
   t.teardown(() => ctx.app.close());
   const metadata = (await (await fetch(`${ctx.base}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
   t.equal(metadata.registration_endpoint, `${ctx.base}/oauth/register`);
@@ -105,7 +105,11 @@ t.test('dynamic registration (RFC 7591), when the operator enables it: a client 
   const badUri = await register({ redirect_uris: ['http://evil.example/cb'] });
   t.equal(badUri.status, 400);
   t.equal(((await badUri.json()) as { error: string }).error, 'invalid_redirect_uri');
-  // The SDK client registered once; two refusals above counted too: the 4th registration this hour from this address is refused.
+  // The consent page shows the name: an override that makes "\u202EelgooG" read "Google" is refused.
+  const spoofing = await register({ client_name: '\u202EelgooG', redirect_uris: ['https://app.example.test/cb'] });
+  t.equal(spoofing.status, 400, 'a name with a bidirectional override is refused');
+  t.match(await spoofing.json(), { error: 'invalid_client_metadata', error_description: /client_name must be one line of text/ });
+  // The SDK client registered once; three refusals above counted too: the 5th registration this hour from this address is refused.
   const limited = await register({ redirect_uris: ['https://app.example.test/cb'] });
   t.equal(limited.status, 429, 'rate-limited per address');
   t.ok(Number(limited.headers.get('retry-after')) > 0, 'Retry-After');

@@ -205,6 +205,7 @@ t.test('bad arguments exit non-zero with a clear message', async (t) => {
     [['team', 'set', '--team', teamId], /nothing to change: give --billing/],
     [['site', 'set', '--site', siteId], /nothing to change: give --plan/],
     [['apikey', 'create', '--team', teamId, '--scopes', 'webhooks:read', '--name', '  '], /the key name must be 1 to 120 characters/],
+    [['apikey', 'create', '--team', teamId, '--scopes', 'webhooks:read', '--name', 'bidi\u202Eevil'], /the key name must be one line of text/],
     [['credits', 'show', '--team', '01ARZ3NDEKTSV4RRFFQ69G5FAV'], /team 01ARZ3NDEKTSV4RRFFQ69G5FAV not found/],
     [['webhooks', 'deliveries', '01ARZ3NDEKTSV4RRFFQ69G5FAV'], /subscription 01ARZ3NDEKTSV4RRFFQ69G5FAV not found/],
   ];
