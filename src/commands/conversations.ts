@@ -9,7 +9,7 @@ import {
 } from '../domain/conversation.ts';
 import { ServiceError, idempotencyKeyReused, serviceUnavailable } from '../domain/errors.ts';
 import { conversationEventSchemas } from '../domain/eventSchemas.ts';
-import { draftSha256, replyRfcMessageId, senderAddress, threadingHeaders, withDraftHash } from '../domain/outreachAgent.ts';
+import { replyRfcMessageId, senderAddress, threadingHeaders, withDraftHash } from '../domain/outreachAgent.ts';
 import { type MailAddress, type Mailer, withSendSlot } from '../ports/mailer.ts';
 import type { CommandContext } from './context.ts';
 import { type CommandResult, TURN_MAX_WAIT_MS, handleCommand } from './handleCommand.ts';
@@ -79,6 +79,8 @@ export interface ReplyInput {
   /** The latest inbound message, whose thread the reply continues; null when none is known. */
   inbound: { externalMessageId: string | null; references: string | null; inReplyTo: string | null } | null;
   subject: string;
+  /** Whether the client chose the subject (else it follows the thread, and a repeat of the key may find another one there). */
+  subjectChosen?: boolean;
   text: string;
   idempotency: { scope: string; key: string } | null;
   /** The agent's sending settings: From local part, MAIL_DOMAIN (where bounces return), the retry policy of a temporary failure. */
@@ -109,8 +111,9 @@ export function replyIdForKey(scope: string, conversationId: string, key: string
 export async function replyToConversation(ctx: CommandContext & { mailer: Mailer }, input: ReplyInput): Promise<ReplyOutcome> {
   const { conversation: target } = input;
   const messageId = input.idempotency ? replyIdForKey(input.idempotency.scope, target.conversationId, input.idempotency.key) : ctx.newId();
-  const sha = draftSha256(input.subject, input.text);
-  const known = input.idempotency ? await recordedReply(ctx, target, messageId, sha) : null;
+  // What the client sent: a repeat whose thread has a newer message since derives another subject, and is still a repeat.
+  const request = { text: input.text, subject: input.subjectChosen ? input.subject : null };
+  const known = input.idempotency ? await recordedReply(ctx, target, messageId, request) : null;
   if (known) return known;
   const draft = withDraftHash({
     messageId,
@@ -130,7 +133,7 @@ export async function replyToConversation(ctx: CommandContext & { mailer: Mailer
     if (refusal) throw mailRefused(refusal);
     const started = await decide(ctx, target, { type: 'StartReply', data: { ...ref(ctx, target), draft } });
     // A concurrent request with the same key drafted it first: answer as its repeat.
-    if (started.events.length === 0) return (await recordedReply(ctx, target, messageId, sha))!;
+    if (started.events.length === 0) return (await recordedReply(ctx, target, messageId, request))!;
 
     const { maxAttempts, baseMs } = input.sending;
     const result = await sendDraft(ctx.mailer, draft, () => (maxAttempts > 1 ? ctx.clock.now().getTime() + baseMs : null));
@@ -141,19 +144,24 @@ export async function replyToConversation(ctx: CommandContext & { mailer: Mailer
 }
 
 /** The reply already recorded under this id, as a repeat answers it; a different text under the same key is refused. */
-async function recordedReply(ctx: CommandContext, target: ConversationTarget, messageId: string, sha: string): Promise<ReplyOutcome | null> {
+async function recordedReply(
+  ctx: CommandContext,
+  target: ConversationTarget,
+  messageId: string,
+  request: { text: string; subject: string | null },
+): Promise<ReplyOutcome | null> {
   const events = await ctx.events.readStream(conversationStream(target.conversationId));
-  let found: { rfcMessageId: string; draftSha256: string } | null = null;
+  let found: { rfcMessageId: string; subject: string; bodyText: string } | null = null;
   let deliveryStatus: DeliveryStatus = 'sending';
   for (const recorded of events) {
     const event = parseEvent(recorded, conversationEventSchemas);
     if (!event || !('messageId' in event.data) || event.data.messageId !== messageId) continue;
-    if (event.type === 'ReplyDrafted') found = { rfcMessageId: event.data.rfcMessageId, draftSha256: event.data.draftSha256 };
+    if (event.type === 'ReplyDrafted') found = { rfcMessageId: event.data.rfcMessageId, subject: event.data.subject, bodyText: event.data.bodyText };
     else if (event.type === 'ReplySent') deliveryStatus = 'sent';
     else if (event.type === 'ReplySendFailed') deliveryStatus = event.data.retryAt === null ? 'failed' : 'retrying';
     else if (event.type === 'ReplySendAttempted') deliveryStatus = 'sending';
   }
   if (!found) return null;
-  if (found.draftSha256 !== sha) throw idempotencyKeyReused();
+  if (found.bodyText !== request.text || (request.subject !== null && found.subject !== request.subject)) throw idempotencyKeyReused();
   return { status: 200, message: { id: messageId, rfcMessageId: found.rfcMessageId, deliveryStatus }, position: null };
 }

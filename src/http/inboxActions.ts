@@ -95,6 +95,7 @@ export async function replyAsPerson(
     to: { name: doc.contactName, address: doc.contactEmail },
     inbound,
     subject: input.subject ?? replySubject(inbound?.subject ?? doc.subject),
+    subjectChosen: input.subject !== undefined,
     text: input.text,
     idempotency: input.idempotency,
     sending: {

@@ -3,7 +3,7 @@ import { configureAgent } from '../../src/commands/agents.ts';
 import { bouncedMessageId } from '../../src/domain/bounceAddress.ts';
 import { getMessage } from '../../src/readModels/messages.ts';
 import { envelopes, startAgentHarness } from '../agent/helpers.ts';
-import { expectError } from '../helpers/http.ts';
+import { expectError, settle } from '../helpers/http.ts';
 import { act } from './actionsHelpers.ts';
 
 // `ready: false`: the agent is off, so every mail the sink gets is the person's.
@@ -73,6 +73,16 @@ t.test('Idempotency-Key: a retried reply is sent once and answered 200 with the 
   }
   t.equal(a.sink.received.length, 1, 'one mail reached the sink');
   t.equal((await a.conversationEvents(id)).filter((e) => e.type === 'ReplyDrafted').length, 1);
+  expectError(t, await act(a.h.app.fastify, a.h.tenant, id, 'reply', { text: 'Something else' }, headers), 409, 'IDEMPOTENCY_KEY_REUSED');
+  expectError(t, await act(a.h.app.fastify, a.h.tenant, id, 'reply', { ...body, subject: 'Another subject' }, headers), 409, 'IDEMPOTENCY_KEY_REUSED');
+  // The prospect writes again under another subject: the thread's subject moves on, and a retry of the
+  // same request (its first answer lost, say) is still the same request (it was 409).
+  const newer = await a.pitch({ subject: 'Another subject', messageId: '<idem-2@prospect.io>', inReplyTo: '<idem-1@prospect.io>', bodyText: 'Any news?' });
+  t.same(newer.conversationIds, [id]);
+  await settle(a.h.app.services);
+  const later = await act(a.h.app.fastify, a.h.tenant, id, 'reply', body, headers);
+  t.equal(later.statusCode, 200, later.body);
+  t.same(later.json().message, first.json().message);
   expectError(t, await act(a.h.app.fastify, a.h.tenant, id, 'reply', { text: 'Something else' }, headers), 409, 'IDEMPOTENCY_KEY_REUSED');
   expectError(t, await act(a.h.app.fastify, a.h.tenant, id, 'reply', body, { 'idempotency-key': 'has spaces' }), 400, 'VALIDATION_ERROR');
   const other = await act(a.h.app.fastify, a.h.tenant, id, 'reply', body, { 'idempotency-key': 'reply-43' });
