@@ -14,6 +14,7 @@ import { mcp } from './mcp/index.ts';
 import { dashboard } from './http/dashboard/index.ts';
 import { fromUtf8, refuseNonUtf8Bodies } from './http/charset.ts';
 import { installErrorHandling } from './http/errorHandler.ts';
+import { refuseWhileClosing } from './http/shuttingDown.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { metricsPlugin } from './http/metrics.ts';
 import { webhookSubscriptionRoutes } from './http/routes/webhookSubscriptions.ts';
@@ -45,6 +46,7 @@ export const app = fp(
     fastify.setValidatorCompiler(validatorCompiler);
     fastify.setSerializerCompiler(serializerCompiler);
     installErrorHandling(fastify, bodyLimit);
+    refuseWhileClosing(fastify);
     refuseNonUtf8Bodies(fastify);
     // The composition root: every port a route uses is a decoration of the app.
     await fastify.register(servicesPlugin, { services });

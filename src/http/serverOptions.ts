@@ -34,6 +34,8 @@ export function serverOptions(config: ServerLimits): FastifyServerOptions {
     // 3 bytes each once percent-encoded); the routes' own schemas bound each parameter.
     routerOptions: { maxParamLength: 1_000 },
     trustProxy: config.TRUST_PROXY,
+    // A request during the close is answered by refuseWhileClosing (http/shuttingDown.ts), in the service's envelope.
+    return503OnClosing: false,
     // Also what fastify itself reads (e.g. for its config); the server below is built with the same values.
     requestTimeout,
     connectionTimeout: requestTimeout,
