@@ -4,6 +4,8 @@ export const BILLING_STATUSES = ['healthy', 'past_due', 'canceled'] as const;
 export type BillingStatus = (typeof BILLING_STATUSES)[number];
 export const ROLES = ['owner', 'admin', 'member'] as const;
 export type Role = (typeof ROLES)[number];
+/** "You are an admin": the role with its article. */
+export const aRole = (role: Role) => `${role === 'member' ? 'a' : 'an'} ${role}`;
 
 export const teamStream = (teamId: string) => `team-${teamId}`;
 

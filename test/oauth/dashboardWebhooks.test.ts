@@ -49,6 +49,10 @@ t.test('dashboard webhooks page: create (secret once), edit, rotate, switch, del
   t.same([after.label, after.url, after.event_types], ['crm', 'https://hooks.example.com/v2', ['outreach.contact_suppressed']], 'edited');
   const ssrf = await browser.request(editAction, { form: { ...formFields(pageText, editAction), label: 'crm', url: 'https://169.254.169.254/x', event_types: 'outreach.reply_sent' } });
   t.equal(ssrf.status, 400, 'an edit to a metadata address is refused');
+  const refusedForm = ssrf.text.slice(ssrf.text.indexOf(`action="${editAction}"`), ssrf.text.indexOf('</form>', ssrf.text.indexOf(`action="${editAction}"`)));
+  t.match(refusedForm, /name="url" value="https:\/\/169\.254\.169\.254\/x"/, 'the refused edit shows what was typed, not the stored values');
+  t.match(refusedForm, /value="outreach\.reply_sent" checked/, 'its event types too');
+  t.notMatch(refusedForm, /value="outreach\.contact_suppressed" checked/);
 
   pageText = (await browser.request('/dashboard/webhooks')).text;
   const rotateAction = `/dashboard/webhooks/${sub!.id}/rotate`;

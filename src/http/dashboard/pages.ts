@@ -1,3 +1,4 @@
+import { aRole } from '../../domain/team.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { OAuthClientInputError, registerOAuthClient, rotateOAuthClientSecret } from '../../commands/oauth.ts';
@@ -71,7 +72,7 @@ export async function dashboardPages(app: FastifyInstance) {
 
   const show = showSignedIn;
   const forbidden = (reply: FastifyReply, s: SignedIn) =>
-    show(reply, s, 'Not allowed', html`<p class="error">Only team owners and admins can do this. You are a ${s.user.role}.</p>`, 403);
+    show(reply, s, 'Not allowed', html`<p class="error">Only team owners and admins can do this. You are ${aRole(s.user.role)}.</p>`, 403);
   const sites = (s: SignedIn) => listSitesOfTeam(app.readModels, s.user.teamId);
 
   app.get('/dashboard', async function home(request, reply) {

@@ -10,7 +10,7 @@ import { getTeam } from '../../readModels/teams.ts';
 import { invitationMail } from './invitationMail.ts';
 import { changeUserPassword, changeUserRole, removeUser } from '../../commands/teamUsers.ts';
 import { DASHBOARD_SESSION_TTL_MS } from '../../domain/dashboardSession.ts';
-import { ROLES } from '../../domain/team.ts';
+import { ROLES, aRole } from '../../domain/team.ts';
 import { appsIfMember, holdingsOfUser } from '../../readModels/userHoldings.ts';
 import { openSessionsWith } from '../../readModels/dashboardSessions.ts';
 import { getUser, listUsersOfTeam } from '../../readModels/users.ts';
@@ -117,7 +117,7 @@ export async function teamPages(app: FastifyInstance) {
 
   app.post('/dashboard/team/invitations', async function invitePerson(request, reply) {
     const s = request.dashboard!;
-    if (!canManagePeople(s)) return teamPage(reply, s, { error: `Only the team's owners invite people. You are a ${s.user.role}.` }, 403);
+    if (!canManagePeople(s)) return teamPage(reply, s, { error: `Only the team's owners invite people. You are ${aRole(s.user.role)}.` }, 403);
     const form = parseForm(addForm, request.body);
     if (!form.success) return teamPage(reply, s, { error: firstProblem(form.error) }, 400);
     // Each invitation is a mail from the service's domain to any address: a team sends a few, not a flood.
@@ -173,7 +173,7 @@ export async function teamPages(app: FastifyInstance) {
 
   app.post('/dashboard/team/invitations/:invitationId/cancel', async function cancelInvitationOf(request: FastifyRequest<{ Params: { invitationId: string } }>, reply) {
     const s = request.dashboard!;
-    if (!canManagePeople(s)) return teamPage(reply, s, { error: `Only the team's owners cancel invitations. You are a ${s.user.role}.` }, 403);
+    if (!canManagePeople(s)) return teamPage(reply, s, { error: `Only the team's owners cancel invitations. You are ${aRole(s.user.role)}.` }, 403);
     try {
       const r = await cancelInvitation(actingFor(app, request), { teamId: s.user.teamId, invitationId: request.params.invitationId, byOwner: s.user.id });
       if (r.position !== null) await app.waitForWrite(r.position);
@@ -185,7 +185,7 @@ export async function teamPages(app: FastifyInstance) {
 
   app.post('/dashboard/team/users/:userId/role', async function changeRole(request: FastifyRequest<{ Params: { userId: string } }>, reply) {
     const s = request.dashboard!;
-    if (!canManagePeople(s)) return teamPage(reply, s, { error: `Only the team's owners change roles. You are a ${s.user.role}.` }, 403);
+    if (!canManagePeople(s)) return teamPage(reply, s, { error: `Only the team's owners change roles. You are ${aRole(s.user.role)}.` }, 403);
     const user = await teamUser(request, reply, s);
     if (!user) return reply;
     const form = parseForm(roleForm, request.body);
@@ -202,7 +202,7 @@ export async function teamPages(app: FastifyInstance) {
 
   app.post('/dashboard/team/users/:userId/remove', async function removePerson(request: FastifyRequest<{ Params: { userId: string } }>, reply) {
     const s = request.dashboard!;
-    if (!canManagePeople(s)) return teamPage(reply, s, { error: `Only the team's owners remove people. You are a ${s.user.role}.` }, 403);
+    if (!canManagePeople(s)) return teamPage(reply, s, { error: `Only the team's owners remove people. You are ${aRole(s.user.role)}.` }, 403);
     const user = await teamUser(request, reply, s);
     if (!user) return reply;
     try {

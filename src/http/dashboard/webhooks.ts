@@ -63,8 +63,11 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
     )}</ul>`;
   }
 
-  /** Each site's subscriptions and forms; after a refused create, `draft` puts what was typed back in that site's form. */
-  async function webhooksPage(reply: FastifyReply, s: SignedIn, message?: SafeHtml, status = 200, draft?: Typed & { siteId: string }) {
+  /**
+   * Each site's subscriptions and forms; after a refused create (`siteId`) or edit (`subscriptionId`),
+   * `draft` puts what was typed back in that form.
+   */
+  async function webhooksPage(reply: FastifyReply, s: SignedIn, message?: SafeHtml, status = 200, draft?: Typed & ({ siteId: string } | { subscriptionId: string })) {
     const sections: SafeHtml[] = [];
     const manage = canManage(s);
     for (const site of await sites(s)) {
@@ -72,18 +75,20 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
         sections.push(unlicensedSiteSection(site));
         continue;
       }
-      const typed = draft?.siteId === site.id ? draft : undefined;
+      const typed = draft && 'siteId' in draft && draft.siteId === site.id ? draft : undefined;
       const subs = await listSubscriptionsForSite(app.readModels, site.id, { sortBy: 'created_at' });
       const on = site.webhooksEnabled ?? true;
       const rows: SafeHtml[] = [];
       for (const w of subs) {
+        const edited = draft && 'subscriptionId' in draft && draft.subscriptionId === w.id ? draft : undefined;
+        const shown = edited ? { label: edited.text('label'), url: edited.text('url'), eventTypes: edited.list('event_types') } : { label: w.label, url: w.url, eventTypes: w.event_types };
         rows.push(html`<tr><td>${w.label}${w.created_by_oauth_client_id ? html`<br><small>created by OAuth client ${w.created_by_oauth_client_id}</small>` : ''}</td><td>${w.url}</td><td>${w.event_types.join(', ')}</td><td>${w.secret_prefix}</td><td>${w.is_active ? 'active' : 'disabled after failures'}</td><td>${w.consecutive_failures}</td>
           <td>${w.last_delivery_status ? html`${w.last_delivery_status} at ${w.last_delivery_at ?? ''}` : 'none yet'}</td>
           <td>${await attemptsOf(w)}</td>
           <td>${
             manage
               ? html`${w.is_active ? html`<form method="post" action="/dashboard/webhooks/${w.id}/edit"><input type="hidden" name="csrf" value="${s.csrf}">
-                  <label>Label <input name="label" value="${w.label}" maxlength="120"></label> <label>URL <input name="url" value="${w.url}" maxlength="2000"></label> ${eventTypeBoxes(w.event_types)}
+                  <label>Label <input name="label" value="${shown.label}" maxlength="120"></label> <label>URL <input name="url" value="${shown.url}" maxlength="2000"></label> ${eventTypeBoxes(shown.eventTypes)}
                   <button type="submit">Save ${w.label}</button></form>
                 <form method="post" action="/dashboard/webhooks/${w.id}/rotate"><input type="hidden" name="csrf" value="${s.csrf}"><label>Old secret keeps signing for <input name="grace_seconds" value="3600" size="6"> seconds</label> <button type="submit">Rotate secret of ${w.label}</button></form>` : ''}
                 <form method="post" action="/dashboard/webhooks/${w.id}/delete"><input type="hidden" name="csrf" value="${s.csrf}"><button type="submit">Delete ${w.label}</button></form>`
@@ -197,10 +202,12 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
     const sub = await subscriptionToChange(reply, s, request.params.id);
     if (!sub) return reply;
     if (!sub.is_active) return problem(reply, s, 'This subscription was disabled after repeated failures and stays disabled; create a new one.', 409);
+    // A refused edit shows what was typed, as a refused create does (it showed the stored values again).
+    const refuse = (text: string, status: number) => webhooksPage(reply, s, html`<p class="error">${text}</p>`, status, { subscriptionId: sub.id, ...typedIn(request.body) });
     const form = parseForm(subscriptionForm, request.body);
-    if (!form.success) return problem(reply, s, firstProblem(form.error), 400);
+    if (!form.success) return refuse(firstProblem(form.error), 400);
     const urlProblem = webhookUrlProblem(form.data.url, allowedRanges);
-    if (urlProblem) return problem(reply, s, urlProblem, 400);
+    if (urlProblem) return refuse(urlProblem, 400);
     return orProblem(reply, s, async () => {
       const { position } = await updateSubscription(actingFor(app, request), { siteId: sub.site_id, subscriptionId: sub.id, changes: { label: form.data.label, url: form.data.url, eventTypes: form.data.event_types } });
       await app.waitForWrite(position);
