@@ -66,6 +66,12 @@ t.test('the list: unread markers, status filter, pages with the API cursor', asy
   const filtered = await browser.request(`/dashboard/inbox?site=${site.tenant.siteId}&status=resolved`);
   t.same(subjects(filtered.text), [3], 'status filter');
   t.equal((await browser.request('/dashboard/inbox?cursor=garbage')).status, 400, 'a forged cursor');
+  // An edited address is answered in words a person reads, not the validator's.
+  for (const [query, words] of [['status=bogus', /Choose a status: open, /], ['site=a&site=b', /Choose one site\./]] as const) {
+    const res = await browser.request(`/dashboard/inbox?${query}`);
+    t.equal(res.status, 400, query);
+    t.match(res.text, words);
+  }
   t.equal((await browser.request('/dashboard/inbox?status=nope')).status, 400, 'an unknown status');
 });
 

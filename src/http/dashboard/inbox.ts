@@ -20,10 +20,13 @@ import { actingFor } from '../actingFor.ts';
 
 const PAGE_SIZE = 25;
 
+// Worded for a person who edited the address (zod said "Invalid input", or "expected string, received array").
+const ONE_SITE = 'Choose one site.';
+const BROKEN_LINK = 'The page link is broken; start again from the first page.';
 const listQuery = z.object({
-  site: z.string().max(100).optional(),
-  status: z.enum(CONVERSATION_STATUSES).or(z.literal('')).optional(),
-  cursor: z.string().max(1_000).optional(),
+  site: z.string({ error: ONE_SITE }).max(100, ONE_SITE).optional(),
+  status: z.enum([...CONVERSATION_STATUSES, ''], { error: `Choose a status: ${CONVERSATION_STATUSES.join(', ')}.` }).optional(),
+  cursor: z.string({ error: BROKEN_LINK }).max(1_000, BROKEN_LINK).optional(),
 });
 
 const REPLY_TEXT = 'Write a reply of 1 to 20 000 characters.';
