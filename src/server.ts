@@ -41,11 +41,41 @@ async function main() {
   const projections = config.RUN_PROJECTIONS ? startProjections(services, (err) => fastify.log.error({ err }, 'projection failed')) : null;
   const following = projections ? null : followStoredCheckpoints(services.projections, FOLLOW_EVERY_MS, (err) => fastify.log.error({ err }, 'following the stored checkpoints failed'));
   await fastify.register(app, { services });
+  const shutdown: ShutdownDeps = {
+    fastify,
+    // Each role is added once it runs: a signal during the start stops what started.
+    roles: [
+      ...(projections ? [{ name: 'projections', stop: () => projections.stop() }] : []),
+      ...(following ? [{ name: 'checkpoint follower', stop: () => following.stop() }] : []),
+    ],
+    closeServices: () => services.close(),
+    timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    log: fastify.log,
+  };
+  exitGracefullyOnSignals(shutdown);
+
+  // Listening before the background roles start: a start that lost a race for the port (the check
+  // above passed for both) stops before its workers and mailbox ran beside the other's.
+  try {
+    await fastify.listen({ port: config.PORT, host: config.HOST });
+  } catch (error) {
+    const taken = (error as NodeJS.ErrnoException).code === 'EADDRINUSE';
+    console.error(taken ? `cannot start: PORT: ${config.HOST}:${config.PORT} is already in use (another instance running?)` : startupFailure(error));
+    await gracefulShutdown(shutdown).catch(() => {});
+    process.exit(1);
+  }
+  // PORT=0 took a free port: the default public address names it (OAuth issuer, MCP resource).
+  if (!process.env.PUBLIC_BASE_URL?.trim() && config.PORT === 0) {
+    const address = fastify.server.address();
+    if (address && typeof address === 'object') config.PUBLIC_BASE_URL = `http://localhost:${address.port}`;
+  }
+
   // The webhook delivery worker, the Outreach Agent and the agent runner: their own thread by default (WORKERS_IN_THREAD).
   const background = await startBackgroundRoles(services, projections, {
     log: fastify.log,
     onAttempt: (status) => fastify.metrics.deliveryAttempted(status),
   });
+  shutdown.roles.unshift(...background.roles);
   fastify.log.info({ projections: projections?.mode ?? 'off', workers: background.mode }, 'background roles started');
   // The forwarding mailbox (SMTP), off unless SMTP_ENABLED=true.
   const mailbox = config.SMTP_ENABLED
@@ -67,37 +97,13 @@ async function main() {
         onClientError: (err) => fastify.log.info({ err: { message: err instanceof Error ? err.message : String(err) } }, 'forwarding mailbox: a connection failed on its client side'),
       })
     : null;
-  if (mailbox) fastify.log.info({ port: mailbox.port }, 'forwarding mailbox listening');
+  if (mailbox) {
+    shutdown.roles.unshift({ name: 'forwarding mailbox', stop: () => mailbox.close() });
+    fastify.log.info({ port: mailbox.port }, 'forwarding mailbox listening');
+  }
 
   fastify.metrics.sources.webhooks = background.sources.webhooks;
   fastify.metrics.sources.agent = background.sources.agent;
-  const shutdown: ShutdownDeps = {
-    fastify,
-    roles: [
-      ...(mailbox ? [{ name: 'forwarding mailbox', stop: () => mailbox.close() }] : []),
-      ...background.roles,
-      ...(projections ? [{ name: 'projections', stop: () => projections.stop() }] : []),
-      ...(following ? [{ name: 'checkpoint follower', stop: () => following.stop() }] : []),
-    ],
-    closeServices: () => services.close(),
-    timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    log: fastify.log,
-  };
-  exitGracefullyOnSignals(shutdown);
-
-  try {
-    await fastify.listen({ port: config.PORT, host: config.HOST });
-  } catch (error) {
-    // The port was taken after the check above: stop what started, then report.
-    console.error(startupFailure(error));
-    await gracefulShutdown(shutdown).catch(() => {});
-    process.exit(1);
-  }
-  // PORT=0 took a free port: the default public address names it (OAuth issuer, MCP resource).
-  if (!process.env.PUBLIC_BASE_URL?.trim() && config.PORT === 0) {
-    const address = fastify.server.address();
-    if (address && typeof address === 'object') config.PUBLIC_BASE_URL = `http://localhost:${address.port}`;
-  }
 }
 
 main().catch((error) => {
