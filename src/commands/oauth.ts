@@ -1,4 +1,3 @@
-import { ONE_LINE_TEXT_MESSAGE, isOneLineText } from '../domain/text.ts';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import {
   type ActiveOAuthClient,
@@ -24,6 +23,7 @@ import { sha256Hex } from './credentials.ts';
 import { handleCommand } from './handleCommand.ts';
 import { deleteSubscription } from './webhookSubscriptions.ts';
 import { ServiceError } from '../domain/errors.ts';
+import { DISPLAY_NAME_MESSAGE, isDisplayName } from '../domain/text.ts';
 
 /** Decides on a grant's stream. It gains three events per refresh, so its fold is kept and carried on (aggregateStreamFolding). */
 const onGrant = (ctx: CommandContext, grantId: string, command: OAuthGrantCommand) =>
@@ -72,7 +72,7 @@ export async function registerOAuthClient(
 ) {
   const name = input.name.trim();
   if (name.length === 0 || name.length > 120) throw new OAuthClientInputError('The name must be 1 to 120 characters.');
-  if (!isOneLineText(name)) throw new OAuthClientInputError(`The name ${ONE_LINE_TEXT_MESSAGE}.`);
+  if (!isDisplayName(name)) throw new OAuthClientInputError(`The name ${DISPLAY_NAME_MESSAGE}.`);
   const redirectUris = [...new Set(input.redirectUris.map((u) => u.trim()).filter(Boolean))];
   if (redirectUris.length === 0) throw new OAuthClientInputError('Give at least one redirect URI.');
   if (redirectUris.length > 10) throw new OAuthClientInputError('Give at most 10 redirect URIs.');
@@ -105,7 +105,7 @@ export async function registerOAuthClient(
 export async function registerOAuthClientDynamically(ctx: CommandContext, input: { name: string; redirectUris: string[]; clientUri: string | null }) {
   const name = input.name.trim();
   if (name.length === 0 || name.length > 120) throw new OAuthClientInputError('client_name must be 1 to 120 characters.');
-  if (!isOneLineText(name)) throw new OAuthClientInputError(`client_name ${ONE_LINE_TEXT_MESSAGE}.`);
+  if (!isDisplayName(name)) throw new OAuthClientInputError(`client_name ${DISPLAY_NAME_MESSAGE}.`);
   const redirectUris = [...new Set(input.redirectUris.map((u) => u.trim()).filter(Boolean))];
   if (redirectUris.length === 0) throw new OAuthClientInputError('redirect_uris must name at least one redirect URI.');
   if (redirectUris.length > 10) throw new OAuthClientInputError('redirect_uris may name at most 10 redirect URIs.');

@@ -1,4 +1,3 @@
-import { ONE_LINE_TEXT_MESSAGE, isOneLineText } from '../domain/text.ts';
 import { apiKeyDecider, apiKeyStream } from '../domain/apiKey.ts';
 import { EMAIL_ADDRESS_SHAPE, normaliseEmail } from '../domain/email.ts';
 import type { Scope } from '../domain/scopes.ts';
@@ -11,6 +10,7 @@ import { generateApiKey, hashPassword, randomToken, sha256Hex } from './credenti
 import { handleCommand } from './handleCommand.ts';
 import { eventsOfTypes } from '../lib/eventsOfTypes.ts';
 import { toDomainEvent } from '../lib/parseEvent.ts';
+import { DISPLAY_NAME_MESSAGE, isDisplayName } from '../domain/text.ts';
 
 /** Raised for operator mistakes (unknown team, duplicate email...); the CLI prints the message. */
 export class TenancyError extends Error {}
@@ -139,7 +139,7 @@ export async function createApiKey(ctx: CommandContext, input: { teamId: string;
   // The dashboard's rule, for every caller (the CLI too): a name to recognise the key by.
   const name = input.name.trim();
   if (name.length === 0 || name.length > 120) throw new TenancyError('the key name must be 1 to 120 characters');
-  if (!isOneLineText(name)) throw new TenancyError(`the key name ${ONE_LINE_TEXT_MESSAGE}`);
+  if (!isDisplayName(name)) throw new TenancyError(`the key name ${DISPLAY_NAME_MESSAGE}`);
   if (input.scopes.length === 0) throw new TenancyError('give the key one or more scopes');
   await requireTeam(ctx, input.teamId);
   if (input.siteId) {

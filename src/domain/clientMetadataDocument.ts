@@ -1,5 +1,5 @@
-import { ONE_LINE_TEXT_MESSAGE, isOneLineText } from './text.ts';
 import { redirectUriProblem } from './oauthClient.ts';
+import { DISPLAY_NAME_MESSAGE, isDisplayName } from './text.ts';
 
 /**
  * OAuth Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document, the MCP
@@ -69,6 +69,6 @@ export function parseClientMetadataDocument(clientId: string, document: unknown)
   const host = new URL(clientId).host;
   const name = stringOrNull(d.client_name);
   if (name !== null && name.length > 120) return { problem: 'client_name must be at most 120 characters' };
-  if (name !== null && !isOneLineText(name)) return { problem: `client_name ${ONE_LINE_TEXT_MESSAGE}` };
+  if (name !== null && !isDisplayName(name)) return { problem: `client_name ${DISPLAY_NAME_MESSAGE}` };
   return { client: { clientId, name: name ?? host, host, redirectUris: [...new Set(uris as string[])], clientUri: stringOrNull(d.client_uri) } };
 }

@@ -9,13 +9,19 @@ const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, 'g');
 export const isCleanText = (v: string) => !CONTROL.test(v) && !LONE_SURROGATE.test(v);
 export const CLEAN_TEXT_MESSAGE = 'must be text: no NUL or other control character, no unpaired surrogate';
 
+/** Clean text on one line (a name, a keyword): no line break either (LF, CR, VT, FF, NEL, U+2028, U+2029), nor DEL or a C1 control. */
+export const isOneLineText = (v: string) => isCleanText(v) && !/[\n\v\f\r\u007f-\u009f\u2028\u2029]/.test(v);
+export const ONE_LINE_TEXT_MESSAGE = 'must be one line of text: no line break, NUL or other control character, no unpaired surrogate';
+
 /**
- * Clean text on one line (a name, a keyword): no line break either (LF, CR, VT, FF, NEL, U+2028,
- * U+2029), nor DEL or a C1 control, nor a bidirectional embedding, override or isolate (U+202A–U+202E,
- * U+2066–U+2069: an app named "\u202EelgooG" read "Google" on the consent page, and reversed the rest of the line).
+ * A name others are asked to trust (an app on the consent page, an API key in a list): one line of
+ * text without a bidirectional embedding, override or isolate (U+202A–U+202E, U+2066–U+2069): an app
+ * named "\u202EelgooG" read "Google" on the consent page, and reversed the rest of the line.
  */
-export const isOneLineText = (v: string) => isCleanText(v) && !/[\n\v\f\r\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/.test(v);
-export const ONE_LINE_TEXT_MESSAGE = 'must be one line of text: no line break, NUL or other control character, bidirectional override or unpaired surrogate';
+export const isDisplayName = (v: string) => isOneLineText(v) && !/[\u202a-\u202e\u2066-\u2069]/.test(v);
+export const DISPLAY_NAME_MESSAGE = 'must be one line of text: no line break, NUL or other control character, bidirectional override or unpaired surrogate';
+/** A name as a page shows it: without those characters (names stored before they were refused). */
+export const withoutBidiControls = (v: string) => v.replace(/[\u202a-\u202e\u2066-\u2069]/g, '');
 
 /** Blank: nothing but white space and invisible characters (control and format ones, a zero-width space say). */
 export const isBlank = (v: string) => /^[\s\p{Cc}\p{Cf}]*$/u.test(v);

@@ -66,13 +66,17 @@ t.test("outreach: the reply settings stay where the Outreach Agent reads them; d
   t.match(doc, { active: true, tone: 'formal', senderName: 'Ada', workSettings: { dailySendCap: 5, maxProspectsPerRun: 10 } });
   // The From name and the sign-off of every reply hold text: a NUL or an unpaired surrogate is refused, and nothing changes.
   // The From name and the keywords are one line each (the signature may have several).
-  for (const settings of [{ senderName: 'A\u0000da' }, { signature: 'Ada \ud800' }, { senderName: 'Ada\r\nBcc: x@y.example' }, { prospectCriteria: { keywords: ['x\u0000\ud800y'] } }, { prospectCriteria: { keywords: ['two\nlines'] } }, { senderName: 'Ada \u202Enimda' }]) {
+  for (const settings of [{ senderName: 'A\u0000da' }, { signature: 'Ada \ud800' }, { senderName: 'Ada\r\nBcc: x@y.example' }, { prospectCriteria: { keywords: ['x\u0000\ud800y'] } }, { prospectCriteria: { keywords: ['two\nlines'] } }]) {
     const refused = await put('outreach', { settings });
     t.equal(refused.statusCode, 400, JSON.stringify(settings));
     t.equal(refused.json().error.code, 'VALIDATION_ERROR');
   }
   t.match(await getAgentSettings(app.services.readModels, advanced.siteId, 'outreach'), { senderName: 'Ada', signature: null, workSettings: { prospectCriteria: { keywords: ['compost'] } } });
   t.equal((await put('outreach', { settings: { signature: 'Ada\nThe Compost Blog' } })).statusCode, 200, 'a signature of two lines');
+  // Right-to-left text with a Latin term in isolates is a keyword like any other (only names others must trust refuse them).
+  const rtl = await put('outreach', { settings: { prospectCriteria: { keywords: ['قهوة \u2066SEO\u2069'] } } });
+  t.equal(rtl.statusCode, 200, rtl.body);
+  t.equal((await put('outreach', { settings: { dailySendCap: 4 } })).statusCode, 200, 'and a later change still validates the stored keywords');
 });
 
 t.test('outreach: the per-run limit that was also in prospectCriteria is one setting; old events and bodies carrying it still work', async (t) => {

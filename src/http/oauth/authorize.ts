@@ -14,6 +14,7 @@ import { type SignedIn, csrfOk, loadSession } from '../web/session.ts';
 import type { AuthenticatedClient } from './clientAuthentication.ts';
 import type { AuthorizeErrorCode } from './errors.ts';
 import { canAuthorizeApps } from '../../domain/team.ts';
+import { withoutBidiControls } from '../../domain/text.ts';
 
 /** The consent screen's own fields; the authorization request's parameters travel beside them. */
 const consentForm = csrfForm.extend({ decision: formText, site_ids: formList });
@@ -192,7 +193,9 @@ export async function authorizeRoutes(app: FastifyInstance) {
     return reply.redirect(redirectTo(issuer(), outcome.redirectUri, { error: outcome.error, error_description: outcome.description, state: outcome.state }), 303);
   };
 
-  const consentPage = async (reply: FastifyReply, s: SignedIn, r: AuthorizeRequest, error?: string, status = 200) => {
+  const consentPage = async (reply: FastifyReply, s: SignedIn, request: AuthorizeRequest, error?: string, status = 200) => {
+    // A name registered before names were checked may still carry a bidirectional override: shown without it.
+    const r = { ...request, client: { ...request.client, name: withoutBidiControls(request.client.name) } };
     const host = new URL(r.redirectUri).host;
     const signedIn = { email: s.user.email, csrf: s.csrf };
     if (!canApprove(s, r.client)) {
