@@ -36,8 +36,16 @@ export function pitchSender(
   return { from: original.address, fromName: original.name, forwarded: true };
 }
 
-/** Whether the address is on this domain (case-insensitive, the domain itself, not a subdomain). */
-export const onDomain = (address: string, domain: string) => address.slice(address.lastIndexOf('@') + 1).toLowerCase() === domain.toLowerCase();
+/**
+ * Whether the address is on the site's domain: the domain itself (with or without `www.`), a
+ * subdomain of it, or the domain the site's host is under (the staff of `blog.acme.test` write from
+ * `acme.test`).
+ */
+export function onDomain(address: string, siteDomain: string): boolean {
+  const domain = address.slice(address.lastIndexOf('@') + 1).toLowerCase();
+  const site = siteDomain.toLowerCase().replace(/^www\./, '');
+  return domain === site || domain.endsWith(`.${site}`) || (site.endsWith(`.${domain}`) && domain.includes('.'));
+}
 
 /** `forward+<token>@<mail domain>` → the token, or null for any other address. */
 export function forwardingToken(address: string, mailDomain: string): string | null {

@@ -185,8 +185,12 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
       const site = await siteOf(rcpt.address);
       if (!site) continue;
       const sender = pitchSender({ from, fromName, forwardedFrom }, site, await isTeamMember(from, site));
-      // The same rule as the REST body's `from`, so both doors store only real addresses.
-      if (!z.email({ pattern: EMAIL_ADDRESS_SHAPE }).max(320).safeParse(sender.from).success) throw new SmtpReply(550, '5.1.7 the sender address is not a valid email address');
+      // The same rule as the REST body's `from`, so both doors store only real addresses (per site: the
+      // forwarded block counts only where the mail's sender belongs to the team).
+      if (!z.email({ pattern: EMAIL_ADDRESS_SHAPE }).max(320).safeParse(sender.from).success) {
+        refusal ??= new SmtpReply(550, '5.1.7 the sender address is not a valid email address');
+        continue;
+      }
       try {
         await ingestMessage(ctx, {
           site,

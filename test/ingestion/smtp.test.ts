@@ -77,6 +77,7 @@ t.test('forwarding mailbox: a real SMTP client delivers to forward+<token>@MAIL_
       // A user of the team, and an address on the site's domain, forward: the block's sender is the prospect.
       { from: 'Boss <BOSS@elsewhere.io>', quoted: 'Kim <kim@prospect11.io>', sender: 'kim@prospect11.io', forwarded: true },
       { from: 'editor@acme.test', quoted: 'Lou <lou@prospect12.io>', sender: 'lou@prospect12.io', forwarded: true },
+      { from: 'desk@mail.acme.test', quoted: 'Mo <mo@prospect13.io>', sender: 'mo@prospect13.io', forwarded: true },
       // A member forwards a mail of the site's own domain (the agent's, a colleague's): it names no prospect.
       { from: 'editor@acme.test', quoted: 'Ana from Acme <outreach@ACME.test>', sender: 'editor@acme.test', forwarded: false },
     ];
@@ -104,6 +105,17 @@ t.test('forwarding mailbox: a real SMTP client delivers to forward+<token>@MAIL_
       );
     t.equal(err?.responseCode, 550, 'refused with 550');
     t.equal((await eventsOfType(services, 'MessageIngested')).length, before, 'nothing stored');
+    // Sent to another team's site too, where the sender is no member: that copy is the sender's own pitch, and is taken.
+    const other = await createTenant(services, { email: 'boss@other-team.test', domain: 'other-site.test' });
+    const both = await transport.sendMail({
+      from: 'Owner <owner@example.test>',
+      to: [tenant.forwardingAddress, other.forwardingAddress],
+      subject: 'Fwd: odd',
+      text: 'FYI\n\n---------- Forwarded message ---------\nFrom: Jane <jane@@prospect>\nSubject: hi\n\nHello',
+    });
+    t.same(both.accepted.length, 2, 'accepted: one site took it');
+    const stored = (await eventsOfType(services, 'MessageIngested')).slice(before).map((e) => e.data as { siteId: string; from: string });
+    t.same(stored.map((d) => [d.siteId, d.from]), [[other.siteId, 'owner@example.test']], "only the other site's copy, from the mail's sender");
   });
 
   t.test('unknown tokens and other domains are rejected at RCPT TO', async (t) => {
