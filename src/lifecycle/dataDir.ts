@@ -31,6 +31,7 @@ function makeDirectory(dir: string): void {
     const parent = dirname(dir);
     if (code !== 'ENOENT' || parent === dir || existsSync(parent)) throw error;
     makeDirectory(parent);
-    mkdirSync(dir, { mode: 0o700 });
+    // Again through this function: another process may have created it meanwhile.
+    makeDirectory(dir);
   }
 }

@@ -60,7 +60,9 @@ export function sendPage(reply: FastifyReply, status: number, document: string) 
       'cache-control': 'no-store',
       'x-frame-options': 'DENY',
       'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
-      'referrer-policy': 'no-referrer',
+      // Not no-referrer: a page under that policy posts its forms with `Origin: null`, which the
+      // same-origin check (sameOrigin.ts) must refuse where a browser sends no Sec-Fetch-Site.
+      'referrer-policy': 'same-origin',
       'x-content-type-options': 'nosniff',
       // Served over https (PUBLIC_BASE_URL): a browser's later first visit must not be downgraded to http.
       ...(reply.server.config.PUBLIC_BASE_URL.startsWith('https:') ? { 'strict-transport-security': 'max-age=31536000' } : {}),
