@@ -42,6 +42,8 @@ export interface TriageDecision {
 
 /** The reason of an `accept` on a thread that is a thanks or an agreement: it gets no reply. */
 export const THANKS_ON_THREAD = 'thanks_on_thread';
+/** The reason of a reply on a thread that is no such thanks: a person reads it. */
+export const THREAD_REPLY = 'thread_reply';
 
 /**
  * A pitch with several asks opens a conversation per ask and gets one reply. The first conversation

@@ -44,14 +44,6 @@ t.test('OpenAI triage against a local OpenAI-compatible server', async (t) => {
     t.match(userPrompt(server.seen.at(-1)!.body), /Kind: a reply on an existing thread[\s\S]*Link the sender asks for: none found/);
   });
 
-  t.test("the model's accept on a thread is a thanks: it is marked so, and gets no reply; a first message's is not", async (t) => {
-    server.set(() => ({ status: 200, json: completion(JSON.stringify({ outcome: 'accept', reasons: ['simple thanks on thread'] })) }));
-    const thanks = await openai.triage({ ...input, isReply: true, ask: null, bodyText: 'Thank you!' });
-    t.same(thanks.reasons, ['simple_thanks_on_thread', 'thanks_on_thread']);
-    const first = await openai.triage(input);
-    t.same(first.reasons, ['simple_thanks_on_thread'], 'a first message keeps the reasons given');
-  });
-
   for (const [what, behaviour] of [
     ['an HTTP 500', () => ({ status: 500, json: { error: { message: 'boom', type: 'server_error' } } })],
     ['output that is not JSON', () => ({ status: 200, json: completion('I think you should accept it.') })],
@@ -88,5 +80,16 @@ t.test('OpenAI triage against a local OpenAI-compatible server', async (t) => {
     server.set(() => ({ status: 503, json: { error: { message: 'overloaded' } } }));
     t.equal((await configured.triage(input)).classifier, 'offline-v1 (fallback from openai:other-model)');
     t.equal(errors.length, 1);
+
+    // On a thread the model's accept is a thanks or an agreement, with reasons of its own wording: the
+    // rules say which thanks gets no reply, and any other accept there goes to a person.
+    server.set(() => ({ status: 200, json: completion(JSON.stringify({ outcome: 'accept', reasons: ['simple thanks on thread'] })) }));
+    const onThread = { ...input, isReply: true, ask: null, subject: 'Re: Guest post' };
+    t.same(await configured.triage({ ...onThread, bodyText: 'Thank you!' }), { outcome: 'accept', classifier: 'openai:other-model', reasons: ['simple_thanks_on_thread', 'thanks_on_thread'] });
+    t.same(
+      await configured.triage({ ...onThread, bodyText: 'Sure, we added a link to your worm bin article today. Could you also link our new guide at https://x.example/guide?' }),
+      { outcome: 'needs_human', classifier: 'openai:other-model', reasons: ['simple_thanks_on_thread', 'thread_reply'] },
+    );
+    t.same((await configured.triage({ ...input, bodyText: 'Thank you!' })).reasons, ['simple_thanks_on_thread'], 'a first message keeps the model accept as given');
   });
 });

@@ -1,4 +1,4 @@
-import { THANKS_ON_THREAD } from '../../domain/outreachAgent.ts';
+import { THANKS_ON_THREAD, THREAD_REPLY } from '../../domain/outreachAgent.ts';
 import type { Triage, TriageDecision, TriageInput, TriageOutcome } from '../../ports/triage.ts';
 
 export const OFFLINE_TRIAGE_NAME = 'offline-v1';
@@ -135,7 +135,7 @@ function classifyReply(own: string, sentences: string[]) {
   if (short && WITHDRAWAL.test(own)) return { outcome: 'decline' as const, reasons: ['prospect_withdrew'] };
   const asks = own.includes('?');
   if (short && !asks && THANKS.test(own) && !HEDGE.test(own) && !NEGOTIATION.test(own)) return { outcome: 'accept' as const, reasons: [THANKS_ON_THREAD] };
-  const reasons = ['thread_reply'];
+  const reasons = [THREAD_REPLY];
   const questions = sentences.filter((s) => s.trim().endsWith('?'));
   if (questions.some((s) => PRICING_QUESTION.test(s))) reasons.push('pricing_question');
   if (NEGOTIATION.test(own)) reasons.push('negotiation');
