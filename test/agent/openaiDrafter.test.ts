@@ -60,7 +60,7 @@ t.test('OpenAI drafter against a local OpenAI-compatible server', async (t) => {
   });
 
   t.test("domains written without a scheme are fine when they are the site's, a given link's or the sender's", async (t) => {
-    server.set(answer(`${MODEL_BODY} Your SoilSmart.io guide suits www.greenthumb.blog and shop.greenthumb.blog well; write to tom@soilsmart.io if anything changes.`));
+    server.set(answer(`${MODEL_BODY} Your SoilSmart.io guide (blog.soilsmart.io too) suits www.greenthumb.blog and shop.greenthumb.blog well; write to tom.baker@soilsmart.io if anything changes.`));
     t.equal((await openai.draft(input)).drafter, 'openai:test-model');
   });
 
@@ -79,6 +79,7 @@ t.test('OpenAI drafter against a local OpenAI-compatible server', async (t) => {
     ['a URL the model was not given', answer(`${MODEL_BODY} Also see https://evil.example/pay-here.`), input],
     ['a URL without a scheme the model was not given', answer(`${MODEL_BODY} Pay the placement fee at www.evil-shop.com first.`), input],
     ['an address on a domain no link was given for', answer(`${MODEL_BODY} Or wire it to pay@evil-shop.com.`), input],
+    ['a URL without a scheme on an IDN or an IP address', answer(`${MODEL_BODY} See evil-shop.xn--p1ai or 203.0.113.5 for the fee.`), input],
     ['an accept that leaves the link out', answer('Dear Tom,\n\nThank you, we are happy to go ahead and will confirm once it is live.'), input],
     ['a decline that names the link', answer(MODEL_BODY), { ...input, outcome: 'decline' }],
     ['an accept of a two-ask pitch that names only one link', answer(MODEL_BODY), { ...input, asks: [ASK, SECOND_ASK] }],
