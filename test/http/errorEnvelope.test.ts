@@ -122,6 +122,9 @@ t.test('a form body that is not UTF-8 is refused too: the token endpoint and the
   t.equal(page.statusCode, 400, 'a page: 400');
   t.match(page.headers['content-type'], /^text\/html/);
   t.match(page.body, /not valid UTF-8/);
+  const percentEncoded = await app.fastify.inject({ method: 'POST', url: '/oauth/token', headers: form, payload: 'grant_type=client_credentials&client_id=caf%E9' });
+  t.equal(percentEncoded.statusCode, 400, 'percent-encoded bytes that are not UTF-8 too');
+  t.match(percentEncoded.json(), { error: 'invalid_request', error_description: /a percent-encoded part is not UTF-8/ });
   // UTF-8 is parsed as before: percent-encoded or raw, a repeated field as a list.
   const good = await app.fastify.inject({ method: 'POST', url: '/oauth/token', headers: form, payload: 'grant_type=x&client_id=caf%C3%A9&client_id=café' });
   t.equal(good.statusCode, 400);
