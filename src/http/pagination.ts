@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { validationError } from '../domain/errors.ts';
-import type { Document, SortValue } from '../ports/readModelStore.ts';
+import type { Document } from '../ports/readModelStore.ts';
 
 /** `limit` and `cursor`, shared by every list route. */
 export const pageQuery = z.strictObject({
@@ -48,8 +48,9 @@ export const isoParam = isoDateTime.transform((v) => utcBound(v, 'after'));
 /** An upper bound (`…Before`) as `utcBound` gives it. */
 export const isoBeforeParam = isoDateTime.transform((v) => utcBound(v, 'before'));
 
+/** Every list sorts by a string (a time, an address). */
 export interface CursorPosition {
-  value: SortValue;
+  value: string;
   id: string;
 }
 
@@ -60,7 +61,7 @@ export function decodeCursor(cursor: string | undefined): CursorPosition | null 
   if (cursor === undefined) return null;
   try {
     const parsed: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    // Every list sorts by a string (a time, an address): another value is none this API wrote.
+    // Another value is none this API wrote.
     if (Array.isArray(parsed) && parsed.length === 2 && typeof parsed[0] === 'string' && typeof parsed[1] === 'string') {
       return { value: parsed[0], id: parsed[1] };
     }
@@ -75,5 +76,5 @@ export function pageOf<T extends Document>(docs: T[], limit: number, sortField: 
   const items = docs.slice(0, limit);
   const last = items.at(-1);
   const hasMore = docs.length > limit;
-  return { items, hasMore, nextCursor: hasMore && last ? encodeCursor({ value: last[sortField] as SortValue, id: last.id }) : null };
+  return { items, hasMore, nextCursor: hasMore && last ? encodeCursor({ value: String(last[sortField]), id: last.id }) : null };
 }

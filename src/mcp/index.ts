@@ -56,7 +56,6 @@ async function mcpEndpoint(app: FastifyInstance) {
         scopes_supported: registry.scopes,
         bearer_methods_supported: ['header'],
         resource_name: 'Outreach Integration Service (MCP)',
-        resource_documentation: `${base()}/api/v1/openapi.json`,
       });
   // The MCP server is the only resource here with RFC 9728 metadata: the root path answers the same document.
   // A browser client's fetch of it carries MCP-Protocol-Version, so it is preflighted (as the authorization server's metadata is).

@@ -1,13 +1,13 @@
 import OpenAI from 'openai';
 import type { Config } from '../../config.ts';
 
-/** The configuration a language-model adapter reads. */
 /**
  * Pitches and replies are short: the most of an email's body a prompt carries, so a huge body
  * (10 MiB through the mailbox, 500,000 characters through REST) does not cost a huge prompt.
  */
 export const MAX_PROMPT_BODY_CHARS = 20_000;
 
+/** The configuration a language-model adapter reads. */
 export type OpenAiModelConfig = Pick<Config, 'OPENAI_API_KEY' | 'OPENAI_BASE_URL' | 'OPENAI_MODEL' | 'OPENAI_TIMEOUT_MS'>;
 
 /** How a language-model adapter reaches its model: OpenAI or any compatible server. */

@@ -70,10 +70,6 @@ export function sendPage(reply: FastifyReply, status: number, document: string) 
     .send(document);
 }
 
-/**
- * The error handler of the browser-facing scopes (dashboard, consent screen): a page, never JSON. A
- * domain error keeps its status and says what it is (a 503 "retry shortly" too); anything else is a 500.
- */
 /** Paths a browser opens (the dashboard, the consent page): a refusal there is a page, never JSON. */
 export const isPagePath = (url: string) => /^\/(dashboard|oauth\/authorize)(\/|\?|$)/.test(url);
 
@@ -81,6 +77,10 @@ export const isPagePath = (url: string) => /^\/(dashboard|oauth\/authorize)(\/|\
 export const sendRefusalPage = (reply: FastifyReply, status: number, message: string) =>
   sendPage(reply, status, page('Something went wrong', html`<p class="error" role="alert">${message}</p>`));
 
+/**
+ * The error handler of the browser-facing scopes (dashboard, consent screen): a page, never JSON. A
+ * domain error keeps its status and says what it is (a 503 "retry shortly" too); anything else is a 500.
+ */
 export function sendErrorPage(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   if ((error as unknown) instanceof ServiceError) {
     const domain = error as unknown as ServiceError;
