@@ -10,7 +10,7 @@ import { startProjections } from './projections/startProjections.ts';
 import { followStoredCheckpoints } from './projections/followStoredCheckpoints.ts';
 import { type ShutdownDeps, exitGracefullyOnSignals, gracefulShutdown } from './lifecycle/shutdown.ts';
 import { assertSecretKeyOpens } from './lifecycle/secretKeyCheck.ts';
-import { assertPortFree, startupFailure } from './lifecycle/startupFailure.ts';
+import { assertPortFree, portInUse, startupFailure } from './lifecycle/startupFailure.ts';
 
 /** How often a node without the projections looks for another process's read-model commits. */
 const FOLLOW_EVERY_MS = 250;
@@ -60,7 +60,7 @@ async function main() {
     await fastify.listen({ port: config.PORT, host: config.HOST });
   } catch (error) {
     const taken = (error as NodeJS.ErrnoException).code === 'EADDRINUSE';
-    console.error(taken ? `cannot start: PORT: ${config.HOST}:${config.PORT} is already in use (another instance running?)` : startupFailure(error));
+    console.error(startupFailure(taken ? portInUse('PORT', config.HOST, config.PORT, error) : error));
     await gracefulShutdown(shutdown).catch(() => {});
     process.exit(1);
   }

@@ -1,6 +1,6 @@
 import { normaliseEmail } from '../domain/email.ts';
 import { ServiceError } from '../domain/errors.ts';
-import { OUTREACH_AGENT_PLANS, agentsDecider, agentsStream, settingsOf } from '../domain/agents.ts';
+import { agentsDecider, agentsStream, planAllowsAgent, settingsOf } from '../domain/agents.ts';
 import { siteDecider, siteStream } from '../domain/site.ts';
 import { isSuppressed, suppressionDecider, suppressionStream } from '../domain/suppression.ts';
 import { aggregateStream, aggregateStreamFolding } from './aggregateStream.ts';
@@ -37,7 +37,7 @@ export async function mailRefusal(
     const settings = settingsOf(agents, 'outreach');
     const paused = !site.settings.licensed
       ? 'the site has no active licence'
-      : !OUTREACH_AGENT_PLANS.includes(site.settings.plan)
+      : !planAllowsAgent(site.settings.plan, 'outreach')
         ? `the site's plan (${site.settings.plan}) has no Outreach Agent`
         : !settings.active
           ? 'the Outreach Agent is inactive'

@@ -1,4 +1,5 @@
 import { decodeHTML } from 'entities';
+import { bareHost } from './domainName.ts';
 
 /**
  * Plain text and internal links out of an article's HTML, without an HTML parser dependency: one
@@ -161,9 +162,6 @@ export function normaliseParagraphs(text: string): string {
     .filter((p) => p !== '')
     .join('\n\n');
 }
-
-/** The site's host and its `www.` twin count as the same site. */
-const bareHost = (host: string) => host.toLowerCase().replace(/^www\./, '');
 
 /**
  * Absolute URLs of the body's links that point at the site itself (the domain or its `www.`

@@ -1,3 +1,5 @@
+import { bareHost, isOnOrUnder } from './domainName.ts';
+
 /**
  * A pitch forwarded by a team member carries the prospect in the forwarded block
  * ("---------- Forwarded message ---------", "Begin forwarded message:", "-----Original Message-----")
@@ -43,8 +45,8 @@ export function pitchSender(
  */
 export function onDomain(address: string, siteDomain: string): boolean {
   const domain = address.slice(address.lastIndexOf('@') + 1).toLowerCase();
-  const site = siteDomain.toLowerCase().replace(/^www\./, '');
-  return domain === site || domain.endsWith(`.${site}`) || (site.endsWith(`.${domain}`) && domain.includes('.'));
+  const site = bareHost(siteDomain);
+  return isOnOrUnder(domain, site) || (isOnOrUnder(site, domain) && domain.includes('.'));
 }
 
 /** `forward+<token>@<mail domain>` → the token, or null for any other address. */

@@ -13,15 +13,19 @@ export const CLEAN_TEXT_MESSAGE = 'must be text: no NUL or other control charact
 export const isOneLineText = (v: string) => isCleanText(v) && !/[\n\v\f\r\u007f-\u009f\u2028\u2029]/.test(v);
 export const ONE_LINE_TEXT_MESSAGE = 'must be one line of text: no line break, NUL or other control character, no unpaired surrogate';
 
+/** Bidirectional embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069). */
+const BIDI_CONTROL = /[\u202a-\u202e\u2066-\u2069]/;
+const BIDI_CONTROLS = new RegExp(BIDI_CONTROL.source, 'g');
+
 /**
  * A name others are asked to trust (an app on the consent page, an API key in a list): one line of
  * text without a bidirectional embedding, override or isolate (U+202A–U+202E, U+2066–U+2069): an app
  * named "\u202EelgooG" read "Google" on the consent page, and reversed the rest of the line.
  */
-export const isDisplayName = (v: string) => isOneLineText(v) && !/[\u202a-\u202e\u2066-\u2069]/.test(v);
+export const isDisplayName = (v: string) => isOneLineText(v) && !BIDI_CONTROL.test(v);
 export const DISPLAY_NAME_MESSAGE = 'must be one line of text: no line break, NUL or other control character, bidirectional override or unpaired surrogate';
 /** A name as a page shows it: without those characters (names stored before they were refused). */
-export const withoutBidiControls = (v: string) => v.replace(/[\u202a-\u202e\u2066-\u2069]/g, '');
+export const withoutBidiControls = (v: string) => v.replace(BIDI_CONTROLS, '');
 
 /** Blank: nothing but white space and invisible characters (control and format ones, a zero-width space say). */
 export const isBlank = (v: string) => /^[\s\p{Cc}\p{Cf}]*$/u.test(v);

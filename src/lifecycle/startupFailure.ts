@@ -61,6 +61,10 @@ export function isSystemError(error: unknown): boolean {
  * A host that does not resolve or is not this machine's, or a port this process may not open, is
  * named by its variable (`HOST`, `SMTP_HOST`; `PORT`, `SMTP_PORT`).
  */
+/** A port another process holds, named by its variable (PORT, SMTP_PORT). */
+export const portInUse = (variable: string, host: string, port: number, cause: unknown) =>
+  new StartupError(`${variable}: ${host}:${port} is already in use (another instance running?)`, { cause });
+
 export async function assertPortFree(host: string, port: number, variables = { host: 'HOST', port: 'PORT' }): Promise<void> {
   try {
     await new Promise<void>((resolve, reject) => {
@@ -71,7 +75,7 @@ export async function assertPortFree(host: string, port: number, variables = { h
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (!isSystemError(error)) throw error;
-    if (code === 'EADDRINUSE') throw new StartupError(`${variables.port}: ${host}:${port} is already in use (another instance running?)`, { cause: error });
+    if (code === 'EADDRINUSE') throw portInUse(variables.port, host, port, error);
     if (code === 'EACCES') throw new StartupError(`${variables.port}: this process may not listen on port ${port} (below 1024 needs privileges)`, { cause: error });
     const why = code === 'ENOTFOUND' || code === 'EAI_AGAIN' ? 'the name does not resolve' : code === 'EADDRNOTAVAIL' ? 'not an address of this machine' : (error as Error).message;
     throw new StartupError(`${variables.host}: cannot listen on ${host}: ${why}`, { cause: error });

@@ -3,6 +3,7 @@ import { MAX_PROMPT_BODY_CHARS, type OpenAiModelOptions, openAiClientOf } from '
 import { z } from 'zod';
 import type { Draft, DraftInput, Drafter } from '../../ports/drafter.ts';
 import { replySubject, withSignOff } from './templateDrafter.ts';
+import { bareHost, isOnOrUnder, urlHost } from '../../domain/domainName.ts';
 
 /** The structured output we ask for, validated with zod before anything is trusted. */
 export const draftOutput = z.object({ body: z.string().trim().min(20).max(4_000) });
@@ -64,7 +65,7 @@ export class OpenAiDrafter implements Drafter {
 }
 
 export function checkDraft(body: string, input: DraftInput): void {
-  const site = input.siteDomain.toLowerCase().replace(/^www\./, '');
+  const site = bareHost(input.siteDomain);
   const given = new Set(input.asks.flatMap((ask) => [ask.targetUrl, ask.sourceUrl]).filter((u): u is string => !!u).map(normaliseUrl));
   const named = new Set([...body.matchAll(URL_RE)].map((m) => normaliseUrl(m[0])));
   for (const url of named) {
@@ -74,12 +75,12 @@ export function checkDraft(body: string, input: DraftInput): void {
   // Outside those URLs, a domain (bare, or an email address's) is the site's, a given link's or the
   // sender's, or under one of them: "pay the fee at www.evil-shop.com" passed the URL check. (A word
   // like "Node.js" reads as one: the template is used then.)
-  const known = [site, ...[...given].map(hostOf), input.from.slice(input.from.lastIndexOf('@') + 1).toLowerCase()].filter(Boolean);
+  const known = [site, ...[...given].map(urlHost), input.from.slice(input.from.lastIndexOf('@') + 1).toLowerCase()].filter((k): k is string => !!k);
   const prose = body.replace(URL_RE, ' ');
   const domains = [...prose.matchAll(EMAIL_RE)].map((m) => m[1]!).concat([...prose.replace(EMAIL_RE, ' ').matchAll(HOST_RE)].map((m) => m[0]));
   for (const written of domains) {
-    const host = written.toLowerCase().replace(/^www\./, '');
-    if (known.some((k) => host === k || host.endsWith(`.${k}`))) continue;
+    const host = bareHost(written);
+    if (known.some((k) => isOnOrUnder(host, k))) continue;
     throw new DraftRejectedError(`the draft names a domain it was not given: ${host.slice(0, 200)}`);
   }
   const targets = input.asks.map((ask) => normaliseUrl(ask.targetUrl));
@@ -99,18 +100,9 @@ function normaliseUrl(url: string): string {
   return canonical.replace(/\/$/, '');
 }
 
-/** The URL's host, lower-case, without `www.`; '' for a URL the parser does not take. */
-function hostOf(url: string): string {
-  try {
-    return new URL(url).hostname.toLowerCase().replace(/^www\./, '');
-  } catch {
-    return '';
-  }
-}
-
 function isOnSite(url: string, site: string): boolean {
-  const host = hostOf(url);
-  return host === site || host.endsWith(`.${site}`);
+  const host = urlHost(url);
+  return host !== null && isOnOrUnder(host, site);
 }
 
 function describe(input: DraftInput): string {

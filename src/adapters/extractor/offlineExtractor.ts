@@ -1,5 +1,6 @@
 import type { Ask } from '../../domain/ingestion.ts';
 import type { ExtractionInput, ExtractionOutcome, Extractor } from '../../ports/extractor.ts';
+import { bareHost, isOnOrUnder, urlHost } from '../../domain/domainName.ts';
 
 const URL_RE = /\bhttps?:\/\/[^\s<>"'()\[\]{}]+/gi;
 /** Words of a link request: without one, a message with links is not an ask. */
@@ -71,18 +72,9 @@ function findUrls(text: string): FoundUrl[] {
   return found;
 }
 
-function hostOf(url: string): string | null {
-  try {
-    return new URL(url).hostname.toLowerCase().replace(/^www\./, '');
-  } catch {
-    return null;
-  }
-}
-
 function isSource(found: FoundUrl, text: string, siteDomain: string): boolean {
-  const host = hostOf(found.url);
-  const domain = siteDomain.toLowerCase().replace(/^www\./, '');
-  if (host && (host === domain || host.endsWith(`.${domain}`))) return true;
+  const host = urlHost(found.url);
+  if (host && isOnOrUnder(host, bareHost(siteDomain))) return true;
   const before = text.slice(Math.max(0, found.index - 60), found.index);
   return SOURCE_CUE.test(before) && !TARGET_CUE.test(before);
 }

@@ -1,5 +1,6 @@
 import { THANKS_ON_THREAD, THREAD_REPLY } from '../../domain/outreachAgent.ts';
 import type { Triage, TriageDecision, TriageInput, TriageOutcome } from '../../ports/triage.ts';
+import { bareHost, isOnOrUnder, urlHost } from '../../domain/domainName.ts';
 
 export const OFFLINE_TRIAGE_NAME = 'offline-v1';
 
@@ -165,22 +166,12 @@ function targetOf(input: TriageInput, own: string): Target {
   const site = bareHost(input.siteDomain);
   const candidates = input.ask ? [input.ask.targetUrl] : [...own.matchAll(URL_RE)].map((m) => m[0].replace(/[.,;:!?]+$/, ''));
   for (const url of candidates) {
-    const host = hostOf(url);
-    if (host === null || host === site || host.endsWith(`.${site}`)) continue;
+    const host = urlHost(url);
+    if (host === null || isOnOrUnder(host, site)) continue;
     return { url, host };
   }
   return { url: null, host: null };
 }
-
-function hostOf(url: string): string | null {
-  try {
-    return bareHost(new URL(url).hostname);
-  } catch {
-    return null;
-  }
-}
-
-const bareHost = (host: string) => host.toLowerCase().replace(/^www\./, '');
 
 /** The sender's own words: quoted history, the signature block and anything past MAX_TEXT removed. */
 export function ownText(body: string): string {

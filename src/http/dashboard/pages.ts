@@ -1,4 +1,3 @@
-import { aRole } from '../../domain/team.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { OAuthClientInputError, registerOAuthClient, rotateOAuthClientSecret } from '../../commands/oauth.ts';
@@ -20,6 +19,7 @@ import { connectedAppRoutes, connectedAppsSection } from './connectedApps.ts';
 import { webhookPages } from './webhooks.ts';
 import { teamPages } from './team.ts';
 import { actingFor } from '../actingFor.ts';
+import { aRole } from '../../domain/team.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
