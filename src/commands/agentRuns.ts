@@ -13,7 +13,7 @@ import {
   agentRunStream,
   runLedgerHour,
 } from '../domain/agentRun.ts';
-import { type AgentKey, type AgentsState, AGENT_TEMPLATES, AUTOMATION_PLANS, agentsDecider, agentsStream, planAllowsAgent, settingsOf } from '../domain/agents.ts';
+import { type AgentKey, type AgentsState, AGENT_TEMPLATES, AUTOMATION_PLANS, agentGate, agentsDecider, agentsStream, planAllowsAgent, settingsOf } from '../domain/agents.ts';
 import { agentInactive, insufficientCredits, planRequired, rateLimited, siteNotFound, siteNotLicensed } from '../domain/errors.ts';
 import { siteDecider, siteStream } from '../domain/site.ts';
 import { eventSchemasOf, parseEvent } from '../lib/parseEvent.ts';
@@ -55,10 +55,11 @@ export function assertPlanAllows(plan: string, agentKey: AgentKey | null): void 
 export async function assertRunGates(ctx: Pick<AgentRunContext, 'events'>, siteId: string, agentKey: AgentKey): Promise<AgentsState> {
   const { state: site } = await aggregateStream(ctx.events, siteStream(siteId), siteDecider);
   if (site.status !== 'exists') throw siteNotFound();
-  if (!site.settings.licensed) throw siteNotLicensed();
-  assertPlanAllows(site.settings.plan, agentKey);
   const { state: agents } = await aggregateStream(ctx.events, agentsStream(siteId), agentsDecider);
-  if (!settingsOf(agents, agentKey).active) throw agentInactive(agentKey);
+  const closed = agentGate(site.settings, settingsOf(agents, agentKey), agentKey, 'run');
+  if (closed === 'site_not_licensed') throw siteNotLicensed();
+  if (closed === 'plan_excludes_agent') assertPlanAllows(site.settings.plan, agentKey);
+  if (closed === 'agent_inactive') throw agentInactive(agentKey);
   return agents;
 }
 

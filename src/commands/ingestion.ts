@@ -1,4 +1,4 @@
-import { OUTREACH_AGENT_PLANS, agentsDecider, agentsStream, settingsOf } from '../domain/agents.ts';
+import { agentGate, agentsDecider, agentsStream, settingsOf } from '../domain/agents.ts';
 import { decideAiPause } from '../domain/aiPause.ts';
 import { conversationDecider, conversationStream } from '../domain/conversation.ts';
 import { ServiceError, idempotencyKeyReused, paymentRequired, rateLimited, serviceUnavailable, siteNotLicensed } from '../domain/errors.ts';
@@ -195,8 +195,7 @@ async function run(
     const pause = decideAiPause({
       senderEmail: message.from,
       suppressed: suppressions.has(normaliseEmail(message.from)),
-      agentActive: outreach.active && OUTREACH_AGENT_PLANS.includes(site.plan),
-      autoReply: outreach.autoReply,
+      agentGate: agentGate(site, outreach, 'outreach', 'reply'),
       sendingDomainVerified: site.sendingDomainVerified,
       conversation,
     });

@@ -1,6 +1,6 @@
 import { normaliseEmail } from '../domain/email.ts';
 import { ServiceError } from '../domain/errors.ts';
-import { agentsDecider, agentsStream, planAllowsAgent, settingsOf } from '../domain/agents.ts';
+import { type AgentGateClosed, agentGate, agentsDecider, agentsStream, settingsOf } from '../domain/agents.ts';
 import { siteDecider, siteStream } from '../domain/site.ts';
 import { isSuppressed, suppressionDecider, suppressionStream } from '../domain/suppression.ts';
 import { aggregateStream, aggregateStreamFolding } from './aggregateStream.ts';
@@ -34,20 +34,18 @@ export async function mailRefusal(
   }
   if (input.agent) {
     const { state: agents } = await aggregateStream(ctx.events, agentsStream(input.siteId), agentsDecider);
-    const settings = settingsOf(agents, 'outreach');
-    const paused = !site.settings.licensed
-      ? 'the site has no active licence'
-      : !planAllowsAgent(site.settings.plan, 'outreach')
-        ? `the site's plan (${site.settings.plan}) has no Outreach Agent`
-        : !settings.active
-          ? 'the Outreach Agent is inactive'
-          : input.agent === 'reply' && !settings.autoReply
-            ? "the Outreach Agent's auto-reply is off"
-            : null;
-    if (paused) return { reason: 'agent_paused', detail: paused };
+    const closed = agentGate(site.settings, settingsOf(agents, 'outreach'), 'outreach', input.agent === 'reply' ? 'reply' : 'run');
+    if (closed) return { reason: 'agent_paused', detail: PAUSED[closed](site.settings.plan) };
   }
   return null;
 }
+
+const PAUSED: { readonly [K in AgentGateClosed]: (plan: string) => string } = {
+  site_not_licensed: () => 'the site has no active licence',
+  plan_excludes_agent: (plan) => `the site's plan (${plan}) has no Outreach Agent`,
+  agent_inactive: () => 'the Outreach Agent is inactive',
+  auto_reply_disabled: () => "the Outreach Agent's auto-reply is off",
+};
 
 /** A person's reply refused by the gate (which never asks about the agent for one): 409 with the reason's code. */
 export function mailRefused(refusal: MailRefusal): ServiceError {

@@ -65,6 +65,28 @@ export const AUTOMATION_PLANS: readonly string[] = ['pro', 'advanced'];
 export const planAllowsAgent = (plan: string, key: AgentKey) =>
   AUTOMATION_PLANS.includes(plan) && (key !== 'outreach' || OUTREACH_AGENT_PLANS.includes(plan));
 
+/** Why an agent may not act on a site now, in the order its gates are checked. */
+export type AgentGateClosed = 'site_not_licensed' | 'plan_excludes_agent' | 'agent_inactive' | 'auto_reply_disabled';
+
+/**
+ * The one rule for whether an agent may act on a site now: the site licensed, its plan including the
+ * agent, the agent active and, for the Outreach Agent's own replies (`act: 'reply'`), its auto-reply
+ * on. Null when it may. A run when it is queued and when it starts, an ingestion's `aiPaused`, the
+ * worker's check before triage and every send of the agent's mail ask it, each from the facts it reads.
+ */
+export function agentGate(
+  site: { licensed: boolean; plan: string },
+  settings: Pick<AgentSettings, 'active' | 'autoReply'>,
+  key: AgentKey,
+  act: 'run' | 'reply',
+): AgentGateClosed | null {
+  if (!site.licensed) return 'site_not_licensed';
+  if (!planAllowsAgent(site.plan, key)) return 'plan_excludes_agent';
+  if (!settings.active) return 'agent_inactive';
+  if (act === 'reply' && !settings.autoReply) return 'auto_reply_disabled';
+  return null;
+}
+
 /** One agent's settings after a change: top-level fields replaced, work settings merged key by key. */
 export const applyAgentChanges = (current: AgentSettings, changes: Partial<AgentSettings>): AgentSettings => ({
   ...current,

@@ -1,3 +1,4 @@
+import type { AgentGateClosed } from './agents.ts';
 import { isNoReplyAddress } from './noReply.ts';
 
 /**
@@ -21,9 +22,8 @@ export interface AiPauseFacts {
   senderEmail: string;
   /** The sender is on the team's suppression list. */
   suppressed: boolean;
-  /** The Outreach Agent is active for the site (and the site's plan includes it). */
-  agentActive: boolean;
-  autoReply: boolean;
+  /** `agentGate` for the Outreach Agent's reply: why it may not act on the site now (licence, plan, active, auto-reply), or null. */
+  agentGate: AgentGateClosed | null;
   sendingDomainVerified: boolean;
   /** The conversation a threaded message joins, as its stream has it; null for a new conversation. */
   conversation: { handledBy: 'agent' | 'human'; status: string } | null;
@@ -34,8 +34,9 @@ export type AiPause = { aiPaused: false } | { aiPaused: true; skipReason: SkipRe
 export function decideAiPause(facts: AiPauseFacts): AiPause {
   if (isNoReplyAddress(facts.senderEmail)) return { aiPaused: true, skipReason: 'no_reply_sender' };
   if (facts.suppressed) return { aiPaused: true, skipReason: 'contact_suppressed' };
-  if (!facts.agentActive) return { aiPaused: true, skipReason: 'agent_inactive' };
-  if (!facts.autoReply) return { aiPaused: true, skipReason: 'auto_reply_disabled' };
+  if (facts.agentGate === 'auto_reply_disabled') return { aiPaused: true, skipReason: 'auto_reply_disabled' };
+  // An unlicensed site or a plan without the agent: the agent is not active there.
+  if (facts.agentGate) return { aiPaused: true, skipReason: 'agent_inactive' };
   if (!facts.sendingDomainVerified) return { aiPaused: true, skipReason: 'sending_domain_unverified' };
   if (facts.conversation?.handledBy === 'human') return { aiPaused: true, skipReason: 'taken_over' };
   if (facts.conversation?.status === 'awaiting_human') return { aiPaused: true, skipReason: 'awaiting_human' };

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type AgentSettings, OUTREACH_AGENT_PLANS } from './agents.ts';
+import { type AgentSettings, agentGate } from './agents.ts';
 import { decideAiPause } from './aiPause.ts';
 import type { AgentSkipReason, ConversationEvent, ReplyDraft, TriageOutcome } from './conversation.ts';
 import { MAIL_MESSAGE_ID_SHAPE, normaliseMessageId, parseMessageIds } from './ingestion.ts';
@@ -8,7 +8,7 @@ import { MAIL_MESSAGE_ID_SHAPE, normaliseMessageId, parseMessageIds } from './in
 export interface ReplyPreconditionFacts {
   senderEmail: string;
   suppressed: boolean;
-  plan: string;
+  site: { licensed: boolean; plan: string };
   settings: AgentSettings;
   sendingDomainVerified: boolean;
 }
@@ -22,8 +22,7 @@ export function replyPrecondition(facts: ReplyPreconditionFacts): AgentSkipReaso
   const pause = decideAiPause({
     senderEmail: facts.senderEmail,
     suppressed: facts.suppressed,
-    agentActive: facts.settings.active && OUTREACH_AGENT_PLANS.includes(facts.plan),
-    autoReply: facts.settings.autoReply,
+    agentGate: agentGate(facts.site, facts.settings, 'outreach', 'reply'),
     sendingDomainVerified: facts.sendingDomainVerified,
     // The conversation's own state (taken over, awaiting a person, closed) is the decider's to check.
     conversation: null,

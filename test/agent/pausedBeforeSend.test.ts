@@ -1,4 +1,5 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
+import { changeSiteSettings } from '../../src/commands/tenancy.ts';
 import { bearer } from '../helpers/testApp.ts';
 import { act } from '../inbox/actionsHelpers.ts';
 import { envelopes, startAgentHarness } from './helpers.ts';
@@ -14,17 +15,26 @@ const failOnce = () => {
   return { data: () => (++tries <= 1 ? { code: 451, message: '4.3.0 try again later' } : null) };
 };
 
-for (const [pause, detail] of [
-  [{ isActive: false }, 'the Outreach Agent is inactive'],
-  [{ settings: { autoReply: false } }, "the Outreach Agent's auto-reply is off"],
+type Harness = Awaited<ReturnType<typeof startAgentHarness>>;
+const agentUpdate = (payload: object) => async (t: Test, a: Harness) => {
+  const put = await a.h.app.fastify.inject({ method: 'PUT', url: `/api/v1/sites/${a.h.tenant.siteId}/agents/outreach`, headers: bearer(a.h.tenant.key), payload });
+  t.equal(put.statusCode, 200, put.body);
+};
+const licenceWithdrawn = async (_t: Test, a: Harness) => {
+  await changeSiteSettings(a.h.app.services, { siteId: a.h.tenant.siteId, changes: { licensed: false } });
+};
+
+for (const [name, pause, detail] of [
+  ['inactive', agentUpdate({ isActive: false }), 'the Outreach Agent is inactive'],
+  ['auto-reply off', agentUpdate({ settings: { autoReply: false } }), "the Outreach Agent's auto-reply is off"],
+  ['licence withdrawn', licenceWithdrawn, 'the site has no active licence'],
 ] as const) {
-  t.test(`paused (${JSON.stringify(pause)}) after a failed first attempt, the agent's retry does not go out`, async (t) => {
+  t.test(`paused (${name}) after a failed first attempt, the agent's retry does not go out`, async (t) => {
     const a = await startAgentHarness({ env: { AGENT_RETRY_BASE_MS: '800', AGENT_RETRY_FACTOR: '1' }, sink: failOnce() });
     t.teardown(() => a.close());
     const id = (await a.pitch()).conversationIds[0]!;
     await a.waitForEvent(id, 'ReplySendFailed');
-    const put = await a.h.app.fastify.inject({ method: 'PUT', url: `/api/v1/sites/${a.h.tenant.siteId}/agents/outreach`, headers: bearer(a.h.tenant.key), payload: pause });
-    t.equal(put.statusCode, 200, put.body);
+    await pause(t, a);
     await a.waitForEvent(id, 'ConversationStatusChanged');
     const events = await a.conversationEvents(id);
     const failures = events.filter((e) => e.type === 'ReplySendFailed');
@@ -46,4 +56,19 @@ t.test("a person's reply is retried whatever the agent's settings", async (t) =>
   t.equal(res.json().message.deliveryStatus, 'retrying');
   await a.waitForEvent(id, 'ReplySent');
   t.equal(a.sink.received.length, 1, 'sent at its retry, the agent inactive');
+});
+
+t.test('a licence withdrawn between the ingestion and the triage: the agent skips the dispatch, no model call, no mail', async (t) => {
+  const a = await startAgentHarness({ startAgent: false });
+  t.teardown(() => a.close());
+  const id = (await a.pitch()).conversationIds[0]!;
+  const { position } = await changeSiteSettings(a.h.app.services, { siteId: a.h.tenant.siteId, changes: { licensed: false } });
+  // The worker reads the site from the read models (the last check before a send reads its stream).
+  t.ok(await a.h.app.services.projections.waitFor(position!, 5_000));
+  await a.startAgent();
+  const skipped = await a.waitForEvent(id, 'AgentSkipped');
+  t.match(skipped.data, { reason: 'agent_inactive' });
+  const events = await a.conversationEvents(id);
+  t.notOk(events.some((e) => e.type === 'AgentTriaged' || e.type === 'ReplyDrafted'), 'not triaged, nothing drafted');
+  t.equal(a.sink.received.length, 0);
 });

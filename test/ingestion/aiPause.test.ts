@@ -18,18 +18,20 @@ t.test('no-reply addresses', async (t) => {
 });
 
 t.test('decideAiPause: one skipReason per cause, in a fixed order', async (t) => {
-  const ready = { senderEmail: 'jane@x.io', suppressed: false, agentActive: true, autoReply: true, sendingDomainVerified: true, conversation: null };
+  const ready = { senderEmail: 'jane@x.io', suppressed: false, agentGate: null, sendingDomainVerified: true, conversation: null };
   t.same(decideAiPause(ready), { aiPaused: false });
   t.same(decideAiPause({ ...ready, senderEmail: 'noreply@x.io' }), { aiPaused: true, skipReason: 'no_reply_sender' });
   t.same(decideAiPause({ ...ready, suppressed: true }), { aiPaused: true, skipReason: 'contact_suppressed' });
-  t.same(decideAiPause({ ...ready, agentActive: false }), { aiPaused: true, skipReason: 'agent_inactive' });
-  t.same(decideAiPause({ ...ready, autoReply: false }), { aiPaused: true, skipReason: 'auto_reply_disabled' });
+  t.same(decideAiPause({ ...ready, agentGate: 'agent_inactive' }), { aiPaused: true, skipReason: 'agent_inactive' });
+  t.same(decideAiPause({ ...ready, agentGate: 'site_not_licensed' }), { aiPaused: true, skipReason: 'agent_inactive' }, 'an unlicensed site: the agent is not active there');
+  t.same(decideAiPause({ ...ready, agentGate: 'plan_excludes_agent' }), { aiPaused: true, skipReason: 'agent_inactive' }, 'a plan without the agent: likewise');
+  t.same(decideAiPause({ ...ready, agentGate: 'auto_reply_disabled' }), { aiPaused: true, skipReason: 'auto_reply_disabled' });
   t.same(decideAiPause({ ...ready, sendingDomainVerified: false }), { aiPaused: true, skipReason: 'sending_domain_unverified' });
-  t.same(decideAiPause({ ...ready, senderEmail: 'noreply@x.io', agentActive: false }), { aiPaused: true, skipReason: 'no_reply_sender' });
+  t.same(decideAiPause({ ...ready, senderEmail: 'noreply@x.io', agentGate: 'agent_inactive' }), { aiPaused: true, skipReason: 'no_reply_sender' });
   t.same(decideAiPause({ ...ready, conversation: { handledBy: 'agent', status: 'declined' } }), { aiPaused: false }, 'a closed conversation re-opens');
   t.same(decideAiPause({ ...ready, conversation: { handledBy: 'human', status: 'open' } }), { aiPaused: true, skipReason: 'taken_over' });
   t.same(decideAiPause({ ...ready, conversation: { handledBy: 'agent', status: 'awaiting_human' } }), { aiPaused: true, skipReason: 'awaiting_human' });
-  t.same(decideAiPause({ ...ready, autoReply: false, conversation: { handledBy: 'human', status: 'open' } }), { aiPaused: true, skipReason: 'auto_reply_disabled' });
+  t.same(decideAiPause({ ...ready, agentGate: 'auto_reply_disabled', conversation: { handledBy: 'human', status: 'open' } }), { aiPaused: true, skipReason: 'auto_reply_disabled' });
 });
 
 t.test('aiPaused through the endpoint, each cause', async (t) => {

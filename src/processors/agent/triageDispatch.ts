@@ -134,7 +134,7 @@ export async function triageDispatch(
   const reason = replyPrecondition({
     senderEmail: message.from,
     suppressed: isSuppressed(facts.suppression, message.from),
-    plan: site.plan,
+    site,
     settings,
     sendingDomainVerified: site.sendingDomainVerified,
   });
