@@ -10,8 +10,12 @@ export interface RouteAccess {
   scope: Scope;
   /** The route has a `siteId` path parameter the credential must reach. */
   site?: boolean;
-  /** Who refuses an unlicensed site: the hook with 403 (default), or the route itself (ingestion's 402 billing gate). */
-  licence?: 'hook' | 'route';
+  /**
+   * Who refuses an unlicensed site: the hook with 403 (default), the route itself (ingestion's 402
+   * billing gate), or nobody (`open`: seeing and removing where the site's events go, which the
+   * delivery engine keeps sending while the site is unlicensed, is never closed to its team).
+   */
+  licence?: 'hook' | 'route' | 'open';
 }
 
 declare module 'fastify' {
@@ -60,7 +64,7 @@ export const authenticate = fp(
       }
       if (access.site) {
         const siteId = (request.params as { siteId?: string }).siteId ?? '';
-        request.site = reachableSite(credential, await opts.loadSite(siteId), { licence: access.licence !== 'route' });
+        request.site = reachableSite(credential, await opts.loadSite(siteId), { licence: (access.licence ?? 'hook') === 'hook' });
       }
     });
   },

@@ -85,14 +85,25 @@ t.test('404 SITE_NOT_FOUND: unknown site, another team’s site, a site outside 
   expectError(t, await call('GET', 'x'.repeat(100), bearer(a.key)), 404, 'SITE_NOT_FOUND', '100-char site id');
 });
 
-t.test('403 SITE_NOT_LICENSED for an unlicensed site; licensing it again restores access', async (t) => {
+t.test('an unlicensed site: 403 SITE_NOT_LICENSED on a new subscription, while its team still lists and deletes the ones its events go to', async (t) => {
   const siteId = await anotherSite(app.services, a.teamId, 'unlicensed.example.test');
+  const kept = (await call('POST', siteId, bearer(a.key))).json().subscription.id;
+  const removed = (await call('POST', siteId, bearer(a.key))).json().subscription.id;
   await changeSiteSettings(app.services, { siteId, changes: { licensed: false } });
   await settle(app.services);
-  for (const method of METHODS) expectError(t, await call(method, siteId, bearer(a.key)), 403, 'SITE_NOT_LICENSED', method);
+  expectError(t, await call('POST', siteId, bearer(a.key)), 403, 'SITE_NOT_LICENSED', 'POST');
+  const listed = await call('GET', siteId, bearer(a.key));
+  t.equal(listed.statusCode, 200, 'GET lists: the delivery engine keeps sending the site\'s events');
+  t.same(listed.json().subscriptions.map((x: { id: string }) => x.id).sort(), [kept, removed].sort());
+  const deleted = await call('DELETE', siteId, bearer(a.key), undefined, removed);
+  t.equal(deleted.statusCode, 200, 'DELETE removes one');
+  t.same(deleted.json(), { success: true });
+  expectError(t, await call('DELETE', siteId, bearer(a.key), undefined, removed), 404, 'NOT_FOUND', 'gone');
+  const patched = await app.fastify.inject({ method: 'PATCH', url: `${webhooksPath(siteId)}/${kept}`, headers: bearer(a.key), payload: { label: 'renamed' } });
+  expectError(t, patched, 403, 'SITE_NOT_LICENSED', 'PATCH waits for a licence');
   await changeSiteSettings(app.services, { siteId, changes: { licensed: true } });
   await settle(app.services);
-  t.equal((await call('GET', siteId, bearer(a.key))).statusCode, 200);
+  t.equal((await call('POST', siteId, bearer(a.key))).statusCode, 201, 'licensed again: creates');
 });
 
 t.test('order of checks: 401 before 403 before 404 before 400', async (t) => {

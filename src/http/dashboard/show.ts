@@ -14,11 +14,12 @@ export const noticeHtml = (notice: { error?: string; info?: string } | undefined
   html`${notice?.error ? html`<p class="error" role="alert">${notice.error}</p>` : ''}${notice?.info ? html`<p role="status">${notice.info}</p>` : ''}`;
 
 /**
- * REST refuses every call on a site without an active licence (403 SITE_NOT_LICENSED); so does the
- * dashboard, for the site's pages and actions (its inbox, webhooks, agents).
+ * REST refuses the calls on a site without an active licence (403 SITE_NOT_LICENSED) but listing and
+ * deleting its webhook subscriptions; so does the dashboard, for the site's pages and actions (its
+ * inbox, its agents, its webhook forms but Delete).
  */
 export const siteNotLicensedPage = (reply: FastifyReply, s: SignedIn, domain: string) =>
-  showSignedIn(reply, s, 'Site not licensed', html`<p class="error" role="alert">The site ${domain} has no active licence: its inbox, webhooks and agents are closed until it is licensed again.</p><p><a href="/dashboard">Back to the dashboard</a></p>`, 403);
+  showSignedIn(reply, s, 'Site not licensed', html`<p class="error" role="alert">The site ${domain} has no active licence: its inbox, agents and webhook forms are closed until it is licensed again (its webhook subscriptions can still be deleted).</p><p><a href="/dashboard">Back to the dashboard</a></p>`, 403);
 
 /** In a list of the team's sites, an unlicensed site's section: its name and why nothing else is shown (REST refuses its reads too). */
 export const unlicensedSiteSection = (site: { id: string; domain: string }) =>

@@ -14,7 +14,7 @@ import { type WebhookSubscriptionDoc, getSubscription, listSubscriptionsForSite 
 import { type Typed, firstProblem, formList, formText, parseForm, typedIn } from '../web/forms.ts';
 import { type SafeHtml, html } from '../web/html.ts';
 import type { SignedIn } from '../web/session.ts';
-import { siteNotLicensedPage, unlicensedSiteSection } from './show.ts';
+import { siteNotLicensedPage } from './show.ts';
 import { actingFor } from '../actingFor.ts';
 import { inSiteTurn } from '../siteTurns.ts';
 
@@ -71,10 +71,8 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
     const sections: SafeHtml[] = [];
     const manage = canManage(s);
     for (const site of await sites(s)) {
-      if (!site.licensed) {
-        sections.push(unlicensedSiteSection(site));
-        continue;
-      }
+      // Unlicensed: its subscriptions are shown and may be deleted (its events are still delivered), nothing else.
+      const open = site.licensed;
       const typed = draft && 'siteId' in draft && draft.siteId === site.id ? draft : undefined;
       const subs = await listSubscriptionsForSite(app.readModels, site.id, { sortBy: 'created_at' });
       const on = site.webhooksEnabled ?? true;
@@ -87,7 +85,7 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
           <td>${await attemptsOf(w)}</td>
           <td>${
             manage
-              ? html`${w.is_active ? html`<form method="post" action="/dashboard/webhooks/${w.id}/edit"><input type="hidden" name="csrf" value="${s.csrf}">
+              ? html`${open && w.is_active ? html`<form method="post" action="/dashboard/webhooks/${w.id}/edit"><input type="hidden" name="csrf" value="${s.csrf}">
                   <label>Label <input name="label" value="${shown.label}" maxlength="120"></label> <label>URL <input name="url" value="${shown.url}" maxlength="2000"></label> ${eventTypeBoxes(shown.eventTypes)}
                   <button type="submit">Save ${w.label}</button></form>
                 <form method="post" action="/dashboard/webhooks/${w.id}/rotate"><input type="hidden" name="csrf" value="${s.csrf}"><label>Old secret keeps signing for <input name="grace_seconds" value="3600" size="6"> seconds</label> <button type="submit">Rotate secret of ${w.label}</button></form>` : ''}
@@ -96,8 +94,9 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
           }</td></tr>`);
       }
       sections.push(html`<h2>${site.domain} <small>(${site.id})</small></h2>
+        ${open ? '' : html`<p role="status">No active licence: no new subscription or change until the site is licensed again. Its events still go to the subscriptions below, which can be deleted.</p>`}
         <p>Outbound webhooks: <strong>${on ? 'on' : 'off'}</strong>${
-          manage
+          manage && open
             ? html` <form method="post" action="/dashboard/sites/${site.id}/webhooks-switch"><input type="hidden" name="csrf" value="${s.csrf}"><input type="hidden" name="enabled" value="${on ? 'off' : 'on'}"><button type="submit">Turn ${on ? 'off' : 'on'}</button></form>`
             : ''
         }</p>
@@ -107,7 +106,7 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
             : html`<p>No subscriptions.</p>`
         }
         ${
-          manage
+          manage && open
             ? html`<form method="post" action="/dashboard/sites/${site.id}/webhooks"><input type="hidden" name="csrf" value="${s.csrf}">
                 <label>Label <input name="label" maxlength="120" value="${typed?.text('label') ?? ''}"></label> <label>URL <input name="url" maxlength="2000" placeholder="https://" value="${typed?.text('url') ?? ''}"></label> ${eventTypeBoxes(typed?.list('event_types') ?? [])}
                 <button type="submit">Create subscription on ${site.domain}</button></form>`
@@ -120,17 +119,17 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
 
   /**
    * The team's subscription to act on; null once the page that refuses it is sent (404; 403 for an
-   * unlicensed site, as REST). Not the reply itself: a reply is thenable, and an async function's
-   * result would be resolved through it (to undefined).
+   * unlicensed site, as REST, unless `unlicensed: 'open'`: a deletion). Not the reply itself: a reply
+   * is thenable, and an async function's result would be resolved through it (to undefined).
    */
-  async function subscriptionToChange(reply: FastifyReply, s: SignedIn, id: string): Promise<WebhookSubscriptionDoc | null> {
+  async function subscriptionToChange(reply: FastifyReply, s: SignedIn, id: string, unlicensed: 'closed' | 'open' = 'closed'): Promise<WebhookSubscriptionDoc | null> {
     const sub = await teamSubscription(s, id);
     if (!sub) {
       await problem(reply, s, 'Webhook subscription not found.', 404);
       return null;
     }
     const site = await getSite(app.readModels, sub.site_id);
-    if (site && !site.licensed) {
+    if (site && !site.licensed && unlicensed === 'closed') {
       await siteNotLicensedPage(reply, s, site.domain);
       return null;
     }
@@ -239,7 +238,7 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
   app.post('/dashboard/webhooks/:id/delete', async function deleteWebhookSubscription(request: FastifyRequest<{ Params: { id: string } }>, reply) {
     const s = request.dashboard!;
     if (!canManage(s)) return forbidden(reply, s);
-    const sub = await subscriptionToChange(reply, s, request.params.id);
+    const sub = await subscriptionToChange(reply, s, request.params.id, 'open');
     if (!sub) return reply;
     return orProblem(reply, s, async () => {
       const { position } = await deleteSubscription(actingFor(app, request), { siteId: sub.site_id, subscriptionId: sub.id });

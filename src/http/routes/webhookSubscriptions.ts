@@ -106,7 +106,7 @@ const plugin: FastifyPluginAsyncZod<{ allowedRanges: BlockList }> = async (app, 
   app.get(
     path,
     {
-      config: { access: { scope: 'webhooks:read', site: true } },
+      config: { access: { scope: 'webhooks:read', site: true, licence: 'open' } },
       schema: {
         summary: 'List webhook subscriptions',
         tags: ['webhooks'],
@@ -186,7 +186,7 @@ const plugin: FastifyPluginAsyncZod<{ allowedRanges: BlockList }> = async (app, 
   app.delete(
     `${path}/:id`,
     {
-      config: { access: { scope: 'webhooks:write', site: true } },
+      config: { access: { scope: 'webhooks:write', site: true, licence: 'open' } },
       preHandler: refuseBody,
       schema: {
         summary: 'Delete a webhook subscription and its delivery history',
