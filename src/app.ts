@@ -1,5 +1,5 @@
 import swagger from '@fastify/swagger';
-import type { FastifyInstance } from 'fastify';
+import { type FastifyInstance, errorCodes } from 'fastify';
 import fp from 'fastify-plugin';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { parseAllowedRanges } from './domain/destination.ts';
@@ -62,6 +62,12 @@ export const app = fp(
       'application/json',
       { parseAs: 'buffer', bodyLimit },
       fromUtf8((request, text, done) => (text === '' ? done(null, undefined) : parseJson(request, text, done))),
+    );
+    // fastify parses text/plain by default: a JSON body sent as text reached the schema as a string
+    // ("expected object, received string"). An empty one (fetch's `body: ''`) is still no body.
+    fastify.removeContentTypeParser('text/plain');
+    fastify.addContentTypeParser('text/plain', { parseAs: 'buffer', bodyLimit }, (_request, body: Buffer, done) =>
+      body.length === 0 ? done(null, undefined) : done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(), undefined),
     );
 
     await fastify.register(swagger, {

@@ -146,7 +146,9 @@ t.test('400 VALIDATION_ERROR for every bad body, and nothing is stored', async (
   }
   expectError(t, await post('{"label": "crm", "url": ', { 'content-type': 'application/json' }), 400, 'VALIDATION_ERROR', 'invalid JSON');
   expectError(t, await post('', { 'content-type': 'application/json' }), 400, 'VALIDATION_ERROR', 'empty JSON body');
-  expectError(t, await post(JSON.stringify(validBody()), { 'content-type': 'text/plain' }), 400, 'VALIDATION_ERROR', 'text/plain');
+  const asText = await post(JSON.stringify(validBody()), { 'content-type': 'text/plain' });
+  expectError(t, asText, 400, 'VALIDATION_ERROR', 'text/plain');
+  t.equal(asText.json().error.message, 'Content-Type must be application/json.', 'text/plain: says which Content-Type (it read "expected object, received string")');
   expectError(
     t,
     await post('label=crm&url=https%3A%2F%2Fexample.com%2Fh&eventTypes=outreach.reply_sent', { 'content-type': 'application/x-www-form-urlencoded' }),

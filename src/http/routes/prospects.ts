@@ -33,6 +33,7 @@ const importResult = z.object({
  * `ProspectsImported` fact in the site's prospects stream; the agent's runs work through it.
  */
 const plugin: FastifyPluginAsyncZod = async (app) => {
+  app.removeContentTypeParser('text/plain');
   app.addContentTypeParser(['text/csv', 'text/plain'], { parseAs: 'buffer', bodyLimit: CSV_BODY_LIMIT }, fromUtf8((_request, text, done) => done(null, text)));
 
   app.post(
