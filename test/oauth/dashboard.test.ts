@@ -38,6 +38,8 @@ t.test('sign-in: cookie flags, CSRF, wrong password, throttle, sign-out', async 
   const dashboard = await browser.request('/dashboard');
   t.equal(dashboard.status, 200);
   t.match(dashboard.text, new RegExp(ownerEmail));
+  const nav = /<nav aria-label="Dashboard">([\s\S]*?)<\/nav>/.exec(dashboard.text)?.[1] ?? '';
+  t.same([...nav.matchAll(/href="([^"]+)"/g)].map((m) => m[1]), ['/dashboard', '/dashboard/inbox', '/dashboard/oauth-apps', '/dashboard/api-keys', '/dashboard/webhooks', '/dashboard/agents', '/dashboard/team'], 'the navigation reaches every section');
 
   const forged = await browser.request('/dashboard/api-keys', { form: { csrf: 'forged', name: 'k', scopes: 'webhooks:read' } });
   t.equal(forged.status, 403, 'a dashboard form without the session CSRF token is refused');

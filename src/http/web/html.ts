@@ -43,7 +43,7 @@ ol#messages{padding-left:1.2rem} li.message{margin-bottom:1rem} dl{display:grid;
 export function page(title: string, body: SafeHtml, options: { signedIn?: { email: string; csrf: string } } = {}): string {
   const nav = options.signedIn
     ? html`<nav aria-label="Dashboard">
-        <a href="/dashboard">Home</a><a href="/dashboard/inbox">Inbox</a><a href="/dashboard/oauth-apps">OAuth apps</a><a href="/dashboard/api-keys">API keys</a><a href="/dashboard/webhooks">Webhooks</a>
+        <a href="/dashboard">Home</a><a href="/dashboard/inbox">Inbox</a><a href="/dashboard/oauth-apps">OAuth apps</a><a href="/dashboard/api-keys">API keys</a><a href="/dashboard/webhooks">Webhooks</a><a href="/dashboard/agents">Agents</a><a href="/dashboard/team">Team</a>
         <form method="post" action="/dashboard/sign-out" style="display:inline"><input type="hidden" name="csrf" value="${options.signedIn.csrf}"><button type="submit">Sign out ${options.signedIn.email}</button></form>
       </nav>`
     : '';
