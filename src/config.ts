@@ -218,7 +218,9 @@ export const configSchema = z.object({
   AGENT_SEND_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(4),
   AGENT_RETRY_BASE_MS: z.coerce.number().int().min(0).max(86_400_000).default(60_000),
   AGENT_RETRY_FACTOR: z.coerce.number().min(1).max(100).default(5),
-  AGENT_ORPHAN_AFTER_MS: z.coerce.number().int().min(0).max(86_400_000).default(300_000),
+  // A worker sends a claimed attempt only within half of this after its claim (else another may have
+  // recovered it): 0 stopped every reply, each refused as "the event store failed for too long".
+  AGENT_ORPHAN_AFTER_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(300_000),
   // Agent runs (docs/agents.md has the table).
   RUN_AGENT_RUNNER: bool.default(true),
   AGENT_RUNNER_WORKER_ID: z.string().min(1).max(200).optional(),

@@ -35,6 +35,7 @@ import { listSitesOfTeam } from '../readModels/sites.ts';
 import { AGENT_KEYS, type AgentSettings, REPLY_TONES, SIGNATURE_MAX_LENGTH } from '../domain/agents.ts';
 import { SUPPRESSION_REASONS, SUPPRESSION_SOURCES } from '../domain/suppression.ts';
 import { CLEAN_TEXT_MESSAGE, ONE_LINE_TEXT_MESSAGE, isCleanText, isOneLineText } from '../domain/text.ts';
+import { passwordFrom } from './passwordFromEnv.ts';
 
 /** A free-text setting: trimmed, empty clears it, too long is refused. */
 function textSetting(flag: string, value: string, max: number, lines: 'one line' | 'lines'): string | null {
@@ -91,7 +92,7 @@ team
   .option('--owner-password <password>', "owner's dashboard password (or set OUTREACH_OWNER_PASSWORD)")
   .action(async (opts) =>
     withServices(async (s) => {
-      const password = opts.ownerPassword ?? process.env.OUTREACH_OWNER_PASSWORD;
+      const password = passwordFrom(opts.ownerPassword, 'OUTREACH_OWNER_PASSWORD');
       const r = await createTeam(s, { name: opts.name, ownerEmail: opts.ownerEmail, ownerPassword: password });
       print(json(), { teamId: r.teamId, ownerUserId: r.ownerUserId }, `team ${r.teamId} created, owner user ${r.ownerUserId}`);
     }),
@@ -117,9 +118,7 @@ team
   .option('--password <password>', "the user's dashboard password (or set OUTREACH_USER_PASSWORD: kept out of shell history and ps)")
   .action(async (opts) =>
     withServices(async (s) => {
-      const password = opts.password ?? process.env.OUTREACH_USER_PASSWORD;
-      // A variable left exported would give every later user the same password: say where it came from.
-      if (opts.password === undefined && password !== undefined) process.stderr.write('the password is taken from OUTREACH_USER_PASSWORD\n');
+      const password = passwordFrom(opts.password, 'OUTREACH_USER_PASSWORD');
       const r = await addUser(s, { teamId: opts.team, email: opts.email, role: opts.role, password });
       if (!password) process.stderr.write('no password given: the user has no dashboard sign-in until `outreach team set-password`\n');
       print(json(), { userId: r.userId }, `user ${r.userId} added`);

@@ -8,6 +8,7 @@ import { openSessionsOfUser } from '../readModels/dashboardSessions.ts';
 import { type UserDoc, findUserByEmail, getUser, listUsersOfTeam } from '../readModels/users.ts';
 import type { Services } from '../services.ts';
 import { choiceOption, print } from './output.ts';
+import { passwordFrom } from './passwordFromEnv.ts';
 
 type WithServices = <T>(fn: (services: Services) => Promise<T>) => Promise<T>;
 
@@ -73,10 +74,9 @@ export function registerTeamUserCommands(team: Command, json: () => boolean, wit
     .option('--remove-password', 'take the dashboard sign-in away instead')
     .action(async (opts) =>
       withServices(async (s) => {
-        const password: string | null = opts.removePassword ? null : (opts.password ?? process.env.OUTREACH_USER_PASSWORD ?? null);
         if (opts.removePassword && opts.password !== undefined) throw new TenancyError('give --password or --remove-password, not both');
+        const password: string | null = opts.removePassword ? null : (passwordFrom(opts.password, 'OUTREACH_USER_PASSWORD') ?? null);
         if (!opts.removePassword && !password) throw new TenancyError('give --password (or set OUTREACH_USER_PASSWORD), or --remove-password');
-        if (opts.password === undefined && password !== null) process.stderr.write('the password is taken from OUTREACH_USER_PASSWORD\n');
         const user = await teamUser(s, opts.team, opts.user);
         const sessionIds = await openSessionsOfUser(s.readModels, user.id, s.clock.now());
         await changeUserPassword(s, { teamId: opts.team, userId: user.id, password }, { sessionIds });

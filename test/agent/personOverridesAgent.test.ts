@@ -116,7 +116,7 @@ async function orphanedClaimThenReply(a: Awaited<ReturnType<typeof startAgentHar
 }
 
 t.test('a claim whose sender died does not stop the agent: the dispatch waits, the others go on', async (t) => {
-  const a = await startAgentHarness({ env: { AGENT_ORPHAN_AFTER_MS: '300' } });
+  const a = await startAgentHarness({ env: { AGENT_ORPHAN_AFTER_MS: '1000' } });
   t.teardown(() => a.close());
   const { id, decided } = await orphanedClaimThenReply(a);
   const s = a.h.app.services;
@@ -154,7 +154,7 @@ function sparsePositions(real: EventStore): EventStore {
 }
 
 t.test('a deferred dispatch is read back by its stream, not its global position (EventStoreDB)', async (t) => {
-  const a = await startAgentHarness({ env: { AGENT_ORPHAN_AFTER_MS: '300' } });
+  const a = await startAgentHarness({ env: { AGENT_ORPHAN_AFTER_MS: '1000' } });
   t.teardown(() => a.close());
   const { decided } = await orphanedClaimThenReply(a);
   const s = a.h.app.services;

@@ -113,6 +113,10 @@ t.test('TRUST_PROXY: false, true, or the proxies\' addresses; a header timeout l
   }
   t.equal(loadConfig({ WEBHOOK_ORPHAN_AFTER_MS: '3000', WEBHOOK_TIMEOUT_MS: '2000' }).WEBHOOK_ORPHAN_AFTER_MS, 3000);
   // Beyond a timer's reach (2^31 - 1 ms) the orphan loop's wait fired at once, a busy loop flooding the log.
+  for (const orphan of ['0', '999']) {
+    t.throws(() => loadConfig({ AGENT_ORPHAN_AFTER_MS: orphan }), /AGENT_ORPHAN_AFTER_MS: .*1000/, `agent orphan bound ${orphan} ms: no reply could be sent`);
+  }
+  t.equal(loadConfig({ AGENT_ORPHAN_AFTER_MS: '1000' }).AGENT_ORPHAN_AFTER_MS, 1000);
   for (const name of ['WEBHOOK_ORPHAN_AFTER_MS', 'AGENT_ORPHAN_AFTER_MS']) {
     t.throws(() => loadConfig({ [name]: '5000000000' }), new RegExp(`${name}: .*86400000`), `${name} beyond a day`);
     t.equal(loadConfig({ [name]: '86400000' })[name as 'WEBHOOK_ORPHAN_AFTER_MS'], 86_400_000, `${name}: a day`);

@@ -60,8 +60,21 @@ t.test('team set --billing past_due records the status (--json after the subcomm
 t.test('team add-user takes the password from OUTREACH_USER_PASSWORD (out of shell history and ps)', async (t) => {
   const r = await outreach(['--json', 'team', 'add-user', '--team', teamId, '--email', 'admin@acme.test', '--role', 'admin'], { ...env, OUTREACH_USER_PASSWORD: 'another long passphrase' });
   t.equal(r.code, 0, r.stderr);
+  t.match(r.stderr, /the password is taken from OUTREACH_USER_PASSWORD/, 'says where it came from');
   const added = (await streamEvents(`team-${teamId}`)).find((e) => e.type === 'UserAdded' && e.data.email === 'admin@acme.test')!;
   t.match(added.data, { role: 'admin', passwordHash: /^scrypt\$/ });
+});
+
+t.test('team create takes the owner password from OUTREACH_OWNER_PASSWORD and says so (a variable left exported gives every new owner the same password)', async (t) => {
+  const r = await outreach(['--json', 'team', 'create', '--name', 'Env', '--owner-email', 'env-owner@env.test'], { ...env, OUTREACH_OWNER_PASSWORD: 'an exported long passphrase' });
+  t.equal(r.code, 0, r.stderr);
+  t.match(r.stderr, /the password is taken from OUTREACH_OWNER_PASSWORD/);
+  const { teamId: created } = r.json<{ teamId: string }>();
+  const owner = (await streamEvents(`team-${created}`)).find((e) => e.type === 'UserAdded')!;
+  t.match(owner.data, { role: 'owner', passwordHash: /^scrypt\$/ });
+  const given = await outreach(['--json', 'team', 'create', '--name', 'Opt', '--owner-email', 'opt-owner@env.test', '--owner-password', 'an option long passphrase'], { ...env, OUTREACH_OWNER_PASSWORD: 'an exported long passphrase' });
+  t.equal(given.code, 0, given.stderr);
+  t.notMatch(given.stderr, /OUTREACH_OWNER_PASSWORD/, 'the option wins, silently');
 });
 
 t.test('team users lists the team; set-role, set-password and remove-user name a user by id or email', async (t) => {
