@@ -4,7 +4,8 @@ import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 
 import { StartupError, isSystemError } from '../lifecycle/startupFailure.ts';
 import { SingleBar, Presets } from 'cli-progress';
 import { ConfigError, loadConfig } from '../config.ts';
-import { createServices, type Services } from '../services.ts';
+import { createServices, openEventStore, type Services } from '../services.ts';
+import type { EventStore } from '../ports/eventStore.ts';
 import { actingAs } from '../commands/context.ts';
 import {
   TenancyError,
@@ -210,13 +211,31 @@ apikey
     }),
   );
 
+/**
+ * The event log alone, for the auditor's commands: a missing one is an error (a mistyped DATA_DIR
+ * created an empty log, read models and a new key, and printed nothing), and no other store is opened.
+ */
+async function withEventLog<T>(fn: (events: EventStore) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const file = join(config.DATA_DIR, 'events.sqlite');
+  if (!config.EVENTSTORE_URL && !existsSync(file)) {
+    throw new TenancyError(`no event log at ${resolve(file)} (DATA_DIR=${config.DATA_DIR}): nothing to read, and none was created`);
+  }
+  const events = await openEventStore(config);
+  try {
+    return await fn(events);
+  } finally {
+    await events.close();
+  }
+}
+
 const events = program.command('events').description('the event history, for auditors (JSON lines)');
 events
   .command('read <stream>')
   .description('print every event of one stream')
   .action(async (stream: string) =>
-    withServices(async (s) => {
-      const recorded = await s.events.readStream(stream);
+    withEventLog(async (log) => {
+      const recorded = await log.readStream(stream);
       // A stream exists once something is recorded in it: a mistyped name would read as an empty stream.
       if (recorded.length === 0) throw new TenancyError(`no stream ${JSON.stringify(stream)}: nothing is recorded under that name (names look like team-<teamId>, site-<siteId>; see events tail)`);
       for (const e of recorded) process.stdout.write(eventLine(e) + '\n');
@@ -232,19 +251,19 @@ events
   }, '-1')
   .option('--no-follow', 'stop at the end of the log')
   .action(async (opts) =>
-    withServices(async (s) => {
+    withEventLog(async (log) => {
       const controller = new AbortController();
       process.once('SIGINT', () => controller.abort());
       let after = BigInt(opts.from);
       if (!opts.follow) {
         for (;;) {
-          const page = await s.events.readAll({ after, limit: 1000 });
+          const page = await log.readAll({ after, limit: 1000 });
           for (const e of page) process.stdout.write(eventLine(e) + '\n');
           if (page.length < 1000) return;
           after = page[page.length - 1]!.position;
         }
       }
-      for await (const e of s.events.subscribeToAll({ after, signal: controller.signal })) process.stdout.write(eventLine(e) + '\n');
+      for await (const e of log.subscribeToAll({ after, signal: controller.signal })) process.stdout.write(eventLine(e) + '\n');
     }),
   );
 

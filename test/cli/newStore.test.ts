@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -46,4 +46,14 @@ t.test('events read of a stream nothing is recorded under is an error, not an em
   const unknown = cli(dataDir, 'events', 'read', 'nope-stream');
   t.equal(unknown.status, 1);
   t.match(JSON.parse(unknown.stdout), { error: /no stream "nope-stream": nothing is recorded under that name/ });
+});
+
+t.test("the auditor's commands on a DATA_DIR with no event log: an error, and nothing is created there", async (t) => {
+  const dataDir = join(scratch, 'mistyped');
+  for (const args of [['events', 'tail', '--no-follow'], ['events', 'read', 'team-x']]) {
+    const r = cli(dataDir, ...args);
+    t.equal(r.status, 1, args.join(' '));
+    t.match(JSON.parse(r.stdout), { error: /no event log at .*mistyped\/events\.sqlite .*nothing to read, and none was created/ }, args.join(' '));
+  }
+  t.notOk(existsSync(dataDir), 'no directory, log, read models or key made');
 });
