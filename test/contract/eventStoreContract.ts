@@ -84,6 +84,25 @@ export function eventStoreContract(t: Test, name: string, makeStore: MakeEventSt
       t.same((await store.readStream(s, { fromRevision: 0n })).map((e) => e.type), ['A', 'B', 'C'], 'from 0: all');
     });
 
+    await withStore('a deleted stream reads as never written, and only it', async (t, { store }) => {
+      if (!store.deleteStream) return void t.pass('this adapter has no deleteStream (callers skip the erasure)');
+      const s = stream('deleted');
+      const other = stream('deleted-neighbour');
+      await store.append(s, [event('A', 1), event('B', 2)], 'no_stream');
+      await store.append(other, [event('N', 1)], 'no_stream');
+      await store.deleteStream(s);
+      t.same(await store.readStream(s), [], 'its events are gone from the stream');
+      if (store.streamLastPosition) t.equal(await store.streamLastPosition(s), null, 'no last position');
+      await store.deleteStream(s);
+      t.pass('deleting it again is no error');
+      await store.deleteStream(stream('deleted-never-written'));
+      t.pass('nor is deleting a stream never written');
+      const again = await store.append(s, [event('C', 3)], 'no_stream');
+      t.ok(again.position >= 0n, "a later append expecting 'no_stream' succeeds");
+      t.same((await store.readStream(s)).map((e) => e.type), ['C'], 'and reads alone');
+      t.same((await store.readStream(other)).map((e) => e.type), ['N'], 'another stream is untouched');
+    });
+
     await withStore("'stream_exists' conflicts on a missing stream and appends to an existing one", async (t, { store }) => {
       const s = stream('exists');
       const error = await conflict(t, store.append(s, [event('A', 1)], 'stream_exists'));
