@@ -149,7 +149,11 @@ export const configSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   EVENTSTORE_URL: eventStoreUrl.optional(),
   MONGODB_URL: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// connection string').optional(),
-  MONGODB_DB: z.string().min(1).default('outreach'),
+  // MongoDB refuses these in a database name only at the first command, after a start that seemed fine.
+  MONGODB_DB: z
+    .string()
+    .regex(/^[^/\\. "$*<>:|?\0]{1,63}$/, 'must be a MongoDB database name: 1 to 63 characters, none of / \\ . space " $ * < > : | ?')
+    .default('outreach'),
   SECRET_KEY: z
     .string()
     // Buffer.from skips characters outside the alphabet, so junk was taken; quotes around the key
@@ -214,7 +218,10 @@ export const configSchema = z.object({
   RUN_AGENT: bool.default(true),
   AGENT_WORKER_ID: z.string().min(1).max(200).optional(),
   AGENT_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(16),
-  AGENT_FROM_LOCAL_PART: z.string().regex(/^[a-z0-9._+-]{1,64}$/i, 'must be an email local part').default('outreach'),
+  AGENT_FROM_LOCAL_PART: z
+    .string()
+    .regex(/^(?=.{1,64}$)[a-z0-9_+-]+(?:\.[a-z0-9_+-]+)*$/i, 'must be an email local part (letters, digits, _ + - and single dots inside)')
+    .default('outreach'),
   AGENT_SEND_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(4),
   AGENT_RETRY_BASE_MS: z.coerce.number().int().min(0).max(86_400_000).default(60_000),
   AGENT_RETRY_FACTOR: z.coerce.number().min(1).max(100).default(5),
@@ -264,7 +271,7 @@ export const configSchema = z.object({
       } catch {
         return false;
       }
-    }, 'must be an smtp:// or smtps:// URL with a host')
+    }, 'must be an smtp:// or smtps:// URL with a host (and a port from 1 to 65535)')
     .optional(),
 });
 

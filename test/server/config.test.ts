@@ -113,6 +113,11 @@ t.test('TRUST_PROXY: false, true, or the proxies\' addresses; a header timeout l
   }
   t.equal(loadConfig({ WEBHOOK_ORPHAN_AFTER_MS: '3000', WEBHOOK_TIMEOUT_MS: '2000' }).WEBHOOK_ORPHAN_AFTER_MS, 3000);
   // Beyond a timer's reach (2^31 - 1 ms) the orphan loop's wait fired at once, a busy loop flooding the log.
+  for (const db of ['a/b', 'a.b', 'a b', 'x'.repeat(64)]) t.throws(() => loadConfig({ MONGODB_DB: db }), /MONGODB_DB: must be a MongoDB database name/, `MONGODB_DB ${JSON.stringify(db)}`);
+  t.equal(loadConfig({ MONGODB_DB: 'outreach_prod-2' }).MONGODB_DB, 'outreach_prod-2');
+  for (const local of ['...', '.a', 'a.', 'a..b', 'x'.repeat(65)]) t.throws(() => loadConfig({ AGENT_FROM_LOCAL_PART: local }), /AGENT_FROM_LOCAL_PART: must be an email local part/, `AGENT_FROM_LOCAL_PART ${local}`);
+  t.equal(loadConfig({ AGENT_FROM_LOCAL_PART: 'outreach.team+1' }).AGENT_FROM_LOCAL_PART, 'outreach.team+1');
+  t.throws(() => loadConfig({ OUTBOUND_SMTP_URL: 'smtp://u:p@relay:99999' }), /OUTBOUND_SMTP_URL: .*port from 1 to 65535/);
   for (const orphan of ['0', '999']) {
     t.throws(() => loadConfig({ AGENT_ORPHAN_AFTER_MS: orphan }), /AGENT_ORPHAN_AFTER_MS: .*1000/, `agent orphan bound ${orphan} ms: no reply could be sent`);
   }
