@@ -1,6 +1,7 @@
 import t from 'tap';
-import { createSite } from '../../src/commands/tenancy.ts';
+import { changeSiteSettings, createSite } from '../../src/commands/tenancy.ts';
 import { listGrantsOfClient } from '../../src/readModels/oauthGrants.ts';
+import { anotherSite } from '../helpers/http.ts';
 import { bearer, TestClock } from '../helpers/testApp.ts';
 import { Browser, addTeamUser, authorizeUrl, basicAuth, formFields, obtainCode, pkce, registerClient, startOAuthApp, tokenRequest } from './helpers.ts';
 
@@ -397,4 +398,18 @@ t.test('every grant is in the event history', async (t) => {
   const serialized = JSON.stringify(events.map((e) => e.data));
   t.notOk(serialized.includes(tokens.json.access_token as string), 'no token in clear');
   t.notOk(serialized.includes(code.code), 'no code in clear');
+});
+
+t.test('the consent screen says which of the sites offered has no active licence (the app would be refused there)', async (t) => {
+  const { app, tenant, issuer, browser } = await setup();
+  t.teardown(() => app.close());
+  const closed = await anotherSite(app.services, tenant.teamId, 'closed.example.test');
+  const { position } = await changeSiteSettings(app.services, { siteId: closed, changes: { licensed: false } });
+  await app.services.projections.waitFor(position!, 5_000);
+  const client = await registerClient(app, tenant, 'none');
+  const page = await browser.request(authorizeUrl(issuer, { client_id: client.clientId, scope: 'webhooks:read', code_challenge: pkce().challenge }));
+  t.equal(page.status, 200);
+  const label = (siteId: string) => new RegExp(`<label><input type="checkbox" name="site_ids" value="${siteId}">[^\\n]*?</label>`).exec(page.text)?.[0] ?? '';
+  t.match(label(closed), /no active licence: the app is refused on it/);
+  t.notMatch(label(tenant.siteId), /licence/, 'a licensed site: no note');
 });

@@ -232,7 +232,7 @@ export async function authorizeRoutes(app: FastifyInstance) {
             <h2>It asks for</h2>
             <ul>${r.scopes.map((sc) => html`<li><code>${sc}</code>: ${SCOPE_DESCRIPTIONS[sc as keyof typeof SCOPE_DESCRIPTIONS]}</li>`)}</ul>
             <fieldset><legend>Sites it may reach (choose one or more)</legend>
-              ${sites.length ? sites.map((site) => html`<label><input type="checkbox" name="site_ids" value="${site.id}"> ${site.domain} <small>(${site.id})</small></label>`) : html`<p>Your team has no sites.</p>`}
+              ${sites.length ? sites.map((site) => html`<label><input type="checkbox" name="site_ids" value="${site.id}"> ${site.domain} <small>(${site.id})</small>${site.licensed ? '' : html` <small>no active licence: the app is refused on it (SITE_NOT_LICENSED) until it is licensed again</small>`}</label>`) : html`<p>Your team has no sites.</p>`}
             </fieldset>
             <button type="submit" name="decision" value="approve">Approve</button>
             <button type="submit" name="decision" value="deny">Deny</button>
