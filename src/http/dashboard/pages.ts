@@ -13,13 +13,14 @@ import { SCOPE_DESCRIPTIONS } from '../web/scopeDescriptions.ts';
 import { type SignedIn, csrfOk, loadSession } from '../web/session.ts';
 import { inboxPages } from './inbox.ts';
 import { deleteOAuthClientAndSweep } from './oauthClientDeletion.ts';
-import { showSignedIn, siteNotLicensedPage } from './show.ts';
+import { sentAgain, showSignedIn, siteNotLicensedPage } from './show.ts';
 import { agentPages } from './agents.ts';
 import { connectedAppRoutes, connectedAppsSection } from './connectedApps.ts';
 import { webhookPages } from './webhooks.ts';
 import { teamPages } from './team.ts';
 import { actingFor } from '../actingFor.ts';
 import { aRole } from '../../domain/team.ts';
+import { onFirstSending, onceField } from '../web/sentOnce.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -71,6 +72,7 @@ export async function dashboardPages(app: FastifyInstance) {
   });
 
   const show = showSignedIn;
+  const OAUTH_APPS = { href: '/dashboard/oauth-apps', label: 'Back to OAuth apps' };
   const forbidden = (reply: FastifyReply, s: SignedIn) =>
     show(reply, s, 'Not allowed', html`<p class="error">Only team owners and admins can do this. You are ${aRole(s.user.role)}.</p>`, 403);
   const sites = (s: SignedIn) => listSitesOfTeam(app.readModels, s.user.teamId);
@@ -97,7 +99,7 @@ export async function dashboardPages(app: FastifyInstance) {
         <td>${
           canManage(s)
             ? html`${c.tokenEndpointAuthMethod !== 'none'
-                  ? html`<form method="post" action="/dashboard/oauth-apps/${c.id}/rotate-secret"><input type="hidden" name="csrf" value="${s.csrf}"><button type="submit">Rotate secret of ${c.name}</button></form>`
+                  ? html`<form method="post" action="/dashboard/oauth-apps/${c.id}/rotate-secret"><input type="hidden" name="csrf" value="${s.csrf}">${onceField()}<button type="submit">Rotate secret of ${c.name}</button></form>`
                   : ''}
                 <form method="post" action="/dashboard/oauth-apps/${c.id}/delete"><input type="hidden" name="csrf" value="${s.csrf}"><button type="submit">Delete ${c.name}</button></form>`
             : ''
@@ -113,7 +115,7 @@ export async function dashboardPages(app: FastifyInstance) {
           canManage(s)
             ? html`<h2>Register an app</h2>
               <form method="post" action="/dashboard/oauth-apps">
-                <input type="hidden" name="csrf" value="${s.csrf}">
+                <input type="hidden" name="csrf" value="${s.csrf}">${onceField()}
                 <label for="name">Name</label><input id="name" name="name" type="text" maxlength="120" required value="${typed?.text('name') ?? ''}">
                 <label for="redirect_uris">Redirect URIs (one per line; HTTPS, or http://localhost / 127.0.0.1 for desktop clients)</label>
                 <textarea id="redirect_uris" name="redirect_uris" rows="3" required>${typed?.text('redirect_uris') ?? ''}</textarea>
@@ -142,27 +144,29 @@ export async function dashboardPages(app: FastifyInstance) {
     const form = parseForm(oauthAppForm, request.body);
     if (!form.success) return oauthAppsPage(reply, s, firstProblem(form.error), 400, typedIn(request.body));
     try {
-      const r = await registerOAuthClient(actingFor(app, request), {
-        teamId: s.user.teamId,
-        userId: s.user.id,
-        name: form.data.name,
-        redirectUris: form.data.redirect_uris,
-        tokenEndpointAuthMethod: form.data.token_endpoint_auth_method,
-      });
-      await waitForWrite(r.position, 'answer');
-      return show(
-        reply,
-        s,
-        'App registered',
-        html`<p>client_id: <code id="client_id">${r.clientId}</code></p>
-          ${
-            r.clientSecret
-              ? html`<p><strong>Copy the client secret now. It is shown once and cannot be retrieved later.</strong></p><p class="secret" id="client_secret">${r.clientSecret}</p>`
-              : html`<p>This is a public client: it has no secret and must use PKCE (it always must).</p>`
-          }
-          <p><a href="/dashboard/oauth-apps">Back to OAuth apps</a></p>`,
-        201,
-      );
+      return await onFirstSending(app, s, request.body, async () => {
+        const r = await registerOAuthClient(actingFor(app, request), {
+          teamId: s.user.teamId,
+          userId: s.user.id,
+          name: form.data.name,
+          redirectUris: form.data.redirect_uris,
+          tokenEndpointAuthMethod: form.data.token_endpoint_auth_method,
+        });
+        await waitForWrite(r.position, 'answer');
+        return show(
+          reply,
+          s,
+          'App registered',
+          html`<p>client_id: <code id="client_id">${r.clientId}</code></p>
+            ${
+              r.clientSecret
+                ? html`<p><strong>Copy the client secret now. It is shown once and cannot be retrieved later.</strong></p><p class="secret" id="client_secret">${r.clientSecret}</p>`
+                : html`<p>This is a public client: it has no secret and must use PKCE (it always must).</p>`
+            }
+            <p><a href="/dashboard/oauth-apps">Back to OAuth apps</a></p>`,
+          201,
+        );
+      }, () => sentAgain(reply, s, 'the app was registered', OAUTH_APPS));
     } catch (error) {
       if (error instanceof OAuthClientInputError) return oauthAppsPage(reply, s, error.message, 400, typedIn(request.body));
       throw error;
@@ -173,16 +177,18 @@ export async function dashboardPages(app: FastifyInstance) {
     const s = request.dashboard!;
     if (!canManage(s)) return forbidden(reply, s);
     try {
-      const r = await rotateOAuthClientSecret(actingFor(app, request), { clientId: request.params.clientId, teamId: s.user.teamId, userId: s.user.id });
-      await waitForWrite(r.position, 'answer');
-      return show(
-        reply,
-        s,
-        'Secret rotated',
-        html`<p>The old secret stopped working. Access tokens already issued stay valid until they expire; refresh tokens now need this new secret.</p>
-          <p><strong>Copy the new client secret now. It is shown once.</strong></p><p class="secret" id="client_secret">${r.clientSecret}</p>
-          <p><a href="/dashboard/oauth-apps">Back to OAuth apps</a></p>`,
-      );
+      return await onFirstSending(app, s, request.body, async () => {
+        const r = await rotateOAuthClientSecret(actingFor(app, request), { clientId: request.params.clientId, teamId: s.user.teamId, userId: s.user.id });
+        await waitForWrite(r.position, 'answer');
+        return show(
+          reply,
+          s,
+          'Secret rotated',
+          html`<p>The old secret stopped working. Access tokens already issued stay valid until they expire; refresh tokens now need this new secret.</p>
+            <p><strong>Copy the new client secret now. It is shown once.</strong></p><p class="secret" id="client_secret">${r.clientSecret}</p>
+            <p><a href="/dashboard/oauth-apps">Back to OAuth apps</a></p>`,
+        );
+      }, () => sentAgain(reply, s, 'the secret was rotated', OAUTH_APPS));
     } catch (error) {
       if (error instanceof OAuthClientRuleError) return oauthAppsPage(reply, s, error.message, error.reason === 'not_found' ? 404 : 409);
       throw error;
@@ -222,7 +228,7 @@ export async function dashboardPages(app: FastifyInstance) {
         ${
           canManage(s)
             ? html`<h2>Create a key</h2><form method="post" action="/dashboard/api-keys">
-              <input type="hidden" name="csrf" value="${s.csrf}">
+              <input type="hidden" name="csrf" value="${s.csrf}">${onceField()}
               <label for="key_name">Name</label><input id="key_name" name="name" type="text" maxlength="120" required value="${typed?.text('name') ?? ''}">
               <fieldset><legend>Scopes</legend>${SCOPES.map((sc) => html`<label><input type="checkbox" name="scopes" value="${sc}" ${typed?.list('scopes').includes(sc) ? html`checked` : ''}> <code>${sc}</code>: ${SCOPE_DESCRIPTIONS[sc]}</label>`)}</fieldset>
               <label for="site">Site</label><select id="site" name="site_id"><option value="">All sites of the team</option>${teamSites.map((x) => html`<option value="${x.id}" ${typed?.text('site_id') === x.id ? html`selected` : ''}>${x.domain} (${x.id})</option>`)}</select>
@@ -244,16 +250,19 @@ export async function dashboardPages(app: FastifyInstance) {
     if (!form.success) return apiKeysPage(reply, s, firstProblem(form.error), 400, typedIn(request.body));
     const { name, scopes, site_id: siteId } = form.data;
     if (siteId && !(await sites(s)).some((x) => x.id === siteId)) return apiKeysPage(reply, s, 'Unknown site.', 400, typedIn(request.body));
-    const r = await createApiKey(actingFor(app, request), { teamId: s.user.teamId, name, scopes, siteId });
-    await waitForWrite(r.position, 'answer');
-    return show(
-      reply,
-      s,
-      'API key created',
-      html`<p><strong>Copy the key now. It is shown once and cannot be retrieved later.</strong></p><p class="secret" id="api_key">${r.key}</p>
-        <p><a href="/dashboard/api-keys">Back to API keys</a></p>`,
-      201,
-    );
+    const again = () => sentAgain(reply, s, 'the key was created', { href: '/dashboard/api-keys', label: 'Back to API keys' });
+    return onFirstSending(app, s, request.body, async () => {
+      const r = await createApiKey(actingFor(app, request), { teamId: s.user.teamId, name, scopes, siteId });
+      await waitForWrite(r.position, 'answer');
+      return show(
+        reply,
+        s,
+        'API key created',
+        html`<p><strong>Copy the key now. It is shown once and cannot be retrieved later.</strong></p><p class="secret" id="api_key">${r.key}</p>
+          <p><a href="/dashboard/api-keys">Back to API keys</a></p>`,
+        201,
+      );
+    }, again);
   });
 
   app.post('/dashboard/api-keys/:id/revoke', async function revokeApiKeyForm(request: FastifyRequest<{ Params: { id: string } }>, reply) {

@@ -1,4 +1,5 @@
 import type { FastifyReply } from 'fastify';
+import { alreadySentBody } from '../web/sentOnce.ts';
 import { type SafeHtml, html, page, sendPage } from '../web/html.ts';
 import type { SignedIn } from '../web/session.ts';
 
@@ -24,3 +25,7 @@ export const siteNotLicensedPage = (reply: FastifyReply, s: SignedIn, domain: st
 /** In a list of the team's sites, an unlicensed site's section: its name and why nothing else is shown (REST refuses its reads too). */
 export const unlicensedSiteSection = (site: { id: string; domain: string }) =>
   html`<h2>${site.domain} <small>(${site.id})</small></h2><p role="status">No active licence: this site's data and forms are closed until it is licensed again.</p>`;
+
+/** A secret's form sent a second time (a reload of the page that showed the secret): 409, nothing done (see sentOnce.ts). */
+export const sentAgain = (reply: FastifyReply, s: SignedIn, what: string, back: { href: string; label: string }) =>
+  showSignedIn(reply, s, 'Already sent', alreadySentBody(what, back), 409);

@@ -14,7 +14,8 @@ import { type WebhookSubscriptionDoc, getSubscription, listSubscriptionsForSite 
 import { type Typed, firstProblem, formList, formText, parseForm, typedIn } from '../web/forms.ts';
 import { type SafeHtml, html } from '../web/html.ts';
 import type { SignedIn } from '../web/session.ts';
-import { siteNotLicensedPage } from './show.ts';
+import { sentAgain, siteNotLicensedPage } from './show.ts';
+import { onFirstSending, onceField } from '../web/sentOnce.ts';
 import { actingFor } from '../actingFor.ts';
 import { inSiteTurn } from '../siteTurns.ts';
 
@@ -35,6 +36,7 @@ const rotateForm = z.object({
       .pipe(z.number().max(MAX_ROTATION_GRACE_SECONDS, GRACE)),
   ),
 });
+const WEBHOOKS = { href: '/dashboard/webhooks', label: 'Back to webhook subscriptions' };
 const switchForm = z.object({ enabled: formText.pipe(z.enum(['on', 'off'])) });
 
 /** How many of a subscription's latest deliveries the page shows with their attempts. */
@@ -88,7 +90,7 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
               ? html`${open && w.is_active ? html`<form method="post" action="/dashboard/webhooks/${w.id}/edit"><input type="hidden" name="csrf" value="${s.csrf}">
                   <label>Label <input name="label" value="${shown.label}" maxlength="120"></label> <label>URL <input name="url" value="${shown.url}" maxlength="2000"></label> ${eventTypeBoxes(shown.eventTypes)}
                   <button type="submit">Save ${w.label}</button></form>
-                <form method="post" action="/dashboard/webhooks/${w.id}/rotate"><input type="hidden" name="csrf" value="${s.csrf}"><label>Old secret keeps signing for <input name="grace_seconds" value="3600" size="6"> seconds</label> <button type="submit">Rotate secret of ${w.label}</button></form>` : ''}
+                <form method="post" action="/dashboard/webhooks/${w.id}/rotate"><input type="hidden" name="csrf" value="${s.csrf}">${onceField()}<label>Old secret keeps signing for <input name="grace_seconds" value="3600" size="6"> seconds</label> <button type="submit">Rotate secret of ${w.label}</button></form>` : ''}
                 <form method="post" action="/dashboard/webhooks/${w.id}/delete"><input type="hidden" name="csrf" value="${s.csrf}"><button type="submit">Delete ${w.label}</button></form>`
               : ''
           }</td></tr>`);
@@ -107,7 +109,7 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
         }
         ${
           manage && open
-            ? html`<form method="post" action="/dashboard/sites/${site.id}/webhooks"><input type="hidden" name="csrf" value="${s.csrf}">
+            ? html`<form method="post" action="/dashboard/sites/${site.id}/webhooks"><input type="hidden" name="csrf" value="${s.csrf}">${onceField()}
                 <label>Label <input name="label" maxlength="120" value="${typed?.text('label') ?? ''}"></label> <label>URL <input name="url" maxlength="2000" placeholder="https://" value="${typed?.text('url') ?? ''}"></label> ${eventTypeBoxes(typed?.list('event_types') ?? [])}
                 <button type="submit">Create subscription on ${site.domain}</button></form>`
             : ''
@@ -179,20 +181,22 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
     if (!form.success) return refuse(firstProblem(form.error), 400);
     const urlProblem = webhookUrlProblem(form.data.url, allowedRanges);
     if (urlProblem) return refuse(urlProblem, 400);
-    const r = await inSiteTurn(app.readModels, 'webhook subscriptions', site.id, async () => {
-      if ((await listSubscriptionsForSite(app.readModels, site.id)).length >= app.config.WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE) return null;
-      const made = await createSubscription(actingFor(app, request), { teamId: s.user.teamId, siteId: site.id, label: form.data.label, url: form.data.url, eventTypes: form.data.event_types, createdByOauthClientId: null });
-      await app.waitForWrite(made.position, 'answer');
-      return made;
-    });
-    if (!r) return refuse(`A site may have at most ${app.config.WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE} webhook subscriptions.`, 409);
-    return show(
-      reply,
-      s,
-      'Subscription created',
-      html`<p><strong>Copy the signing secret now. It is shown once.</strong></p><p class="secret" id="webhook_secret">${r.secret}</p><p><a href="/dashboard/webhooks">Back to webhook subscriptions</a></p>`,
-      201,
-    );
+    return onFirstSending(app, s, request.body, async () => {
+      const r = await inSiteTurn(app.readModels, 'webhook subscriptions', site.id, async () => {
+        if ((await listSubscriptionsForSite(app.readModels, site.id)).length >= app.config.WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE) return null;
+        const made = await createSubscription(actingFor(app, request), { teamId: s.user.teamId, siteId: site.id, label: form.data.label, url: form.data.url, eventTypes: form.data.event_types, createdByOauthClientId: null });
+        await app.waitForWrite(made.position, 'answer');
+        return made;
+      });
+      if (!r) return refuse(`A site may have at most ${app.config.WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE} webhook subscriptions.`, 409);
+      return show(
+        reply,
+        s,
+        'Subscription created',
+        html`<p><strong>Copy the signing secret now. It is shown once.</strong></p><p class="secret" id="webhook_secret">${r.secret}</p><p><a href="/dashboard/webhooks">Back to webhook subscriptions</a></p>`,
+        201,
+      );
+    }, () => sentAgain(reply, s, 'the subscription was created', WEBHOOKS));
   });
 
   app.post('/dashboard/webhooks/:id/edit', async function editWebhookSubscription(request: FastifyRequest<{ Params: { id: string } }>, reply) {
@@ -222,17 +226,17 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
     if (!sub.is_active) return problem(reply, s, 'This subscription was disabled after repeated failures and stays disabled; create a new one.', 409);
     const form = parseForm(rotateForm, request.body);
     if (!form.success) return problem(reply, s, firstProblem(form.error), 400);
-    return orProblem(reply, s, async () => {
-      const r = await rotateSubscriptionSecret(actingFor(app, request), { siteId: sub.site_id, subscriptionId: sub.id, graceSeconds: form.data.grace_seconds });
-      await app.waitForWrite(r.position, 'answer');
-      return show(
-        reply,
-        s,
-        'Secret rotated',
-        html`<p>${r.previousSecretExpiresAt ? `The old secret keeps signing too until ${r.previousSecretExpiresAt}.` : 'The old secret no longer signs.'}</p>
-          <p><strong>Copy the new signing secret now. It is shown once.</strong></p><p class="secret" id="webhook_secret">${r.secret}</p><p><a href="/dashboard/webhooks">Back to webhook subscriptions</a></p>`,
-      );
-    });
+    return orProblem(reply, s, () => onFirstSending(app, s, request.body, async () => {
+        const r = await rotateSubscriptionSecret(actingFor(app, request), { siteId: sub.site_id, subscriptionId: sub.id, graceSeconds: form.data.grace_seconds });
+        await app.waitForWrite(r.position, 'answer');
+        return show(
+          reply,
+          s,
+          'Secret rotated',
+          html`<p>${r.previousSecretExpiresAt ? `The old secret keeps signing too until ${r.previousSecretExpiresAt}.` : 'The old secret no longer signs.'}</p>
+            <p><strong>Copy the new signing secret now. It is shown once.</strong></p><p class="secret" id="webhook_secret">${r.secret}</p><p><a href="/dashboard/webhooks">Back to webhook subscriptions</a></p>`,
+        );
+    }, () => sentAgain(reply, s, 'the secret was rotated', WEBHOOKS)));
   });
 
   app.post('/dashboard/webhooks/:id/delete', async function deleteWebhookSubscription(request: FastifyRequest<{ Params: { id: string } }>, reply) {
