@@ -37,7 +37,7 @@ t.test('dashboard webhooks page: create (secret once), edit, rotate, switch, del
   t.match(noTypes.text, /Choose one or more event types/);
   const nul = await browser.request(createAction, { form: { ...formFields(pageText, createAction), label: 'a\u0000b', url: 'https://hooks.example.com/a', event_types: 'outreach.reply_sent' } });
   t.equal(nul.status, 400, 'a NUL in the label is refused, as in the API');
-  t.match(nul.text, /The label must be text: no NUL or other control character/);
+  t.match(nul.text, /The label must be one line of text: no line break, NUL or other control character/);
   const invisible = await browser.request(createAction, { form: { ...formFields(pageText, createAction), label: '\u200b', url: 'https://hooks.example.com/a', event_types: 'outreach.reply_sent' } });
   t.equal(invisible.status, 400, 'a label of a zero-width space is blank');
   t.match(invisible.text, /The label must be 1 to 120 characters/);

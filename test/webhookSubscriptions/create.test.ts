@@ -168,3 +168,20 @@ t.test('a validation message names the field', async (t) => {
   const url = await post(validBody({ url: 'http://example.com' }));
   t.match(url.json().error.message, /https/i);
 });
+
+t.test('a label is a name the team reads in the dashboard (an OAuth app may set it): one line, no bidirectional override', async (t) => {
+  // Another team: each 400 counts against the write tier, which the tests above nearly use up.
+  const other = await createTenant(app.services);
+  const postAs = (body: unknown) => app.fastify.inject({ method: 'POST', url: webhooksPath(other.siteId), headers: bearer(other.key), payload: body as string });
+  for (const [name, label] of [
+    ['a bidirectional override', 'invoice\u202egnp.exe'],
+    ['an isolate', 'crm\u2066x'],
+    ['a line break', 'crm\nsecond line'],
+    ['a line separator', 'crm\u2028x'],
+  ]) {
+    const res = await postAs(validBody({ label }));
+    expectError(t, res, 400, 'VALIDATION_ERROR', name);
+    t.match(res.json().error.message, /label: must be one line of text: .*bidirectional override/, `${name}: says why`);
+  }
+  t.equal((await postAs(validBody({ label: 'CRM — נתונים (Hebrew) ✓' }))).statusCode, 201, 'right-to-left letters themselves are fine');
+});

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { CLEAN_TEXT_MESSAGE, isBlank, isCleanText } from '../../domain/text.ts';
+import { DISPLAY_NAME_MESSAGE, isBlank, isDisplayName } from '../../domain/text.ts';
 import { z } from 'zod';
 import { switchSiteWebhooks } from '../../commands/tenancy.ts';
 import { createSubscription, deleteSubscription, rotateSubscriptionSecret, updateSubscription } from '../../commands/webhookSubscriptions.ts';
@@ -21,7 +21,7 @@ import { inSiteTurn } from '../siteTurns.ts';
 
 const LABEL = 'The label must be 1 to 120 characters.';
 const subscriptionForm = z.object({
-  label: formText.pipe(z.string().trim().refine((s) => !isBlank(s) && [...s].length <= 120, LABEL).refine(isCleanText, `The label ${CLEAN_TEXT_MESSAGE}.`)),
+  label: formText.pipe(z.string().trim().refine((s) => !isBlank(s) && [...s].length <= 120, LABEL).refine(isDisplayName, `The label ${DISPLAY_NAME_MESSAGE}.`)),
   // Trimmed: a pasted URL often carries a space or a line break at an end (the API refuses them).
   url: formText.pipe(z.string().trim().min(1, 'Give the receiver URL.').max(2000, 'The URL must be at most 2000 characters.')),
   event_types: formList.pipe(z.array(z.enum(WEBHOOK_EVENT_TYPES, { error: 'Choose one or more event types.' })).min(1, 'Choose one or more event types.')),

@@ -13,6 +13,7 @@ import { nonBlankText, errors, noQuery, siteParams } from '../schemas.ts';
 import { refuseBody } from '../refuseBody.ts';
 import { actingFor } from '../actingFor.ts';
 import { inSiteTurn } from '../siteTurns.ts';
+import { DISPLAY_NAME_MESSAGE, isDisplayName } from '../../domain/text.ts';
 
 const isoTimestamp = z.string().meta({ format: 'date-time' });
 
@@ -32,8 +33,11 @@ const listedSubscription = z.object({
 
 const createdSubscription = listedSubscription.extend({ team_id: z.string(), site_id: z.string(), updated_at: isoTimestamp });
 
+// Shown to the team in the dashboard, and set by any client with webhooks:write (an OAuth app too):
+// a name others trust, so no line break or bidirectional override ("abc\u202egnp.exe").
 const label = nonBlankText()
-  .refine((s) => [...s].length <= 120, 'must be at most 120 characters');
+  .refine((s) => [...s].length <= 120, 'must be at most 120 characters')
+  .refine(isDisplayName, DISPLAY_NAME_MESSAGE);
 const url = z.string().min(1).max(2000).meta({ description: 'HTTPS URL, at most 2000 characters' });
 const eventTypes = z.array(z.enum(WEBHOOK_EVENT_TYPES)).min(1);
 
