@@ -84,6 +84,7 @@ async function main() {
         port: config.SMTP_PORT,
         mailDomain: config.MAIL_DOMAIN,
         maxMessageBytes: config.SMTP_MAX_MESSAGE_BYTES,
+        maxBodyChars: config.INGESTION_BODY_LIMIT_BYTES,
         limits: {
           maxClients: config.SMTP_MAX_CLIENTS,
           maxClientsPerAddress: config.SMTP_MAX_CLIENTS_PER_ADDRESS,

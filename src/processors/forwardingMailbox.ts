@@ -5,6 +5,7 @@ import { getMessage } from '../readModels/messages.ts';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { type IngestionContext, ingestMessage } from '../commands/ingestion.ts';
+import { truncateText } from '../domain/text.ts';
 import { ServiceError } from '../domain/errors.ts';
 import { EventTooLargeError } from '../ports/eventStore.ts';
 import type { DeliveryReport } from '../adapters/mail/deliveryReport.ts';
@@ -24,6 +25,11 @@ export interface ForwardingMailboxOptions {
   port: number;
   mailDomain: string;
   maxMessageBytes: number;
+  /**
+   * The most of a mail's text and of its HTML stored, each (config: INGESTION_BODY_LIMIT_BYTES, the
+   * REST body's limit): a 10 MiB message stored ~21 MB per site and answered its conversation in 9 MB.
+   */
+  maxBodyChars?: number;
   /** What one sender may hold: the defaults are SMTP_LIMITS (config: SMTP_MAX_CLIENTS and the rest). */
   limits?: Partial<SmtpLimits>;
   /** A failure of the mailbox itself (the event store, a bug). */
@@ -173,7 +179,9 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     if (mail.kind === 'report') for (const id of new Set(bounced)) await suppressRecipientOf(id, mail.report);
     if (reportsOnly || mail.kind === 'other') return;
     if (mail.kind === 'report') return suppressReported(mail.report, mail.returnedReplyIds, session);
-    const { retryStable, forwardedFrom, from, fromName, ...message } = mail.message;
+    const { retryStable, forwardedFrom, from, fromName, ...received } = mail.message;
+    const maxBody = options.maxBodyChars ?? Infinity;
+    const message = { ...received, bodyText: truncateText(received.bodyText, maxBody), bodyHtml: received.bodyHtml === null ? null : truncateText(received.bodyHtml, maxBody) };
     if (!from) throw new SmtpReply(550, '5.1.7 the message has no sender address');
     const idempotencyKey = message.messageId ?? contentKey(retryStable, session);
     // Each recipient site on its own: one site's refusal must not decide another team's copy. Any

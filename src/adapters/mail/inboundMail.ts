@@ -1,3 +1,4 @@
+import { domainToASCII } from 'node:url';
 import { type ParsedMail, simpleParser } from 'mailparser';
 import { htmlToText } from '../../domain/articleText.ts';
 import { originalSender } from '../../domain/forwarded.ts';
@@ -52,10 +53,10 @@ export async function readInboundMail(raw: Uint8Array, reportsOnly: boolean): Pr
   return {
     kind: 'message',
     message: {
-      from: headerFrom?.address ?? null,
+      from: asciiDomain(headerFrom?.address ?? null),
       // A mail from anyone is taken as it comes, made storable and mailable (the API refuses such text instead).
       fromName: cleanedNullable(headerFrom?.name || null, 500),
-      forwardedFrom: forwarded && { address: forwarded.address, name: cleanedNullable(forwarded.name, 500) },
+      forwardedFrom: forwarded && { address: asciiDomain(forwarded.address)!, name: cleanedNullable(forwarded.name, 500) },
       subject: truncateText(cleanedText(mail.subject ?? ''), 2_000),
       bodyText: cleanedText(text),
       bodyHtml: cleanedNullable(html),
@@ -68,6 +69,18 @@ export async function readInboundMail(raw: Uint8Array, reportsOnly: boolean): Pr
     },
   };
 }
+
+/**
+ * An address with its domain as DNS has it (`jorg@xn--exmple-cua.de`): mailparser gives an
+ * internationalised domain in Unicode (`jorg@exämple.de`, whichever way it was sent), which the
+ * address rule (ASCII, as REST takes it) refused for good with 550. A domain that is no IDN stays as it is.
+ */
+const asciiDomain = (address: string | null): string | null => {
+  if (address === null) return null;
+  const at = address.lastIndexOf('@');
+  if (at < 0 || /^[\x00-\x7f]*$/.test(address.slice(at + 1))) return address;
+  return `${address.slice(0, at)}@${domainToASCII(address.slice(at + 1)) || address.slice(at + 1)}`;
+};
 
 const headerLine = (mail: ParsedMail, name: string) => mail.headerLines.find((h) => h.key === name)?.line ?? '';
 
