@@ -43,6 +43,12 @@ export interface TriageDecision {
 export const THANKS_ON_THREAD = 'thanks_on_thread';
 /** The reason of a reply on a thread that is no such thanks: a person reads it. */
 export const THREAD_REPLY = 'thread_reply';
+/**
+ * The reason of a message on a thread from someone other than the conversation's contact: anyone who
+ * saw the thread's ids (a person copied in, a relay) can write in it, and must not decline the
+ * contact's conversation (an opt-out of their own) or have the agent answer them. A person reads it.
+ */
+export const NOT_THE_CONTACT = 'not_the_contact';
 
 /**
  * A pitch with several asks opens a conversation per ask and gets one reply. The first conversation

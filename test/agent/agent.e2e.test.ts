@@ -71,3 +71,40 @@ t.test('a prospect answering on the thread re-dispatches the agent; the conversa
   t.same(last.data, { conversationId, oldStatus: 'open', newStatus: 'awaiting_human', resolvedBy: 'agent', resolutionOutcome: 'needs_human' });
   t.equal(a.sink.received.length, 1, 'no second mail: a negotiation goes to a person');
 });
+
+t.test("someone else writing on a prospect's thread: a person reads it, the contact's conversation is not declined, nobody but them is suppressed", async (t) => {
+  const a = await startAgentHarness();
+  t.teardown(() => a.close());
+  const first = await a.pitch({ messageId: '<pitch-3@prospect.io>' });
+  const conversationId = first.conversationIds[0]!;
+  await a.waitForEvent(conversationId, 'ConversationStatusChanged');
+  const ourReply = a.sink.received[0]!.parsed.messageId!;
+
+  // From an audit: anyone who saw the thread's ids joined it, and "unsubscribe" declined the contact's conversation as opted_out.
+  const stranger = await a.pitch({
+    from: 'mallory@evil.example',
+    fromName: 'Mallory',
+    subject: 'Re: Quick link suggestion for your SEO article',
+    bodyText: 'Please unsubscribe me and stop emailing.',
+    messageId: '<stranger-3@evil.example>',
+    inReplyTo: ourReply,
+  });
+  t.same(stranger.conversationIds, [conversationId], 'the message is kept on the thread');
+  await a.receiver.waitFor((r) => r.filter((x) => x.json.type === 'outreach.conversation_status_changed').length === 2, 15_000);
+  const decided = (await a.conversationEvents(conversationId)).filter((e) => e.type === 'AgentTriaged').at(-1)!;
+  t.match(decided.data, { outcome: 'needs_human', reasons: ['opt_out_phrase', 'not_the_contact'] });
+  const last = envelopes(a.receiver, 'outreach.conversation_status_changed')[1]!;
+  t.match(last.data, { conversationId, newStatus: 'awaiting_human', resolutionOutcome: 'needs_human' }, 'a person decides, not declined/opted_out');
+  const suppressed = envelopes(a.receiver, 'outreach.contact_suppressed').map((e) => (e.data as { email: string }).email);
+  t.same(suppressed, ['mallory@evil.example'], "the stranger's own opt-out is honoured, the contact is not suppressed");
+  t.equal(a.sink.received.length, 1, 'no mail to the stranger');
+
+  const fromContact = await a.pitch({
+    subject: 'Re: Quick link suggestion for your SEO article',
+    bodyText: 'Thanks!',
+    messageId: '<thanks-3@prospect.io>',
+    inReplyTo: ourReply,
+  });
+  t.same(fromContact.conversationIds, [conversationId]);
+  t.equal(fromContact.aiPaused, true, "the contact's own message now waits for the person too (awaiting_human)");
+});

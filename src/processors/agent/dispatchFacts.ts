@@ -6,6 +6,7 @@ import type { EventStore, RecordedEvent } from '../../ports/eventStore.ts';
 import type { ReadModelStore } from '../../ports/readModelStore.ts';
 import { type SiteDoc, getSite } from '../../readModels/sites.ts';
 import { getOpportunity } from '../../readModels/opportunities.ts';
+import { getConversation } from '../../readModels/conversations.ts';
 import { aggregateStream } from '../../commands/aggregateStream.ts';
 import { parseEvent } from '../../lib/parseEvent.ts';
 
@@ -27,6 +28,8 @@ export interface DispatchFacts {
   site: SiteDoc | null;
   settings: AgentSettings;
   suppression: SuppressionState;
+  /** On a thread, the conversation's contact (null for a new conversation, or one the read models do not hold). */
+  contactEmail: string | null;
 }
 
 /** An `AgentDispatchRequested` as the log holds it (its stream and ingestion) with its data parsed. */
@@ -68,7 +71,9 @@ export async function loadDispatchFacts(
   const first = message.conversationIds[0];
   const answeredBy = opened && first !== undefined && first !== dispatch.conversationId ? first : null;
   let ask: Ask | null = opened?.ask ?? null;
+  let contactEmail: string | null = null;
   if (!opened) {
+    contactEmail = (await getConversation(deps.readModels, dispatch.conversationId))?.contactEmail ?? null;
     // A reply on an existing thread: the opportunity was created by an earlier ingestion. On the
     // agent's own cold pitch it is the link the site asked for (its article, on the prospect's page):
     // the prospect asks for nothing, and the model was told the site's article was the prospect's ask.
@@ -82,5 +87,5 @@ export async function loadDispatchFacts(
     aggregateStream(deps.events, agentsStream(dispatch.siteId), agentsDecider),
     aggregateStream(deps.events, suppressionStream(dispatch.teamId), suppressionDecider),
   ]);
-  return { dispatch, message, ask, otherAsks: opened && answeredBy === null ? others : [], answeredBy, site, settings: settingsOf(agents.state, 'outreach'), suppression: suppression.state };
+  return { dispatch, message, ask, otherAsks: opened && answeredBy === null ? others : [], answeredBy, site, settings: settingsOf(agents.state, 'outreach'), suppression: suppression.state, contactEmail };
 }

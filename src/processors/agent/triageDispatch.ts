@@ -8,10 +8,12 @@ import {
   replyInFlight,
 } from '../../domain/conversation.ts';
 import { isSuppressed } from '../../domain/suppression.ts';
+import { normaliseEmail } from '../../domain/email.ts';
 import {
   ANSWERED_FOR_EVERY_ASK,
   ANSWERED_IN_FIRST_CONVERSATION,
   FIRST_CONVERSATION_REPLY_NOT_SENT,
+  NOT_THE_CONTACT,
   ONE_REPLY_MARKS,
   THANKS_ON_THREAD,
   type TriageDecision,
@@ -167,6 +169,15 @@ export async function triageDispatch(
       asks = [...asks, ...facts.otherAsks.flatMap((o) => (o.ask ? [o.ask] : []))];
       answersFor = facts.otherAsks.map((o) => o.conversationId);
     }
+  }
+
+  if (facts.contactEmail !== null && normaliseEmail(message.from) !== normaliseEmail(facts.contactEmail)) {
+    // Someone else on the contact's thread: their own opt-out is honoured (their address only), and
+    // whatever they wrote goes to a person, for the contact's conversation.
+    if (decision.outcome === 'opt_out') {
+      await suppressContact(deps, { teamId: dispatch.teamId, teamSiteIds: [dispatch.siteId], email: message.from, reason: 'opted_out', source: 'inbound_classifier', siteId: dispatch.siteId });
+    }
+    return record({ outcome: 'needs_human', classifier: decision.classifier, reasons: [...decision.reasons.filter((r) => r !== THANKS_ON_THREAD), NOT_THE_CONTACT] }, null);
   }
 
   if (decision.outcome === 'opt_out') {
