@@ -29,8 +29,8 @@ t.test('a sender on an internationalised domain is ingested with the domain as D
     ['Jörg <jorg@xn--exmple-cua.de>', 'idn-ascii'],
     ['Jörg <jorg@exämple.de>', 'idn-utf8'],
     ['=?UTF-8?B?SsO2cmc=?= <jorg@EXÄMPLE.de>', 'idn-upper'],
-  ]) {
-    const info = await raw(from!, id!);
+  ] as const) {
+    const info = await raw(from, id);
     t.same(info.accepted, [tenant.forwardingAddress], `${from}: accepted (it was 550 5.1.7)`);
     t.match(await lastIngested(), { from: /^jorg@xn--exmple-cua\.de$/i, fromName: 'Jörg' }, from);
   }
