@@ -61,6 +61,12 @@ export async function lastAgentRun(store: ReadModelStore, siteId: string, agentK
   return doc ?? null;
 }
 
+/** The agent's latest scheduled run on the site, or null (a filter beyond the index: an agent has a few runs a day at most). */
+export async function lastScheduledRun(store: ReadModelStore, siteId: string, agentKey: AgentKey): Promise<AgentRunDoc | null> {
+  const [doc] = await store.page<AgentRunDoc>(AGENT_RUNS, { filter: { siteId, agentKey, trigger: 'scheduled' }, orderBy: 'queuedAt', direction: 'desc', limit: 1 });
+  return doc ?? null;
+}
+
 /** Runs in one status across every site (the runner's recovery sweep), oldest first. */
 export const agentRunsInStatus = (store: ReadModelStore, status: RunStatus, limit: number) =>
   store.page<AgentRunDoc>(AGENT_RUNS, { filter: { status }, orderBy: 'queuedAt', direction: 'asc', limit });

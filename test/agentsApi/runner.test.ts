@@ -144,3 +144,18 @@ t.test('scheduled runs: a cadence queues one run per slot through the same path,
   const after = (await inject('GET', `${agentsPath(tenant.siteId)}/runs?agentKey=ai_prompt`)).json().runs.filter((r: { trigger: string }) => r.trigger === 'scheduled');
   t.equal(after.length, 1, 'still one');
 });
+
+t.test('changing the cadence does not queue a run at once: one scheduled run per cadence, whatever the changes (the on-demand limit does not count them)', async (t) => {
+  const site = await createTenant(app.services, { plan: 'advanced' });
+  await grantCredits(app.services, { teamId: site.teamId, amount: 10 });
+  const put = (payload: object) => app.fastify.inject({ method: 'PUT', url: `${agentsPath(site.siteId)}/article_boost`, headers: bearer(site.key), payload });
+  const scheduledRuns = async () => (await app.fastify.inject({ method: 'GET', url: `${agentsPath(site.siteId)}/runs?agentKey=article_boost`, headers: bearer(site.key) })).json().runs.filter((r: { trigger: string }) => r.trigger === 'scheduled');
+  t.equal((await put({ isActive: true, cadenceHours: 1 })).statusCode, 200);
+  const deadline = Date.now() + 20_000;
+  while ((await scheduledRuns()).length === 0 && Date.now() < deadline) await sleep(100);
+  t.equal((await scheduledRuns()).length, 1, 'the first slot runs as the agent is switched on');
+  // From an audit: each new cadence names new slots, and each change queued a run at once.
+  for (const cadenceHours of [2, 3, 4]) t.equal((await put({ cadenceHours })).statusCode, 200);
+  await sleep(2_500); // two more ticks of the scheduler
+  t.equal((await scheduledRuns()).length, 1, 'still one');
+});
