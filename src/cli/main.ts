@@ -35,14 +35,14 @@ import { suppressContact } from '../commands/suppression.ts';
 import { listSitesOfTeam } from '../readModels/sites.ts';
 import { AGENT_KEYS, type AgentSettings, REPLY_TONES, SIGNATURE_MAX_LENGTH } from '../domain/agents.ts';
 import { SUPPRESSION_REASONS, SUPPRESSION_SOURCES } from '../domain/suppression.ts';
-import { CLEAN_TEXT_MESSAGE, ONE_LINE_TEXT_MESSAGE, isCleanText, isOneLineText } from '../domain/text.ts';
+import { CLEAN_TEXT_MESSAGE, DISPLAY_NAME_MESSAGE, isCleanText, isDisplayName } from '../domain/text.ts';
 import { passwordFrom } from './passwordFromEnv.ts';
 
 /** A free-text setting: trimmed, empty clears it, too long is refused. */
-function textSetting(flag: string, value: string, max: number, lines: 'one line' | 'lines'): string | null {
+function textSetting(flag: string, value: string, max: number, lines: 'display name' | 'lines'): string | null {
   const v = value.trim();
   if (v.length > max) throw new TenancyError(`${flag} is longer than ${max} characters`);
-  if (lines === 'one line' ? !isOneLineText(v) : !isCleanText(v)) throw new TenancyError(`${flag} ${lines === 'one line' ? ONE_LINE_TEXT_MESSAGE : CLEAN_TEXT_MESSAGE}`);
+  if (lines === 'display name' ? !isDisplayName(v) : !isCleanText(v)) throw new TenancyError(`${flag} ${lines === 'display name' ? DISPLAY_NAME_MESSAGE : CLEAN_TEXT_MESSAGE}`);
   return v === '' ? null : v;
 }
 
@@ -284,7 +284,7 @@ agent
       const changes: Partial<AgentSettings> = {};
       if (opts.active !== undefined) changes.active = opts.active;
       if (opts.autoReply !== undefined) changes.autoReply = opts.autoReply;
-      if (opts.senderName !== undefined) changes.senderName = textSetting('--sender-name', opts.senderName, 120, 'one line');
+      if (opts.senderName !== undefined) changes.senderName = textSetting('--sender-name', opts.senderName, 120, 'display name');
       if (opts.signature !== undefined) changes.signature = textSetting('--signature', opts.signature, SIGNATURE_MAX_LENGTH, 'lines');
       if (opts.tone !== undefined) changes.tone = opts.tone;
       if (opts.declineReplies !== undefined) changes.declineReplies = opts.declineReplies;

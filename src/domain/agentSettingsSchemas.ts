@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { type AgentKey, type AgentSettings, CADENCE_HOURS_MAX, REPLY_TONES, SIGNATURE_MAX_LENGTH } from './agents.ts';
 import { unknownSetting, validationError } from './errors.ts';
-import { CLEAN_TEXT_MESSAGE, ONE_LINE_TEXT_MESSAGE, isCleanText, isOneLineText } from './text.ts';
+import { CLEAN_TEXT_MESSAGE, DISPLAY_NAME_MESSAGE, ONE_LINE_TEXT_MESSAGE, isCleanText, isDisplayName, isOneLineText } from './text.ts';
 
 /** Each agent's work settings (src/agentWork/settings.ts): every field has a default, so `parse({})` gives them all. */
 export type WorkSettingsSchemas = { readonly [K in AgentKey]: z.ZodObject };
@@ -9,7 +9,8 @@ export type WorkSettingsSchemas = { readonly [K in AgentKey]: z.ZodObject };
 /** The Outreach Agent's reply settings: kept as top-level agent settings (the inbox agent reads them there). */
 const outreachReplyFields = {
   autoReply: z.boolean(),
-  senderName: z.string().trim().max(120).refine(isOneLineText, ONE_LINE_TEXT_MESSAGE).nullable().transform((v) => (v === '' ? null : v)),
+  // The display name of the From header of every mail the agent sends: a name the prospect must trust.
+  senderName: z.string().trim().max(120).refine(isDisplayName, DISPLAY_NAME_MESSAGE).nullable().transform((v) => (v === '' ? null : v)),
   signature: z.string().trim().max(SIGNATURE_MAX_LENGTH).refine(isCleanText, CLEAN_TEXT_MESSAGE).nullable().transform((v) => (v === '' ? null : v)),
   tone: z.enum(REPLY_TONES),
   declineReplies: z.boolean(),
@@ -52,7 +53,9 @@ export function foldLegacyProspectLimit(work: Record<string, unknown>, fallbackM
   const criteria = work.prospectCriteria;
   if (!isRecord(criteria) || !Object.hasOwn(criteria, 'maxProspectsPerRun')) return work;
   const { maxProspectsPerRun: legacy, ...rest } = criteria;
-  const folded: Record<string, unknown> = { ...work, prospectCriteria: rest };
+  // Criteria that held the limit alone are no criteria given: `{}` would replace the stored keywords.
+  const { prospectCriteria: _criteria, ...others } = work;
+  const folded: Record<string, unknown> = Object.keys(rest).length > 0 ? { ...work, prospectCriteria: rest } : others;
   if (typeof legacy === 'number' && Number.isInteger(legacy) && legacy >= 1) {
     const top = typeof work.maxProspectsPerRun === 'number' ? work.maxProspectsPerRun : fallbackMax;
     folded.maxProspectsPerRun = Math.min(top, legacy);

@@ -28,7 +28,8 @@ t.test('the legacy prospectCriteria.maxProspectsPerRun folds into maxProspectsPe
   t.same(foldLegacyProspectLimit({ prospectCriteria: { keywords: ['a'], maxProspectsPerRun: 10 } }, 25), { prospectCriteria: { keywords: ['a'] }, maxProspectsPerRun: 10 });
   t.same(foldLegacyProspectLimit({ maxProspectsPerRun: 5, prospectCriteria: { keywords: [], maxProspectsPerRun: 10 } }, 25), { maxProspectsPerRun: 5, prospectCriteria: { keywords: [] } });
   t.same(foldLegacyProspectLimit({ prospectCriteria: { keywords: [], maxProspectsPerRun: 400 } }, 25), { prospectCriteria: { keywords: [] }, maxProspectsPerRun: 25 }, 'never above the top-level value');
-  t.same(foldLegacyProspectLimit({ prospectCriteria: { maxProspectsPerRun: -3 } }, 25), { prospectCriteria: {} }, 'a malformed legacy value is dropped');
+  t.same(foldLegacyProspectLimit({ prospectCriteria: { maxProspectsPerRun: -3 } }, 25), {}, 'a malformed legacy value is dropped');
+  t.same(foldLegacyProspectLimit({ dailySendCap: 3, prospectCriteria: { maxProspectsPerRun: 4 } }, 25), { dailySendCap: 3, maxProspectsPerRun: 4 }, 'criteria that held only the limit are no criteria: `{}` would replace the stored keywords');
   const current = { dailySendCap: 3, prospectCriteria: { keywords: ['a'] } };
   t.equal(foldLegacyProspectLimit(current, 25), current, 'nothing to fold: the same object');
 });

@@ -66,7 +66,7 @@ t.test("outreach: the reply settings stay where the Outreach Agent reads them; d
   t.match(doc, { active: true, tone: 'formal', senderName: 'Ada', workSettings: { dailySendCap: 5, maxProspectsPerRun: 10 } });
   // The From name and the sign-off of every reply hold text: a NUL or an unpaired surrogate is refused, and nothing changes.
   // The From name and the keywords are one line each (the signature may have several).
-  for (const settings of [{ senderName: 'A\u0000da' }, { signature: 'Ada \ud800' }, { senderName: 'Ada\r\nBcc: x@y.example' }, { prospectCriteria: { keywords: ['x\u0000\ud800y'] } }, { prospectCriteria: { keywords: ['two\nlines'] } }]) {
+  for (const settings of [{ senderName: 'A\u0000da' }, { signature: 'Ada \ud800' }, { senderName: 'Ada\r\nBcc: x@y.example' }, { senderName: 'Ana \u202e gnp' }, { prospectCriteria: { keywords: ['x\u0000\ud800y'] } }, { prospectCriteria: { keywords: ['two\nlines'] } }]) {
     const refused = await put('outreach', { settings });
     t.equal(refused.statusCode, 400, JSON.stringify(settings));
     t.equal(refused.json().error.code, 'VALIDATION_ERROR');
@@ -103,6 +103,10 @@ t.test('outreach: the per-run limit that was also in prospectCriteria is one set
   t.match(legacyBody.json().agent.settings, { maxProspectsPerRun: 12, prospectCriteria: { keywords: ['mulch'] } }, 'folded: the lower of it and the current limit');
   const again = await put('outreach', { settings: { prospectCriteria: { keywords: ['mulch'], maxProspectsPerRun: 300 } } }, tenant);
   t.match(again.json().agent.settings, { maxProspectsPerRun: 12 }, 'the old field only ever lowered the limit, and still does');
+  // From an audit: the old field alone left `prospectCriteria: {}`, which replaced the stored keywords (every prospect then fitted).
+  const alone = await put('outreach', { settings: { prospectCriteria: { maxProspectsPerRun: 2 } } }, tenant);
+  t.equal(alone.statusCode, 200);
+  t.match(alone.json().agent.settings, { maxProspectsPerRun: 2, prospectCriteria: { keywords: ['mulch'] } }, 'the old field alone keeps the keywords');
   expectError(t, await put('outreach', { settings: { prospectCriteria: { keywords: [], maxProspectsPerRun: 0 } } }, tenant), 400, 'VALIDATION_ERROR', 'a bad old field');
   expectError(t, await put('outreach', { settings: { maxProspectsPerRun: 201 } }, tenant), 400, 'VALIDATION_ERROR', 'above the bound');
   for (const bad of [1000, 'abc']) {
