@@ -14,7 +14,7 @@ import {
   runLedgerHour,
 } from '../domain/agentRun.ts';
 import { type AgentKey, type AgentsState, AGENT_TEMPLATES, AUTOMATION_PLANS, agentGate, agentsDecider, agentsStream, planAllowsAgent, settingsOf } from '../domain/agents.ts';
-import { agentInactive, insufficientCredits, planRequired, rateLimited, siteNotFound, siteNotLicensed } from '../domain/errors.ts';
+import { ServiceError, agentInactive, insufficientCredits, planRequired, rateLimited, siteNotFound, siteNotLicensed } from '../domain/errors.ts';
 import { siteDecider, siteStream } from '../domain/site.ts';
 import { eventSchemasOf, parseEvent } from '../lib/parseEvent.ts';
 import type { Config } from '../config.ts';
@@ -65,13 +65,21 @@ export async function assertRunGates(ctx: Pick<AgentRunContext, 'events'>, siteI
 
 /**
  * Queues a run of one agent on one site: the one path for REST, MCP (`run_agent`), the CLI and the
- * scheduler. Gates in order: the site's licence (SITE_NOT_LICENSED), the plan (PLAN_REQUIRED), the agent active (AGENT_INACTIVE), AI
+ * scheduler. Gates in order: the site's licence (SITE_NOT_LICENSED), the plan (PLAN_REQUIRED), the agent active (AGENT_INACTIVE),
+ * for the Outreach Agent the site's sending domain verified (SENDING_DOMAIN_UNVERIFIED), AI
  * credits while enforced (INSUFFICIENT_CREDITS), then, for on-demand runs, N per sliding hour per
  * site (RATE_LIMITED with the seconds until one is admitted). Returns the run as queued; `queued`
  * is false when a scheduled slot was already queued.
  */
 export async function requestAgentRun(ctx: AgentRunContext, input: RequestAgentRunInput): Promise<{ run: AgentRunDoc; queued: boolean; position: bigint | null }> {
   await assertRunGates(ctx, input.siteId, input.agentKey);
+  if (input.agentKey === 'outreach') {
+    // Its run mails pitches from the site's domain: known now, it was a run queued, failed at once, and counted.
+    const { state: site } = await aggregateStream(ctx.events, siteStream(input.siteId), siteDecider);
+    if (site.status !== 'exists' || !site.settings.sendingDomainVerified) {
+      throw new ServiceError('SENDING_DOMAIN_UNVERIFIED', "The Outreach Agent mails pitches from the site's domain: verify its sending domain first (`outreach site verify-domain`).");
+    }
+  }
   if (ctx.config.AI_CREDITS_ENFORCED) {
     const { balance } = await creditsOf(ctx, input.teamId);
     if (balance <= 0) throw insufficientCredits(balance);

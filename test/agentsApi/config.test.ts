@@ -1,4 +1,5 @@
 import t from 'tap';
+import { changeSiteSettings } from '../../src/commands/tenancy.ts';
 import { agentsStream } from '../../src/domain/agents.ts';
 import type { Scope } from '../../src/domain/scopes.ts';
 import { getAgentSettings } from '../../src/readModels/agentSettings.ts';
@@ -176,6 +177,19 @@ t.test('plans: a starter site gets PLAN_REQUIRED everywhere; Pro has every agent
   expectError(t, refused, 403, 'PLAN_REQUIRED', 'outreach on Pro');
   t.match(refused.json().error.message, /Advanced/);
   expectError(t, await app.fastify.inject({ method: 'POST', url: `${agentsPath(pro.siteId)}/outreach/run`, headers: bearer(pro.key) }), 403, 'PLAN_REQUIRED', 'outreach run on Pro');
+});
+
+t.test('an Outreach Agent run on a site whose sending domain is not verified is refused when asked, not queued to fail and counted', async (t) => {
+  const site = await createTenant(app.services, { plan: 'advanced', domain: 'unverified.example' });
+  t.equal((await put('outreach', { isActive: true }, site)).statusCode, 200);
+  const run = () => app.fastify.inject({ method: 'POST', url: `${agentsPath(site.siteId)}/outreach/run`, headers: bearer(site.key) });
+  const refused = await run();
+  expectError(t, refused, 409, 'SENDING_DOMAIN_UNVERIFIED', 'unverified');
+  t.match(refused.json().error.message, /verify its sending domain first/);
+  t.match((await list(site)).json().onDemandRuns, { leftThisHour: 5 }, 'not counted');
+  const { position } = await changeSiteSettings(app.services, { siteId: site.siteId, changes: { sendingDomainVerified: true } });
+  await app.services.projections.waitFor(position!, 5_000);
+  t.equal((await run()).statusCode, 202, 'verified: queued');
 });
 
 t.test('scopes and tenancy on every agent route', async (t) => {

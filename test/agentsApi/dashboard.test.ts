@@ -1,4 +1,5 @@
 import t from 'tap';
+import { changeSiteSettings } from '../../src/commands/tenancy.ts';
 import { Browser, addTeamUser, formFields, startOAuthApp } from '../oauth/helpers.ts';
 
 /** The settings textarea's text in the form posting to `action`. */
@@ -55,6 +56,11 @@ t.test('dashboard agents page: toggles, settings form, run button, recent runs; 
   const inactive = await browser.request(action('interlinking', true), { form: { csrf } });
   t.equal(inactive.status, 409);
   t.match(inactive.text, /not active/);
+  const unverified = await browser.request(action('outreach', true), { form: { csrf } });
+  t.equal(unverified.status, 409, 'an outreach run from a site whose sending domain is not verified');
+  t.match(unverified.text, /verify its sending domain first/);
+  const { position } = await changeSiteSettings(app.services, { siteId: tenant.siteId, changes: { sendingDomainVerified: true } });
+  await app.services.projections.waitFor(position!, 5_000);
   const ran = await browser.request(action('outreach', true), { form: { csrf } });
   t.equal(ran.status, 202);
   t.match(ran.text, /Run [0-9A-Z]+ of outreach queued/);
