@@ -47,9 +47,15 @@ export async function startSite(pages: Record<string, Page>): Promise<TestSite> 
 }
 
 /** A fetcher that trusts the test certificate and allows loopback (as WEBHOOK_ALLOWED_RANGES=127.0.0.0/8 would). */
-export async function loopbackFetcher(options: { timeoutMs?: number; maxBytes?: number } = {}): Promise<SafePageFetcher> {
+export async function loopbackFetcher(options: { timeoutMs?: number; maxTimeoutMs?: number; maxBytes?: number } = {}): Promise<SafePageFetcher> {
   const { caFile } = await testCertificate();
-  return new SafePageFetcher({ allowed: parseAllowedRanges('127.0.0.0/8'), extraCa: readFileSync(caFile, 'utf8'), timeoutMs: options.timeoutMs ?? 5000, maxBytes: options.maxBytes ?? 100_000 });
+  return new SafePageFetcher({
+    allowed: parseAllowedRanges('127.0.0.0/8'),
+    extraCa: readFileSync(caFile, 'utf8'),
+    timeoutMs: options.timeoutMs ?? 5000,
+    maxTimeoutMs: options.maxTimeoutMs,
+    maxBytes: options.maxBytes ?? 100_000,
+  });
 }
 
 export const html = (title: string | null, body = '<p>Hello</p>') => `<!doctype html><html><head>${title === null ? '' : `<title>${title}</title>`}</head><body>${body}</body></html>`;
