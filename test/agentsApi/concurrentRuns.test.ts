@@ -3,9 +3,9 @@ import { ARTICLES, SITE } from '../agentWork/corpus/homeCoffee.ts';
 import { startProduct } from './productHelpers.ts';
 
 // Two runs of one agent on one site at the same time (a scheduled run and `run_agent`, say): the
-// runner executes them side by side (AGENT_RUN_CONCURRENCY 2), both find the same links, and the
-// site ends with each link proposed once.
-const product = await startProduct(t, { plan: 'pro', domain: new URL(SITE).hostname, env: { AGENT_RUNS_PER_HOUR: '10', AGENT_RUN_CONCURRENCY: '2' } });
+// runner executes them side by side (AGENT_RUN_CONCURRENCY 3: a team holds every slot but one), both
+// find the same links, and the site ends with each link proposed once.
+const product = await startProduct(t, { plan: 'pro', domain: new URL(SITE).hostname, env: { AGENT_RUNS_PER_HOUR: '10', AGENT_RUN_CONCURRENCY: '3' } });
 for (const a of ARTICLES) await product.putArticle(a);
 
 t.test('two interlinking runs at once record each link once', async (t) => {

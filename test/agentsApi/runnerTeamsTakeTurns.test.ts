@@ -49,3 +49,40 @@ t.test("another team's run takes the next free slot before a team's second run",
   t.ok(Date.parse(rb!.startedAt!) < Date.parse(r2!.startedAt!), `team B's run started before team A's second (B ${rb!.startedAt}, A2 ${r2!.startedAt}, A1 ${r1!.startedAt})`);
   t.ok(Date.parse(rb!.startedAt!) >= Date.parse(r1!.finishedAt!), 'one slot: B took it when A1 ended');
 });
+
+t.test("with two slots, one team's two long runs leave one for another team's run (it waited for one of them to end)", async (t) => {
+  const { port } = await startTarpit(t);
+  const app = await startTestApp({
+    env: { WEBHOOK_ALLOWED_RANGES: '127.0.0.1/32', AGENT_RUN_CONCURRENCY: '2', AGENT_RUN_LEASE_MS: '3000', AGENT_RUN_MAX_MS: '3000' },
+  });
+  const runner = await startAgentRunner(app.services);
+  t.teardown(async () => {
+    await runner.stop();
+    await app.close();
+  });
+  const a = await createTenant(app.services, { plan: 'advanced', domain: 'a.example', sendingDomainVerified: true });
+  const b = await createTenant(app.services, { plan: 'advanced', domain: 'b.example' });
+  const call = async (key: string, method: 'PUT' | 'POST', url: string, payload?: object) => {
+    const r = await app.fastify.inject({ method, url, headers: bearer(key), ...(payload ? { payload } : {}) });
+    if (r.statusCode >= 300) throw new Error(`${r.statusCode} ${r.body}`);
+    return r.json();
+  };
+  await call(a.key, 'POST', `/api/v1/sites/${a.siteId}/agents/outreach/prospects`, { prospects: [0, 1, 2, 3].map((i) => ({ url: `https://127.0.0.1:${port}/p${i}` })) });
+  await call(a.key, 'PUT', `/api/v1/sites/${a.siteId}/agents/outreach`, { isActive: true });
+  await call(b.key, 'PUT', `/api/v1/sites/${b.siteId}/articles`, { url: 'https://b.example/worm-bins', title: 'Worm bins', text: 'Worm bins turn kitchen scraps into compost.' });
+  await call(b.key, 'PUT', `/api/v1/sites/${b.siteId}/agents/interlinking`, { isActive: true });
+
+  const a1 = (await call(a.key, 'POST', `/api/v1/sites/${a.siteId}/agents/outreach/run`)).run.id as string;
+  const a2 = (await call(a.key, 'POST', `/api/v1/sites/${a.siteId}/agents/outreach/run`)).run.id as string;
+  await sleep(300); // the runner has seen both of team A's
+  const b1 = (await call(b.key, 'POST', `/api/v1/sites/${b.siteId}/agents/interlinking/run`)).run.id as string;
+  const done = async (id: string) => ['succeeded', 'failed'].includes((await getAgentRun(app.services.readModels, id))?.status ?? '');
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(100)) {
+    await settle(app.services);
+    if ((await done(a1)) && (await done(a2)) && (await done(b1))) break;
+  }
+  const [r1, r2, rb] = await Promise.all([a1, a2, b1].map((id) => getAgentRun(app.services.readModels, id)));
+  t.same([r1?.status, r2?.status, rb?.status], ['succeeded', 'succeeded', 'succeeded'], 'all three ran');
+  t.ok(Date.parse(rb!.finishedAt!) < Date.parse(r1!.finishedAt!), `team B's run ended while team A's first still ran (B ${rb!.startedAt}–${rb!.finishedAt}, A1 ${r1!.startedAt}–${r1!.finishedAt})`);
+  t.ok(Date.parse(r2!.startedAt!) >= Date.parse(r1!.finishedAt!), "team A's second waited for its first: a team holds every slot but one");
+});

@@ -92,8 +92,12 @@ export class AgentRunner {
   private checkpoint = -1n;
   private controller: AbortController | null = null;
   private loops: Promise<void>[] = [];
-  /** Each run in flight: its execution and its team. */
+  /** Each run in flight (from the moment its slot is taken): when it ends, and its team. */
   private readonly inFlight = new Map<string, { done: Promise<void>; teamId: string }>();
+  /** Queued runs this runner left for now because their team held its share of the slots (see `take`). */
+  private readonly heldBack = new Map<string, RunRef>();
+  /** `takeHeldBack` is going through them. */
+  private retaking = false;
   /** The refusal code last logged per scheduled site and agent (see scheduleDueRuns). */
   private readonly scheduleRefusals = new Map<string, string>();
   /** Per site and agent, the recording of a run's result in progress: the next run's waits for it (see `record`). */
@@ -210,25 +214,65 @@ export class AgentRunner {
   }
 
   private async take(run: RunRef, signal: AbortSignal | undefined): Promise<void> {
+    const teamHolds = () => [...this.inFlight.values()].filter((f) => f.teamId === run.teamId).length;
+    // A team holds every slot but one at most: the last is kept for another team's run queued after
+    // (a team's two long runs held both slots, and another team's run waited 84 s, up to
+    // AGENT_RUN_MAX_MS). Its run is held back, and taken again when one of this runner's runs ends.
+    if (this.options.concurrency > 1 && teamHolds() >= this.options.concurrency - 1) return void this.heldBack.set(run.runId, run);
     while (this.inFlight.size >= this.options.concurrency) {
       if (signal?.aborted) return;
-      // Every slot busy and this run's team holds one already: it stays queued for the sweep (which
-      // takes queued runs nobody took), so the runs other teams queued after it do not wait behind it.
-      if ([...this.inFlight.values()].some((f) => f.teamId === run.teamId)) return;
+      // Every slot busy and this run's team holds one already: held back too, so the runs other
+      // teams queued after it do not wait behind it.
+      if (teamHolds() > 0) return void this.heldBack.set(run.runId, run);
       await Promise.race(this.executions());
     }
     if (signal?.aborted || this.inFlight.has(run.runId)) return;
+    this.heldBack.delete(run.runId);
+    // The slot is this run's from here, through the start's await: a take beside this one counts it.
+    let free!: () => void;
+    const freed = new Promise<void>((resolve) => (free = resolve));
+    const release = () => {
+      this.inFlight.delete(run.runId);
+      free();
+      // After the takes waiting for a slot (they resume on `free`): a held-back run goes after them.
+      setImmediate(() => this.takeHeldBack());
+    };
+    this.inFlight.set(run.runId, { done: freed, teamId: run.teamId });
     let started: Awaited<ReturnType<typeof startAgentRun>>;
     try {
       started = await startAgentRun(this.deps, { run, workerId: this.holder, leaseMs: this.options.leaseMs });
     } catch (error) {
+      release();
       if (error instanceof RunHeldElsewhereError) return;
       throw error;
     }
     const event = started.events[0];
-    if (event?.type !== 'AgentRunStarted') return; // ended already, or failed as worker_lost
-    const done = this.execute({ ...run, agentKey: event.data.agentKey }, event.data.attempt).finally(() => this.inFlight.delete(run.runId));
-    this.inFlight.set(run.runId, { done, teamId: run.teamId });
+    if (event?.type !== 'AgentRunStarted') return release(); // ended already, or failed as worker_lost
+    void this.execute({ ...run, agentKey: event.data.agentKey }, event.data.attempt).finally(release);
+  }
+
+  /**
+   * The runs held back, in the order they were, taken again one after another (the rules decide
+   * anew) once a slot of this runner is free. A held-back run is still queued in the store: should
+   * this runner stop first, the sweep of any runner takes it.
+   */
+  private takeHeldBack(): void {
+    const signal = this.controller?.signal;
+    if (!signal || signal.aborted || this.heldBack.size === 0 || this.retaking) return;
+    this.retaking = true;
+    void (async () => {
+      try {
+        for (const run of [...this.heldBack.values()]) {
+          if (signal.aborted || this.inFlight.size >= this.options.concurrency) break;
+          this.heldBack.delete(run.runId);
+          await this.take(run, signal);
+        }
+      } catch (error) {
+        this.options.log?.error({ err: error }, 'agent runner failed taking a held-back run; the sweep takes it');
+      } finally {
+        this.retaking = false;
+      }
+    })();
   }
 
   private async execute(run: RunRef, attempt: number): Promise<void> {
