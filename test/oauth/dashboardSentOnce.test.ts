@@ -76,6 +76,24 @@ t.test('a sending the command refused is forgotten: the same form, corrected, go
   sentAgain(t, await browser.request('/dashboard/oauth-apps', { form }), /the app was registered then/);
 });
 
+t.test('a subscription refused at the limit is forgotten too: the same form goes through once one is deleted', async (t) => {
+  const capped = await startOAuthApp({ env: { WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE: '1' } });
+  t.teardown(() => capped.app.close());
+  const owner = new Browser(capped.issuer);
+  t.equal((await owner.signIn(capped.ownerEmail)).status, 303);
+  const createAction = `/dashboard/sites/${capped.tenant.siteId}/webhooks`;
+  const formOf = async () => ({ ...formFields((await owner.request('/dashboard/webhooks')).text, createAction), label: 'crm', url: 'https://hooks.example.com/a', event_types: 'outreach.reply_sent' });
+  t.equal((await owner.request(createAction, { form: await formOf() })).status, 201, 'the one allowed');
+  const second = await formOf();
+  const refused = await owner.request(createAction, { form: second });
+  t.equal(refused.status, 409);
+  t.match(refused.text, /at most 1 webhook subscriptions/);
+  const page = (await owner.request('/dashboard/webhooks')).text;
+  const id = /action="\/dashboard\/webhooks\/([0-9A-Z]{26})\/delete"/.exec(page)![1]!;
+  t.equal((await owner.request(`/dashboard/webhooks/${id}/delete`, { form: formFields(page, `/dashboard/webhooks/${id}/delete`) })).status, 303);
+  t.equal((await owner.request(createAction, { form: second })).status, 201, 'the refused form, sent again: created (it was "already sent")');
+});
+
 t.test('a form without the value (a page loaded before it existed, a hand-made request) is taken as a first sending', async (t) => {
   const { once: _once, ...fields } = formFields((await browser.request('/dashboard/api-keys')).text, '/dashboard/api-keys');
   for (const name of ['hand-1', 'hand-2']) t.equal((await browser.request('/dashboard/api-keys', { form: { ...fields, name, scopes: ['webhooks:read'] } })).status, 201, name);

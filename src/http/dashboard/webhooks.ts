@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { switchSiteWebhooks } from '../../commands/tenancy.ts';
 import { createSubscription, deleteSubscription, rotateSubscriptionSecret, updateSubscription } from '../../commands/webhookSubscriptions.ts';
 import { parseAllowedRanges, webhookUrlProblem } from '../../domain/destination.ts';
-import { ServiceError } from '../../domain/errors.ts';
+import { ServiceError, subscriptionLimitReached } from '../../domain/errors.ts';
 import { httpStatusOf } from '../errorHandler.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../domain/eventCatalog.ts';
 import { MAX_ROTATION_GRACE_SECONDS } from '../../domain/webhookSubscription.ts';
@@ -181,22 +181,29 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
     if (!form.success) return refuse(firstProblem(form.error), 400);
     const urlProblem = webhookUrlProblem(form.data.url, allowedRanges);
     if (urlProblem) return refuse(urlProblem, 400);
-    return onFirstSending(app, s, request.body, async () => {
-      const r = await inSiteTurn(app.readModels, 'webhook subscriptions', site.id, async () => {
-        if ((await listSubscriptionsForSite(app.readModels, site.id)).length >= app.config.WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE) return null;
-        const made = await createSubscription(actingFor(app, request), { teamId: s.user.teamId, siteId: site.id, label: form.data.label, url: form.data.url, eventTypes: form.data.event_types, createdByOauthClientId: null });
-        await app.waitForWrite(made.position, 'answer');
-        return made;
-      });
-      if (!r) return refuse(`A site may have at most ${app.config.WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE} webhook subscriptions.`, 409);
-      return show(
-        reply,
-        s,
-        'Subscription created',
-        html`<p><strong>Copy the signing secret now. It is shown once.</strong></p><p class="secret" id="webhook_secret">${r.secret}</p><p><a href="/dashboard/webhooks">Back to webhook subscriptions</a></p>`,
-        201,
-      );
-    }, () => sentAgain(reply, s, 'the subscription was created', WEBHOOKS));
+    const limit = app.config.WEBHOOK_MAX_SUBSCRIPTIONS_PER_SITE;
+    try {
+      return await onFirstSending(app, s, request.body, async () => {
+        const r = await inSiteTurn(app.readModels, 'webhook subscriptions', site.id, async () => {
+          if ((await listSubscriptionsForSite(app.readModels, site.id)).length >= limit) return null;
+          const made = await createSubscription(actingFor(app, request), { teamId: s.user.teamId, siteId: site.id, label: form.data.label, url: form.data.url, eventTypes: form.data.event_types, createdByOauthClientId: null });
+          await app.waitForWrite(made.position, 'answer');
+          return made;
+        });
+        // Thrown, not answered: a refused sending is forgotten, so this form goes through once one is deleted.
+        if (!r) throw subscriptionLimitReached(limit);
+        return show(
+          reply,
+          s,
+          'Subscription created',
+          html`<p><strong>Copy the signing secret now. It is shown once.</strong></p><p class="secret" id="webhook_secret">${r.secret}</p><p><a href="/dashboard/webhooks">Back to webhook subscriptions</a></p>`,
+          201,
+        );
+      }, () => sentAgain(reply, s, 'the subscription was created', WEBHOOKS));
+    } catch (error) {
+      if (error instanceof ServiceError && error.code === 'SUBSCRIPTION_LIMIT_REACHED') return refuse(`A site may have at most ${limit} webhook subscriptions.`, 409);
+      throw error;
+    }
   });
 
   app.post('/dashboard/webhooks/:id/edit', async function editWebhookSubscription(request: FastifyRequest<{ Params: { id: string } }>, reply) {
@@ -226,7 +233,8 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
     if (!sub.is_active) return problem(reply, s, 'This subscription was disabled after repeated failures and stays disabled; create a new one.', 409);
     const form = parseForm(rotateForm, request.body);
     if (!form.success) return problem(reply, s, firstProblem(form.error), 400);
-    return orProblem(reply, s, () => onFirstSending(app, s, request.body, async () => {
+    return orProblem(reply, s, () =>
+      onFirstSending(app, s, request.body, async () => {
         const r = await rotateSubscriptionSecret(actingFor(app, request), { siteId: sub.site_id, subscriptionId: sub.id, graceSeconds: form.data.grace_seconds });
         await app.waitForWrite(r.position, 'answer');
         return show(
@@ -236,7 +244,8 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
           html`<p>${r.previousSecretExpiresAt ? `The old secret keeps signing too until ${r.previousSecretExpiresAt}.` : 'The old secret no longer signs.'}</p>
             <p><strong>Copy the new signing secret now. It is shown once.</strong></p><p class="secret" id="webhook_secret">${r.secret}</p><p><a href="/dashboard/webhooks">Back to webhook subscriptions</a></p>`,
         );
-    }, () => sentAgain(reply, s, 'the secret was rotated', WEBHOOKS)));
+      }, () => sentAgain(reply, s, 'the secret was rotated', WEBHOOKS)),
+    );
   });
 
   app.post('/dashboard/webhooks/:id/delete', async function deleteWebhookSubscription(request: FastifyRequest<{ Params: { id: string } }>, reply) {
