@@ -28,8 +28,12 @@ export interface DispatchFacts {
   site: SiteDoc | null;
   settings: AgentSettings;
   suppression: SuppressionState;
-  /** On a thread, the conversation's contact (null for a new conversation, or one the read models do not hold). */
-  contactEmail: string | null;
+  /**
+   * On a thread (the message joined a conversation an earlier ingestion opened), the conversation's
+   * contact, undefined while the read models do not hold the conversation; null for a conversation
+   * this message opened.
+   */
+  contactEmail: string | null | undefined;
 }
 
 /** An `AgentDispatchRequested` as the log holds it (its stream and ingestion) with its data parsed. */
@@ -71,9 +75,9 @@ export async function loadDispatchFacts(
   const first = message.conversationIds[0];
   const answeredBy = opened && first !== undefined && first !== dispatch.conversationId ? first : null;
   let ask: Ask | null = opened?.ask ?? null;
-  let contactEmail: string | null = null;
+  let contactEmail: string | null | undefined = null;
   if (!opened) {
-    contactEmail = (await getConversation(deps.readModels, dispatch.conversationId))?.contactEmail ?? null;
+    contactEmail = (await getConversation(deps.readModels, dispatch.conversationId))?.contactEmail;
     // A reply on an existing thread: the opportunity was created by an earlier ingestion. On the
     // agent's own cold pitch it is the link the site asked for (its article, on the prospect's page):
     // the prospect asks for nothing, and the model was told the site's article was the prospect's ask.

@@ -141,6 +141,9 @@ export async function triageDispatch(
     sendingDomainVerified: site.sendingDomainVerified,
   });
   if (reason) return skip(reason);
+  // Whether the sender is the conversation's contact is decided below: not knowing the contact yet
+  // (the read models behind), the dispatch waits rather than let anyone on the thread decide.
+  if (facts.contactEmail === undefined) return DEFERRED;
 
   const triageOf = async (ask: Ask | null): Promise<TriageDecision> => {
     const decided = await deps.triage.triage({
