@@ -58,6 +58,9 @@ export interface ServiceOverrides {
   eventStoreWriter?: MessagePort;
 }
 
+/** The embedded event log's file under DATA_DIR. */
+export const eventLogFile = (config: Pick<Config, 'DATA_DIR'>) => join(config.DATA_DIR, 'events.sqlite');
+
 export async function openEventStore(config: Config, writer?: MessagePort): Promise<EventStore> {
   if (config.EVENTSTORE_URL) {
     const url = config.EVENTSTORE_URL;
@@ -76,7 +79,7 @@ export async function openEventStore(config: Config, writer?: MessagePort): Prom
   ensureDataDir(config.DATA_DIR);
   // The credential mark: requests wait only for the credential projections to pass the last credential event.
   const credentialTypes = credentialEventTypes(allProjections);
-  return new SqliteEventStore(join(config.DATA_DIR, 'events.sqlite'), {
+  return new SqliteEventStore(eventLogFile(config), {
     marks: credentialTypes ? { [CREDENTIAL_MARK]: credentialTypes } : undefined,
     writer,
   });

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { type AgentKey, SIGNATURE_MAX_LENGTH } from '../domain/agents.ts';
+import { MAX_PAGE_FETCH_TIMEOUT_MS } from '../ports/pageFetcher.ts';
 import { ONE_LINE_TEXT_MESSAGE, cleanedText, isOneLineText } from '../domain/text.ts';
 import { dailySendCapSetting, maxProspectsPerRunSetting } from '../domain/agentSettingsSchemas.ts';
 import { DEFAULT_AI_PROMPT } from '../domain/agentWork/aiPrompt.ts';
@@ -44,7 +45,7 @@ export const sitePerformanceSettingsSchema = z.strictObject({
   /** A page answering slower than this is reported slow. */
   slowMs: z.number().int().min(100).max(60_000).default(3000),
   /** A page that has not answered by then is unreachable. */
-  timeoutMs: z.number().int().min(500).max(30_000).default(10_000),
+  timeoutMs: z.number().int().min(500).max(MAX_PAGE_FETCH_TIMEOUT_MS).default(10_000),
   concurrency: z.number().int().min(1).max(16).default(4),
   maxPages: z.number().int().min(1).max(5000).default(500),
 });

@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { StartupError, isSystemError } from '../lifecycle/startupFailure.ts';
 import { SingleBar, Presets } from 'cli-progress';
 import { ConfigError, loadConfig } from '../config.ts';
-import { createServices, openEventStore, type Services } from '../services.ts';
+import { createServices, eventLogFile, openEventStore, type Services } from '../services.ts';
 import type { EventStore } from '../ports/eventStore.ts';
 import { actingAs } from '../commands/context.ts';
 import {
@@ -72,7 +72,7 @@ async function withServicesForRole<T>(fn: (services: Services) => Promise<T>): P
   const config = loadConfig();
   // Run from another directory (DATA_DIR defaults to ./data) or with a mistyped path, a command would
   // write to a store of its own that no server reads: said on stderr, so --json output stays one object.
-  const log = join(config.DATA_DIR, 'events.sqlite');
+  const log = eventLogFile(config);
   if (!config.EVENTSTORE_URL && !existsSync(log)) {
     process.stderr.write(`note: ${resolve(log)} did not exist: a new, empty event log was created there (DATA_DIR=${config.DATA_DIR}); a server using another DATA_DIR does not see what this command records\n`);
   }
@@ -217,7 +217,7 @@ apikey
  */
 async function withEventLog<T>(fn: (events: EventStore) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const file = join(config.DATA_DIR, 'events.sqlite');
+  const file = eventLogFile(config);
   if (!config.EVENTSTORE_URL && !existsSync(file)) {
     throw new TenancyError(`no event log at ${resolve(file)} (DATA_DIR=${config.DATA_DIR}): nothing to read, and none was created`);
   }

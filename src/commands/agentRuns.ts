@@ -14,8 +14,8 @@ import {
   runLedgerHour,
 } from '../domain/agentRun.ts';
 import { type AgentKey, type AgentsState, AGENT_TEMPLATES, AUTOMATION_PLANS, agentGate, agentsDecider, agentsStream, planAllowsAgent, settingsOf } from '../domain/agents.ts';
-import { ServiceError, agentInactive, insufficientCredits, planRequired, rateLimited, siteNotFound, siteNotLicensed } from '../domain/errors.ts';
-import { siteDecider, siteStream } from '../domain/site.ts';
+import { type ServiceError, agentInactive, insufficientCredits, planRequired, rateLimited, sendingDomainUnverified, siteNotFound, siteNotLicensed } from '../domain/errors.ts';
+import { type SiteSettings, siteDecider, siteStream } from '../domain/site.ts';
 import { eventSchemasOf, parseEvent } from '../lib/parseEvent.ts';
 import type { Config } from '../config.ts';
 import { type AgentRunDoc, queuedRunDoc } from '../readModels/agentRuns.ts';
@@ -42,25 +42,32 @@ export interface RequestAgentRunInput {
 
 /** The site's plan gate, in the spec's words: automations for every agent, Advanced for outreach. */
 export function assertPlanAllows(plan: string, agentKey: AgentKey | null): void {
-  if (!AUTOMATION_PLANS.includes(plan)) throw planRequired('Agent endpoints need a site on a plan with automations (Pro or Advanced).');
-  if (agentKey && !planAllowsAgent(plan, agentKey)) throw planRequired(`The ${AGENT_TEMPLATES[agentKey]} needs the Advanced plan.`);
+  const refusal = planRefusal(plan, agentKey);
+  if (refusal) throw refusal;
+}
+
+/** The plan gate's refusal, in the spec's words; null when the plan allows the agent. */
+function planRefusal(plan: string, agentKey: AgentKey | null): ServiceError | null {
+  if (!AUTOMATION_PLANS.includes(plan)) return planRequired('Agent endpoints need a site on a plan with automations (Pro or Advanced).');
+  if (agentKey && !planAllowsAgent(plan, agentKey)) return planRequired(`The ${AGENT_TEMPLATES[agentKey]} needs the Advanced plan.`);
+  return null;
 }
 
 /**
  * The gates a run passes when it is queued and again when it starts (they may close in between), from
  * the site's and the agents' streams, in order: the site (SITE_NOT_FOUND), its licence
  * (SITE_NOT_LICENSED), the plan (PLAN_REQUIRED), the agent active (AGENT_INACTIVE). Returns the
- * site's agents as their stream has them.
+ * site's agents and settings as their streams have them.
  */
-export async function assertRunGates(ctx: Pick<AgentRunContext, 'events'>, siteId: string, agentKey: AgentKey): Promise<AgentsState> {
+export async function assertRunGates(ctx: Pick<AgentRunContext, 'events'>, siteId: string, agentKey: AgentKey): Promise<{ agents: AgentsState; site: SiteSettings }> {
   const { state: site } = await aggregateStream(ctx.events, siteStream(siteId), siteDecider);
   if (site.status !== 'exists') throw siteNotFound();
   const { state: agents } = await aggregateStream(ctx.events, agentsStream(siteId), agentsDecider);
   const closed = agentGate(site.settings, settingsOf(agents, agentKey), agentKey, 'run');
   if (closed === 'site_not_licensed') throw siteNotLicensed();
-  if (closed === 'plan_excludes_agent') assertPlanAllows(site.settings.plan, agentKey);
+  if (closed === 'plan_excludes_agent') throw planRefusal(site.settings.plan, agentKey) ?? planRequired(`The site's plan has no ${AGENT_TEMPLATES[agentKey]}.`);
   if (closed === 'agent_inactive') throw agentInactive(agentKey);
-  return agents;
+  return { agents, site: site.settings };
 }
 
 /**
@@ -72,13 +79,10 @@ export async function assertRunGates(ctx: Pick<AgentRunContext, 'events'>, siteI
  * is false when a scheduled slot was already queued.
  */
 export async function requestAgentRun(ctx: AgentRunContext, input: RequestAgentRunInput): Promise<{ run: AgentRunDoc; queued: boolean; position: bigint | null }> {
-  await assertRunGates(ctx, input.siteId, input.agentKey);
-  if (input.agentKey === 'outreach') {
-    // Its run mails pitches from the site's domain: known now, it was a run queued, failed at once, and counted.
-    const { state: site } = await aggregateStream(ctx.events, siteStream(input.siteId), siteDecider);
-    if (site.status !== 'exists' || !site.settings.sendingDomainVerified) {
-      throw new ServiceError('SENDING_DOMAIN_UNVERIFIED', "The Outreach Agent mails pitches from the site's domain: verify its sending domain first (`outreach site verify-domain`).");
-    }
+  const { site } = await assertRunGates(ctx, input.siteId, input.agentKey);
+  // Its run mails pitches from the site's domain: known now, it was a run queued, failed at once, and counted.
+  if (input.agentKey === 'outreach' && !site.sendingDomainVerified) {
+    throw sendingDomainUnverified("The Outreach Agent mails pitches from the site's domain: verify its sending domain first (`outreach site verify-domain`).");
   }
   if (ctx.config.AI_CREDITS_ENFORCED) {
     const { balance } = await creditsOf(ctx, input.teamId);

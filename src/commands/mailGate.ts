@@ -1,5 +1,5 @@
 import { normaliseEmail } from '../domain/email.ts';
-import { ServiceError } from '../domain/errors.ts';
+import { ServiceError, sendingDomainUnverified } from '../domain/errors.ts';
 import { type AgentGateClosed, agentGate, agentsDecider, agentsStream, settingsOf } from '../domain/agents.ts';
 import { siteDecider, siteStream } from '../domain/site.ts';
 import { isSuppressed, suppressionDecider, suppressionStream } from '../domain/suppression.ts';
@@ -51,5 +51,5 @@ const PAUSED: { readonly [K in AgentGateClosed]: (plan: string) => string } = {
 export function mailRefused(refusal: MailRefusal): ServiceError {
   return refusal.reason === 'contact_suppressed'
     ? new ServiceError('CONTACT_SUPPRESSED', `No mail is sent to this contact: ${refusal.detail}. Remove the address from the suppression list first if it is there in error.`)
-    : new ServiceError('SENDING_DOMAIN_UNVERIFIED', "No mail is sent from this site's domain until its sending domain is verified (`outreach site verify-domain`).");
+    : sendingDomainUnverified("No mail is sent from this site's domain until its sending domain is verified (`outreach site verify-domain`).");
 }

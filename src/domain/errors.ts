@@ -71,6 +71,8 @@ export const subscriptionDisabled = () =>
 export const idempotencyKeyReused = () =>
   new ServiceError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different site or request body; use a new key for a new request.');
 export const planRequired = (message: string) => new ServiceError('PLAN_REQUIRED', message);
+/** Mail would leave from the site's domain, whose sending domain is not verified (a person's reply, an Outreach Agent run). */
+export const sendingDomainUnverified = (message: string) => new ServiceError('SENDING_DOMAIN_UNVERIFIED', message);
 export const insufficientCredits = (balance: number) =>
   new ServiceError('INSUFFICIENT_CREDITS', `The team's AI credit balance is ${balance}; agent runs need credits while credit enforcement is on.`);
 export const agentInactive = (agentKey: string) => new ServiceError('AGENT_INACTIVE', `The agent ${agentKey} is not active on this site; activate it first.`);

@@ -15,6 +15,9 @@ export interface FetchedPage {
 
 export type PageFetchFailure = 'invalid_url' | 'blocked' | 'timeout' | 'unreachable';
 
+/** The longest a page fetch may be given (an agent's `timeoutMs` setting at most). */
+export const MAX_PAGE_FETCH_TIMEOUT_MS = 30_000;
+
 export class PageFetchError extends Error {
   override readonly name = 'PageFetchError';
   constructor(

@@ -145,7 +145,7 @@ t.test('scheduled runs: a cadence queues one run per slot through the same path,
   t.equal(after.length, 1, 'still one');
 });
 
-t.test('changing the cadence does not queue a run at once: one scheduled run per cadence, whatever the changes (the on-demand limit does not count them)', async (t) => {
+t.test('changing the cadence does not queue a run at once: one scheduled run per cadence, whatever the changes', async (t) => {
   const site = await createTenant(app.services, { plan: 'advanced' });
   await grantCredits(app.services, { teamId: site.teamId, amount: 10 });
   const put = (payload: object) => app.fastify.inject({ method: 'PUT', url: `${agentsPath(site.siteId)}/article_boost`, headers: bearer(site.key), payload });

@@ -3,7 +3,7 @@ import type { BlockList } from 'node:net';
 import { Agent, request } from 'undici';
 import type { Config } from '../../config.ts';
 import { parseAllowedRanges } from '../../domain/destination.ts';
-import { type FetchOptions, type FetchedPage, PageFetchError, type PageFetcher } from '../../ports/pageFetcher.ts';
+import { type FetchOptions, type FetchedPage, MAX_PAGE_FETCH_TIMEOUT_MS, PageFetchError, type PageFetcher } from '../../ports/pageFetcher.ts';
 import { BlockedDestinationError, safeConnector } from './safeConnector.ts';
 import { discardBody } from './discardBody.ts';
 
@@ -133,8 +133,7 @@ export function pageFetcherFromConfig(config: Config): SafePageFetcher {
     allowed: parseAllowedRanges(config.WEBHOOK_ALLOWED_RANGES),
     extraCa: config.WEBHOOK_EXTRA_CA_FILE ? readFileSync(config.WEBHOOK_EXTRA_CA_FILE, 'utf8') : undefined,
     timeoutMs: 10_000,
-    // The most an agent's settings give (site_performance `timeoutMs`: up to 30 s).
-    maxTimeoutMs: 30_000,
+    maxTimeoutMs: MAX_PAGE_FETCH_TIMEOUT_MS,
     maxBytes: 1_000_000,
   });
 }

@@ -398,7 +398,7 @@ export class AgentRunner {
     // The gates again, as queuing checked them: the licence, the plan or the agent may have changed since.
     let state: AgentsState;
     try {
-      state = await assertRunGates(this.deps, run.siteId, run.agentKey);
+      state = (await assertRunGates(this.deps, run.siteId, run.agentKey)).agents;
     } catch (error) {
       if (!(error instanceof ServiceError)) throw error;
       const reason = GATE_FAILURES[error.code];
