@@ -174,19 +174,16 @@ export async function triageDispatch(
     }
   }
 
-  if (facts.contactEmail !== null && normaliseEmail(message.from) !== normaliseEmail(facts.contactEmail)) {
-    // Someone else on the contact's thread: their own opt-out is honoured (their address only), and
-    // whatever they wrote goes to a person, for the contact's conversation.
-    if (decision.outcome === 'opt_out') {
-      await suppressContact(deps, { teamId: dispatch.teamId, teamSiteIds: [dispatch.siteId], email: message.from, reason: 'opted_out', source: 'inbound_classifier', siteId: dispatch.siteId });
-    }
-    return record({ outcome: 'needs_human', classifier: decision.classifier, reasons: [...decision.reasons.filter((r) => r !== THANKS_ON_THREAD), NOT_THE_CONTACT] }, null);
-  }
-
   if (decision.outcome === 'opt_out') {
     // Suppress first: if the worker stops before the triage is recorded, the retry finds the
-    // contact already suppressed (the same reason again records nothing) and records the triage.
+    // sender already suppressed (the same reason again records nothing) and records the triage.
     await suppressContact(deps, { teamId: dispatch.teamId, teamSiteIds: [dispatch.siteId], email: message.from, reason: 'opted_out', source: 'inbound_classifier', siteId: dispatch.siteId });
+  }
+
+  if (facts.contactEmail !== null && normaliseEmail(message.from) !== normaliseEmail(facts.contactEmail)) {
+    // Someone else on the contact's thread: their own opt-out is honoured above (their address only),
+    // and whatever they wrote goes to a person, for the contact's conversation.
+    return record({ outcome: 'needs_human', classifier: decision.classifier, reasons: [...decision.reasons.filter((r) => r !== THANKS_ON_THREAD), NOT_THE_CONTACT] }, null);
   }
 
   let draft: ReplyDraft | null = null;
