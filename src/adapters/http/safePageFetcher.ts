@@ -30,15 +30,17 @@ export interface SafePageFetcherOptions {
 export class SafePageFetcher implements PageFetcher {
   readonly userAgent: string;
   private readonly agent: Agent;
+  private readonly maxTimeoutMs: number;
 
   constructor(private readonly options: SafePageFetcherOptions) {
     this.userAgent = options.userAgent ?? PAGE_FETCHER_USER_AGENT;
+    this.maxTimeoutMs = options.maxTimeoutMs ?? options.timeoutMs;
     this.agent = new Agent({
-      connect: safeConnector({ allowed: options.allowed, extraCa: options.extraCa, timeoutMs: options.maxTimeoutMs ?? options.timeoutMs }),
+      connect: safeConnector({ allowed: options.allowed, extraCa: options.extraCa, timeoutMs: this.maxTimeoutMs }),
       connections: 4,
       keepAliveTimeout: 10_000,
-      headersTimeout: options.maxTimeoutMs ?? options.timeoutMs,
-      bodyTimeout: options.maxTimeoutMs ?? options.timeoutMs,
+      headersTimeout: this.maxTimeoutMs,
+      bodyTimeout: this.maxTimeoutMs,
     });
   }
 
@@ -52,7 +54,7 @@ export class SafePageFetcher implements PageFetcher {
       throw new PageFetchError('invalid_url', `not a URL: ${url.slice(0, 200)}`, 0);
     }
     if (parsed.protocol !== 'https:') throw new PageFetchError('blocked', 'only https pages are fetched', 0);
-    const timeoutMs = Math.min(options.timeoutMs ?? this.options.timeoutMs, this.options.maxTimeoutMs ?? this.options.timeoutMs);
+    const timeoutMs = Math.min(options.timeoutMs ?? this.options.timeoutMs, this.maxTimeoutMs);
     const maxBytes = options.maxBytes ?? this.options.maxBytes;
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(new Error('timeout')), timeoutMs);
