@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { independentlyVerify } from '../webhooks/helpers.ts';
 import { envelopes, startAgentHarness } from './helpers.ts';
 
@@ -48,13 +48,17 @@ t.test('a pitch ingested over REST is triaged, answered by mail with threading h
   for (const r of a.receiver.received) t.ok(independentlyVerify(r, a.secret), `${r.json.type} is signed with the subscription's secret`);
 });
 
-t.test('a prospect answering on the thread re-dispatches the agent; the conversation re-opens', async (t) => {
+/** A pitch the agent has answered (its conversation decided): the harness, the conversation and our reply's Message-Id. */
+async function answeredPitch(t: Test, messageId: string) {
   const a = await startAgentHarness();
   t.teardown(() => a.close());
-  const first = await a.pitch({ messageId: '<pitch-2@prospect.io>' });
-  const conversationId = first.conversationIds[0]!;
+  const conversationId = (await a.pitch({ messageId })).conversationIds[0]!;
   await a.waitForEvent(conversationId, 'ConversationStatusChanged');
-  const ourReply = a.sink.received[0]!.parsed.messageId!;
+  return { a, conversationId, ourReply: a.sink.received[0]!.parsed.messageId! };
+}
+
+t.test('a prospect answering on the thread re-dispatches the agent; the conversation re-opens', async (t) => {
+  const { a, conversationId, ourReply } = await answeredPitch(t, '<pitch-2@prospect.io>');
 
   const reply = await a.pitch({
     subject: 'Re: Quick link suggestion for your SEO article',
@@ -73,12 +77,7 @@ t.test('a prospect answering on the thread re-dispatches the agent; the conversa
 });
 
 t.test("someone else writing on a prospect's thread: a person reads it, the contact's conversation is not declined, nobody but them is suppressed", async (t) => {
-  const a = await startAgentHarness();
-  t.teardown(() => a.close());
-  const first = await a.pitch({ messageId: '<pitch-3@prospect.io>' });
-  const conversationId = first.conversationIds[0]!;
-  await a.waitForEvent(conversationId, 'ConversationStatusChanged');
-  const ourReply = a.sink.received[0]!.parsed.messageId!;
+  const { a, conversationId, ourReply } = await answeredPitch(t, '<pitch-3@prospect.io>');
 
   // From an audit: anyone who saw the thread's ids joined it, and "unsubscribe" declined the contact's conversation as opted_out.
   const stranger = await a.pitch({
