@@ -164,6 +164,14 @@ export async function renewAgentRunLease(ctx: CommandContext, input: { runId: st
   });
 }
 
+/** Gives the run back when the worker stops before it ended: queued again, this attempt not counted as lost. */
+export async function releaseAgentRun(ctx: CommandContext, input: { runId: string; attempt: number; workerId: string }) {
+  return handleCommand(ctx, agentRunStream(input.runId), agentRunDecider, {
+    type: 'ReleaseAgentRun',
+    data: { ...input, now: ctx.clock.now().toISOString() },
+  });
+}
+
 /** Ends the run: one `OpportunityProposed` per proposal and `AgentRunSucceeded`, in one append. */
 export async function completeAgentRun(
   ctx: CommandContext,

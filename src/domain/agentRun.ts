@@ -21,7 +21,10 @@ export type RunStatus = (typeof RUN_STATUSES)[number];
 export const RUN_FAILURE_REASONS = ['work_failed', 'worker_lost', 'work_unavailable', 'site_not_found', 'site_not_licensed', 'plan_required', 'agent_inactive'] as const;
 export type RunFailureReason = (typeof RUN_FAILURE_REASONS)[number];
 
-/** A run left by a dead worker is started once more; after that it fails (`worker_lost`). */
+/**
+ * A run left by a dead worker is started once more; after that it fails (`worker_lost`). An attempt
+ * its worker gave back when it stopped (`AgentRunReleased`) is not counted.
+ */
 export const MAX_RUN_ATTEMPTS = 2;
 export const HOUR_MS = 3_600_000;
 
@@ -126,6 +129,8 @@ type RunRef = { runId: string; siteId: string; teamId: string; agentKey: AgentKe
 export type AgentRunEvent =
   | { type: 'AgentRunStarted'; data: RunRef & { attempt: number; workerId: string; leaseExpiresAt: string; startedAt: string } }
   | { type: 'AgentRunLeaseRenewed'; data: { runId: string; attempt: number; workerId: string; leaseExpiresAt: string; renewedAt: string } }
+  /** The worker stopped (a graceful shutdown) before the run ended: the run is queued again, this attempt not counted. */
+  | { type: 'AgentRunReleased'; data: { runId: string; attempt: number; workerId: string; releasedAt: string } }
   | { type: 'OpportunityProposed'; data: RunRef & StoredProposal & { proposedAt: string } }
   | {
       type: 'AgentRunSucceeded';
@@ -136,15 +141,18 @@ export type AgentRunEvent =
 export type AgentRunCommand =
   | { type: 'StartAgentRun'; data: { run: RunRef; workerId: string; leaseMs: number; now: string } }
   | { type: 'RenewAgentRunLease'; data: { runId: string; attempt: number; workerId: string; leaseMs: number; now: string } }
+  | { type: 'ReleaseAgentRun'; data: { runId: string; attempt: number; workerId: string; now: string } }
   | {
       type: 'CompleteAgentRun';
       data: { attempt: number; workerId: string; proposals: StoredProposal[]; counts: Record<string, number>; creditsUsed: number; now: string };
     }
   | { type: 'FailAgentRun'; data: { attempt: number; workerId: string; reason: RunFailureReason; detail: string; now: string } };
 
+/** `released`: how many of the attempts so far their workers gave back (not lost). */
 export type AgentRunState =
   | { status: 'none' }
-  | { status: 'running'; run: RunRef; attempt: number; workerId: string; leaseExpiresAt: string }
+  | { status: 'running'; run: RunRef; attempt: number; released: number; workerId: string; leaseExpiresAt: string }
+  | { status: 'released'; run: RunRef; attempt: number; released: number }
   | { status: 'succeeded'; run: RunRef }
   | { status: 'failed'; run: RunRef };
 
@@ -168,16 +176,19 @@ export const agentRunDecider: Decider<AgentRunState, AgentRunCommand, AgentRunEv
     switch (event.type) {
       case 'AgentRunStarted': {
         const { runId, siteId, teamId, agentKey, attempt, workerId, leaseExpiresAt } = event.data;
-        return { status: 'running', run: { runId, siteId, teamId, agentKey }, attempt, workerId, leaseExpiresAt };
+        const released = state.status === 'running' || state.status === 'released' ? state.released : 0;
+        return { status: 'running', run: { runId, siteId, teamId, agentKey }, attempt, released, workerId, leaseExpiresAt };
       }
       case 'AgentRunLeaseRenewed':
         return state.status === 'running' ? { ...state, leaseExpiresAt: event.data.leaseExpiresAt } : state;
+      case 'AgentRunReleased':
+        return state.status === 'running' ? { status: 'released', run: state.run, attempt: state.attempt, released: state.released + 1 } : state;
       case 'OpportunityProposed':
         return state;
       case 'AgentRunSucceeded':
         return state.status === 'running' ? { status: 'succeeded', run: state.run } : state;
       case 'AgentRunFailed':
-        return state.status === 'running' || state.status === 'none' ? { status: 'failed', run: runRefOf(event.data) } : state;
+        return state.status === 'running' || state.status === 'released' || state.status === 'none' ? { status: 'failed', run: runRefOf(event.data) } : state;
       default:
         return assertNever(event);
     }
@@ -190,9 +201,11 @@ export const agentRunDecider: Decider<AgentRunState, AgentRunCommand, AgentRunEv
         if (state.status === 'none') {
           return [{ type: 'AgentRunStarted', data: { ...run, attempt: 1, workerId, leaseExpiresAt: leaseUntil(now, leaseMs), startedAt: now } }];
         }
-        if (Date.parse(state.leaseExpiresAt) > Date.parse(now)) throw new RunHeldElsewhereError(`run is held by ${state.workerId} until ${state.leaseExpiresAt}`);
-        if (state.attempt >= MAX_RUN_ATTEMPTS) {
-          const detail = `the worker ${state.workerId} stopped renewing its lease on attempt ${state.attempt} of ${MAX_RUN_ATTEMPTS}`;
+        if (state.status === 'running') {
+          if (Date.parse(state.leaseExpiresAt) > Date.parse(now)) throw new RunHeldElsewhereError(`run is held by ${state.workerId} until ${state.leaseExpiresAt}`);
+        }
+        if (state.status === 'running' && state.attempt - state.released >= MAX_RUN_ATTEMPTS) {
+          const detail = `the worker ${state.workerId} stopped renewing its lease on attempt ${state.attempt} of ${MAX_RUN_ATTEMPTS + state.released}`;
           return [{ type: 'AgentRunFailed', data: { ...state.run, attempt: state.attempt, reason: 'worker_lost', detail, failedAt: now } }];
         }
         const attempt = state.attempt + 1;
@@ -210,6 +223,11 @@ export const agentRunDecider: Decider<AgentRunState, AgentRunCommand, AgentRunEv
           ...proposals.map((p): AgentRunEvent => ({ type: 'OpportunityProposed', data: { ...run, ...p, proposedAt: now } })),
           { type: 'AgentRunSucceeded', data: { ...run, attempt, counts, opportunityIds: proposals.map((p) => p.opportunityId), creditsUsed, succeededAt: now } },
         ];
+      }
+      case 'ReleaseAgentRun': {
+        const { runId, attempt, workerId, now } = command.data;
+        holding(state, attempt, workerId);
+        return [{ type: 'AgentRunReleased', data: { runId, attempt, workerId, releasedAt: now } }];
       }
       case 'FailAgentRun': {
         const { attempt, workerId, reason, detail, now } = command.data;

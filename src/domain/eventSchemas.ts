@@ -165,6 +165,7 @@ export const agentRunLedgerEventSchemas = schemasOf<AgentRunLedgerEvent>()({
 export const agentRunEventSchemas = schemasOf<AgentRunEvent>()({
   AgentRunStarted: z.object({ ...runRef, attempt: z.number(), workerId: str, leaseExpiresAt: str, startedAt: str }),
   AgentRunLeaseRenewed: z.object({ runId: str, attempt: z.number(), workerId: str, leaseExpiresAt: str, renewedAt: str }),
+  AgentRunReleased: z.object({ runId: str, attempt: z.number(), workerId: str, releasedAt: str }),
   OpportunityProposed: z.object({ ...runRef, opportunityId: str, proposal: opportunityProposalSchema, proposedAt: str }),
   AgentRunSucceeded: z.object({
     ...runRef,

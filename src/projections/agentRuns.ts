@@ -9,12 +9,12 @@ const schemas: EventSchemas<Extract<AgentRunLedgerEvent, { type: 'AgentRunQueued
   ...agentRunEventSchemas,
 };
 
-/** Each agent run's state: queued, running (with its lease), succeeded (counts, opportunities) or failed (reason). */
+/** Each agent run's state: queued (again, once released), running (with its lease), succeeded (counts, opportunities) or failed (reason). */
 export const agentRunsProjection: Projection = {
   name: 'agentRuns',
   version: 1,
   collections: [AGENT_RUNS],
-  canHandle: handles(['AgentRunQueued', 'AgentRunStarted', 'AgentRunLeaseRenewed', 'AgentRunSucceeded', 'AgentRunFailed']),
+  canHandle: handles(['AgentRunQueued', 'AgentRunStarted', 'AgentRunLeaseRenewed', 'AgentRunReleased', 'AgentRunSucceeded', 'AgentRunFailed']),
   async handle(recorded, w) {
     const event = parseEvent(recorded, schemas);
     if (!event) return;
@@ -31,6 +31,9 @@ export const agentRunsProjection: Projection = {
       }
       case 'AgentRunLeaseRenewed':
         return w.put(AGENT_RUNS, { ...run, leaseExpiresAt: event.data.leaseExpiresAt });
+      case 'AgentRunReleased':
+        // Queued again: a runner's sweep takes it (its attempt and start stay until the next start).
+        return w.put(AGENT_RUNS, { ...run, status: 'queued', workerId: null, leaseExpiresAt: null });
       case 'AgentRunSucceeded': {
         const { counts, opportunityIds, creditsUsed, succeededAt } = event.data;
         return w.put(AGENT_RUNS, { ...run, status: 'succeeded', counts, opportunityIds, creditsUsed, finishedAt: succeededAt, leaseExpiresAt: null });

@@ -58,6 +58,31 @@ t.test('run stream: started under a lease, renewed by its holder only, ended onc
   given(agentRunDecider, [started]).when({ type: 'RenewAgentRunLease', data: { runId: 'r1', attempt: 1, workerId: 'w2', leaseMs: 1000, now: 'x' } }).thenThrows(RunLeaseLostError);
 });
 
+t.test('run stream: an attempt its worker released on stopping is queued again and not counted as lost', async (t) => {
+  const started: AgentRunEvent = { type: 'AgentRunStarted', data: { ...ref, attempt: 1, workerId: 'w1', leaseExpiresAt: '2026-01-01T12:01:00.000Z', startedAt: '2026-01-01T12:00:00.000Z' } };
+  const release = (attempt: number, workerId: string) => ({ type: 'ReleaseAgentRun' as const, data: { runId: 'r1', attempt, workerId, now: '2026-01-01T12:00:10.000Z' } });
+  given(agentRunDecider, [started]).when(release(1, 'w2')).thenThrows(RunLeaseLostError, /w2/);
+  const released: AgentRunEvent = { type: 'AgentRunReleased', data: { runId: 'r1', attempt: 1, workerId: 'w1', releasedAt: '2026-01-01T12:00:10.000Z' } };
+  const state = given(agentRunDecider, [started]).when(release(1, 'w1')).then([released]);
+  t.equal(state.status, 'released');
+  given(agentRunDecider, [started, released]).when(release(1, 'w1')).thenThrows(RunLeaseLostError);
+  // Taken again at once (no lease to wait for), as attempt 2; the lease of attempt 1 was still running.
+  const start = (workerId: string, now: string) => ({ type: 'StartAgentRun' as const, data: { run: ref, workerId, leaseMs: 60_000, now } });
+  const second: AgentRunEvent = { type: 'AgentRunStarted', data: { ...ref, attempt: 2, workerId: 'w2', leaseExpiresAt: '2026-01-01T12:01:20.000Z', startedAt: '2026-01-01T12:00:20.000Z' } };
+  given(agentRunDecider, [started, released]).when(start('w2', '2026-01-01T12:00:20.000Z')).then([second]);
+  // Two attempts lost after the released one: the second loss ends the run.
+  const third: AgentRunEvent = { type: 'AgentRunStarted', data: { ...ref, attempt: 3, workerId: 'w3', leaseExpiresAt: '2026-01-01T12:03:00.000Z', startedAt: '2026-01-01T12:02:00.000Z' } };
+  given(agentRunDecider, [started, released, second]).when(start('w3', '2026-01-01T12:02:00.000Z')).then([third]);
+  given(agentRunDecider, [started, released, second, third])
+    .when(start('w4', '2026-01-01T12:05:00.000Z'))
+    .then([{ type: 'AgentRunFailed', data: { ...ref, attempt: 3, reason: 'worker_lost', detail: 'the worker w3 stopped renewing its lease on attempt 3 of 3', failedAt: '2026-01-01T12:05:00.000Z' } }]);
+  // Released on every deploy: never lost.
+  const releasedSecond: AgentRunEvent = { type: 'AgentRunReleased', data: { runId: 'r1', attempt: 2, workerId: 'w2', releasedAt: '2026-01-01T12:01:00.000Z' } };
+  given(agentRunDecider, [started, released, second, releasedSecond])
+    .when(start('w3', '2026-01-01T12:01:05.000Z'))
+    .then([{ type: 'AgentRunStarted', data: { ...ref, attempt: 3, workerId: 'w3', leaseExpiresAt: '2026-01-01T12:02:05.000Z', startedAt: '2026-01-01T12:01:05.000Z' } }]);
+});
+
 t.test('credits: grants positive, debits once per run, balance may go below zero', async (t) => {
   given(creditsDecider, []).when({ type: 'GrantCredits', data: { teamId: 't1', amount: 0, note: null, now: 'x' } }).thenThrows(CreditsRuleError);
   const granted = { type: 'CreditsGranted' as const, data: { teamId: 't1', amount: 3, note: null, grantedAt: 'x' } };

@@ -52,7 +52,7 @@ async function setup(t: Test) {
   t.equal(activated.statusCode, 200);
   const children: ChildProcess[] = [];
   t.teardown(() => children.forEach((c) => c.kill('SIGKILL')));
-  const startChild = (mode: 'hang' | 'ok', workerId: string) => {
+  const startChild = (mode: 'hang' | 'stoppable' | 'ok', workerId: string) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/agentRunnerProcess.ts'], {
       cwd: root,
       env: { ...process.env, ...env, WORK_MODE: mode, AGENT_RUNNER_WORKER_ID: workerId },
@@ -66,6 +66,11 @@ async function setup(t: Test) {
     new Promise<string | null>((resolve) => {
       child.once('exit', (_code, sig) => resolve(sig));
       child.kill('SIGKILL');
+    });
+  const stopped = (child: ChildProcess) =>
+    new Promise<number | null>((resolve) => {
+      child.once('exit', (code) => resolve(code));
+      child.kill('SIGTERM');
     });
   const runNow = async () => {
     const res = await app.fastify.inject({ method: 'POST', url: `${agentsPath(tenant.siteId)}/article_boost/run`, headers: bearer(tenant.key) });
@@ -82,7 +87,7 @@ async function setup(t: Test) {
       await sleep(100);
     }
   };
-  return { app, signal, startChild, killed, runNow, ended };
+  return { app, signal, startChild, killed, stopped, runNow, ended };
 }
 
 t.test('runner SIGKILLed mid-run, another started: the run is taken over and succeeds on attempt 2', async (t) => {
@@ -116,4 +121,21 @@ t.test('killed on both attempts: the run ends failed (worker_lost), never stuck'
   t.teardown(() => third.stop());
   const run = await ended(runId);
   t.match(run, { status: 'failed', attempt: 2, failureReason: 'worker_lost', failureDetail: /runner-2/ });
+});
+
+t.test('runner stopped (SIGTERM) mid-run twice, as two deploys: the run is given back each time, then succeeds', async (t) => {
+  const { app, signal, startChild, stopped, runNow, ended } = await setup(t);
+  const runId = await runNow();
+  for (const [i, workerId] of ['runner-1', 'runner-2'].entries()) {
+    const child = startChild('stoppable', workerId);
+    await signal.next(i + 1);
+    t.equal(await stopped(child), 0, `${workerId} shut down`);
+    await settle(app.services);
+    t.match(await getAgentRun(app.services.readModels, runId), { status: 'queued', attempt: i + 1, workerId: null, leaseExpiresAt: null }, 'queued again at once');
+  }
+  startChild('ok', 'runner-3');
+  const run = await ended(runId);
+  t.match(run, { status: 'succeeded', attempt: 3, workerId: /^runner-3\//, counts: { articlesRead: 1 } }, 'not worker_lost: no attempt was lost');
+  const types = (await app.services.events.readStream(agentRunStream(runId))).map((e) => e.type).filter((x) => x !== 'AgentRunLeaseRenewed');
+  t.same(types, ['AgentRunStarted', 'AgentRunReleased', 'AgentRunStarted', 'AgentRunReleased', 'AgentRunStarted', 'AgentRunSucceeded']);
 });

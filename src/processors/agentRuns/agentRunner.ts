@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { PageFetcher } from '../../ports/pageFetcher.ts';
 import { pageFetcherFromConfig } from '../../adapters/http/safePageFetcher.ts';
 import type { AgentWorkDeps, AgentWorkRegistry } from '../../agentWork/types.ts';
-import { type AgentRunContext, assertRunGates, completeAgentRun, failAgentRun, renewAgentRunLease, startAgentRun } from '../../commands/agentRuns.ts';
+import { type AgentRunContext, assertRunGates, completeAgentRun, failAgentRun, releaseAgentRun, renewAgentRunLease, startAgentRun } from '../../commands/agentRuns.ts';
 import { aggregateStream } from '../../commands/aggregateStream.ts';
 import { debitCredits } from '../../commands/credits.ts';
 import { type AgentRunEvent, type AgentRunLedgerEvent, type RunFailureReason, RunHeldElsewhereError, RunLeaseLostError } from '../../domain/agentRun.ts';
@@ -135,7 +135,11 @@ export class AgentRunner {
     ];
   }
 
-  /** Stops following and scheduling; runs in flight are abandoned to their lease (another worker takes them over). */
+  /**
+   * Stops following and scheduling; runs in flight are told to stop and, once their work has, given
+   * back (`AgentRunReleased`: queued again, the sweep of any runner takes them). A runner that dies
+   * instead leaves its runs to their lease.
+   */
   async stop(): Promise<void> {
     this.controller?.abort();
     await Promise.all(this.loops);
@@ -296,7 +300,12 @@ export class AgentRunner {
     }, Math.max(100, Math.floor(this.options.leaseMs / 3)));
     try {
       const outcome = await this.work(run, work.signal);
-      if (work.signal.aborted && !overtime) return; // stopping, or the run was taken over: its lease decides
+      if (work.signal.aborted && !overtime) {
+        // Stopping: the run is given back, queued again for any runner's sweep, and this attempt is
+        // not counted (two deploys during one long run ended it worker_lost). Taken over: its new lease decides.
+        if (stopped?.aborted) await releaseAgentRun(this.deps, holder);
+        return;
+      }
       if (outcome.ok) await this.record(run, holder, outcome.result);
       else await failAgentRun(this.deps, { ...holder, reason: outcome.reason, detail: outcome.detail.slice(0, DETAIL_MAX) });
     } catch (error) {
