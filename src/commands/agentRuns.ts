@@ -71,6 +71,24 @@ export async function assertRunGates(ctx: Pick<AgentRunContext, 'events'>, siteI
 }
 
 /**
+ * `assertRunGates`, then what the work itself needs: for the Outreach Agent the site's sending domain
+ * verified (SENDING_DOMAIN_UNVERIFIED), and AI credits while enforced (INSUFFICIENT_CREDITS). Checked
+ * when a run is queued and again when it starts (another run may have spent the credits meanwhile).
+ */
+export async function assertWorkGates(ctx: AgentRunContext, teamId: string, siteId: string, agentKey: AgentKey): Promise<{ agents: AgentsState; site: SiteSettings }> {
+  const gates = await assertRunGates(ctx, siteId, agentKey);
+  // Its run mails pitches from the site's domain: known now, it was a run queued, failed at once, and counted.
+  if (agentKey === 'outreach' && !gates.site.sendingDomainVerified) {
+    throw sendingDomainUnverified("The Outreach Agent mails pitches from the site's domain: verify its sending domain first (`outreach site verify-domain`).");
+  }
+  if (ctx.config.AI_CREDITS_ENFORCED) {
+    const { balance } = await creditsOf(ctx, teamId);
+    if (balance <= 0) throw insufficientCredits(balance);
+  }
+  return gates;
+}
+
+/**
  * Queues a run of one agent on one site: the one path for REST, MCP (`run_agent`), the CLI and the
  * scheduler. Gates in order: the site's licence (SITE_NOT_LICENSED), the plan (PLAN_REQUIRED), the agent active (AGENT_INACTIVE),
  * for the Outreach Agent the site's sending domain verified (SENDING_DOMAIN_UNVERIFIED), AI
@@ -79,15 +97,7 @@ export async function assertRunGates(ctx: Pick<AgentRunContext, 'events'>, siteI
  * is false when a scheduled slot was already queued.
  */
 export async function requestAgentRun(ctx: AgentRunContext, input: RequestAgentRunInput): Promise<{ run: AgentRunDoc; queued: boolean; position: bigint | null }> {
-  const { site } = await assertRunGates(ctx, input.siteId, input.agentKey);
-  // Its run mails pitches from the site's domain: known now, it was a run queued, failed at once, and counted.
-  if (input.agentKey === 'outreach' && !site.sendingDomainVerified) {
-    throw sendingDomainUnverified("The Outreach Agent mails pitches from the site's domain: verify its sending domain first (`outreach site verify-domain`).");
-  }
-  if (ctx.config.AI_CREDITS_ENFORCED) {
-    const { balance } = await creditsOf(ctx, input.teamId);
-    if (balance <= 0) throw insufficientCredits(balance);
-  }
+  await assertWorkGates(ctx, input.teamId, input.siteId, input.agentKey);
 
   const now = ctx.clock.now();
   const run: QueuedRun = {

@@ -17,8 +17,22 @@ export const RUN_TRIGGERS = ['on_demand', 'scheduled'] as const;
 export type RunTrigger = (typeof RUN_TRIGGERS)[number];
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
-/** The last three: a gate that closed between the queueing and the start (the licence lapsed, the plan changed, the agent was turned off). */
-export const RUN_FAILURE_REASONS = ['work_failed', 'worker_lost', 'work_unavailable', 'site_not_found', 'site_not_licensed', 'plan_required', 'agent_inactive'] as const;
+/**
+ * From `site_not_found` on: a gate that closed between the queueing and the start (the site deleted,
+ * the licence lapsed, the plan changed, the agent was turned off, the sending domain lost its
+ * verification, another run spent the team's credits).
+ */
+export const RUN_FAILURE_REASONS = [
+  'work_failed',
+  'worker_lost',
+  'work_unavailable',
+  'site_not_found',
+  'site_not_licensed',
+  'plan_required',
+  'agent_inactive',
+  'sending_domain_unverified',
+  'insufficient_credits',
+] as const;
 export type RunFailureReason = (typeof RUN_FAILURE_REASONS)[number];
 
 /**

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { PageFetcher } from '../../ports/pageFetcher.ts';
 import { pageFetcherFromConfig } from '../../adapters/http/safePageFetcher.ts';
 import type { AgentWorkDeps, AgentWorkRegistry } from '../../agentWork/types.ts';
-import { type AgentRunContext, assertRunGates, completeAgentRun, failAgentRun, releaseAgentRun, renewAgentRunLease, startAgentRun } from '../../commands/agentRuns.ts';
+import { type AgentRunContext, assertWorkGates, completeAgentRun, failAgentRun, releaseAgentRun, renewAgentRunLease, startAgentRun } from '../../commands/agentRuns.ts';
 import { aggregateStream } from '../../commands/aggregateStream.ts';
 import { debitCredits } from '../../commands/credits.ts';
 import { type AgentRunEvent, type AgentRunLedgerEvent, type RunFailureReason, RunHeldElsewhereError, RunLeaseLostError } from '../../domain/agentRun.ts';
@@ -68,6 +68,8 @@ const GATE_FAILURES: Partial<Record<ErrorCode, Exclude<RunFailureReason, 'worker
   SITE_NOT_LICENSED: 'site_not_licensed',
   PLAN_REQUIRED: 'plan_required',
   AGENT_INACTIVE: 'agent_inactive',
+  SENDING_DOMAIN_UNVERIFIED: 'sending_domain_unverified',
+  INSUFFICIENT_CREDITS: 'insufficient_credits',
 };
 
 /** What one execution of the work came to, before the proposals the site has already are left out and it is recorded. */
@@ -404,10 +406,11 @@ export class AgentRunner {
     if (!site) return { ok: false, reason: 'site_not_found', detail: `site ${run.siteId} not found` } satisfies Outcome;
     const work = this.deps.registry?.[run.agentKey];
     if (!work) return { ok: false, reason: 'work_unavailable', detail: `no work is installed for the agent ${run.agentKey}` } satisfies Outcome;
-    // The gates again, as queuing checked them: the licence, the plan or the agent may have changed since.
+    // The gates again, as queuing checked them: the licence, the plan, the agent, the sending domain
+    // or the team's credits (another run spent them) may have changed since.
     let state: AgentsState;
     try {
-      state = (await assertRunGates(this.deps, run.siteId, run.agentKey)).agents;
+      state = (await assertWorkGates(this.deps, run.teamId, run.siteId, run.agentKey)).agents;
     } catch (error) {
       if (!(error instanceof ServiceError)) throw error;
       const reason = GATE_FAILURES[error.code];
