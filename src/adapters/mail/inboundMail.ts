@@ -9,9 +9,11 @@ import { type DeliveryReport, classifyDeliveryReport } from './deliveryReport.ts
 
 /**
  * mailparser's own HTML-to-text conversion grows faster than its input (seconds for a megabyte): the
- * text of an HTML-only mail is derived by one linear pass instead.
+ * text of an HTML-only mail is derived by one linear pass instead. `ignoreEmbedded` (mailsplit's,
+ * passed through): a `message/rfc822` part is an attachment whatever its disposition, not text run
+ * into the mail's own with a header table and no forward marker (`attachedForward` reads it).
  */
-const PARSE = { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true } as const;
+const PARSE = { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true, ignoreEmbedded: true } as const;
 
 /**
  * A mail as the forwarding mailbox ingests it (IngestMessage's message), its fields made storable,
@@ -46,8 +48,8 @@ export async function readInboundMail(raw: Uint8Array, reportsOnly: boolean): Pr
   if (reportsOnly) return { kind: 'other' };
   const mail = await simpleParser(buffer, PARSE);
   const html = typeof mail.html === 'string' ? mail.html : null;
-  // An HTML-only mail's text part is '' here (the conversion skipped).
-  const text = !mail.text?.trim() && html ? htmlToText(html, { mail: true }) : (mail.text ?? '');
+  const attached = await attachedForward(mail);
+  const text = textOf(mail) + attached;
   const headerFrom = mail.from?.value[0];
   const forwarded = originalSender(text);
   return {
@@ -65,9 +67,37 @@ export async function readInboundMail(raw: Uint8Array, reportsOnly: boolean): Pr
       messageId: headerMessageId(mail.messageId),
       inReplyTo: threadHeader(mail.inReplyTo),
       references: threadHeader(mail.references),
-      retryStable: [headerLine(mail, 'date'), headerLine(mail, 'from'), headerLine(mail, 'subject'), mail.text ?? '', html ?? ''],
+      retryStable: [headerLine(mail, 'date'), headerLine(mail, 'from'), headerLine(mail, 'subject'), (mail.text ?? '') + attached, html ?? ''],
     },
   };
+}
+
+/** The mail's text; an HTML-only mail's text part is '' here (the conversion skipped): derived from its HTML. */
+function textOf(mail: ParsedMail): string {
+  const html = typeof mail.html === 'string' ? mail.html : null;
+  return !mail.text?.trim() && html ? htmlToText(html, { mail: true }) : (mail.text ?? '');
+}
+
+/**
+ * A pitch forwarded as an attachment ("Forward as attachment" in Gmail, Outlook, Thunderbird: a
+ * `message/rfc822` part; the pitch's sender was lost, and the forwarder taken for it): written out as the forwarded block an inline
+ * forward has ("---------- Forwarded message ---------", From, Date, Subject, To, then its text), so
+ * the same rules read it (`originalSender`, and `pitchSender`: only a team member's forward names the
+ * prospect). The first such attachment; '' without one.
+ */
+async function attachedForward(mail: ParsedMail): Promise<string> {
+  const attached = mail.attachments.find((a) => a.contentType.toLowerCase() === 'message/rfc822');
+  if (!attached) return '';
+  const inner = await simpleParser(attached.content, PARSE);
+  const from = inner.from?.value[0];
+  const lines = [
+    '---------- Forwarded message ---------',
+    from?.address ? `From: ${from.name ? `${from.name.replace(/[<>"\r\n]/g, ' ').trim()} ` : ''}<${from.address}>` : null,
+    inner.date ? `Date: ${inner.date.toUTCString()}` : null,
+    `Subject: ${(inner.subject ?? '').replace(/[\r\n]+/g, ' ')}`,
+    inner.to ? `To: ${[inner.to].flat().map((a) => a.text).join(', ').replace(/[\r\n]+/g, ' ')}` : null,
+  ].filter((l) => l !== null);
+  return `\n\n${lines.join('\n')}\n\n${textOf(inner)}`;
 }
 
 /**
