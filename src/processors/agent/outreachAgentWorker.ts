@@ -73,8 +73,8 @@ export interface OutreachAgentDeps extends AgentDeps {
 /**
  * The Outreach Agent's subscriber process. It follows the global log from its own checkpoint: each
  * `AgentDispatchRequested` is triaged and its decision recorded on the conversation's stream before
- * the checkpoint passes it (a crash before that re-reads the dispatch, and the conversation's stream
- * refuses to decide the same dispatch twice); the replies' attempt, failure and success events keep
+ * the checkpoint passes it, or it is stored with the checkpoint as deferred or carried (a crash before
+ * that re-reads the dispatch, and the conversation's stream refuses to decide the same dispatch twice); the replies' attempt, failure and success events keep
  * the list of pending replies, stored with the checkpoint, that the `ReplySender` works through.
  */
 export class OutreachAgentWorker {
