@@ -74,8 +74,9 @@ export interface OutreachAgentDeps extends AgentDeps {
  * The Outreach Agent's subscriber process. It follows the global log from its own checkpoint: each
  * `AgentDispatchRequested` is triaged and its decision recorded on the conversation's stream before
  * the checkpoint passes it, or it is stored with the checkpoint as deferred or carried (a crash before
- * that re-reads the dispatch, and the conversation's stream refuses to decide the same dispatch twice); the replies' attempt, failure and success events keep
- * the list of pending replies, stored with the checkpoint, that the `ReplySender` works through.
+ * that re-reads the dispatch, and the conversation's stream refuses to decide the same dispatch
+ * twice); the replies' attempt, failure and success events keep the list of pending replies, stored
+ * with the checkpoint, that the `ReplySender` works through.
  */
 export class OutreachAgentWorker {
   private readonly sender: ReplySender;
@@ -235,10 +236,10 @@ export class OutreachAgentWorker {
   }
 
   /**
-   * The deferred dispatches due again, read back from their streams, in log order: those watching a
-   * conversation `touched` (the page holds an event of its stream), the carried ones, and every one
-   * after a restart and at least every RETRY_ALL_DEFERRED_MS. A still-waiting one costs its facts and a read of its
-   * conversation, no model call. `gone`: ids whose event is no longer in the log (a stream deleted
+   * The deferred dispatches due again, read back from their streams (a carried one as this worker
+   * read it), in log order: those watching a conversation `touched` (the page holds an event of its
+   * stream), the carried ones, and every one after a restart and at least every
+   * RETRY_ALL_DEFERRED_MS. A still-waiting one costs its facts and a read of its conversation, no model call. `gone`: ids whose event is no longer in the log (a stream deleted
    * since), dropped. `waiting`: conversations with a deferred dispatch not due.
    */
   private async readDeferred(touched: ReadonlySet<string>): Promise<{ retried: RecordedDispatch[]; gone: string[]; waiting: Set<string> }> {
