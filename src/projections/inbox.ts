@@ -35,11 +35,12 @@ const INBOX_EVENT_TYPES = [
  * The Outreach Agent's inbox: one projection (one checkpoint, rebuilt together) over six read
  * models, each built by its own handler in `inbox/`. The agents' proposals (`OpportunityProposed`)
  * are opportunities too. Version 7: opportunities have a `kind` and `details`, and
- * `conversationMessages` links each conversation to its messages.
+ * `conversationMessages` links each conversation to its messages. Version 8: a conversation's
+ * `updatedAt` and `lastMessageAt` never go back, and a reply's outcome moves `updatedAt`.
  */
 export const inboxProjection: Projection = {
   name: 'inbox',
-  version: 7,
+  version: 8,
   collections: [CONVERSATIONS, OPPORTUNITIES, MESSAGES, CONVERSATION_MESSAGES, MESSAGE_THREADS, AGENT_DISPATCHES],
   canHandle: handles([...INBOX_EVENT_TYPES, 'OpportunityProposed']),
   async handle(recorded, w) {

@@ -1,8 +1,9 @@
 import t from 'tap';
 import { inboxProjection } from '../../src/projections/inbox.ts';
-import { CONVERSATIONS, getConversation } from '../../src/readModels/conversations.ts';
+import { CONVERSATIONS, type ConversationDoc, getConversation } from '../../src/readModels/conversations.ts';
 import { findThread } from '../../src/readModels/messageThreads.ts';
 import { MESSAGES, type MessageDoc } from '../../src/readModels/messages.ts';
+import { projectEvents } from '../helpers/projectionSpec.ts';
 import { startAgentHarness } from './helpers.ts';
 
 t.test('inbox projection: the agent’s reply, the status history and the thread index; replayed twice, the same documents', async (t) => {
@@ -37,4 +38,31 @@ t.test('inbox projection: the agent’s reply, the status history and the thread
     });
     t.same(await snapshot(), first, `round ${round}: identical documents`);
   }
+});
+
+t.test("inbox projection: a conversation's times never go back, whatever order their stamps reach the log in", async (t) => {
+  const a = await startAgentHarness();
+  t.teardown(() => a.close());
+  const { services } = a.h.app;
+  const id = (await a.pitch({ messageId: '<order-1@prospect.io>' })).conversationIds[0]!;
+  await a.waitForEvent(id, 'ReplySent');
+  const followUp = (await a.pitch({ messageId: '<order-2@prospect.io>', inReplyTo: '<order-1@prospect.io>', bodyText: 'And one more thing.' })).conversationIds[0]!;
+  t.equal(followUp, id, 'the follow-up joins the conversation');
+  const all = (await services.events.readAll({ limit: 100_000 })).filter((e) => inboxProjection.canHandle(e.type));
+  const at = (e: { data: unknown }) => (e.data as { occurredAt: number }).occurredAt;
+  const ofConversation = all.filter((e) => JSON.stringify(e.data).includes(id));
+  const ingested = ofConversation.filter((e) => e.type === 'MessageIngested');
+  t.equal(ingested.length, 2);
+  const opened = ofConversation.filter((e) => e.type === 'ConversationOpened');
+  const agentsFirst = ofConversation.filter((e) => ['AgentTriaged', 'ReplyDrafted', 'ReplySendAttempted', 'ReplySent', 'ConversationStatusChanged'].includes(e.type) && at(e) < at(ingested[1]!));
+  const replySent = agentsFirst.find((e) => e.type === 'ReplySent')!;
+  // As when the agent's model calls took longer than the prospect's next mail: its stamps (taken
+  // before) reach the log after the follow-up's. And the reply's outcome is the last change.
+  const sequence = [...opened, ingested[0]!, ingested[1]!, ...agentsFirst.filter((e) => e !== replySent), replySent];
+  const { store } = await projectEvents(t, inboxProjection, sequence.map((e) => ({ type: e.type, data: e.data })));
+  const conversation = (await store.get<ConversationDoc>(CONVERSATIONS, id))!;
+  const iso = (ms: number) => new Date(ms).toISOString();
+  t.equal(conversation.lastMessageAt, iso(at(ingested[1]!)), "lastMessageAt is the follow-up's time, not the agent's earlier reply's");
+  t.equal(conversation.updatedAt, iso(Math.max(...sequence.map(at))), 'updatedAt is the latest change, the reply sent included');
+  t.equal(conversation.messageCount, 3);
 });

@@ -45,4 +45,8 @@ t.test("another team's pitch arriving during a slow burst is triaged before the 
   t.same(await services.readModels.find('outreachAgentDeferredDispatches', {}), [], 'nothing left carried');
   const all = (await services.events.readAll({ limit: 100_000 })).filter((e) => e.type === 'AgentTriaged');
   t.equal(all.length, 13, 'every pitch triaged once');
+  // Each decision is stamped when it is recorded, after its 1.5 s model call, not when it was taken up.
+  const ingestedAt = new Map((await services.events.readAll({ limit: 100_000 })).filter((e) => e.type === 'MessageIngested').map((e) => [(e.data as { messageId: string }).messageId, (e.data as { occurredAt: number }).occurredAt]));
+  const slow = all.filter((e) => (e.data as { teamId: string }).teamId !== b.teamId).map((e) => e.data as { inboundMessageId: string; occurredAt: number });
+  t.ok(slow.every((d) => d.occurredAt - ingestedAt.get(d.inboundMessageId)! >= 1_500), "team A's decisions are stamped after their model calls");
 });

@@ -71,7 +71,9 @@ export async function triageDispatch(
   claimFirstAttempt = true,
 ): Promise<TriageOutcomeRecorded> {
   const { dispatch, message, site, settings } = facts;
-  const ref = { conversationId: dispatch.conversationId, siteId: dispatch.siteId, teamId: dispatch.teamId, now: deps.clock.now().getTime() };
+  // Stamped when recorded, not when taken up: the model's calls take seconds, and a reply stamped
+  // before them was listed before the prospect's message that arrived meanwhile.
+  const ref = () => ({ conversationId: dispatch.conversationId, siteId: dispatch.siteId, teamId: dispatch.teamId, now: deps.clock.now().getTime() });
   const stream = conversationStream(dispatch.conversationId);
   // Handled before (a restart before the checkpoint moved, another worker): triage nothing again.
   const known = await aggregateStream(deps.events, stream, conversationDecider);
@@ -81,7 +83,7 @@ export async function triageDispatch(
   const skip = async (reason: AgentSkipReason) => {
     const r = await commandOnReadState(deps.events, stream, conversationDecider, known, {
       type: 'SkipDispatch',
-      data: { ...ref, dispatchId: dispatch.dispatchId, inboundMessageId: dispatch.messageId, reason },
+      data: { ...ref(), dispatchId: dispatch.dispatchId, inboundMessageId: dispatch.messageId, reason },
     }, metadata);
     return { events: r.events, claimed: null, drafted: null, deferred: false };
   };
@@ -93,7 +95,7 @@ export async function triageDispatch(
       result = await commandOnReadState(deps.events, stream, conversationDecider, known, {
         type: 'RecordTriage',
         data: {
-          ...ref,
+          ...ref(),
           dispatchId: dispatch.dispatchId,
           inboundMessageId: dispatch.messageId,
           dispatchedAt: dispatch.occurredAt,

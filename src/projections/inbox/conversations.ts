@@ -22,7 +22,7 @@ export async function applyToConversations(event: InboxEvent, w: ProjectionWrite
       for (const conversationId of d.conversationIds) {
         await update(w, conversationId, d.occurredAt, (c) => ({
           messageCount: c.messageCount + 1,
-          lastMessageAt: iso(d.occurredAt),
+          lastMessageAt: later(c.lastMessageAt, iso(d.occurredAt)),
           aiPaused: d.aiPaused,
           skipReason: d.skipReason,
           unread: true,
@@ -35,9 +35,13 @@ export async function applyToConversations(event: InboxEvent, w: ProjectionWrite
       return update(w, event.data.conversationId, event.data.occurredAt, () => ({ lastTriage: { outcome: event.data.outcome, classifier: event.data.classifier } }));
     case 'ReplyDrafted':
       for (const id of [event.data.conversationId, ...(event.data.answersFor ?? [])]) {
-        await update(w, id, event.data.occurredAt, (c) => ({ messageCount: c.messageCount + 1, lastMessageAt: iso(event.data.occurredAt) }));
+        await update(w, id, event.data.occurredAt, (c) => ({ messageCount: c.messageCount + 1, lastMessageAt: later(c.lastMessageAt, iso(event.data.occurredAt)) }));
       }
       return;
+    // The reply's outcome changes its message (sent, retrying, failed): a change of the conversation.
+    case 'ReplySent':
+    case 'ReplySendFailed':
+      return update(w, event.data.conversationId, event.data.occurredAt, () => ({}));
     case 'ConversationStatusChanged': {
       const d = event.data;
       return update(w, d.conversationId, d.occurredAt, (c) => ({
@@ -74,15 +78,20 @@ export async function applyToConversations(event: InboxEvent, w: ProjectionWrite
 }
 
 /**
- * Applies a change to a conversation the read model has, stamping `updatedAt` with the event's time;
- * events for one it does not have change nothing, nor does a change of null.
+ * Applies a change to a conversation the read model has, stamping `updatedAt` with the event's time
+ * (never earlier than it was: events are in log order, and their times, stamped by several processes,
+ * need not be; a client syncing with `updatedAfter` must not miss a change); events for one it does
+ * not have change nothing, nor does a change of null.
  */
 async function update(w: ProjectionWriter, id: string, at: number, change: (c: ConversationDoc) => Partial<ConversationDoc> | null): Promise<void> {
   const conversation = await w.get<ConversationDoc>(CONVERSATIONS, id);
   if (!conversation) return;
   const changes = change(conversation);
-  if (changes) await w.put(CONVERSATIONS, { ...conversation, ...changes, updatedAt: iso(at) });
+  if (changes) await w.put(CONVERSATIONS, { ...conversation, ...changes, updatedAt: later(conversation.updatedAt, iso(at)) });
 }
+
+/** The later of two ISO 8601 UTC times as `iso` writes them (same form: they compare as strings). */
+const later = (a: string, b: string) => (a > b ? a : b);
 
 /** A conversation as it opens (a pitch ingested, or one the agent sent): no messages, no marks yet. */
 function newConversation(
