@@ -31,14 +31,6 @@ const PAGE = 500;
  * waits for is an event on a conversation it watches, so this only bounds the wait should one be missed.
  */
 const RETRY_ALL_DEFERRED_MS = 60_000;
-/**
- * A step takes up new conversations for this long at most; those it did not reach are carried to the
- * next step (stored as deferred, due at every step, even with no new event), where they take turns
- * with the teams' new dispatches. The log is read a page at a time and a page's triage is awaited
- * whole: one team's burst with slow model calls held every other team's next pitch behind all of it
- * (a 500-pitch page at 16 lanes and 4 s a call: two minutes).
- */
-const STEP_BUDGET_MS = 1_000;
 
 type PendingDoc = Document & PendingReplyRef;
 /**
@@ -53,8 +45,6 @@ type DeferredDoc = Document & {
   position: string;
   /** The conversations whose events may end the wait (its own, and the first of its pitch); absent on docs stored before: every page. */
   watch?: string[];
-  /** Not triaged yet: a step's budget ran out before it (STEP_BUDGET_MS); taken up at every step. */
-  carried?: boolean;
 };
 
 export interface OutreachAgentOptions extends SendPolicy {
@@ -73,10 +63,9 @@ export interface OutreachAgentDeps extends AgentDeps {
 /**
  * The Outreach Agent's subscriber process. It follows the global log from its own checkpoint: each
  * `AgentDispatchRequested` is triaged and its decision recorded on the conversation's stream before
- * the checkpoint passes it, or it is stored with the checkpoint as deferred or carried (a crash before
- * that re-reads the dispatch, and the conversation's stream refuses to decide the same dispatch
- * twice); the replies' attempt, failure and success events keep the list of pending replies, stored
- * with the checkpoint, that the `ReplySender` works through.
+ * the checkpoint passes it (a crash before that re-reads the dispatch, and the conversation's stream
+ * refuses to decide the same dispatch twice); the replies' attempt, failure and success events keep
+ * the list of pending replies, stored with the checkpoint, that the `ReplySender` works through.
  */
 export class OutreachAgentWorker {
   private readonly sender: ReplySender;
@@ -84,10 +73,6 @@ export class OutreachAgentWorker {
   private checkpoint = -1n;
   /** The stored deferred dispatches, by dispatch id. */
   private deferred = new Map<string, DeferredDoc>();
-  /** Carried dispatches as this worker read them (not read back from their streams at every step). */
-  private carriedRead = new Map<string, RecordedDispatch>();
-  /** Deferred docs removed by a step with no new event: removed again by the next page's batch (see step). */
-  private removeAgain = new Set<string>();
   /** When every deferred dispatch was last taken up again (epoch ms; 0: at the next page). */
   private retriedAllAt = 0;
   private controller: AbortController | null = null;
@@ -132,10 +117,10 @@ export class OutreachAgentWorker {
     this.controller = null;
   }
 
-  /** Resolves when the worker has passed `position`, triaged what it carried, and sent what it claimed (tests and the benchmark). */
+  /** Resolves when the worker has passed `position` and sent what it claimed (tests and the benchmark). */
   async waitForPosition(position: bigint, timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
-    while (this.checkpoint < position || this.carrying()) {
+    while (this.checkpoint < position) {
       if (Date.now() > deadline) return false;
       await sleep(5);
     }
@@ -149,17 +134,12 @@ export class OutreachAgentWorker {
     );
   }
 
-  private carrying(): boolean {
-    for (const doc of this.deferred.values()) if (doc.carried) return true;
-    return false;
-  }
-
-  /** One page of the global log, and the dispatches carried from the last step. Returns false when there was nothing to do. */
+  /** One page of the global log. Returns false when there was nothing new. */
   async step(): Promise<boolean> {
     const from = this.checkpoint;
     const page = await this.deps.events.readAll({ after: from, limit: PAGE });
-    if (page.length === 0 && !this.carrying()) return false;
-    const to = page.at(-1)?.position ?? from;
+    if (page.length === 0) return false;
+    const to = page[page.length - 1]!.position;
 
     const dispatches: RecordedDispatch[] = [];
     const pending = new Map<string, { position: bigint; doc: PendingDoc | null }>();
@@ -182,25 +162,20 @@ export class OutreachAgentWorker {
     // behind one still waiting on its conversation waits too, without being triaged.
     const { retried, gone, waiting } = await this.readDeferred(touched);
     const behind = dispatches.filter((d) => waiting.has(d.dispatch.conversationId));
-    const { deferred: stillDeferred, carried } = await this.triageAll([...retried, ...dispatches.filter((d) => !waiting.has(d.dispatch.conversationId))]);
+    const stillDeferred = await this.triageAll([...retried, ...dispatches.filter((d) => !waiting.has(d.dispatch.conversationId))]);
     for (const d of behind) stillDeferred.set(d.dispatch.dispatchId, [d.dispatch.conversationId]);
-    const kept = (d: RecordedDispatch) => stillDeferred.has(d.dispatch.dispatchId) || carried.has(d.dispatch.dispatchId);
-    const decided = retried.filter((d) => !kept(d)).map((d) => d.dispatch.dispatchId);
-    const newlyDeferred = dispatches.filter(kept);
-    // A retried one still waiting may watch other conversations now (its first decided, say), or
-    // wait now where it was carried, or the other way round; one carried again is stored as it was.
-    const rewatched = retried.filter((d) => kept(d) && !(carried.has(d.dispatch.dispatchId) && this.deferred.get(d.dispatch.dispatchId)?.carried));
-    const docOf = (d: RecordedDispatch) => deferredDoc(d, stillDeferred.get(d.dispatch.dispatchId) ?? null);
-    // With no new event, `to` is the position of the last page's batch, where a MongoDB read model
-    // keeps a document written at that position (its replay guard): removed again with the next page.
-    const removals = [...decided, ...gone, ...(page.length > 0 ? this.removeAgain : [])];
+    const decided = retried.filter((d) => !stillDeferred.has(d.dispatch.dispatchId)).map((d) => d.dispatch.dispatchId);
+    const newlyDeferred = dispatches.filter((d) => stillDeferred.has(d.dispatch.dispatchId));
+    // A retried one still waiting may watch other conversations now (its first decided, say).
+    const rewatched = retried.filter((d) => stillDeferred.has(d.dispatch.dispatchId));
+    const docOf = (d: RecordedDispatch) => deferredDoc(d, stillDeferred.get(d.dispatch.dispatchId)!);
 
     const moved = await this.deps.readModels.applyBatch(AGENT_WORKER, AGENT_WORKER_VERSION, from, to, async (writerAt) => {
       for (const [id, { position, doc }] of pending) {
         if (doc) await writerAt(position).put(PENDING, doc);
         else await writerAt(position).remove(PENDING, id);
       }
-      for (const id of removals) await writerAt(to).remove(DEFERRED, id);
+      for (const id of [...decided, ...gone]) await writerAt(to).remove(DEFERRED, id);
       for (const d of newlyDeferred) await writerAt(d.recorded.position).put(DEFERRED, docOf(d));
       for (const d of rewatched) await writerAt(to).put(DEFERRED, docOf(d));
     });
@@ -211,17 +186,8 @@ export class OutreachAgentWorker {
       return true;
     }
     this.checkpoint = to;
-    if (page.length > 0) this.removeAgain.clear();
-    else for (const id of [...decided, ...gone]) this.removeAgain.add(id);
-    for (const id of [...decided, ...gone]) {
-      this.deferred.delete(id);
-      this.carriedRead.delete(id);
-    }
+    for (const id of [...decided, ...gone]) this.deferred.delete(id);
     for (const d of [...newlyDeferred, ...rewatched]) this.deferred.set(d.dispatch.dispatchId, docOf(d));
-    for (const d of [...newlyDeferred, ...retried]) {
-      if (carried.has(d.dispatch.dispatchId)) this.carriedRead.set(d.dispatch.dispatchId, d);
-      else this.carriedRead.delete(d.dispatch.dispatchId);
-    }
     for (const [id, { doc }] of pending) {
       if (doc) this.sender.track(doc);
       else this.sender.forget(id);
@@ -231,15 +197,14 @@ export class OutreachAgentWorker {
 
   private async loadDeferred(): Promise<void> {
     this.deferred = new Map((await this.deps.readModels.find<DeferredDoc>(DEFERRED, {})).map((d) => [d.id, d]));
-    this.carriedRead.clear();
     this.retriedAllAt = 0;
   }
 
   /**
-   * The deferred dispatches due again, read back from their streams (a carried one as this worker
-   * read it), in log order: those watching a conversation `touched` (the page holds an event of its
-   * stream), the carried ones, and every one after a restart and at least every
-   * RETRY_ALL_DEFERRED_MS. A still-waiting one costs its facts and a read of its conversation, no model call. `gone`: ids whose event is no longer in the log (a stream deleted
+   * The deferred dispatches due again, read back from their streams, in log order: those watching a
+   * conversation `touched` (the page holds an event of its stream), and every one after a restart
+   * and at least every RETRY_ALL_DEFERRED_MS. A still-waiting one costs its facts and a read of its
+   * conversation, no model call. `gone`: ids whose event is no longer in the log (a stream deleted
    * since), dropped. `waiting`: conversations with a deferred dispatch not due.
    */
   private async readDeferred(touched: ReadonlySet<string>): Promise<{ retried: RecordedDispatch[]; gone: string[]; waiting: Set<string> }> {
@@ -248,7 +213,7 @@ export class OutreachAgentWorker {
     const now = Date.now();
     const all = now - this.retriedAllAt >= RETRY_ALL_DEFERRED_MS;
     if (all) this.retriedAllAt = now;
-    const isDue = (doc: DeferredDoc) => all || doc.carried === true || !doc.watch || doc.watch.some((id) => touched.has(conversationStream(id)));
+    const isDue = (doc: DeferredDoc) => all || !doc.watch || doc.watch.some((id) => touched.has(conversationStream(id)));
     // A conversation's deferred dispatches are taken up together, or none of them.
     const dueConversations = new Set([...this.deferred.values()].filter(isDue).map((d) => d.conversationId));
     const waiting = new Set([...this.deferred.values()].map((d) => d.conversationId).filter((id) => !dueConversations.has(id)));
@@ -256,11 +221,6 @@ export class OutreachAgentWorker {
       .filter((d) => dueConversations.has(d.conversationId))
       .sort((a, b) => (BigInt(a.position) < BigInt(b.position) ? -1 : 1));
     for (const doc of due) {
-      const read = this.carriedRead.get(doc.id);
-      if (read) {
-        retried.push(read);
-        continue;
-      }
       const [recorded] = await this.deps.events.readStream(doc.streamId, { fromRevision: BigInt(doc.revision) });
       const dispatch = recorded?.revision === BigInt(doc.revision) ? recordedDispatch(recorded) : null;
       if (dispatch?.dispatch.dispatchId === doc.id) retried.push(dispatch);
@@ -275,10 +235,9 @@ export class OutreachAgentWorker {
   /**
    * Triage dispatches, `concurrency` at a time; one conversation's dispatches in log order, and none
    * after an earlier one of its conversation that is deferred. Returns the deferred ones' ids, each
-   * with the conversations it waits on, and the ids of those carried to the next step: the
-   * conversations not taken up within STEP_BUDGET_MS.
+   * with the conversations it waits on.
    */
-  private async triageAll(dispatches: RecordedDispatch[]): Promise<{ deferred: Map<string, string[]>; carried: Set<string> }> {
+  private async triageAll(dispatches: RecordedDispatch[]): Promise<Map<string, string[]>> {
     const deferred = new Map<string, string[]>();
     const byConversation = new Map<string, RecordedDispatch[]>();
     for (const d of dispatches) {
@@ -291,9 +250,8 @@ export class OutreachAgentWorker {
     // team's dispatches in this page behind all of its own. A conversation's dispatches keep their order.
     const queues = interleaveBy([...byConversation.values()], (queue) => queue[0]!.dispatch.teamId);
     let next = 0;
-    const until = Date.now() + STEP_BUDGET_MS;
     const lane = async () => {
-      while (next < queues.length && Date.now() < until) {
+      while (next < queues.length) {
         const queue = queues[next++]!;
         let waitsOn: string[] | null = null;
         for (const dispatch of queue) {
@@ -303,7 +261,7 @@ export class OutreachAgentWorker {
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.options.concurrency, queues.length) }, lane));
-    return { deferred, carried: new Set(queues.slice(next).flatMap((queue) => queue.map((d) => d.dispatch.dispatchId))) };
+    return deferred;
   }
 
   /** The conversations a deferred dispatch waits on (its own, and the first of its pitch's); null when it was decided. */
@@ -324,14 +282,13 @@ export class OutreachAgentWorker {
   }
 }
 
-/** A deferred dispatch waiting on the conversations `watch`, or carried (`watch` null). */
-const deferredDoc = (d: RecordedDispatch, watch: string[] | null): DeferredDoc => ({
+const deferredDoc = (d: RecordedDispatch, watch: string[]): DeferredDoc => ({
   id: d.dispatch.dispatchId,
   conversationId: d.dispatch.conversationId,
   streamId: d.recorded.streamId,
   revision: d.recorded.revision.toString(),
   position: d.recorded.position.toString(),
-  ...(watch ? { watch } : { watch: [], carried: true }),
+  watch,
 });
 
 /** The events that keep the pending-reply list: a reply's draft, attempts and outcomes. */
