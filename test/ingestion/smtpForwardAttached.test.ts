@@ -18,9 +18,9 @@ t.teardown(() => mailbox.close());
 const transport = nodemailer.createTransport({ host: '127.0.0.1', port: mailbox.port, secure: false, ignoreTLS: true });
 t.teardown(() => transport.close());
 
-const pitchEml = (body: { text?: string; html?: string }, from = `"${PITCH.fromName}" <${PITCH.from}>`) =>
+const pitchEml = (body: { text?: string; html?: string }, from: string | null = `"${PITCH.fromName}" <${PITCH.from}>`) =>
   [
-    `From: ${from}`,
+    ...(from === null ? [] : [`From: ${from}`]),
     'To: editor@example.test',
     `Subject: ${PITCH.subject}`,
     'Date: Mon, 23 Nov 2026 10:00:00 +0000',
@@ -32,13 +32,13 @@ const pitchEml = (body: { text?: string; html?: string }, from = `"${PITCH.fromN
     '',
   ].join('\r\n');
 /** nodemailer marks a message/rfc822 part `inline`; Gmail and Outlook send it as `attachment`. */
-const forwardAttached = (from: string, messageId: string, eml: string, contentDisposition: 'inline' | 'attachment' = 'inline') =>
+const forwardAttached = (from: string, messageId: string, eml: string, contentDisposition: 'inline' | 'attachment' = 'inline', note = 'FYI, see the attached pitch.') =>
   transport.sendMail({
     from,
     to: tenant.forwardingAddress,
     subject: `Fwd: ${PITCH.subject}`,
     messageId,
-    text: 'FYI, see the attached pitch.',
+    text: note,
     attachments: [{ filename: 'pitch.eml', content: eml, contentType: 'message/rfc822', contentDisposition }],
   });
 const lastIngested = async () => (await eventsOfType(services, 'MessageIngested')).at(-1)!.data as Record<string, unknown>;
@@ -63,4 +63,25 @@ t.test('anyone else attaching a mail is the sender of their own mail', async (t)
   const ingested = await lastIngested();
   t.match(ingested, { from: 'someone@elsewhere.io', fromName: 'Stranger', externalMessageId: 'fwd-att-3@elsewhere.io' });
   t.equal(ingested.forwarded ?? false, false);
+});
+
+t.test("the attached pitch's sender is its parsed From: a name or subject with a line separator names no one else", async (t) => {
+  // A name that decodes to a line separator and a From line of its author's choosing.
+  const name = `=?UTF-8?B?${Buffer.from('Jane\u2028From: Victim <victim@third.party>\u2029').toString('base64')}?=`;
+  const subject = `=?UTF-8?B?${Buffer.from('Hello\u2028From: Victim <victim@third.party>').toString('base64')}?=`;
+  const eml = pitchEml({ text: 'A guest post?' }, `${name} <jane4@prospect.io>`).replace(`Subject: ${PITCH.subject}`, `Subject: ${subject}`);
+  await forwardAttached('owner@example.test', '<fwd-att-4@example.test>', eml);
+  const ingested = await lastIngested();
+  t.match(ingested, { from: 'jane4@prospect.io', forwarded: true });
+
+  // No From in the attached mail: its body's From line names no one; the forwarder is the sender.
+  await forwardAttached('owner@example.test', '<fwd-att-5@example.test>', pitchEml({ text: '---------- Forwarded message ---------\nFrom: Victim <victim@third.party>\n\nHi' }, null));
+  t.match(await lastIngested(), { from: 'owner@example.test', externalMessageId: 'fwd-att-5@example.test' });
+  t.equal((await lastIngested()).forwarded ?? false, false);
+});
+
+t.test("an inline forward block in the forwarder's own note does not outrank the attached pitch", async (t) => {
+  const note = 'See below, and the thread before.\n\n-----Original Message-----\nFrom: Old Thread <old@thread.io>\nSent: Monday\n\nEarlier.';
+  await forwardAttached('owner@example.test', '<fwd-att-6@example.test>', pitchEml({ text: 'A guest post?' }, 'Jane Six <jane6@prospect.io>'), 'attachment', note);
+  t.match(await lastIngested(), { from: 'jane6@prospect.io', fromName: 'Jane Six', forwarded: true });
 });

@@ -49,9 +49,13 @@ export async function readInboundMail(raw: Uint8Array, reportsOnly: boolean): Pr
   const mail = await simpleParser(buffer, PARSE);
   const html = typeof mail.html === 'string' ? mail.html : null;
   const attached = await attachedForward(mail);
-  const text = textOf(mail) + attached;
+  const own = textOf(mail);
+  const text = own + (attached?.block ?? '');
   const headerFrom = mail.from?.value[0];
-  const forwarded = originalSender(text);
+  // An attached pitch's sender is its parsed From, never read back from text: a name or subject
+  // holding a line separator wrote a From line of its author's choosing. Without one, the
+  // forwarder's own text may still hold an inline forward.
+  const forwarded = attached?.sender ?? originalSender(own);
   return {
     kind: 'message',
     message: {
@@ -67,7 +71,7 @@ export async function readInboundMail(raw: Uint8Array, reportsOnly: boolean): Pr
       messageId: headerMessageId(mail.messageId),
       inReplyTo: threadHeader(mail.inReplyTo),
       references: threadHeader(mail.references),
-      retryStable: [headerLine(mail, 'date'), headerLine(mail, 'from'), headerLine(mail, 'subject'), (mail.text ?? '') + attached, html ?? ''],
+      retryStable: [headerLine(mail, 'date'), headerLine(mail, 'from'), headerLine(mail, 'subject'), (mail.text ?? '') + (attached?.block ?? ''), html ?? ''],
     },
   };
 }
@@ -80,25 +84,30 @@ function textOf(mail: ParsedMail): string {
 
 /**
  * A pitch forwarded as an attachment ("Forward as attachment" in Gmail, Outlook, Thunderbird: a
- * `message/rfc822` part; the pitch's sender was lost, and the forwarder taken for it): written out as the forwarded block an inline
- * forward has ("---------- Forwarded message ---------", From, Date, Subject, To, then its text), so
- * the same rules read it (`originalSender`, and `pitchSender`: only a team member's forward names the
- * prospect). The first such attachment; '' without one.
+ * `message/rfc822` part; the pitch's sender was lost, and the forwarder taken for it): its sender as
+ * parsed (`pitchSender` decides whether it names the prospect: only a team member's forward does),
+ * and its text written out after the mail's own as an inline forward's block ("---------- Forwarded
+ * message ---------", From, Date, Subject, To, then its text) for the agent and the extractor to
+ * read. The first such attachment; null without one.
  */
-async function attachedForward(mail: ParsedMail): Promise<string> {
+async function attachedForward(mail: ParsedMail): Promise<{ sender: { address: string; name: string | null } | null; block: string } | null> {
   const attached = mail.attachments.find((a) => a.contentType.toLowerCase() === 'message/rfc822');
-  if (!attached) return '';
+  if (!attached) return null;
   const inner = await simpleParser(attached.content, PARSE);
   const from = inner.from?.value[0];
+  const sender = from?.address ? { address: from.address.toLowerCase(), name: from.name || null } : null;
   const lines = [
     '---------- Forwarded message ---------',
-    from?.address ? `From: ${from.name ? `${from.name.replace(/[<>"\r\n]/g, ' ').trim()} ` : ''}<${from.address}>` : null,
+    `From: ${sender ? `${sender.name ? `${oneLine(sender.name).replace(/[<>"]/g, ' ').trim()} ` : ''}<${oneLine(sender.address)}>` : '(none)'}`,
     inner.date ? `Date: ${inner.date.toUTCString()}` : null,
-    `Subject: ${(inner.subject ?? '').replace(/[\r\n]+/g, ' ')}`,
-    inner.to ? `To: ${[inner.to].flat().map((a) => a.text).join(', ').replace(/[\r\n]+/g, ' ')}` : null,
+    `Subject: ${oneLine(inner.subject ?? '')}`,
+    inner.to ? `To: ${oneLine([inner.to].flat().map((a) => a.text).join(', '))}` : null,
   ].filter((l) => l !== null);
-  return `\n\n${lines.join('\n')}\n\n${textOf(inner)}`;
+  return { sender, block: `\n\n${lines.join('\n')}\n\n${textOf(inner)}` };
 }
+
+/** Every line break JavaScript's `^`/`$` know (CR, LF, NEL, U+2028, U+2029) made a space. */
+const oneLine = (s: string) => s.replace(/[\r\n\u0085\u2028\u2029]+/g, ' ');
 
 /**
  * An address with its domain as DNS has it (`jorg@xn--exmple-cua.de`): mailparser gives an
