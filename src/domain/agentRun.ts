@@ -37,9 +37,11 @@ export type RunFailureReason = (typeof RUN_FAILURE_REASONS)[number];
 
 /**
  * A run left by a dead worker is started once more; after that it fails (`worker_lost`). An attempt
- * its worker gave back when it stopped (`AgentRunReleased`) is not counted.
+ * its worker gave back when it stopped (`AgentRunReleased`) is not counted, up to MAX_RUN_RELEASES:
+ * a run whose work makes its process be stopped each time (an eviction for its memory, say) ends.
  */
 export const MAX_RUN_ATTEMPTS = 2;
+export const MAX_RUN_RELEASES = 5;
 export const HOUR_MS = 3_600_000;
 
 export const runLedgerHour = (ms: number) => Math.floor(ms / HOUR_MS);
@@ -222,6 +224,10 @@ export const agentRunDecider: Decider<AgentRunState, AgentRunCommand, AgentRunEv
           const detail = `the worker ${state.workerId} stopped renewing its lease on attempt ${state.attempt} of ${MAX_RUN_ATTEMPTS + state.released}`;
           return [{ type: 'AgentRunFailed', data: { ...state.run, attempt: state.attempt, reason: 'worker_lost', detail, failedAt: now } }];
         }
+        if (state.status === 'released' && state.released >= MAX_RUN_RELEASES) {
+          const detail = `the run's workers were stopped ${state.released} times before it ended`;
+          return [{ type: 'AgentRunFailed', data: { ...state.run, attempt: state.attempt, reason: 'worker_lost', detail, failedAt: now } }];
+        }
         const attempt = state.attempt + 1;
         return [{ type: 'AgentRunStarted', data: { ...state.run, attempt, workerId, leaseExpiresAt: leaseUntil(now, leaseMs), startedAt: now } }];
       }
@@ -240,7 +246,9 @@ export const agentRunDecider: Decider<AgentRunState, AgentRunCommand, AgentRunEv
       }
       case 'ReleaseAgentRun': {
         const { runId, attempt, workerId, now } = command.data;
-        holding(state, attempt, workerId);
+        const held = holding(state, attempt, workerId);
+        // Its lease ran out first (the work hung past it): lost, as the sweep will count it.
+        if (Date.parse(held.leaseExpiresAt) <= Date.parse(now)) return [];
         return [{ type: 'AgentRunReleased', data: { runId, attempt, workerId, releasedAt: now } }];
       }
       case 'FailAgentRun': {

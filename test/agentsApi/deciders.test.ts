@@ -2,6 +2,7 @@ import t from 'tap';
 import {
   type AgentRunEvent,
   type QueuedRun,
+  MAX_RUN_RELEASES,
   RunHeldElsewhereError,
   RunLeaseLostError,
   RunLedgerClosedError,
@@ -76,11 +77,22 @@ t.test('run stream: an attempt its worker released on stopping is queued again a
   given(agentRunDecider, [started, released, second, third])
     .when(start('w4', '2026-01-01T12:05:00.000Z'))
     .then([{ type: 'AgentRunFailed', data: { ...ref, attempt: 3, reason: 'worker_lost', detail: 'the worker w3 stopped renewing its lease on attempt 3 of 3', failedAt: '2026-01-01T12:05:00.000Z' } }]);
-  // Released on every deploy: never lost.
+  // Released on a deploy again: not lost.
   const releasedSecond: AgentRunEvent = { type: 'AgentRunReleased', data: { runId: 'r1', attempt: 2, workerId: 'w2', releasedAt: '2026-01-01T12:01:00.000Z' } };
   given(agentRunDecider, [started, released, second, releasedSecond])
     .when(start('w3', '2026-01-01T12:01:05.000Z'))
     .then([{ type: 'AgentRunStarted', data: { ...ref, attempt: 3, workerId: 'w3', leaseExpiresAt: '2026-01-01T12:02:05.000Z', startedAt: '2026-01-01T12:01:05.000Z' } }]);
+  // A release after the lease ran out (the work hung past it) gives nothing back: the attempt is lost.
+  given(agentRunDecider, [started]).when({ type: 'ReleaseAgentRun', data: { runId: 'r1', attempt: 1, workerId: 'w1', now: '2026-01-01T12:01:00.000Z' } }).then([]);
+  // Given back MAX_RUN_RELEASES times: the next start ends the run.
+  const history: AgentRunEvent[] = [];
+  for (let attempt = 1; attempt <= MAX_RUN_RELEASES; attempt++) {
+    history.push({ type: 'AgentRunStarted', data: { ...ref, attempt, workerId: `w${attempt}`, leaseExpiresAt: '2026-01-01T13:00:00.000Z', startedAt: '2026-01-01T12:00:00.000Z' } });
+    history.push({ type: 'AgentRunReleased', data: { runId: 'r1', attempt, workerId: `w${attempt}`, releasedAt: '2026-01-01T12:00:01.000Z' } });
+  }
+  given(agentRunDecider, history)
+    .when(start('w9', '2026-01-01T12:00:02.000Z'))
+    .then([{ type: 'AgentRunFailed', data: { ...ref, attempt: MAX_RUN_RELEASES, reason: 'worker_lost', detail: `the run's workers were stopped ${MAX_RUN_RELEASES} times before it ended`, failedAt: '2026-01-01T12:00:02.000Z' } }]);
 });
 
 t.test('credits: grants positive, debits once per run, balance may go below zero', async (t) => {

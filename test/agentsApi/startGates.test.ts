@@ -1,6 +1,6 @@
 import t from 'tap';
 import { requestAgentRun } from '../../src/commands/agentRuns.ts';
-import { debitCredits, grantCredits } from '../../src/commands/credits.ts';
+import { creditsOf, debitCredits, grantCredits } from '../../src/commands/credits.ts';
 import { changeSiteSettings } from '../../src/commands/tenancy.ts';
 import { startAgentRunner } from '../../src/processors/agentRuns/startAgentRunner.ts';
 import { type AgentRunDoc, getAgentRun } from '../../src/readModels/agentRuns.ts';
@@ -36,6 +36,7 @@ t.test('credits spent by another run after this one was queued: it fails insuffi
   const runner = await startAgentRunner(app.services);
   t.teardown(() => runner.stop());
   t.match(await ended(run.id), { status: 'failed', failureReason: 'insufficient_credits', failureDetail: /balance is 0/, creditsUsed: 0, opportunityIds: [] });
+  t.equal((await creditsOf(app.services, tenant.teamId)).balance, 0, 'the balance stays where the other run left it: this one is not debited');
 });
 
 t.test("an outreach run queued before the site's sending domain lost its verification fails sending_domain_unverified", async (t) => {
