@@ -22,7 +22,8 @@ export function refusedBatch(body: unknown, protocolVersion: string | undefined)
   return null;
 }
 
-const isId = (id: unknown) => typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
+/** MCP's ids: a string or an integer (JSON-RPC allows fractions; MCP does not). */
+const isId = (id: unknown) => typeof id === 'string' || Number.isSafeInteger(id);
 
 /** A JSON-RPC 2.0 message a client may send: a request or notification (`method`), or its answer to a server request (`result` or `error`). */
 function isMessage(value: unknown): boolean {

@@ -7,10 +7,10 @@ import {
   CallToolRequestSchema,
   ErrorCode,
   ListToolsRequestSchema,
-  McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { type ErrorCode as ServiceErrorCode, ServiceError, insufficientScope } from '../domain/errors.ts';
+import { truncateText } from '../domain/text.ts';
 import { reachableSite } from '../http/authenticate.ts';
 import type { Credential } from '../http/credentials.ts';
 import { errorBody, httpErrorOf } from '../http/errorHandler.ts';
@@ -69,7 +69,7 @@ export const CallToolRequestAnyArguments = CallToolRequestSchema.extend({ params
  * built per request would repeat on every call. Here the registry converts once at start.
  *
  * One MCP server for one request (stateless mode), acting for `credential`: tools/list from the
- * registry, tools/call with the scope, the write tier (write tools), the site, the tool's gate and
+ * registry, tools/call with the scope, the site, the write tier (write tools), the tool's gate and
  * the input checked, in that order. A refusal or failure is a tool error (isError) carrying the REST code, never a crash.
  */
 export function mcpServerFor(app: FastifyInstance, credential: Credential, registry: ToolRegistry): Server {
@@ -77,15 +77,18 @@ export function mcpServerFor(app: FastifyInstance, credential: Credential, regis
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: registry.listing }));
   server.setRequestHandler(CallToolRequestAnyArguments, async (request): Promise<CallToolResult> => {
     const tool = registry.get(request.params.name);
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+    // McpError's message gets its "MCP error -32602: " prefix on the wire too: a plain Error's does not.
+    if (!tool) throw Object.assign(new Error(`Unknown tool: ${truncateText(request.params.name, 100)}`), { code: ErrorCode.InvalidParams });
     try {
       if (!credential.scopes.has(tool.scope)) throw insufficientScope(tool.scope);
-      // As REST: the write tier (before the route there), the site (from the path), then the route's own gate, then the body.
-      if (tool.write) await countWrite(app, credential.teamId, app.config.WRITE_RATE_LIMIT_PER_MINUTE);
+      // As REST: the site (from the path, in authentication there), the write tier (before the route),
+      // then the route's own gate, then the body. A call on a site the grant does not reach uses none of
+      // the team's writes.
       const args = (request.params.arguments ?? {}) as Record<string, unknown>;
       const siteId = siteIdInput.safeParse(args['siteId']);
       if (!siteId.success) return failure('VALIDATION_ERROR', validationDetails(siteId.error, ['siteId']));
       const site = reachableSite(credential, await getSite(app.readModels, siteId.data), { licence: true });
+      if (tool.write) await countWrite(app, credential.teamId, app.config.WRITE_RATE_LIMIT_PER_MINUTE);
       tool.gate?.(args, site);
       const parsed = tool.input.safeParse(args);
       if (!parsed.success) return failure('VALIDATION_ERROR', validationDetails(parsed.error));

@@ -184,6 +184,12 @@ t.test('bad input is a tool error VALIDATION_ERROR; an unknown conversation NOT_
   const badCursor = toolAnswer(await client.callTool({ name: 'list_opportunities', arguments: { siteId: tenant.siteId, cursor: 'nonsense' } }));
   t.equal(badCursor.body.error.code, 'VALIDATION_ERROR');
   await t.rejects(client.callTool({ name: 'no_such_tool', arguments: {} }), /Unknown tool/);
+  // On the wire once "Unknown tool", not "MCP error -32602: Unknown tool" (the SDK client adds that prefix itself), and a long name cut.
+  const raw = await rawMcp(ctx.mcpUrl, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: `x${'y'.repeat(5_000)}`, arguments: {} } }, { authorization: `Bearer ${token}` });
+  const rawError = ((await raw.json()) as { error: { code: number; message: string } }).error;
+  t.equal(rawError.code, -32602);
+  t.match(rawError.message, /^Unknown tool: xy+…?$/);
+  t.ok(rawError.message.length <= 120, `the name is cut (${rawError.message.length} characters)`);
   t.equal(toolAnswer(await client.callTool({ name: 'list_opportunities', arguments: { siteId: tenant.siteId } })).isError, false, 'still answering');
 });
 
@@ -242,7 +248,7 @@ t.test('transport: JSON by default, SSE when the Accept header prefers it; GET a
   t.equal(oldBatch.status, 200, 'a 2025-03-26 client may still send one');
   t.match(await oldBatch.json(), [{ id: 7, result: {} }, { id: 8, result: {} }]);
   // JSON that is no JSON-RPC message: -32600 Invalid Request (the SDK said -32700 Parse error, which is for JSON that does not parse).
-  for (const body of [{ foo: 1 }, { jsonrpc: '1.0', id: 1, method: 'ping' }, 'hello', { jsonrpc: '2.0', id: {}, method: 'ping' }, { jsonrpc: '2.0', id: 1, method: 5 }, [1, 2], [ping, { foo: 1 }]]) {
+  for (const body of [{ foo: 1 }, { jsonrpc: '1.0', id: 1, method: 'ping' }, 'hello', { jsonrpc: '2.0', id: {}, method: 'ping' }, { jsonrpc: '2.0', id: 1.5, method: 'ping' }, { jsonrpc: '2.0', id: 1, method: 5 }, [1, 2], [ping, { foo: 1 }]]) {
     const res = await rawMcp(mcpUrl, body, { ...auth, 'mcp-protocol-version': '2025-03-26' });
     t.equal(res.status, 400, JSON.stringify(body));
     t.match(await res.json(), { jsonrpc: '2.0', id: null, error: { code: -32600, message: /^Invalid Request/ } }, `${JSON.stringify(body)}: Invalid Request`);
@@ -303,6 +309,8 @@ t.test('write tools count in the team\'s write rate tier, with the REST writes',
   t.teardown(() => client.close());
   const read = () => client.callTool({ name: 'mark_conversation_read', arguments: { siteId: limited.tenant.siteId, conversationId: id } });
   t.equal(toolAnswer(await read()).isError, false, 'MCP write 1');
+  const elsewhere = toolAnswer(await client.callTool({ name: 'mark_conversation_read', arguments: { siteId: '01ARZ3NDEKTSV4RRFFQ69G5FAV', conversationId: id } }));
+  t.equal(elsewhere.body.error?.code, 'SITE_NOT_FOUND', 'a write on a site the grant does not reach is refused, and not counted (as REST, where the site is checked first)');
   const rest = await fetch(`${limited.base}/api/v1/sites/${limited.tenant.siteId}/outreach/conversations/${id}/unread`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
   t.equal(rest.status, 200, 'a REST write in between');
   const bad = toolAnswer(await client.callTool({ name: 'mark_conversation_read', arguments: { siteId: limited.tenant.siteId, conversationId: 42 } }));
