@@ -44,7 +44,7 @@ export function invalidRequest(body: unknown): JsonRpcErrorResponse | null {
   const invalid = (message: string) => jsonRpcError(ErrorCode.InvalidRequest, `Invalid Request: ${message}`);
   // No body (an empty one is read as none) is the SDK's parse error.
   if (body === undefined || body === null) return null;
-  if (!Array.isArray(body)) return isMessage(body) ? null : invalid('the body is not a JSON-RPC 2.0 message (an object with "jsonrpc": "2.0", a string "method" and a string or number "id").');
+  if (!Array.isArray(body)) return isMessage(body) ? null : invalid('the body is not a JSON-RPC 2.0 message (an object with "jsonrpc": "2.0", a string "method" and a string or integer "id").');
   const bad = body.findIndex((m) => !isMessage(m));
   if (bad >= 0) return invalid(`batch member ${bad} is not a JSON-RPC 2.0 message.`);
   if (body.some((m) => (m as { method?: unknown }).method === 'initialize')) return invalid('initialize must not be part of a batch.');

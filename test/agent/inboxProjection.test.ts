@@ -63,6 +63,16 @@ t.test("inbox projection: a conversation's times never go back, whatever order t
   const conversation = (await store.get<ConversationDoc>(CONVERSATIONS, id))!;
   const iso = (ms: number) => new Date(ms).toISOString();
   t.equal(conversation.lastMessageAt, iso(at(ingested[1]!)), "lastMessageAt is the follow-up's time, not the agent's earlier reply's");
-  t.equal(conversation.updatedAt, iso(Math.max(...sequence.map(at))), 'updatedAt is the latest change, the reply sent included');
+  t.equal(conversation.updatedAt, iso(at(ingested[1]!)), "updatedAt is the latest change's time: the follow-up's, not the agent's later-logged earlier stamps");
   t.equal(conversation.messageCount, 3);
+
+  // The reply's outcome, stamped after everything else (sent, then a failed attempt's record): each moves updatedAt, not lastMessageAt.
+  for (const type of ['ReplySent', 'ReplySendFailed'] as const) {
+    const outcome = type === 'ReplySent' ? replySent.data : { ...(replySent.data as object), attempt: 1, error: 'x', retryAt: null, permanent: true };
+    const late = { type, data: { ...(outcome as object), occurredAt: at(ingested[1]!) + 5_000 } };
+    const withOutcome = await projectEvents(t, inboxProjection, [...sequence.filter((e) => e !== replySent).map((e) => ({ type: e.type, data: e.data })), late]);
+    const after = (await withOutcome.store.get<ConversationDoc>(CONVERSATIONS, id))!;
+    t.equal(after.updatedAt, iso(at(ingested[1]!) + 5_000), `${type} moves updatedAt`);
+    t.equal(after.lastMessageAt, iso(at(ingested[1]!)), `${type} leaves lastMessageAt`);
+  }
 });

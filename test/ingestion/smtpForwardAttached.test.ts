@@ -80,8 +80,20 @@ t.test("the attached pitch's sender is its parsed From: a name or subject with a
   t.equal((await lastIngested()).forwarded ?? false, false);
 });
 
-t.test("an inline forward block in the forwarder's own note does not outrank the attached pitch", async (t) => {
-  const note = 'See below, and the thread before.\n\n-----Original Message-----\nFrom: Old Thread <old@thread.io>\nSent: Monday\n\nEarlier.';
-  await forwardAttached('owner@example.test', '<fwd-att-6@example.test>', pitchEml({ text: 'A guest post?' }, 'Jane Six <jane6@prospect.io>'), 'attachment', note);
-  t.match(await lastIngested(), { from: 'jane6@prospect.io', fromName: 'Jane Six', forwarded: true });
+t.test('an inline forward and an attached mail naming different senders: neither is taken, the forwarder is the sender', async (t) => {
+  // A stranger's pitch forwarded inline by the editor, the stranger's attached mail "from" a third party.
+  const note = 'FYI\n\n---------- Forwarded message ---------\nFrom: Stranger <s@stranger.io>\nSubject: Pitch\n\nSee my attached mail.';
+  await forwardAttached('owner@example.test', '<fwd-att-6@example.test>', pitchEml({ text: 'Hello' }, 'Victim <victim@third.party>'), 'attachment', note);
+  t.match(await lastIngested(), { from: 'owner@example.test', externalMessageId: 'fwd-att-6@example.test' });
+  t.equal((await lastIngested()).forwarded ?? false, false);
+  // The same sender in both: taken.
+  const same = 'FYI\n\n---------- Forwarded message ---------\nFrom: Jane Seven <jane7@prospect.io>\n\nSee attached.';
+  await forwardAttached('owner@example.test', '<fwd-att-7@example.test>', pitchEml({ text: 'Hello' }, 'Jane Seven <jane7@prospect.io>'), 'attachment', same);
+  t.match(await lastIngested(), { from: 'jane7@prospect.io', forwarded: true });
+});
+
+t.test('an attached mail whose From is no address names no one: the forward is taken from the forwarder', async (t) => {
+  const info = await forwardAttached('owner@example.test', '<fwd-att-8@example.test>', pitchEml({ text: 'Hello' }, '"Jane" <not-an-address>'));
+  t.same(info.accepted, [tenant.forwardingAddress], 'accepted, not refused 550');
+  t.match(await lastIngested(), { from: 'owner@example.test', externalMessageId: 'fwd-att-8@example.test' });
 });

@@ -4,6 +4,7 @@ import { htmlToText } from '../../domain/articleText.ts';
 import { originalSender } from '../../domain/forwarded.ts';
 import { type InboundMessage, MESSAGE_ID_SHAPE } from '../../domain/ingestion.ts';
 import { returnedReplyIds } from '../../domain/outreachAgent.ts';
+import { EMAIL_ADDRESS_SHAPE } from '../../domain/email.ts';
 import { cleanedText, truncateText } from '../../domain/text.ts';
 import { type DeliveryReport, classifyDeliveryReport } from './deliveryReport.ts';
 
@@ -53,9 +54,12 @@ export async function readInboundMail(raw: Uint8Array, reportsOnly: boolean): Pr
   const text = own + (attached?.block ?? '');
   const headerFrom = mail.from?.value[0];
   // An attached pitch's sender is its parsed From, never read back from text: a name or subject
-  // holding a line separator wrote a From line of its author's choosing. Without one, the
-  // forwarder's own text may still hold an inline forward.
-  const forwarded = attached?.sender ?? originalSender(own);
+  // holding a line separator wrote a From line of its author's choosing. When the forwarder's own
+  // text holds an inline forward too and they name different senders, neither is taken: a stranger's
+  // pitch forwarded inline may carry an attached mail "from" anyone.
+  const inline = originalSender(own);
+  const fromAttached = attached?.sender ?? null;
+  const forwarded = inline && fromAttached && inline.address !== fromAttached.address ? null : (inline ?? fromAttached);
   return {
     kind: 'message',
     message: {
@@ -95,7 +99,9 @@ async function attachedForward(mail: ParsedMail): Promise<{ sender: { address: s
   if (!attached) return null;
   const inner = await simpleParser(attached.content, PARSE);
   const from = inner.from?.value[0];
-  const sender = from?.address ? { address: from.address.toLowerCase(), name: from.name || null } : null;
+  // A From that is no address (`"Jane" <not-an-address>`) names no one: the forwarder stays the sender.
+  const address = from?.address?.toLowerCase();
+  const sender = address && address.length <= 320 && EMAIL_ADDRESS_SHAPE.test(asciiDomain(address)!) ? { address, name: from!.name || null } : null;
   const lines = [
     '---------- Forwarded message ---------',
     `From: ${sender ? `${sender.name ? `${oneLine(sender.name).replace(/[<>"]/g, ' ').trim()} ` : ''}<${oneLine(sender.address)}>` : '(none)'}`,
