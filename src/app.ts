@@ -86,6 +86,11 @@ export const app = fp(
     // The server URL as it is now (PORT=0 learns its port after the routes are registered).
     fastify.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => ({ ...fastify.swagger(), servers: [{ url: fastify.config.PUBLIC_BASE_URL }] }));
 
+    // The REST answers carry a team's data, its contacts' personal data among it: no cache keeps them
+    // (a route that says otherwise keeps its own).
+    fastify.addHook('onSend', async (request, reply) => {
+      if (request.url.startsWith('/api/v1/') && !reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    });
     await fastify.register(authenticate, {
       loadSite: cachedSiteLoader((siteId: string) => getSite(fastify.readModels, siteId), fastify.readModels),
     });

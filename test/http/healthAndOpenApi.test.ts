@@ -92,3 +92,15 @@ t.test('over a real loopback port with fetch: create, list, delete, and an error
   const notFound = await fetch(`${app.url}/nowhere`);
   expectError(t, { statusCode: notFound.status, headers: Object.fromEntries(notFound.headers), body: await notFound.text() }, 404, 'NOT_FOUND');
 });
+
+t.test("the REST answers are not cached: Cache-Control no-store (a team's data, contacts' personal data among it)", async (t) => {
+  for (const [url, headers, status] of [
+    [`/api/v1/sites/${tenant.siteId}/outreach/conversations`, bearer(tenant.key), 200],
+    [`/api/v1/sites/${tenant.siteId}/outreach/conversations`, {}, 401],
+    ['/api/v1/nope', bearer(tenant.key), 404],
+  ] as const) {
+    const res = await app.fastify.inject({ method: 'GET', url, headers });
+    t.equal(res.statusCode, status, url);
+    t.equal(res.headers['cache-control'], 'no-store', `${status}: no-store`);
+  }
+});

@@ -45,6 +45,7 @@ t.test('conversation pages stay exact while ingestions run concurrently', async 
   expectError(t, await get(`${base(tenant.siteId)}/conversations?cursor=${numeric}`), 400, 'VALIDATION_ERROR', 'a cursor with a number for its time');
   expectError(t, await get(`${base(tenant.siteId)}/conversations?limit=101`), 400, 'VALIDATION_ERROR', 'limit over 100');
   expectError(t, await get(`${base(tenant.siteId)}/conversations?limit=0`), 400, 'VALIDATION_ERROR', 'limit 0');
+  for (const empty of ['', '%20%20']) expectError(t, await get(`${base(tenant.siteId)}/conversations?contactEmail=${empty}`), 400, 'VALIDATION_ERROR', `contactEmail=${empty}`);
   for (const limit of ['0x10', '1e1', '+5', '5.0', ' 5', 'abc', '5&limit=6']) {
     const res = await get(`${base(tenant.siteId)}/conversations?limit=${limit}`);
     expectError(t, res, 400, 'VALIDATION_ERROR', `limit=${limit}`);

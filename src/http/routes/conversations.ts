@@ -14,10 +14,11 @@ const listQuery = pageQuery.extend({
   status: z.enum(CONVERSATION_STATUSES).optional(),
   unread: booleanParam.optional(),
   aiPaused: booleanParam.optional(),
-  contactEmail: z.string().max(320).optional(),
+  // An empty one filtered for a contact without an address: every answer was an empty page.
+  contactEmail: z.string().trim().min(1).max(320).optional(),
   createdAfter: isoParam.optional(),
   createdBefore: isoBeforeParam.optional(),
-  updatedAfter: isoParam.optional().meta({ description: 'updatedAt: the last message, status change, triage or take-over' }),
+  updatedAfter: isoParam.optional().meta({ description: "updatedAt: the last message, status change, triage, take-over or a reply's send outcome" }),
   updatedBefore: isoBeforeParam.optional(),
 });
 
