@@ -219,10 +219,10 @@ export const agentRunDecider: Decider<AgentRunState, AgentRunCommand, AgentRunEv
         }
         if (state.status === 'running') {
           if (Date.parse(state.leaseExpiresAt) > Date.parse(now)) throw new RunHeldElsewhereError(`run is held by ${state.workerId} until ${state.leaseExpiresAt}`);
-        }
-        if (state.status === 'running' && state.attempt - state.released >= MAX_RUN_ATTEMPTS) {
-          const detail = `the worker ${state.workerId} stopped renewing its lease on attempt ${state.attempt} of ${MAX_RUN_ATTEMPTS + state.released}`;
-          return [{ type: 'AgentRunFailed', data: { ...state.run, attempt: state.attempt, reason: 'worker_lost', detail, failedAt: now } }];
+          if (state.attempt - state.released >= MAX_RUN_ATTEMPTS) {
+            const detail = `the worker ${state.workerId} stopped renewing its lease on attempt ${state.attempt} of ${MAX_RUN_ATTEMPTS + state.released}`;
+            return [{ type: 'AgentRunFailed', data: { ...state.run, attempt: state.attempt, reason: 'worker_lost', detail, failedAt: now } }];
+          }
         }
         if (state.status === 'released' && state.released >= MAX_RUN_RELEASES) {
           const detail = `the run's workers were stopped ${state.released} times before it ended`;
