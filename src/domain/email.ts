@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /** An email address as the service stores and compares it: users, the unique-email claim, the suppression list. */
 export const normaliseEmail = (email: string) => email.trim().toLowerCase();
 
@@ -9,3 +11,8 @@ export const normaliseEmail = (email: string) => email.trim().toLowerCase();
  * domain, since mail goes out to it over the public internet.
  */
 export const EMAIL_ADDRESS_SHAPE = /^[a-zA-Z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-zA-Z0-9!#$%&'*+/=?^_`{|}~-]+)*@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)+$/;
+
+/** The service's rule for an address it stores: its shape, at most 320 characters (a schema for request bodies). */
+export const emailAddress = z.email({ pattern: EMAIL_ADDRESS_SHAPE }).max(320);
+/** `emailAddress` as a test, for input that is no request body (the CLI's, a mail's). */
+export const isEmailAddress = (value: string) => emailAddress.safeParse(value).success;

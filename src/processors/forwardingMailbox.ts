@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
-import { EMAIL_ADDRESS_SHAPE, normaliseEmail } from '../domain/email.ts';
+import { isEmailAddress, normaliseEmail } from '../domain/email.ts';
 import { getMessage } from '../readModels/messages.ts';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
@@ -195,7 +194,7 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
       const sender = pitchSender({ from, fromName, forwardedFrom }, site, await isTeamMember(from, site));
       // The same rule as the REST body's `from`, so both doors store only real addresses (per site: the
       // forwarded block counts only where the mail's sender belongs to the team).
-      if (!z.email({ pattern: EMAIL_ADDRESS_SHAPE }).max(320).safeParse(sender.from).success) {
+      if (!isEmailAddress(sender.from)) {
         refusal ??= new SmtpReply(550, '5.1.7 the sender address is not a valid email address');
         continue;
       }

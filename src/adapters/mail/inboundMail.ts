@@ -4,7 +4,7 @@ import { htmlToText } from '../../domain/articleText.ts';
 import { originalSender } from '../../domain/forwarded.ts';
 import { type InboundMessage, MESSAGE_ID_SHAPE } from '../../domain/ingestion.ts';
 import { returnedReplyIds } from '../../domain/outreachAgent.ts';
-import { EMAIL_ADDRESS_SHAPE } from '../../domain/email.ts';
+import { isEmailAddress } from '../../domain/email.ts';
 import { cleanedText, truncateText } from '../../domain/text.ts';
 import { type DeliveryReport, classifyDeliveryReport } from './deliveryReport.ts';
 
@@ -101,7 +101,7 @@ async function attachedForward(mail: ParsedMail): Promise<{ sender: { address: s
   const from = inner.from?.value[0];
   // A From that is no address (`"Jane" <not-an-address>`) names no one: the forwarder stays the sender.
   const address = from?.address?.toLowerCase();
-  const sender = address && address.length <= 320 && EMAIL_ADDRESS_SHAPE.test(asciiDomain(address)!) ? { address, name: from!.name || null } : null;
+  const sender = address && isEmailAddress(asciiDomain(address)!) ? { address, name: from!.name || null } : null;
   const lines = [
     '---------- Forwarded message ---------',
     `From: ${sender ? `${sender.name ? `${oneLine(sender.name).replace(/[<>"]/g, ' ').trim()} ` : ''}<${oneLine(sender.address)}>` : '(none)'}`,

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { EMAIL_ADDRESS_SHAPE } from '../../domain/email.ts';
+import { emailAddress } from '../../domain/email.ts';
 import { ingestMessage } from '../../commands/ingestion.ts';
 import { SKIP_REASONS } from '../../domain/aiPause.ts';
 import { ServiceError } from '../../domain/errors.ts';
@@ -13,7 +13,7 @@ import { actingFor } from '../actingFor.ts';
 const headerValue = (max: number) => z.string().max(max).nullable().optional();
 
 export const ingestionBody = z.object({
-  from: z.email({ pattern: EMAIL_ADDRESS_SHAPE }).max(320).meta({ description: "prospect's address" }),
+  from: emailAddress.meta({ description: "prospect's address" }),
   fromName: cleanText().max(500).nullable().optional().meta({ description: 'display name of the prospect' }),
   subject: cleanText().max(2_000).default(''),
   bodyText: cleanText().default('').meta({ description: 'the text the extractor parses' }),

@@ -2,7 +2,7 @@ import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { suppressContact, unsuppressContact } from '../../commands/suppression.ts';
-import { EMAIL_ADDRESS_SHAPE, normaliseEmail } from '../../domain/email.ts';
+import { emailAddress, normaliseEmail } from '../../domain/email.ts';
 import { ServiceError, notFound } from '../../domain/errors.ts';
 import { SUPPRESSION_REASONS } from '../../domain/suppression.ts';
 import { listSitesOfTeam } from '../../readModels/sites.ts';
@@ -15,7 +15,7 @@ import { suppressionObject, suppressionOf } from './inboxSchemas.ts';
 import { actingFor } from '../actingFor.ts';
 
 const addBody = z.strictObject({
-  email: z.email({ pattern: EMAIL_ADDRESS_SHAPE }).max(320),
+  email: emailAddress,
   reason: z.enum(SUPPRESSION_REASONS).default('manual'),
 });
 
