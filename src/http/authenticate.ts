@@ -50,11 +50,16 @@ export const authenticate = fp(
     app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
       const access = request.routeOptions.config.access;
       if (!access) return;
-      const credential = await resolveCredential(app.credentialResolvers, request.headers.authorization);
+      const header = authorizationHeader(request);
+      if (header === null) {
+        reply.header('www-authenticate', 'Bearer error="invalid_request"');
+        throw unauthorized(SEVERAL_AUTHORIZATIONS);
+      }
+      const credential = await resolveCredential(app.credentialResolvers, header);
       // RFC 6750 §3: the challenge goes with the 401, with an error code only when a bearer token was
       // presented (§3.1: none for a missing one or another scheme), and names the scope with the 403.
       if (!credential) {
-        reply.header('www-authenticate', bearerToken(request.headers.authorization) === null ? 'Bearer' : 'Bearer error="invalid_token"');
+        reply.header('www-authenticate', bearerToken(header) === null ? 'Bearer' : 'Bearer error="invalid_token"');
         throw unauthorized();
       }
       request.credential = credential;
@@ -79,6 +84,19 @@ export function reachableSite(credential: Credential, site: SiteDoc | null, opti
   if (!site || site.teamId !== credential.teamId || (credential.siteIds && !credential.siteIds.includes(site.id))) throw siteNotFound();
   if (options.licence && !site.licensed) throw siteNotLicensed();
   return site;
+}
+
+export const SEVERAL_AUTHORIZATIONS = 'Send one Authorization header, not several.';
+
+/**
+ * The request's Authorization header, or null when it came more than once: Node keeps the first and
+ * drops the rest, while a proxy before us may have judged the request by another (RFC 9110 allows one).
+ */
+export function authorizationHeader(request: FastifyRequest): string | undefined | null {
+  const raw = request.raw.rawHeaders;
+  let seen = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === 'authorization') seen += 1;
+  return seen > 1 ? null : request.headers.authorization;
 }
 
 /** The Bearer token of an Authorization header, or null. */

@@ -5,9 +5,10 @@ import type { Document } from '../ports/readModelStore.ts';
 /** `limit` and `cursor`, shared by every list route. */
 export const pageQuery = z.strictObject({
   // Decimal digits only: a coercion took `0x10`, `1e1` and `+5`, and named a repeated limit NaN.
+  // Leading zeros are the number's (`0100` and `00001` alike); 20 digits bound the parse.
   limit: z
     .string()
-    .regex(/^[0-9]{1,4}$/, 'must be a whole number from 1 to 100, in decimal digits')
+    .regex(/^[0-9]{1,20}$/, 'must be a whole number from 1 to 100, in decimal digits')
     .transform(Number)
     .pipe(z.number().int().min(1).max(100))
     .default(25)

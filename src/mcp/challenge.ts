@@ -8,7 +8,7 @@ const quoted = (value: string) => `"${value.replace(/["\\]/g, '')}"`;
 
 export function bearerChallenge(
   base: string,
-  params: { scope: readonly string[]; error?: 'invalid_token' | 'insufficient_scope'; description?: string },
+  params: { scope: readonly string[]; error?: 'invalid_request' | 'invalid_token' | 'insufficient_scope'; description?: string },
 ): string {
   const parts = [`resource_metadata=${quoted(protectedResourceMetadataUrl(base))}`, `scope=${quoted(params.scope.join(' '))}`];
   if (params.error) parts.unshift(`error=${quoted(params.error)}`);

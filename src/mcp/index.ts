@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import fp from 'fastify-plugin';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { bearerToken, resolveCredential } from '../http/authenticate.ts';
+import { SEVERAL_AUTHORIZATIONS, authorizationHeader, bearerToken, resolveCredential } from '../http/authenticate.ts';
 import type { Credential } from '../http/credentials.ts';
 import { errorBody } from '../http/errorHandler.ts';
 import { INVALID_UTF8_BODY } from '../http/charset.ts';
@@ -100,11 +100,15 @@ async function mcpEndpoint(app: FastifyInstance) {
 
   /** 401 before the body is read: a client without a good token learns where to get one. */
   async function authenticateMcp(request: FastifyRequest, reply: FastifyReply) {
-    const credential = await resolveCredential(app.credentialResolvers, request.headers.authorization);
+    const authorization = authorizationHeader(request);
+    if (authorization === null) {
+      return challenge(reply, 401, bearerChallenge(base(), { scope: registry.scopes, error: 'invalid_request', description: SEVERAL_AUTHORIZATIONS }), 'UNAUTHORIZED', SEVERAL_AUTHORIZATIONS);
+    }
+    const credential = await resolveCredential(app.credentialResolvers, authorization);
     const why = refusal(credential, mcpResource(base()));
     if (why) {
       // An error code only for a bearer token presented (RFC 6750 §3.1: none for a missing one or another scheme).
-      const presented = bearerToken(request.headers.authorization) !== null;
+      const presented = bearerToken(authorization) !== null;
       const header = bearerChallenge(base(), { scope: registry.scopes, ...(presented ? { error: 'invalid_token', description: why } : {}) });
       return challenge(reply, 401, header, 'UNAUTHORIZED', why);
     }

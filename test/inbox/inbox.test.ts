@@ -52,6 +52,9 @@ t.test('conversation pages stay exact while ingestions run concurrently', async 
     t.notMatch(res.json().error.message, /NaN/, `limit=${limit}: the message names no NaN`);
   }
   t.equal((await get(`${base(tenant.siteId)}/conversations?limit=007`)).statusCode, 200, 'leading zeros are decimal digits');
+  // However many: `0100` was taken and `00001` refused (four digits at most).
+  t.equal((await get(`${base(tenant.siteId)}/conversations?limit=00001`)).json().conversations.length, 1, 'limit=00001 is 1');
+  expectError(t, await get(`${base(tenant.siteId)}/conversations?limit=${'9'.repeat(21)}`), 400, 'VALIDATION_ERROR', 'a limit of 21 digits');
   t.equal((await get(`${base(tenant.siteId)}/conversations`)).json().conversations.length, Math.min(25, all.length), 'default limit 25');
 });
 

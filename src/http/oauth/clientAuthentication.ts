@@ -5,6 +5,7 @@ import type { CommandContext } from '../../commands/context.ts';
 import { ClientMetadataError, type ClientMetadataSource } from '../../ports/clientMetadata.ts';
 import { type OAuthClientView, resolveClient } from './clients.ts';
 import { OAuthError } from './errors.ts';
+import { SEVERAL_AUTHORIZATIONS, authorizationHeader } from '../authenticate.ts';
 
 export type Params = Record<string, string>;
 
@@ -50,7 +51,8 @@ export async function authenticateClient(
   request: FastifyRequest,
   params: Params,
 ): Promise<AuthenticatedClient> {
-  const header = request.headers.authorization;
+  const header = authorizationHeader(request);
+  if (header === null) throw new OAuthError('invalid_request', SEVERAL_AUTHORIZATIONS);
   let method: TokenEndpointAuthMethod;
   let clientId: string | undefined;
   let secret: string | undefined;

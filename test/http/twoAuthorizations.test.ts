@@ -1,0 +1,60 @@
+import { request } from 'node:http';
+import t from 'tap';
+import { webhooksPath } from '../helpers/http.ts';
+import { INITIALIZE, startMcpApp } from '../mcp/helpers.ts';
+
+// Node keeps the first of two Authorization headers and drops the rest; a proxy before the service
+// may have judged the request by the other. Such a request is refused wherever a credential counts.
+const ctx = await startMcpApp();
+t.teardown(() => ctx.app.close());
+const { base, tenant } = ctx;
+const key = `Bearer ${tenant.key}`;
+
+/** One request over the wire: an array value is sent as that many header lines. */
+function send(method: string, path: string, headers: Record<string, string | string[]>, body?: string) {
+  return new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
+    const req = request(`${base}${path}`, { method, headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+t.test('REST: the same key twice, or a good key and another, is 401 UNAUTHORIZED with invalid_request', async (t) => {
+  const one = await send('GET', webhooksPath(tenant.siteId), { authorization: key });
+  t.equal(one.status, 200, 'one header: the key works');
+  for (const [what, values] of [
+    ['the same key twice', [key, key]],
+    ['a good key, then a bad one', [key, 'Bearer svc_not_a_key']],
+    ['a bad key, then a good one', ['Bearer svc_not_a_key', key]],
+  ] as const) {
+    const res = await send('GET', webhooksPath(tenant.siteId), { authorization: [...values] });
+    t.equal(res.status, 401, what);
+    t.equal(res.headers['www-authenticate'], 'Bearer error="invalid_request"', `${what}: the challenge says why`);
+    t.same(JSON.parse(res.body).error.code, 'UNAUTHORIZED', what);
+    t.match(JSON.parse(res.body).error.message, /one Authorization header/, what);
+  }
+  const write = await send('POST', webhooksPath(tenant.siteId), { authorization: [key, key], 'content-type': 'application/json' }, JSON.stringify({ url: 'https://example.com/hook', eventTypes: ['outreach.pitch_received'] }));
+  t.equal(write.status, 401, 'a write too');
+  const list = await send('GET', webhooksPath(tenant.siteId), { authorization: key });
+  t.same(JSON.parse(list.body).subscriptions, [], 'and nothing was created');
+});
+
+t.test('MCP: two Authorization headers are 401 with the challenge naming invalid_request', async (t) => {
+  const res = await send('POST', '/mcp', { authorization: ['Bearer a', 'Bearer b'], 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, JSON.stringify(INITIALIZE));
+  t.equal(res.status, 401);
+  t.match(String(res.headers['www-authenticate']), /^Bearer error="invalid_request", resource_metadata=".*", scope=".*", error_description="Send one Authorization header, not several\."$/);
+});
+
+t.test('OAuth token endpoint: two Basic client authentications are 400 invalid_request', async (t) => {
+  const basic = (id: string) => `Basic ${Buffer.from(`${id}:secret`).toString('base64')}`;
+  const res = await send('POST', '/oauth/token', { authorization: [basic('a'), basic('b')], 'content-type': 'application/x-www-form-urlencoded' }, 'grant_type=client_credentials');
+  t.equal(res.status, 400);
+  t.equal(JSON.parse(res.body).error, 'invalid_request');
+  const one = await send('POST', '/oauth/token', { authorization: basic('a'), 'content-type': 'application/x-www-form-urlencoded' }, 'grant_type=client_credentials');
+  t.not(JSON.parse(one.body).error, 'invalid_request', 'one header: judged on its merits (an unknown client)');
+});
