@@ -13,7 +13,7 @@ import { invalidParams } from './invalidParams.ts';
 import { originAllowed } from './origin.ts';
 import { mcpServerFor } from './server.ts';
 import { ToolRegistry } from './toolRegistry.ts';
-import { MCP_TOOLS } from './tools/index.ts';
+import { GRANT_TOOLS, MCP_TOOLS } from './tools/index.ts';
 import { jsonRpcError } from './jsonRpcError.ts';
 
 /** Why a presented credential is not good for /mcp; null when it is. */
@@ -43,7 +43,7 @@ const CORS = {
  * behind OAuth access tokens issued for this resource only, and its RFC 9728 metadata.
  */
 async function mcpEndpoint(app: FastifyInstance) {
-  const registry = new ToolRegistry(MCP_TOOLS);
+  const registry = new ToolRegistry(MCP_TOOLS, GRANT_TOOLS);
   const base = () => app.config.PUBLIC_BASE_URL;
 
   const metadata = async (_request: FastifyRequest, reply: FastifyReply) =>
@@ -130,7 +130,7 @@ async function mcpEndpoint(app: FastifyInstance) {
     // MCP authorization (2025-11-25) step-up: a call needing a scope the token lacks is an HTTP 403 naming it.
     const missing = [...new Set(calledTools(request.body).flatMap((name) => {
       const tool = registry.get(name);
-      return tool && !credential.scopes.has(tool.scope) ? [tool.scope] : [];
+      return tool?.scope && !credential.scopes.has(tool.scope) ? [tool.scope] : [];
     }))];
     if (missing.length > 0) {
       const wanted = [...new Set([...registry.scopes.filter((s) => credential.scopes.has(s)), ...missing])];

@@ -23,7 +23,8 @@ import { actingForCredential } from '../http/actingFor.ts';
 export const SERVER_INFO = { name: 'outreach-integration-service', version: '1.0.0' } as const;
 
 const INSTRUCTIONS =
-  'Tools of the Outreach Integration Service. Every tool takes the siteId of one of the sites you were granted; ' +
+  'Tools of the Outreach Integration Service. Every tool but list_sites takes the siteId of one of the sites you were granted ' +
+  '(list_sites names them, with their domains); ' +
   'errors come back as tool errors whose text is {"error":{"code","message"}} with the REST API\'s codes.';
 
 /**
@@ -80,6 +81,11 @@ export function mcpServerFor(app: FastifyInstance, credential: Credential, regis
     // McpError's message gets its "MCP error -32602: " prefix on the wire too: a plain Error's does not.
     if (!tool) throw Object.assign(new Error(`Unknown tool: ${truncateText(request.params.name, 100)}`), { code: ErrorCode.InvalidParams });
     try {
+      if (!tool.siteBound) {
+        const parsed = tool.input.safeParse(request.params.arguments ?? {});
+        if (!parsed.success) return failure('VALIDATION_ERROR', validationDetails(parsed.error));
+        return success(await tool.run({ app, credential }));
+      }
       if (!credential.scopes.has(tool.scope)) throw insufficientScope(tool.scope);
       // As REST: the site (from the path, in authentication there), the write tier (before the route),
       // then the route's own gate, then the body. A call on a site the grant does not reach uses none of

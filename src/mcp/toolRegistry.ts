@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Scope } from '../domain/scopes.ts';
-import type { McpTool } from './tools/tool.ts';
+import type { GrantTool, McpTool } from './tools/tool.ts';
 
 /** What tools/list answers for one tool. */
 export interface ToolListing {
@@ -19,19 +19,20 @@ export class ToolRegistry {
   readonly listing: ToolListing[];
   /** Every scope some tool needs: what an MCP client should ask for. */
   readonly scopes: Scope[];
-  private readonly byName: Map<string, McpTool>;
+  private readonly byName: Map<string, McpTool | GrantTool>;
 
-  constructor(tools: readonly McpTool[]) {
+  constructor(siteTools: readonly McpTool[], grantTools: readonly GrantTool[] = []) {
+    const tools = [...grantTools, ...siteTools];
     this.byName = new Map(tools.map((t) => [t.name, t]));
     if (this.byName.size !== tools.length) throw new Error('two MCP tools share a name');
     this.listing = tools.map((t) => {
       const { $schema: _schema, ...schema } = z.toJSONSchema(t.input, { io: 'input' }) as Record<string, unknown>;
       return { name: t.name, title: t.title, description: t.description, inputSchema: { ...schema, type: 'object' }, annotations: { title: t.title, ...t.annotations } };
     });
-    this.scopes = [...new Set(tools.map((t) => t.scope))];
+    this.scopes = [...new Set(siteTools.map((t) => t.scope))];
   }
 
-  get(name: string): McpTool | undefined {
+  get(name: string): McpTool | GrantTool | undefined {
     return this.byName.get(name);
   }
 }

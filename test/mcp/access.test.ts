@@ -2,7 +2,7 @@ import t from 'tap';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { changeSiteSettings } from '../../src/commands/tenancy.ts';
-import { MCP_TOOLS } from '../../src/mcp/tools/index.ts';
+import { GRANT_TOOLS, MCP_TOOLS } from '../../src/mcp/tools/index.ts';
 import { TestClock, createTenant } from '../helpers/testApp.ts';
 import { anotherSite, expectError, settle } from '../helpers/http.ts';
 import { ingest, PITCH } from '../ingestion/helpers.ts';
@@ -135,7 +135,7 @@ t.test('a token without the scope a tool needs: HTTP 403 insufficient_scope nami
   const readOnly = await obtainToken(ctx, { scope: 'opportunities:read' });
   const client = await connectWithToken(mcpUrl, readOnly);
   t.teardown(() => client.close());
-  t.equal((await client.listTools()).tools.length, MCP_TOOLS.length, 'tools/list shows every tool');
+  t.equal((await client.listTools()).tools.length, MCP_TOOLS.length + GRANT_TOOLS.length, 'tools/list shows every tool');
   t.equal(toolAnswer(await client.callTool({ name: 'list_opportunities', arguments: { siteId: tenant.siteId } })).isError, false);
   await t.rejects(client.callTool({ name: 'list_conversations', arguments: { siteId: tenant.siteId } }), { code: 403, message: /INSUFFICIENT_SCOPE/ }, 'the SDK client without an auth provider sees the 403');
 });
@@ -295,7 +295,7 @@ t.test('transport: JSON by default, SSE when the Accept header prefers it; GET a
   t.match(unauthenticated.headers.get('access-control-expose-headers'), 'www-authenticate', 'the 401 challenge is readable cross-origin');
   const sdk = new Client({ name: 'sse', version: '1' });
   await sdk.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers: auth } }));
-  t.equal((await sdk.listTools()).tools.length, MCP_TOOLS.length, 'the SDK client connects (its GET stream is optional)');
+  t.equal((await sdk.listTools()).tools.length, MCP_TOOLS.length + GRANT_TOOLS.length, 'the SDK client connects (its GET stream is optional)');
   await sdk.close();
 });
 

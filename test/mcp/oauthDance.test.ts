@@ -48,6 +48,7 @@ t.test('a stock SDK client knowing only the URL: 401 → protected-resource meta
       'list_agents',
       'list_conversations',
       'list_opportunities',
+      'list_sites',
       'mark_conversation_read',
       'mark_conversation_unread',
       'reply_to_conversation',

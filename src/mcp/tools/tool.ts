@@ -23,6 +23,7 @@ export interface ToolAnnotations {
 
 /** A tool as the MCP server serves it: its input is checked here, its handler sees typed input. */
 export interface McpTool {
+  siteBound: true;
   name: string;
   title: string;
   description: string;
@@ -62,6 +63,7 @@ export function defineTool<S extends z.ZodRawShape>(tool: {
   const input = tool.otherKeys === 'pass' ? shape.catchall(z.unknown()) : shape.strict();
   const write = tool.write ?? false;
   return {
+    siteBound: true,
     name: tool.name,
     title: tool.title,
     description: `${tool.description} Needs scope ${tool.scope}.`,
@@ -72,4 +74,25 @@ export function defineTool<S extends z.ZodRawShape>(tool: {
     ...(tool.gate ? { gate: tool.gate } : {}),
     run: (parsed, ctx) => tool.run(parsed as z.output<typeof input>, ctx),
   };
+}
+
+/**
+ * A tool about the grant itself rather than one of its sites (no `siteId`, no scope: any token this
+ * endpoint accepts may call it, as it reads only what the token already names).
+ */
+export interface GrantTool {
+  siteBound: false;
+  name: string;
+  title: string;
+  description: string;
+  scope: null;
+  write: false;
+  annotations: ToolAnnotations;
+  /** A strict zod object (no arguments); its JSON Schema is what tools/list shows. */
+  input: z.ZodType<Record<string, never>>;
+  run(ctx: Omit<ToolContext, 'site'>): Promise<Record<string, unknown>>;
+}
+
+export function defineGrantTool(tool: Pick<GrantTool, 'name' | 'title' | 'description' | 'run'>): GrantTool {
+  return { ...tool, siteBound: false, scope: null, write: false, annotations: { readOnlyHint: true, openWorldHint: false }, input: z.strictObject({}) };
 }

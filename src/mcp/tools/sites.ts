@@ -1,0 +1,27 @@
+import { getSite } from '../../readModels/sites.ts';
+import { type GrantTool, defineGrantTool } from './tool.ts';
+
+/** The sites the grant covers: every other tool takes one of their ids, which a person rarely knows by heart. */
+export const grantTools: GrantTool[] = [
+  defineGrantTool({
+    name: 'list_sites',
+    title: 'List the sites you may act on',
+    description:
+      "Lists the sites this connection was granted (id, domain, plan, licensed, sendingDomainVerified, createdAt), oldest first. Every other tool takes one of these ids as siteId; an unlicensed site's tools answer SITE_NOT_LICENSED.",
+    run: async ({ app, credential }) => {
+      const ids = credential.siteIds ?? [];
+      const sites = (await Promise.all(ids.map((id) => getSite(app.readModels, id)))).filter((site) => site !== null && site.teamId === credential.teamId);
+      sites.sort((a, b) => (a!.createdAt < b!.createdAt ? -1 : a!.createdAt > b!.createdAt ? 1 : a!.id < b!.id ? -1 : 1));
+      return {
+        sites: sites.map((site) => ({
+          id: site!.id,
+          domain: site!.domain,
+          plan: site!.plan,
+          licensed: site!.licensed,
+          sendingDomainVerified: site!.sendingDomainVerified,
+          createdAt: site!.createdAt,
+        })),
+      };
+    },
+  }),
+];
