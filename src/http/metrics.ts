@@ -66,15 +66,18 @@ export class ServiceMetrics {
       help: "How far the Outreach Agent's checkpoint is behind the head of the event log (absent when the agent runs elsewhere).",
       registers: [this.registry],
       async collect() {
+        // No sample where the agent runs in another process (a 0 would read as caught up).
         if (sources.agent) this.set(lag(await deps.headPosition(), sources.agent.position));
+        else this.remove();
       },
     });
     new Gauge({
       name: 'outreach_webhook_dispatch_lag',
-      help: "How far the webhook dispatcher's checkpoint is behind the head of the event log.",
+      help: "How far the webhook dispatcher's checkpoint is behind the head of the event log (absent when the delivery worker runs elsewhere).",
       registers: [this.registry],
       async collect() {
         if (sources.webhooks) this.set(lag(await deps.headPosition(), sources.webhooks.position));
+        else this.remove();
       },
     });
     new Gauge({
@@ -83,6 +86,7 @@ export class ServiceMetrics {
       registers: [this.registry],
       collect() {
         if (sources.webhooks) this.set(sources.webhooks.queue.waitingForRetry);
+        else this.remove();
       },
     });
     new Gauge({
@@ -91,6 +95,7 @@ export class ServiceMetrics {
       registers: [this.registry],
       collect() {
         if (sources.webhooks) this.set(sources.webhooks.queue.held);
+        else this.remove();
       },
     });
   }

@@ -19,8 +19,12 @@ t.test('a site-restricted key adds to the team suppression list but neither read
   t.equal((await app.fastify.inject({ method: 'POST', url: `${base(a.siteId)}/suppressions`, headers: bearer(a.key), payload: { email: PITCH.from, reason: 'opted_out' } })).statusCode, 201);
   await settle(app.services);
 
-  expectError(t, await app.fastify.inject({ url: `${base(s2)}/suppressions`, headers: bearer(s2Only.key) }), 403, 'INSUFFICIENT_SCOPE', 'S2-only key lists');
-  expectError(t, await app.fastify.inject({ method: 'DELETE', url: `${base(s2)}/suppressions/${encodeURIComponent(PITCH.from)}`, headers: bearer(s2Only.key) }), 403, 'INSUFFICIENT_SCOPE', "S2-only key removes S1's opt-out");
+  const lists = await app.fastify.inject({ url: `${base(s2)}/suppressions`, headers: bearer(s2Only.key) });
+  expectError(t, lists, 403, 'INSUFFICIENT_SCOPE', 'S2-only key lists');
+  const removes = await app.fastify.inject({ method: 'DELETE', url: `${base(s2)}/suppressions/${encodeURIComponent(PITCH.from)}`, headers: bearer(s2Only.key) });
+  expectError(t, removes, 403, 'INSUFFICIENT_SCOPE', "S2-only key removes S1's opt-out");
+  // As every 403 INSUFFICIENT_SCOPE (RFC 6750 §3.1); no scope named, since none would do.
+  for (const res of [lists, removes]) t.match(res.headers['www-authenticate'], /^Bearer error="insufficient_scope", error_description="[^"]+"$/, 'the challenge');
   await settle(app.services);
   expectError(t, await app.fastify.inject({ method: 'POST', url: `${base(a.siteId)}/conversations/${conversation}/reply`, headers: bearer(a.key), payload: { text: 'Hello again' } }), 409, 'CONTACT_SUPPRESSED', 'S1 still may not mail the contact');
 

@@ -2,7 +2,7 @@ import t from 'tap';
 import { bearer, startTestApp } from '../helpers/testApp.ts';
 import { messageReceived, startHarness, startReceiver } from '../webhooks/helpers.ts';
 import { parsePrometheusText, type Family } from './promText.ts';
-import type { ServiceMetrics } from '../../src/http/metrics.ts';
+import { ServiceMetrics } from '../../src/http/metrics.ts';
 
 const value = (f: Family | undefined, labels: Record<string, string>, name = f?.name) =>
   f?.samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((sum, s) => sum + s.value, 0) ?? 0;
@@ -66,6 +66,24 @@ t.test('GET /metrics: Prometheus text with requests by route template and status
   t.ok(lag?.samples.every((s) => Number.isFinite(s.value) && s.value >= 0));
   t.ok(families.has('outreach_webhook_dispatch_lag'));
   t.ok(families.has('process_cpu_seconds_total'), 'the process metrics too');
+});
+
+t.test("a process without a background role reports none of its gauges' samples (a 0 read as caught up or empty)", async (t) => {
+  const metrics = new ServiceMetrics({ headPosition: async () => 10n, projectionPositions: () => [['inbox', 10n]] });
+  const roleGauges = ['outreach_agent_dispatch_lag', 'outreach_webhook_dispatch_lag', 'outreach_webhook_retry_queue_depth', 'outreach_webhook_deliveries_held'];
+  const samples = async () => {
+    const families = parsePrometheusText(await metrics.registry.metrics());
+    return Object.fromEntries(roleGauges.map((name) => [name, families.get(name)?.samples.map((s) => s.value) ?? null]));
+  };
+  t.same(await samples(), Object.fromEntries(roleGauges.map((name) => [name, []])), 'declared, without a sample');
+  metrics.sources.agent = { position: 7n };
+  t.same((await samples())['outreach_agent_dispatch_lag'], [3], 'the agent in this process: its lag');
+  t.same((await samples())['outreach_webhook_dispatch_lag'], [], 'still no delivery worker');
+  metrics.sources.webhooks = { position: 10n, queue: { waitingForRetry: 2, held: 5, inFlight: 1 } };
+  const both = await samples();
+  t.same([both['outreach_webhook_dispatch_lag'], both['outreach_webhook_retry_queue_depth'], both['outreach_webhook_deliveries_held']], [[0], [2], [5]]);
+  delete metrics.sources.agent;
+  t.same((await samples())['outreach_agent_dispatch_lag'], [], 'gone again once the source is');
 });
 
 t.test('/metrics with METRICS_TOKEN: 401 without or with a wrong bearer token', async (t) => {

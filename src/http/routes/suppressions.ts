@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { suppressContact, unsuppressContact } from '../../commands/suppression.ts';
 import { emailAddress, normaliseEmail } from '../../domain/email.ts';
@@ -28,10 +29,12 @@ const addBody = z.strictObject({
 const plugin: FastifyPluginAsyncZod = async (app) => {
   const path = '/api/v1/sites/:siteId/outreach/suppressions';
 
-  async function assertReachesEveryTeamSite(credential: Credential, teamId: string): Promise<void> {
+  async function assertReachesEveryTeamSite(credential: Credential, teamId: string, reply: FastifyReply): Promise<void> {
     if (credential.siteIds === null) return;
     const reached = new Set(credential.siteIds);
     if ((await listSitesOfTeam(app.readModels, teamId)).every((site) => reached.has(site.id))) return;
+    // RFC 6750 §3.1, as every 403 INSUFFICIENT_SCOPE: no scope to name (none would do), the reason instead.
+    reply.header('www-authenticate', 'Bearer error="insufficient_scope", error_description="a credential for every site of the team is needed"');
     throw new ServiceError(
       'INSUFFICIENT_SCOPE',
       "The suppression list is the whole team's: reading or removing entries needs a credential for every site of the team; this one is restricted to some of them.",
@@ -53,8 +56,8 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
         },
       },
     },
-    async function listSuppressionsRoute(request) {
-      await assertReachesEveryTeamSite(request.credential!, request.site!.teamId);
+    async function listSuppressionsRoute(request, reply) {
+      await assertReachesEveryTeamSite(request.credential!, request.site!.teamId, reply);
       const { limit, cursor } = request.query;
       const docs = await listSuppressionsPage(app.readModels, request.site!.teamId, decodeCursor(cursor), limit);
       const page = pageOf(docs, limit, 'email');
@@ -103,9 +106,9 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
         response: { 200: z.object({ success: z.literal(true) }), ...errors(400, 401, 403, 404, 429) },
       },
     },
-    async function removeSuppressionRoute(request) {
+    async function removeSuppressionRoute(request, reply) {
       const site = request.site!;
-      await assertReachesEveryTeamSite(request.credential!, site.teamId);
+      await assertReachesEveryTeamSite(request.credential!, site.teamId, reply);
       const result = await unsuppressContact(actingFor(app, request), { teamId: site.teamId, siteId: site.id, email: normaliseEmail(request.params.email), source: 'manual' });
       if (!result.removed) throw notFound('This address is not on the suppression list.');
       await app.waitForWrite(result.position);
