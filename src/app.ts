@@ -91,6 +91,10 @@ export const app = fp(
     fastify.addHook('onSend', async (request, reply) => {
       if (request.url.startsWith('/api/v1/') && !reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
     });
+    // Set first, so that every answer carries it, a refusal of a hook's too (see http/requestId.ts).
+    fastify.addHook('onRequest', async (request, reply) => {
+      reply.header('x-request-id', request.id);
+    });
     await fastify.register(authenticate, {
       loadSite: cachedSiteLoader((siteId: string) => getSite(fastify.readModels, siteId), fastify.readModels),
     });

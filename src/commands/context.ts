@@ -21,18 +21,23 @@ export interface CommandContext {
   newId(): string;
   /** Who the command acts for; absent for the service's own workers. */
   actor?: ActingAs;
+  /** The HTTP request the command serves (its `X-Request-Id`); absent outside a request. */
+  requestId?: string;
 }
 
-/** The metadata naming who acted: `{ actor: id, actorKind: kind }`, or nothing. */
-export const actedBy = (ctx: { actor?: ActingAs }): { actor?: string; actorKind?: ActingAs['kind'] } =>
-  ctx.actor ? { actor: ctx.actor.id, actorKind: ctx.actor.kind } : {};
+/** The metadata naming who acted, and in which request: `{ actor: id, actorKind: kind, requestId? }`, or nothing. */
+export const actedBy = (ctx: { actor?: ActingAs; requestId?: string }): { actor?: string; actorKind?: ActingAs['kind']; requestId?: string } =>
+  ctx.actor ? { actor: ctx.actor.id, actorKind: ctx.actor.kind, ...(ctx.requestId ? { requestId: ctx.requestId } : {}) } : {};
 
 /**
  * The same context (every port and decoration, through its prototype, as fastify's own child
- * instances are made), acting for `actor`.
+ * instances are made), acting for `actor`, in the request `requestId` when there is one.
  */
-export function actingAs<T extends object>(ctx: T, actor: ActingAs): T & { actor: ActingAs } {
-  return Object.create(ctx, { actor: { value: actor, enumerable: true } }) as T & { actor: ActingAs };
+export function actingAs<T extends object>(ctx: T, actor: ActingAs, requestId?: string): T & { actor: ActingAs } {
+  // Without a request id of its own, the context's (a command acting for someone else within the same request) stands.
+  const own: PropertyDescriptorMap = { actor: { value: actor, enumerable: true } };
+  if (requestId !== undefined) own['requestId'] = { value: requestId, enumerable: true };
+  return Object.create(ctx, own) as T & { actor: ActingAs };
 }
 
 /** The same context acting for no one: the service's own housekeeping that a request happened to trigger. */

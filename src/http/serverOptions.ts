@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import type { Config } from '../config.ts';
 import { DEFAULT_BODY_LIMIT } from '../app.ts';
 import { errorBody } from './errorHandler.ts';
+import { newRequestId } from './requestId.ts';
 import { isPagePath, sendRefusalPage } from './web/html.ts';
 
 /** The settings of `serverOptions` that bound what one client can hold. */
@@ -34,6 +35,8 @@ export function serverOptions(config: ServerLimits): FastifyServerOptions {
     // 3 bytes each once percent-encoded); the routes' own schemas bound each parameter.
     routerOptions: { maxParamLength: 1_000 },
     trustProxy: config.TRUST_PROXY,
+    // fastify's default counts from 1 in each process: the log's and the events' request ids would repeat across restarts.
+    genReqId: newRequestId,
     // A request during the close is answered by refuseWhileClosing (http/shuttingDown.ts), in the service's envelope.
     return503OnClosing: false,
     // Also what fastify itself reads (e.g. for its config); the server below is built with the same values.

@@ -35,7 +35,7 @@ function calledTools(body: unknown): string[] {
 
 const CORS = {
   'access-control-allow-origin': '*',
-  'access-control-expose-headers': 'www-authenticate, mcp-session-id, mcp-protocol-version',
+  'access-control-expose-headers': 'www-authenticate, mcp-session-id, mcp-protocol-version, x-request-id',
 } as const;
 
 /**
@@ -148,7 +148,8 @@ async function mcpEndpoint(app: FastifyInstance) {
 
     reply.hijack();
     for (const [name, value] of Object.entries(CORS)) reply.raw.setHeader(name, value);
-    const server = mcpServerFor(app, credential, registry);
+    reply.raw.setHeader('x-request-id', request.id); // the hijacked answer leaves fastify's headers behind
+    const server = mcpServerFor(app, credential, registry, request.id);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !prefersEventStream(request.headers.accept) });
     reply.raw.on('close', () => {
       transport.close().catch(() => {});

@@ -73,7 +73,7 @@ export const CallToolRequestAnyArguments = CallToolRequestSchema.extend({ params
  * registry, tools/call with the scope, the site, the write tier (write tools), the tool's gate and
  * the input checked, in that order. A refusal or failure is a tool error (isError) carrying the REST code, never a crash.
  */
-export function mcpServerFor(app: FastifyInstance, credential: Credential, registry: ToolRegistry): Server {
+export function mcpServerFor(app: FastifyInstance, credential: Credential, registry: ToolRegistry, requestId?: string): Server {
   const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: registry.listing }));
   server.setRequestHandler(CallToolRequestAnyArguments, async (request): Promise<CallToolResult> => {
@@ -99,7 +99,7 @@ export function mcpServerFor(app: FastifyInstance, credential: Credential, regis
       const parsed = tool.input.safeParse(args);
       if (!parsed.success) return failure('VALIDATION_ERROR', validationDetails(parsed.error));
       // The tool's commands record the token as their actor.
-      return success(await tool.run(parsed.data, { app: actingForCredential(app, credential), credential, site }));
+      return success(await tool.run(parsed.data, { app: actingForCredential(app, credential, requestId), credential, site }));
     } catch (error) {
       if (error instanceof ServiceError) return failure(codeOf(error), error.message, error.retryAfterSeconds);
       app.log.error({ err: error, tool: tool.name }, 'MCP tool failed');

@@ -5,7 +5,7 @@ import { ingest, PITCH } from '../ingestion/helpers.ts';
 import { bearer } from '../helpers/testApp.ts';
 import { Browser, formFields } from '../oauth/helpers.ts';
 import { inviteUser } from '../../src/commands/teamInvitations.ts';
-import { connectWithToken, obtainToken, startMcpApp } from '../mcp/helpers.ts';
+import { callTool, connectWithToken, obtainToken, rawMcp, startMcpApp } from '../mcp/helpers.ts';
 
 /**
  * An auditor replaying the log sees who did what: every event a request's command appends names its
@@ -126,4 +126,42 @@ t.test('a person joining with an invitation names themselves; a sign-out names t
   }, ['DashboardSessionEnded']);
   t.equal(ended.length, 1);
   t.match(ended[0]!.metadata, { actor: userId, actorKind: 'dashboard_user' }, 'the sign-out names the user');
+});
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+t.test("a request's events carry its id (the answer's X-Request-Id), the service's own, never the client's", async (t) => {
+  const rest2 = (method: 'POST' | 'DELETE', url: string, payload?: object) =>
+    app.fastify.inject({ method, url, headers: { ...bearer(tenant.key), 'x-request-id': 'chosen-by-the-client' }, ...(payload ? { payload } : {}) });
+  let created!: Awaited<ReturnType<typeof rest2>>;
+  let deleted!: Awaited<ReturnType<typeof rest2>>;
+  const events = await appendedBy(async () => {
+    created = await rest2('POST', `${site}/outreach/webhooks`, { label: 'x', url: 'https://example.com/h', eventTypes: ['outreach.reply_sent'] });
+    deleted = await rest2('DELETE', `${site}/outreach/webhooks/${created.json().subscription.id}`);
+  }, ['SubscriptionCreated', 'SubscriptionDeleted']);
+  const [one, two] = [created.headers['x-request-id'], deleted.headers['x-request-id']];
+  t.match(one, UUID, 'a new UUID, not the id the client sent');
+  t.match(two, UUID);
+  t.not(one, two, 'each request its own');
+  t.same(events.map((e) => [e.type, e.metadata['requestId']]), [['SubscriptionCreated', one], ['SubscriptionDeleted', two]]);
+  t.match((await app.fastify.inject({ url: '/api/v1/no-such-route' })).headers['x-request-id'], UUID, 'a 404 carries one too');
+  t.match((await rest2('POST', `${site}/outreach/webhooks`, { label: 'x' })).headers['x-request-id'], UUID, 'and a refusal');
+
+  // An ingestion's events: each with the ingestion's id and the request's.
+  const ingested = await appendedBy(async () => void (await ingest(app.fastify, tenant, { ...PITCH, messageId: '<request-id@prospect.io>' })), ['MessageIngested', 'IngestionRecorded']);
+  t.ok(ingested.length >= 2);
+  t.equal(new Set(ingested.map((e) => e.metadata['requestId'])).size, 1, 'one request id across the ingestion');
+  t.match(ingested[0]!.metadata['requestId'], UUID);
+
+  // MCP: the POST that carried the call.
+  const token = await obtainToken(ctx, { scope: 'inbox:read inbox:write' });
+  const conversationId = (await ingest(app.fastify, tenant, { ...PITCH, messageId: '<mcp-request-id@prospect.io>' })).json().conversationIds[0] as string;
+  let answer!: Response;
+  const viaMcp = await appendedBy(async () => {
+    answer = await rawMcp(`${base}/mcp`, callTool('change_conversation_status', { siteId: tenant.siteId, conversationId, status: 'declined' }), { authorization: `Bearer ${token}` });
+    await answer.text();
+  }, ['ConversationStatusChanged']);
+  t.equal(viaMcp.length, 1);
+  t.match(answer.headers.get('x-request-id'), UUID);
+  t.equal(viaMcp[0]!.metadata['requestId'], answer.headers.get('x-request-id'), "the MCP POST's id");
 });

@@ -160,7 +160,7 @@ export async function signInRoutes(app: FastifyInstance) {
       // named here; its cookie still goes, and it ends with Sign out everywhere or its expiry.
       await app.credentialsInForce().catch(() => {});
       const session = await getDashboardSession(app.readModels, sha256Hex(token));
-      if (session) await endDashboardSession(actingAs(app, { kind: 'dashboard_user', id: session.userId }), { sessionId: session.sessionId });
+      if (session) await endDashboardSession(actingAs(app, { kind: 'dashboard_user', id: session.userId }, request.id), { sessionId: session.sessionId });
       reply.clearCookie(sessionCookieName(app), cookieOptions(app));
     }
     return reply.redirect('/dashboard/sign-in', 303);
@@ -171,7 +171,7 @@ export async function signInRoutes(app: FastifyInstance) {
     const session = await loadSession(app, request);
     if (session && csrfOk(session.csrf, readForm(csrfForm, request.body).csrf)) {
       const sessionIds = await openSessionsWith(app.readModels, { sessionId: session.sessionId, userId: session.user.id }, app.clock.now());
-      const position = await signOutEverywhere(actingAs(app, { kind: 'dashboard_user', id: session.user.id }), { teamId: session.user.teamId, userId: session.user.id }, { sessionIds });
+      const position = await signOutEverywhere(actingAs(app, { kind: 'dashboard_user', id: session.user.id }, request.id), { teamId: session.user.teamId, userId: session.user.id }, { sessionIds });
       if (position !== null) await app.waitForWrite(position);
       reply.clearCookie(sessionCookieName(app), cookieOptions(app));
     }
