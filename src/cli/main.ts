@@ -29,6 +29,7 @@ import { registerOutboxCommands } from './outbox.ts';
 import { registerAgentWorkerCommand } from './worker.ts';
 import { registerProspectCommands } from './prospects.ts';
 import { registerAgentsCommands } from './agents.ts';
+import { EVENT_TYPES, eventDataSchema, eventFieldsMarkdown } from './eventSchemas.ts';
 import { ServiceError } from '../domain/errors.ts';
 import { configureAgent } from '../commands/agents.ts';
 import { suppressContact } from '../commands/suppression.ts';
@@ -266,6 +267,18 @@ events
       for await (const e of log.subscribeToAll({ after, signal: controller.signal })) process.stdout.write(eventLine(e) + '\n');
     }),
   );
+
+events
+  .command('schema [type]')
+  .description("the JSON Schema of each event type's data (JSON lines), of one type, or the field table of docs/eventFields.md")
+  .option('--markdown', 'print the field table of every type (docs/eventFields.md)')
+  .action((type: string | undefined, opts: { markdown?: boolean }) => {
+    if (opts.markdown) return void process.stdout.write(eventFieldsMarkdown());
+    if (type !== undefined && eventDataSchema(type) === null) {
+      throw new TenancyError(`no event type ${JSON.stringify(type.slice(0, 100))}: the types are listed in docs/events.md (or run events schema without one)`);
+    }
+    for (const t of type === undefined ? EVENT_TYPES : [type]) process.stdout.write(JSON.stringify({ type: t, data: eventDataSchema(t) }) + '\n');
+  });
 
 const agent = program.command('agent').description("a site's agents (the agents API builds on the same events)");
 agent

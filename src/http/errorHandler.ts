@@ -4,6 +4,7 @@ import { type ErrorCode, ServiceError } from '../domain/errors.ts';
 import { EventTooLargeError } from '../ports/eventStore.ts';
 import { UNSUPPORTED_CHARSET } from './charset.ts';
 import { truncateText } from '../domain/text.ts';
+import { restMethodsOfPath } from './methodsOfPath.ts';
 import { isPagePath, sendRefusalPage } from './web/html.ts';
 
 export const errorBody = (code: string, message: string) => ({ error: { code, message } });
@@ -49,6 +50,7 @@ const echoed = (text: string, max: number) => (text.length <= max ? text : `${tr
 
 /** One error envelope for everything: spec errors, validation, parser errors, unknown routes, crashes. */
 export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {
+  const methodsOf = restMethodsOfPath(app);
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof ServiceError) {
       const { status, code } = HTTP_ERRORS[error.code];
@@ -95,6 +97,13 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
 
   app.setNotFoundHandler((request, reply) => {
     if (isPagePath(request.url)) return sendRefusalPage(reply, 404, 'There is no such page.');
-    reply.status(404).send(errorBody('NOT_FOUND', `Route ${request.method} ${echoed(request.url.split('?')[0]!, 200)} not found.`));
+    const path = request.url.split('?')[0]!;
+    const allowed = methodsOf(path);
+    // A path a route of this very method would take but refused (a parameter over its length, say) stays a 404.
+    if (allowed.length > 0 && !allowed.includes(request.method)) {
+      const allow = allowed.join(', ');
+      return reply.status(405).header('allow', allow).send(errorBody('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${echoed(path, 200)}; it answers ${allow}.`));
+    }
+    reply.status(404).send(errorBody('NOT_FOUND', `Route ${request.method} ${echoed(path, 200)} not found.`));
   });
 }

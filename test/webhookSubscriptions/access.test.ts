@@ -130,7 +130,10 @@ t.test('order of checks: 401 before 403 before 404 before 400', async (t) => {
 t.test('unknown routes and methods get the error envelope', async (t) => {
   expectError(t, await app.fastify.inject({ method: 'GET', url: '/api/v1/nope' }), 404, 'NOT_FOUND', 'unknown path');
   expectError(t, await app.fastify.inject({ method: 'GET', url: '/' }), 404, 'NOT_FOUND', 'root');
-  expectError(t, await app.fastify.inject({ method: 'PUT', url: webhooksPath(a.siteId), headers: bearer(a.key) }), 404, 'NOT_FOUND', 'PUT');
-  expectError(t, await app.fastify.inject({ method: 'GET', url: `${webhooksPath(a.siteId)}/x`, headers: bearer(a.key) }), 404, 'NOT_FOUND', 'GET one');
+  // A path the API serves with other methods: 405 naming them (test/http/methodNotAllowed.test.ts).
+  expectError(t, await app.fastify.inject({ method: 'PUT', url: webhooksPath(a.siteId), headers: bearer(a.key) }), 405, 'METHOD_NOT_ALLOWED', 'PUT');
+  const one = await app.fastify.inject({ method: 'GET', url: `${webhooksPath(a.siteId)}/x`, headers: bearer(a.key) });
+  expectError(t, one, 405, 'METHOD_NOT_ALLOWED', 'GET one');
+  t.equal(one.headers.allow, 'DELETE, PATCH');
   expectError(t, await app.fastify.inject({ method: 'POST', url: '/api/v2/sites/x/outreach/webhooks', payload: {} }), 404, 'NOT_FOUND', 'v2');
 });
