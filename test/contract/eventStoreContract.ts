@@ -331,6 +331,39 @@ export function eventStoreContract(t: Test, name: string, makeStore: MakeEventSt
       t.same(after.errors, []);
     });
 
+    await withStore('ping answers while the store is open; the optional reads agree with the stream', async (t, { store }) => {
+      await store.ping();
+      t.pass('ping resolved');
+      const s = stream('optional-reads');
+      if (store.streamLastPosition) {
+        t.equal(await store.streamLastPosition(s), null, 'streamLastPosition: null before the stream exists');
+        await store.append(s, [event('A', 1)], 'no_stream');
+        const second = await store.append(s, [event('B', 2), event('C', 3)], 0n);
+        t.equal(await store.streamLastPosition(s), second.position, "streamLastPosition: its last event's global position");
+        const other = await store.append(stream('optional-reads-other'), [event('D', 4)], 'no_stream');
+        t.equal(await store.streamLastPosition(s), second.position, "another stream's append does not move it");
+        t.ok(other.position > second.position);
+      } else t.pass('this adapter has no streamLastPosition (callers read the stream)');
+      if (store.markPosition) {
+        t.equal(await store.markPosition(`no-such-mark-${run}`), null, 'markPosition: null for a mark the store does not keep');
+      } else t.pass('this adapter has no markPosition (callers use headPosition)');
+    });
+
+    await withStore('offThreadAppends, where present, is the same log with the same guarantees', async (t, { store }) => {
+      if (!store.offThreadAppends) return void t.pass('this adapter has no offThreadAppends (the store itself is used)');
+      const background = store.offThreadAppends();
+      const s = stream('off-thread');
+      const first = await background.append(s, [event('A', 1)], 'no_stream');
+      t.equal(first.nextExpectedRevision, 0n);
+      const stale = await conflict(t, background.append(s, [event('B', 2)], 'no_stream'));
+      t.equal(stale?.actual, 0n, 'its expected revision is checked');
+      const mine = await store.append(s, [event('C', 3)], 0n);
+      t.ok(mine.position > first.position, 'one log: the positions of both increase together');
+      t.same((await background.readStream(s)).map((e) => e.type), ['A', 'C'], 'it reads what the store appended');
+      t.same((await store.readStream(s)).map((e) => e.type), ['A', 'C']);
+      t.equal(await background.headPosition(), await store.headPosition());
+    });
+
     await withStore('appends from a second process reach an open subscription within 1 second', async (t, { store, file }) => {
       if (!file) {
         t.skip('only for a file-backed store', () => {});

@@ -490,6 +490,44 @@ export function readModelContract(t: Test, name: string, makeStore: MakeReadMode
       await third.abort();
     });
 
+    await withStore('ping answers; applyBatches, where present, commits each batch as applyBatch would, leaving out a refused or failing one', async (t, { store }) => {
+      await store.ping();
+      t.pass('ping resolved');
+      if (!store.applyBatches) return void t.pass('this adapter has no applyBatches (callers use applyBatch per projection)');
+      t.equal(await store.applyBatch('q2', 1, -1n, 5n, async (w) => w(5n).put('items', { id: 'q2-old', n: 0 })), true);
+      const error = new Error('the projection failed');
+      const applied = store.applyBatches([
+        { projection: 'q1', version: 1, from: -1n, to: 10n, apply: async (w) => w(10n).put('items', { id: 'q1', n: 1 }) },
+        { projection: 'q2', version: 1, from: -1n, to: 10n, apply: async (w) => w(10n).put('items', { id: 'q2-stale', n: 2 }) },
+        {
+          projection: 'q3',
+          version: 1,
+          from: -1n,
+          to: 10n,
+          apply: async (w) => {
+            await w(10n).put('items', { id: 'q3', n: 3 });
+            throw error;
+          },
+        },
+      ]);
+      await t.rejects(applied, error, 'the first error is thrown once the others are committed');
+      t.same(await store.get('items', 'q1'), { id: 'q1', n: 1 }, 'the good batch is committed');
+      t.same(await store.getCheckpoint('q1'), { position: 10n, version: 1 });
+      t.equal(await store.get('items', 'q2-stale'), null, 'a batch whose checkpoint moved writes nothing');
+      t.same(await store.getCheckpoint('q2'), { position: 5n, version: 1 });
+      t.equal(await store.get('items', 'q3'), null, 'the failing batch writes nothing');
+      t.equal(await store.getCheckpoint('q3'), null);
+      t.same(
+        await store.applyBatches([
+          { projection: 'q1', version: 1, from: 10n, to: 11n, apply: async (w) => w(11n).remove('items', 'q1') },
+          { projection: 'q2', version: 1, from: 5n, to: 11n, apply: async () => {} },
+        ]),
+        [true, true],
+        'each applied: true',
+      );
+      t.equal(await store.get('items', 'q1'), null);
+    });
+
     await withStore('documents and checkpoints survive close and reopen', async (t, h) => {
       if (!h.reopen) {
         t.skip('this adapter cannot be reopened', () => {});
