@@ -8,9 +8,9 @@ import { validationError } from '../domain/errors.ts';
  */
 export async function refuseBody(request: FastifyRequest): Promise<void> {
   const body: unknown = request.body;
-  // An empty body of any type is none (fetch's `body: ''` arrives as text/plain '').
-  if (body === undefined || body === null || body === '') return;
-  if (typeof body === 'object' && !Array.isArray(body)) {
+  // An empty body of any type is none (fetch's `body: ''` arrives as text/plain ''); a JSON `null` is a body.
+  if (body === undefined || body === '') return;
+  if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
     const fields = Object.keys(body);
     if (fields.length === 0) return;
     throw validationError(`body: this route takes no body; unrecognized ${fields.length === 1 ? 'key' : 'keys'}: ${fields.slice(0, 5).map((k) => JSON.stringify(k.slice(0, 100))).join(', ')}`);

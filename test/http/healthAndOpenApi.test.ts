@@ -45,6 +45,7 @@ t.test('GET /api/v1/openapi.json is an OpenAPI 3.1 document with the three webho
   t.ok(schema, 'POST has a JSON request schema');
   t.same([...schema.required].sort(), ['eventTypes', 'label', 'url']);
   t.equal(schema.properties.url.maxLength, 2000);
+  t.equal(schema.properties.label.maxLength, 120, "the label's bound (spec: 120 characters)");
   t.same([...schema.properties.eventTypes.items.enum].sort(), [
     'outreach.contact_suppressed',
     'outreach.conversation_status_changed',

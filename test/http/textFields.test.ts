@@ -31,12 +31,12 @@ t.test('the API refuses control characters, unpaired surrogates and invisible-on
   expectError(t, await article({ text: LONE }), 400, 'VALIDATION_ERROR', 'body unpaired surrogate');
   t.equal((await article({ title: 'Über 😀', text: 'line one\r\nline two\f' })).statusCode, 201);
 
-  for (const fields of [{ subject: `Hi${NUL}` }, { subject: LONE }, { bodyText: `x${NUL}` }, { fromName: LONE }, { bodyHtml: `<p>${NUL}</p>` }]) {
+  for (const fields of [{ subject: `Hi${NUL}` }, { subject: LONE }, { bodyText: `x${NUL}` }, { fromName: LONE }, { bodyHtml: `<p>${NUL}</p>` }, { inReplyTo: `<a${NUL}b@p.io>` }, { references: `<a@p.io> ${LONE}` }, { inReplyTo: 'a\u0007b' }]) {
     const res = await ingest(app.fastify, tenant, { ...PITCH, ...fields });
     expectError(t, res, 400, 'VALIDATION_ERROR', `ingestion ${Object.keys(fields)[0]}`);
     t.match(res.json().error.message, /no NUL or other control character, no unpaired surrogate/);
   }
-  t.equal((await ingest(app.fastify, tenant, { ...PITCH, subject: 'Guest post 😀', messageId: '<text-ok@prospect.io>' })).statusCode, 201);
+  t.equal((await ingest(app.fastify, tenant, { ...PITCH, subject: 'Guest post 😀', messageId: '<text-ok@prospect.io>', references: '<a@p.io>\r\n <b@p.io>' })).statusCode, 201, 'a folded References header is text');
   t.equal((await app.services.events.readAll({ limit: 10_000 })).filter((e) => e.type === 'MessageIngested').length, 1, 'only the good ingestion stored');
 });
 

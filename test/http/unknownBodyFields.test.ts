@@ -63,6 +63,9 @@ t.test('a route that takes no body refuses one with a field (it ran the action a
     ['handback with an array', () => act(fastify, tenant, conversationId, 'handback', [1, 2, 3])],
     ['webhook delete with a field', () => fastify.inject({ method: 'DELETE', url: `${site}/outreach/webhooks/${subscriptionId}`, headers: bearer(tenant.key), payload: { x: 1 } })],
     ['suppression delete with a field', () => fastify.inject({ method: 'DELETE', url: `${site}/outreach/suppressions/x%40y.test`, headers: bearer(tenant.key), payload: { x: 1 } })],
+    // A JSON null is a body, not none (the action ran).
+    ['takeover with null', () => fastify.inject({ method: 'POST', url: `${site}/outreach/conversations/${conversationId}/takeover`, headers: { ...bearer(tenant.key), 'content-type': 'application/json' }, payload: 'null' })],
+    ['webhook delete with null', () => fastify.inject({ method: 'DELETE', url: `${site}/outreach/webhooks/${subscriptionId}`, headers: { ...bearer(tenant.key), 'content-type': 'application/json' }, payload: 'null' })],
     ['reopen with an outcome', () => act(fastify, tenant, conversationId, 'status', { status: 'open', resolutionOutcome: 'won' })],
   ];
   for (const [what, send] of cases) expectError(t, (await send()) as never, 400, 'VALIDATION_ERROR', what);

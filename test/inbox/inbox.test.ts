@@ -45,7 +45,12 @@ t.test('conversation pages stay exact while ingestions run concurrently', async 
   expectError(t, await get(`${base(tenant.siteId)}/conversations?cursor=${numeric}`), 400, 'VALIDATION_ERROR', 'a cursor with a number for its time');
   expectError(t, await get(`${base(tenant.siteId)}/conversations?limit=101`), 400, 'VALIDATION_ERROR', 'limit over 100');
   expectError(t, await get(`${base(tenant.siteId)}/conversations?limit=0`), 400, 'VALIDATION_ERROR', 'limit 0');
-  for (const empty of ['', '%20%20']) expectError(t, await get(`${base(tenant.siteId)}/conversations?contactEmail=${empty}`), 400, 'VALIDATION_ERROR', `contactEmail=${empty}`);
+  for (const empty of ['', '%20%20', '%00', 'NaN', `${'a'.repeat(5_000)}%40b.io`]) {
+    expectError(t, await get(`${base(tenant.siteId)}/conversations?contactEmail=${empty}`), 400, 'VALIDATION_ERROR', `contactEmail=${empty.slice(0, 20)}`);
+  }
+  // No query on an item's route either: a parameter there was ignored.
+  const one = all[0]!.id;
+  expectError(t, await get(`${base(tenant.siteId)}/conversations/${one}?zzz=1`), 400, 'VALIDATION_ERROR', 'an unknown parameter on one conversation');
   for (const limit of ['0x10', '1e1', '+5', '5.0', ' 5', 'abc', '5&limit=6']) {
     const res = await get(`${base(tenant.siteId)}/conversations?limit=${limit}`);
     expectError(t, res, 400, 'VALIDATION_ERROR', `limit=${limit}`);

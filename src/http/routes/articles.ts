@@ -8,7 +8,7 @@ import { normaliseArticleUrl } from '../../domain/article.ts';
 import { type ArticleDoc, bodyBytes, findArticleByUrl, getArticle, getArticleTotals, listArticlesPage } from '../../readModels/articles.ts';
 import type { SiteDoc } from '../../readModels/sites.ts';
 import { decodeCursor, isoParam, pageOf, pageQuery } from '../pagination.ts';
-import { cleanText, nonBlankText, errors, siteParams } from '../schemas.ts';
+import { cleanText, nonBlankText, errors, noQuery, siteParams } from '../schemas.ts';
 import { refuseBody } from '../refuseBody.ts';
 import { actingFor } from '../actingFor.ts';
 import { inSiteTurn } from '../siteTurns.ts';
@@ -164,6 +164,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
         summary: 'Get an article with its extracted text',
         tags: ['articles'],
         params: articleParams,
+        querystring: noQuery,
         response: { 200: z.object({ article: articleObject }), ...errors(400, 401, 403, 404) },
       },
     },

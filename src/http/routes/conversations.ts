@@ -1,9 +1,10 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { emailAddress } from '../../domain/email.ts';
 import { CONVERSATION_STATUSES } from '../../domain/conversation.ts';
 import { booleanParam, isoBeforeParam, isoParam, pageQuery } from '../pagination.ts';
-import { errors, siteParams } from '../schemas.ts';
+import { errors, noQuery, siteParams } from '../schemas.ts';
 import { conversationDetail as conversationDetailView, conversationsPage } from '../views/inbox.ts';
 import { conversationDetail, conversationObject } from './inboxSchemas.ts';
 
@@ -15,7 +16,8 @@ const listQuery = pageQuery.extend({
   unread: booleanParam.optional(),
   aiPaused: booleanParam.optional(),
   // An empty one filtered for a contact without an address: every answer was an empty page.
-  contactEmail: z.string().trim().min(1).max(320).optional(),
+  // An address (any case), as the suppression routes take one: another string can match nothing.
+  contactEmail: z.string().trim().pipe(emailAddress).meta({ format: 'email', maxLength: 320 }).optional(),
   createdAfter: isoParam.optional(),
   createdBefore: isoBeforeParam.optional(),
   updatedAfter: isoParam.optional().meta({ description: "updatedAt: the last message, status change, triage, take-over or a reply's send outcome" }),
@@ -58,6 +60,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
         summary: 'Get a conversation with its messages (oldest first), opportunity and status history',
         tags: ['inbox'],
         params: siteParams.extend({ conversationId: z.string().min(1).max(100) }),
+        querystring: noQuery,
         response: { 200: z.object({ conversation: conversationDetail }), ...errors(400, 401, 403, 404) },
       },
     },

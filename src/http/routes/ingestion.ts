@@ -2,6 +2,7 @@ import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { emailAddress } from '../../domain/email.ts';
+import { CLEAN_TEXT_MESSAGE, isCleanText } from '../../domain/text.ts';
 import { ingestMessage } from '../../commands/ingestion.ts';
 import { SKIP_REASONS } from '../../domain/aiPause.ts';
 import { ServiceError } from '../../domain/errors.ts';
@@ -10,7 +11,8 @@ import { cleanText, errors, siteParams } from '../schemas.ts';
 import { actingFor } from '../actingFor.ts';
 
 /** RFC 5322 caps a header line at 998 characters; References chains may fold over many lines. */
-const headerValue = (max: number) => z.string().max(max).nullable().optional();
+// Message ids as the client has them; a control character or a lone surrogate is no part of one (and was stored and served back).
+const headerValue = (max: number) => z.string().max(max).refine(isCleanText, CLEAN_TEXT_MESSAGE).nullable().optional();
 
 export const ingestionBody = z.object({
   from: emailAddress.meta({ description: "prospect's address" }),

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { booleanParam, isoBeforeParam, isoParam, pageQuery } from '../pagination.ts';
 import { OPPORTUNITY_KINDS } from '../../readModels/opportunities.ts';
-import { errors, siteParams } from '../schemas.ts';
+import { errors, noQuery, siteParams } from '../schemas.ts';
 import { opportunitiesPage, opportunityDetail } from '../views/inbox.ts';
 import { ENTRY_SOURCES, opportunityObject } from './inboxSchemas.ts';
 
@@ -47,6 +47,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
         summary: 'Get an opportunity',
         tags: ['opportunities'],
         params: siteParams.extend({ opportunityId: z.string().min(1).max(100) }),
+        querystring: noQuery,
         response: { 200: z.object({ opportunity: opportunityObject }), ...errors(400, 401, 403, 404) },
       },
     },

@@ -37,7 +37,9 @@ const createdSubscription = listedSubscription.extend({ team_id: z.string(), sit
 // a name others trust, so no line break or bidirectional override ("abc\u202egnp.exe").
 const label = nonBlankText()
   .refine((s) => [...s].length <= 120, 'must be at most 120 characters')
-  .refine(isDisplayName, DISPLAY_NAME_MESSAGE);
+  .refine(isDisplayName, DISPLAY_NAME_MESSAGE)
+  // The refinement's bound, in the OpenAPI document (characters, as JSON Schema counts them).
+  .meta({ maxLength: 120 });
 const url = z.string().min(1).max(2000).meta({ description: 'HTTPS URL, at most 2000 characters' });
 const eventTypes = z.array(z.enum(WEBHOOK_EVENT_TYPES)).min(1);
 
