@@ -1,4 +1,4 @@
-import { getSite } from '../../readModels/sites.ts';
+import { getSite, listSitesOfTeam } from '../../readModels/sites.ts';
 import { type GrantTool, defineGrantTool } from './tool.ts';
 
 /** The sites the grant covers: every other tool takes one of their ids, which a person rarely knows by heart. */
@@ -9,8 +9,9 @@ export const grantTools: GrantTool[] = [
     description:
       "Lists the sites this connection was granted (id, domain, plan, licensed, sendingDomainVerified, createdAt), oldest first. Every other tool takes one of these ids as siteId; an unlicensed site's tools answer SITE_NOT_LICENSED.",
     run: async ({ app, credential }) => {
-      const ids = credential.siteIds ?? [];
-      const sites = (await Promise.all(ids.map((id) => getSite(app.readModels, id)))).filter((site) => site !== null && site.teamId === credential.teamId);
+      // No site list: every site of the team (the rule every tool's site check follows).
+      const found = credential.siteIds === null ? await listSitesOfTeam(app.readModels, credential.teamId) : await Promise.all(credential.siteIds.map((id) => getSite(app.readModels, id)));
+      const sites = found.filter((site) => site !== null && site.teamId === credential.teamId);
       sites.sort((a, b) => (a!.createdAt < b!.createdAt ? -1 : a!.createdAt > b!.createdAt ? 1 : a!.id < b!.id ? -1 : 1));
       return {
         sites: sites.map((site) => ({
