@@ -1,3 +1,4 @@
+import { validationError } from './domain/errors.ts';
 import swagger from '@fastify/swagger';
 import { type FastifyInstance, errorCodes } from 'fastify';
 import fp from 'fastify-plugin';
@@ -94,6 +95,8 @@ export const app = fp(
     // Set first, so that every answer carries it, a refusal of a hook's too (see http/requestId.ts).
     fastify.addHook('onRequest', async (request, reply) => {
       reply.header('x-request-id', request.id);
+      // RFC 9112 §3.2: an HTTP/1.1 request without Host is refused with 400 (see serverOptions).
+      if (request.headers.host === undefined && request.raw.httpVersion === '1.1') throw validationError('An HTTP/1.1 request needs a Host header.');
     });
     await fastify.register(authenticate, {
       loadSite: cachedSiteLoader((siteId: string) => getSite(fastify.readModels, siteId), fastify.readModels),

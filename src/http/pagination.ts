@@ -25,10 +25,17 @@ export const booleanParam = z.enum(['true', 'false']).transform((v) => v === 'tr
  * compare UTC ISO strings, and `9999-12-31T23:59:59-23:59` would become `+010000-…`, which sorts
  * before every year and turned a filter silently wrong.
  */
-export const isoDateTime = z.iso
-  .datetime({ offset: true })
-  // zod runs a refinement even when the format check failed: an unparseable value is that check's to report.
-  .refine((v) => Number.isNaN(Date.parse(v)) || /^\d{4}-/.test(new Date(v).toISOString()), 'must fall within the years 0000 to 9999 in UTC');
+export const isoDateTime = z
+  .string()
+  // RFC 3339 §5.6 allows a lower-case `t` and `z`; zod's ISO pattern takes upper case only.
+  .transform((v) => v.toUpperCase())
+  .pipe(
+    z.iso
+      .datetime({ offset: true })
+      // zod runs a refinement even when the format check failed: an unparseable value is that check's to report.
+      .refine((v) => Number.isNaN(Date.parse(v)) || /^\d{4}-/.test(new Date(v).toISOString()), 'must fall within the years 0000 to 9999 in UTC'),
+  )
+  .meta({ format: 'date-time' });
 
 /**
  * A valid `isoDateTime` as the UTC ISO string the read models compare, at their millisecond precision.

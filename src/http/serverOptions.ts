@@ -44,7 +44,8 @@ export function serverOptions(config: ServerLimits): FastifyServerOptions {
     connectionTimeout: requestTimeout,
     keepAliveTimeout: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     serverFactory: (handler) => {
-      const server = createServer({ requestTimeout, headersTimeout, keepAliveTimeout: config.HTTP_KEEP_ALIVE_TIMEOUT_MS, connectionsCheckingInterval }, handler);
+      // requireHostHeader: node answered an HTTP/1.1 request without Host itself, an empty 400; app.ts answers it in the envelope.
+      const server = createServer({ requestTimeout, headersTimeout, keepAliveTimeout: config.HTTP_KEEP_ALIVE_TIMEOUT_MS, connectionsCheckingInterval, requireHostHeader: false }, handler);
       server.setTimeout(requestTimeout);
       server.maxConnections = config.HTTP_MAX_CONNECTIONS;
       return server;

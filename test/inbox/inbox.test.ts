@@ -95,6 +95,7 @@ t.test('filters: status, aiPaused, unread, contactEmail, created and updated ran
   t.same(await ids(`conversations?createdAfter=${encodeURIComponent(justAfterFirst)}`).then((x: string[]) => x.includes(first.id)), false, 'createdAfter …0005 past it drops it');
   t.equal(await ids(`conversations?createdBefore=${encodeURIComponent('9999-12-31T23:59:59.9999Z')}`).then((x: string[]) => x.length), 2, 'rounding up stays within 9999');
   t.same(await ids(`conversations?updatedAfter=2000-01-01T00:00:00Z&updatedBefore=2100-01-01T00:00:00Z`).then((x: string[]) => x.length), 2);
+  t.same(await ids(`conversations?updatedAfter=2000-01-01t00:00:00z&updatedBefore=2100-01-01t00:00:00z`).then((x: string[]) => x.length), 2, 'a lower-case t and z (RFC 3339 §5.6)');
   t.same(await ids('conversations?updatedAfter=2100-01-01T00:00:00Z'), []);
   expectError(t, await app.fastify.inject({ url: `${base(tenant.siteId)}/conversations?status=nope`, headers: bearer(tenant.key) }), 400, 'VALIDATION_ERROR');
   expectError(t, await app.fastify.inject({ url: `${base(tenant.siteId)}/conversations?createdAfter=yesterday`, headers: bearer(tenant.key) }), 400, 'VALIDATION_ERROR');
