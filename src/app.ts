@@ -47,6 +47,12 @@ export const app = fp(
     fastify.setValidatorCompiler(validatorCompiler);
     fastify.setSerializerCompiler(serializerCompiler);
     installErrorHandling(fastify, bodyLimit);
+    // Before the other hooks, so that their refusals carry it too (see http/requestId.ts).
+    fastify.addHook('onRequest', async (request, reply) => {
+      reply.header('x-request-id', request.id);
+      // RFC 9112 §3.2: an HTTP/1.1 request without Host is refused with 400 (see serverOptions).
+      if (request.headers.host === undefined && request.raw.httpVersion === '1.1') throw validationError('An HTTP/1.1 request needs a Host header.');
+    });
     refuseWhileClosing(fastify);
     refuseNonUtf8Bodies(fastify);
     // The composition root: every port a route uses is a decoration of the app.
@@ -92,12 +98,7 @@ export const app = fp(
     fastify.addHook('onSend', async (request, reply) => {
       if (request.url.startsWith('/api/v1/') && !reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
     });
-    // Set first, so that every answer carries it, a refusal of a hook's too (see http/requestId.ts).
-    fastify.addHook('onRequest', async (request, reply) => {
-      reply.header('x-request-id', request.id);
-      // RFC 9112 §3.2: an HTTP/1.1 request without Host is refused with 400 (see serverOptions).
-      if (request.headers.host === undefined && request.raw.httpVersion === '1.1') throw validationError('An HTTP/1.1 request needs a Host header.');
-    });
+
     await fastify.register(authenticate, {
       loadSite: cachedSiteLoader((siteId: string) => getSite(fastify.readModels, siteId), fastify.readModels),
     });

@@ -40,6 +40,11 @@ export function actingAs<T extends object>(ctx: T, actor: ActingAs, requestId?: 
   return Object.create(ctx, own) as T & { actor: ActingAs };
 }
 
+/** The same context within the HTTP request `requestId`, for a command that names its actor itself (an invitation's acceptance). */
+export function inRequest<T extends object>(ctx: T, requestId: string): T {
+  return Object.create(ctx, { requestId: { value: requestId, enumerable: true } }) as T;
+}
+
 /** The same context acting for no one: the service's own housekeeping that a request happened to trigger. */
 export function onItsOwn<T extends object>(ctx: T): T {
   return Object.create(ctx, { actor: { value: undefined, enumerable: true } }) as T;

@@ -52,6 +52,7 @@ export function serverOptions(config: ServerLimits): FastifyServerOptions {
     },
     clientErrorHandler: envelopedClientError,
     frameworkErrors: (error: FastifyError, request, reply: FastifyReply) => {
+      reply.header('x-request-id', request.id);
       const page = isPagePath(request.url);
       if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
         const message = 'A path parameter exceeds the maximum length.';

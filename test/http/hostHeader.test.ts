@@ -27,6 +27,11 @@ t.test('an HTTP/1.1 request without Host: 400 VALIDATION_ERROR in the envelope',
   t.same(body, { error: { code: 'VALIDATION_ERROR', message: 'An HTTP/1.1 request needs a Host header.' } });
 });
 
+t.test("the service's refusals before any route carry X-Request-Id too (a charset, a bad URL)", async (t) => {
+  t.match(await raw('POST /api/v1/sites/x/outreach/webhooks HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json; charset=latin1\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}'), /x-request-id: [0-9a-f-]{36}/i);
+  t.match(await raw('GET /api/v1/sites/%zz/outreach/webhooks HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 400 [\s\S]*x-request-id: [0-9a-f-]{36}/i);
+});
+
 t.test('with Host, or HTTP/1.0 (which may omit it), the request is served', async (t) => {
   t.match(await raw('GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 200 /);
   t.match(await raw('GET /healthz HTTP/1.0\r\n\r\n'), /^HTTP\/1\.1 200 /);

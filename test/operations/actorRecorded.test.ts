@@ -117,7 +117,7 @@ t.test('a person joining with an invitation names themselves; a sign-out names t
   }, ['UserEmailClaimed', 'InvitationAccepted', 'UserAdded']);
   t.same(joined.map((e) => e.type), ['UserEmailClaimed', 'InvitationAccepted', 'UserAdded']);
   const userId = (joined.at(-1)!.data as { userId: string }).userId;
-  for (const e of joined) t.match(e.metadata, { actor: userId, actorKind: 'dashboard_user' }, `${e.type} names the person joining`);
+  for (const e of joined) t.match(e.metadata, { actor: userId, actorKind: 'dashboard_user', requestId: /^[0-9a-f-]{36}$/ }, `${e.type} names the person joining, in the join's request`);
 
   const ended = await appendedBy(async () => {
     const page = (await person.request('/dashboard/team')).text;

@@ -1,3 +1,4 @@
+import { inRequest } from '../../commands/context.ts';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { endDashboardSession, startDashboardSession } from '../../commands/dashboardSessions.ts';
@@ -68,7 +69,7 @@ export async function joinRoutes(app: FastifyInstance) {
     }
     let joined: Awaited<ReturnType<typeof acceptInvitation>>;
     try {
-      joined = await acceptInvitation(app, { code: form.data.code, password: form.data.new_password }, async (codeHash) => {
+      joined = await acceptInvitation(inRequest(app, request.id), { code: form.data.code, password: form.data.new_password }, async (codeHash) => {
         const found = await findInvitationByCodeHash(app.readModels, codeHash);
         return found ? { teamId: found.teamId, invitationId: found.id } : null;
       });
