@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { IncomingMessage } from 'node:http';
 import fp from 'fastify-plugin';
-import { insufficientScope, siteNotFound, siteNotLicensed, unauthorized } from '../domain/errors.ts';
+import { insufficientScope, siteNotFound, siteNotLicensed, unauthorized, validationError } from '../domain/errors.ts';
 import type { Scope } from '../domain/scopes.ts';
 import type { SiteDoc } from '../readModels/sites.ts';
 import type { Credential, CredentialResolver } from './credentials.ts';
@@ -50,10 +51,11 @@ export const authenticate = fp(
     app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
       const access = request.routeOptions.config.access;
       if (!access) return;
-      const header = authorizationHeader(request);
+      const header = authorizationHeader(request.raw);
+      // RFC 6750 §3.1: invalid_request is a 400; a 401 would send an OAuth client back to sign in, to the same refusal.
       if (header === null) {
         reply.header('www-authenticate', 'Bearer error="invalid_request"');
-        throw unauthorized(SEVERAL_AUTHORIZATIONS);
+        throw validationError(SEVERAL_AUTHORIZATIONS);
       }
       const credential = await resolveCredential(app.credentialResolvers, header);
       // RFC 6750 §3: the challenge goes with the 401, with an error code only when a bearer token was
@@ -92,11 +94,11 @@ export const SEVERAL_AUTHORIZATIONS = 'Send one Authorization header, not severa
  * The request's Authorization header, or null when it came more than once: Node keeps the first and
  * drops the rest, while a proxy before us may have judged the request by another (RFC 9110 allows one).
  */
-export function authorizationHeader(request: FastifyRequest): string | undefined | null {
-  const raw = request.raw.rawHeaders;
+export function authorizationHeader(message: IncomingMessage): string | undefined | null {
+  const raw = message.rawHeaders;
   let seen = 0;
   for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === 'authorization') seen += 1;
-  return seen > 1 ? null : request.headers.authorization;
+  return seen > 1 ? null : message.headers.authorization;
 }
 
 /** The Bearer token of an Authorization header, or null. */

@@ -1,8 +1,10 @@
 import { timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { DeliveryStatus } from '../domain/webhookDelivery.ts';
+import { SEVERAL_AUTHORIZATIONS, authorizationHeader } from './authenticate.ts';
 import { errorBody } from './errorHandler.ts';
 import type { EventStore } from '../ports/eventStore.ts';
 import type { ProjectionRunner } from '../projections/projectionRunner.ts';
@@ -140,15 +142,24 @@ export const metricsPlugin = fp(
 
     const token = app.config.METRICS_TOKEN;
     app.get('/metrics', { schema: { hide: true } }, async function metricsEndpoint(request, reply) {
-      if (!metricsAllowed(token, request.headers.authorization, request.socket.remoteAddress, request.ip)) {
-        return reply.status(401).header('www-authenticate', 'Bearer').send(errorBody('UNAUTHORIZED', 'Metrics need the METRICS_TOKEN bearer token.'));
-      }
+      const refused = metricsRefusal(token, request.raw, request.ip);
+      if (refused) return reply.status(refused.status).headers(refused.headers).send(refused.body);
       await app.projections.refresh();
       return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
     });
   },
   { name: 'metrics', dependencies: ['services'] },
 );
+
+/** The refusal of a `/metrics` request as status, headers and body, or null when it may read them (metricsAllowed). */
+export function metricsRefusal(token: string | undefined, message: IncomingMessage, clientAddress?: string) {
+  const authorization = authorizationHeader(message);
+  if (token && authorization === null) {
+    return { status: 400, headers: { 'www-authenticate': 'Bearer error="invalid_request"' }, body: errorBody('VALIDATION_ERROR', SEVERAL_AUTHORIZATIONS) };
+  }
+  if (metricsAllowed(token, authorization ?? undefined, message.socket.remoteAddress, clientAddress)) return null;
+  return { status: 401, headers: { 'www-authenticate': 'Bearer' }, body: errorBody('UNAUTHORIZED', 'Metrics need the METRICS_TOKEN bearer token.') };
+}
 
 /**
  * With a METRICS_TOKEN, its bearer header; without, loopback callers only: the socket's peer and the

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Services } from '../services.ts';
 import { errorBody } from './errorHandler.ts';
-import { type ServiceMetrics, metricsAllowed, serviceMetricsOf } from './metrics.ts';
+import { type ServiceMetrics, metricsRefusal, serviceMetricsOf } from './metrics.ts';
 
 export interface WorkerMetricsServer {
   metrics: ServiceMetrics;
@@ -25,9 +25,8 @@ export async function serveWorkerMetrics(services: Services, port: number, host:
     if (path !== '/metrics' || request.method !== 'GET') {
       return send(404, 'application/json', JSON.stringify(errorBody('NOT_FOUND', `Route ${request.method} ${path} not found; a worker serves only GET /metrics.`)));
     }
-    if (!metricsAllowed(token, request.headers.authorization, request.socket.remoteAddress)) {
-      return send(401, 'application/json', JSON.stringify(errorBody('UNAUTHORIZED', 'Metrics need the METRICS_TOKEN bearer token.')), { 'www-authenticate': 'Bearer' });
-    }
+    const refused = metricsRefusal(token, request);
+    if (refused) return send(refused.status, 'application/json', JSON.stringify(refused.body), refused.headers);
     services.projections
       .refresh()
       .then(() => metrics.registry.metrics())

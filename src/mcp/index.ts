@@ -86,7 +86,7 @@ async function mcpEndpoint(app: FastifyInstance) {
     throw error;
   });
 
-  const challenge = (reply: FastifyReply, status: 401 | 403, header: string, code: string, message: string) =>
+  const challenge = (reply: FastifyReply, status: 400 | 401 | 403, header: string, code: string, message: string) =>
     reply.status(status).headers(CORS).header('www-authenticate', header).header('cache-control', 'no-store').send(errorBody(code, message));
 
   /** A browser page of another site (a DNS-rebinding attack's too) is refused before anything else. */
@@ -100,9 +100,9 @@ async function mcpEndpoint(app: FastifyInstance) {
 
   /** 401 before the body is read: a client without a good token learns where to get one. */
   async function authenticateMcp(request: FastifyRequest, reply: FastifyReply) {
-    const authorization = authorizationHeader(request);
+    const authorization = authorizationHeader(request.raw);
     if (authorization === null) {
-      return challenge(reply, 401, bearerChallenge(base(), { scope: registry.scopes, error: 'invalid_request', description: SEVERAL_AUTHORIZATIONS }), 'UNAUTHORIZED', SEVERAL_AUTHORIZATIONS);
+      return challenge(reply, 400, bearerChallenge(base(), { scope: registry.scopes, error: 'invalid_request', description: SEVERAL_AUTHORIZATIONS }), 'VALIDATION_ERROR', SEVERAL_AUTHORIZATIONS);
     }
     const credential = await resolveCredential(app.credentialResolvers, authorization);
     const why = refusal(credential, mcpResource(base()));

@@ -5,7 +5,8 @@ import { INITIALIZE, startMcpApp } from '../mcp/helpers.ts';
 
 // Node keeps the first of two Authorization headers and drops the rest; a proxy before the service
 // may have judged the request by the other. Such a request is refused wherever a credential counts.
-const ctx = await startMcpApp();
+const metricsToken = 'metrics-token-0123456789';
+const ctx = await startMcpApp({ env: { METRICS_TOKEN: metricsToken } });
 t.teardown(() => ctx.app.close());
 const { base, tenant } = ctx;
 const key = `Bearer ${tenant.key}`;
@@ -24,7 +25,7 @@ function send(method: string, path: string, headers: Record<string, string | str
   });
 }
 
-t.test('REST: the same key twice, or a good key and another, is 401 UNAUTHORIZED with invalid_request', async (t) => {
+t.test('REST: the same key twice, or a good key and another, is 400 VALIDATION_ERROR with the invalid_request challenge', async (t) => {
   const one = await send('GET', webhooksPath(tenant.siteId), { authorization: key });
   t.equal(one.status, 200, 'one header: the key works');
   for (const [what, values] of [
@@ -33,20 +34,22 @@ t.test('REST: the same key twice, or a good key and another, is 401 UNAUTHORIZED
     ['a bad key, then a good one', ['Bearer svc_not_a_key', key]],
   ] as const) {
     const res = await send('GET', webhooksPath(tenant.siteId), { authorization: [...values] });
-    t.equal(res.status, 401, what);
+    // RFC 6750 §3.1: invalid_request is a 400 (a 401 would send an OAuth client back to sign in, to the same refusal).
+    t.equal(res.status, 400, what);
     t.equal(res.headers['www-authenticate'], 'Bearer error="invalid_request"', `${what}: the challenge says why`);
-    t.same(JSON.parse(res.body).error.code, 'UNAUTHORIZED', what);
+    t.same(JSON.parse(res.body).error.code, 'VALIDATION_ERROR', what);
     t.match(JSON.parse(res.body).error.message, /one Authorization header/, what);
   }
   const write = await send('POST', webhooksPath(tenant.siteId), { authorization: [key, key], 'content-type': 'application/json' }, JSON.stringify({ url: 'https://example.com/hook', eventTypes: ['outreach.pitch_received'] }));
-  t.equal(write.status, 401, 'a write too');
+  t.equal(write.status, 400, 'a write too');
   const list = await send('GET', webhooksPath(tenant.siteId), { authorization: key });
   t.same(JSON.parse(list.body).subscriptions, [], 'and nothing was created');
 });
 
-t.test('MCP: two Authorization headers are 401 with the challenge naming invalid_request', async (t) => {
+t.test('MCP: two Authorization headers are 400 with the challenge naming invalid_request', async (t) => {
   const res = await send('POST', '/mcp', { authorization: ['Bearer a', 'Bearer b'], 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, JSON.stringify(INITIALIZE));
-  t.equal(res.status, 401);
+  t.equal(res.status, 400);
+  t.equal(JSON.parse(res.body).error.code, 'VALIDATION_ERROR');
   t.match(String(res.headers['www-authenticate']), /^Bearer error="invalid_request", resource_metadata=".*", scope=".*", error_description="Send one Authorization header, not several\."$/);
 });
 
@@ -57,4 +60,15 @@ t.test('OAuth token endpoint: two Basic client authentications are 400 invalid_r
   t.equal(JSON.parse(res.body).error, 'invalid_request');
   const one = await send('POST', '/oauth/token', { authorization: basic('a'), 'content-type': 'application/x-www-form-urlencoded' }, 'grant_type=client_credentials');
   t.not(JSON.parse(one.body).error, 'invalid_request', 'one header: judged on its merits (an unknown client)');
+});
+
+t.test('/metrics with METRICS_TOKEN: the token twice, or the token and another, is 400 with the challenge', async (t) => {
+  const token = `Bearer ${metricsToken}`;
+  t.equal((await send('GET', '/metrics', { authorization: token })).status, 200, 'one header: the token works');
+  for (const values of [[token, token], ['Bearer wrong', token], [token, 'Bearer wrong']]) {
+    const res = await send('GET', '/metrics', { authorization: values });
+    t.equal(res.status, 400, values.join(' + '));
+    t.equal(res.headers['www-authenticate'], 'Bearer error="invalid_request"');
+    t.equal(JSON.parse(res.body).error.code, 'VALIDATION_ERROR');
+  }
 });

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { request } from 'node:http';
 import t from 'tap';
 import { messageReceived, startSubscribedApp, testCertificate } from '../webhooks/helpers.ts';
 import { type Family, parsePrometheusText } from './promText.ts';
@@ -53,6 +54,15 @@ t.test('a webhook worker process serves /metrics with the deliveries it made', a
 
   t.equal((await fetch(`${url}/metrics`)).status, 401, 'no bearer token: 401');
   t.equal((await fetch(`${url}/metrics`, { headers: { authorization: 'Bearer not-the-token-at-all-000' } })).status, 401, 'wrong token: 401');
+  const twice = await new Promise<{ status: number; challenge: unknown }>((resolve, reject) =>
+    request(`${url}/metrics`, { headers: ['host', new URL(url).host, 'authorization', `Bearer ${token}`, 'authorization', `Bearer ${token}`] }, (res) => {
+      res.resume();
+      resolve({ status: res.statusCode ?? 0, challenge: res.headers['www-authenticate'] });
+    })
+      .on('error', reject)
+      .end(),
+  );
+  t.same(twice, { status: 400, challenge: 'Bearer error="invalid_request"' }, 'the token in two Authorization headers: 400, as on the API');
   const other = await fetch(`${url}/api/v1/sites`, { headers: { authorization: `Bearer ${token}` } });
   t.equal(other.status, 404, 'a worker serves nothing else');
   t.equal(((await other.json()) as { error: { code: string } }).error.code, 'NOT_FOUND');

@@ -51,7 +51,7 @@ export async function authenticateClient(
   request: FastifyRequest,
   params: Params,
 ): Promise<AuthenticatedClient> {
-  const header = authorizationHeader(request);
+  const header = authorizationHeader(request.raw);
   if (header === null) throw new OAuthError('invalid_request', SEVERAL_AUTHORIZATIONS);
   let method: TokenEndpointAuthMethod;
   let clientId: string | undefined;
