@@ -32,3 +32,14 @@ t.test('a path no route serves stays 404 NOT_FOUND; the routes themselves answer
   t.equal((await app.fastify.inject({ url: webhooksPath(tenant.siteId), headers: bearer(tenant.key) })).statusCode, 200);
   t.equal((await app.fastify.inject({ method: 'HEAD', url: webhooksPath(tenant.siteId), headers: bearer(tenant.key) })).statusCode, 200, 'HEAD, which Allow names');
 });
+
+t.test('segments are compared percent-decoded, as the router matches them', async (t) => {
+  const encoded = `/api/v1/sites/${tenant.siteId}/outreach/webhook%73`;
+  t.equal((await app.fastify.inject({ url: encoded, headers: bearer(tenant.key) })).statusCode, 200, 'GET webhook%73 is the webhooks route');
+  const put = await app.fastify.inject({ method: 'PUT', url: encoded, headers: bearer(tenant.key) });
+  expectError(t, put, 405, 'METHOD_NOT_ALLOWED', 'so PUT on it is 405, not 404');
+  t.equal(put.headers.allow, 'GET, HEAD, POST');
+  const slashInId = await app.fastify.inject({ method: 'PUT', url: '/api/v1/sites/a%2Fb/outreach/webhooks', headers: bearer(tenant.key) });
+  t.equal(slashInId.statusCode, 405, 'an encoded slash stays inside its segment');
+  expectError(t, await app.fastify.inject({ method: 'PUT', url: '/api/v1/sites/%E0%A4%A/outreach/webhooks', headers: bearer(tenant.key) }), 400, 'VALIDATION_ERROR', 'a segment that does not decode is the bad URL 400 before');
+});
