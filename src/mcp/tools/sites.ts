@@ -1,3 +1,4 @@
+import { mayReach } from '../../http/authenticate.ts';
 import { getSite, listSitesOfTeam } from '../../readModels/sites.ts';
 import { type GrantTool, defineGrantTool } from './tool.ts';
 
@@ -11,16 +12,16 @@ export const grantTools: GrantTool[] = [
     run: async ({ app, credential }) => {
       // No site list: every site of the team (the rule every tool's site check follows).
       const found = credential.siteIds === null ? await listSitesOfTeam(app.readModels, credential.teamId) : await Promise.all(credential.siteIds.map((id) => getSite(app.readModels, id)));
-      const sites = found.filter((site) => site !== null && site.teamId === credential.teamId);
-      sites.sort((a, b) => (a!.createdAt < b!.createdAt ? -1 : a!.createdAt > b!.createdAt ? 1 : a!.id < b!.id ? -1 : 1));
+      const sites = found.filter((site) => mayReach(credential, site));
+      sites.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1));
       return {
         sites: sites.map((site) => ({
-          id: site!.id,
-          domain: site!.domain,
-          plan: site!.plan,
-          licensed: site!.licensed,
-          sendingDomainVerified: site!.sendingDomainVerified,
-          createdAt: site!.createdAt,
+          id: site.id,
+          domain: site.domain,
+          plan: site.plan,
+          licensed: site.licensed,
+          sendingDomainVerified: site.sendingDomainVerified,
+          createdAt: site.createdAt,
         })),
       };
     },
