@@ -25,9 +25,14 @@ export interface CommandContext {
   requestId?: string;
 }
 
-/** The metadata naming who acted, and in which request: `{ actor: id, actorKind: kind, requestId? }`, or nothing. */
-export const actedBy = (ctx: { actor?: ActingAs; requestId?: string }): { actor?: string; actorKind?: ActingAs['kind']; requestId?: string } =>
-  ctx.actor ? { actor: ctx.actor.id, actorKind: ctx.actor.kind, ...(ctx.requestId ? { requestId: ctx.requestId } : {}) } : {};
+/**
+ * The metadata naming who acted and in which request: `{ actor, actorKind }` when the command acts for
+ * someone, `requestId` when it serves an HTTP request (a token grant or a sign-in acts for no one yet).
+ */
+export const actedBy = (ctx: { actor?: ActingAs; requestId?: string }): { actor?: string; actorKind?: ActingAs['kind']; requestId?: string } => ({
+  ...(ctx.actor ? { actor: ctx.actor.id, actorKind: ctx.actor.kind } : {}),
+  ...(ctx.requestId ? { requestId: ctx.requestId } : {}),
+});
 
 /**
  * The same context (every port and decoration, through its prototype, as fastify's own child
@@ -40,7 +45,7 @@ export function actingAs<T extends object>(ctx: T, actor: ActingAs, requestId?: 
   return Object.create(ctx, own) as T & { actor: ActingAs };
 }
 
-/** The same context within the HTTP request `requestId`, for a command that names its actor itself (an invitation's acceptance). */
+/** The same context within the HTTP request `requestId`, for a command that names its actor itself (an invitation's acceptance) or acts for no one (a token grant, a sign-in). */
 export function inRequest<T extends object>(ctx: T, requestId: string): T {
   return Object.create(ctx, { requestId: { value: requestId, enumerable: true } }) as T;
 }

@@ -165,3 +165,21 @@ t.test("a request's events carry its id (the answer's X-Request-Id), the service
   t.match(answer.headers.get('x-request-id'), UUID);
   t.equal(viaMcp[0]!.metadata['requestId'], answer.headers.get('x-request-id'), "the MCP POST's id");
 });
+
+t.test('events appended for no actor yet (a sign-in, a consent, a token grant) carry their request id too', async (t) => {
+  const signedIn = await appendedBy(async () => {
+    const answer = await new Browser(base).signIn(ctx.ownerEmail);
+    if (answer.status !== 303) throw new Error(`sign-in: ${answer.status}`);
+  }, ['DashboardSessionStarted']);
+  t.equal(signedIn.length, 1);
+  t.match(signedIn[0]!.metadata, { requestId: UUID }, 'the sign-in POST');
+  t.notOk('actor' in signedIn[0]!.metadata, 'and no actor: the person is named in the data');
+
+  const granted = await appendedBy(async () => void (await obtainToken(ctx, { scope: 'inbox:read' })), ['ConsentGiven', 'AuthorizationCodeIssued', 'AuthorizationCodeRedeemed', 'AccessTokenIssued', 'RefreshTokenIssued']);
+  t.same(granted.map((e) => e.type).sort(), ['AccessTokenIssued', 'AuthorizationCodeIssued', 'AuthorizationCodeRedeemed', 'ConsentGiven', 'RefreshTokenIssued']);
+  for (const e of granted) t.match(e.metadata, { requestId: UUID }, e.type);
+  const requestOf = (type: string) => granted.find((e) => e.type === type)!.metadata['requestId'];
+  t.equal(requestOf('AuthorizationCodeIssued'), requestOf('ConsentGiven'), "the consent form's POST");
+  t.equal(requestOf('AccessTokenIssued'), requestOf('AuthorizationCodeRedeemed'), 'the token request');
+  t.not(requestOf('AccessTokenIssued'), requestOf('ConsentGiven'), 'two requests, two ids');
+});

@@ -85,8 +85,9 @@ export async function joinRoutes(app: FastifyInstance) {
     // As at sign-in: a session this browser still held ends, and the new person's begins.
     // The person has joined whatever happens here: a lagging read model must not turn that into an error page.
     const previous = await loadSession(app, request).catch(() => null);
-    if (previous) await endDashboardSession(app, { sessionId: previous.sessionId });
-    const session = await startDashboardSession(app, { userId: joined.userId, teamId: joined.teamId, credential: joined.credential });
+    const ctx = inRequest(app, request.id);
+    if (previous) await endDashboardSession(ctx, { sessionId: previous.sessionId });
+    const session = await startDashboardSession(ctx, { userId: joined.userId, teamId: joined.teamId, credential: joined.credential });
     await app.waitForWrite(session.position);
     reply.setCookie(sessionCookieName(app), session.token, cookieOptions(app, DASHBOARD_SESSION_TTL_MS / 1000));
     reply.clearCookie(signInCsrfCookieName(app), cookieOptions(app));

@@ -1,3 +1,4 @@
+import { inRequest } from '../../commands/context.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { sessionStampOf, sha256Hex, verifyPassword } from '../../commands/credentials.ts';
@@ -141,9 +142,10 @@ export async function signInRoutes(app: FastifyInstance) {
       known.remember(email, client),
     ]);
     // A session this browser still held (another account's, or its own) ends: one browser, one session.
+    const ctx = inRequest(app, request.id);
     const previous = await loadSession(app, request);
-    if (previous) await endDashboardSession(app, { sessionId: previous.sessionId });
-    const session = await startDashboardSession(app, { userId: user.id, teamId: user.teamId, credential: sessionStampOf(user)! });
+    if (previous) await endDashboardSession(ctx, { sessionId: previous.sessionId });
+    const session = await startDashboardSession(ctx, { userId: user.id, teamId: user.teamId, credential: sessionStampOf(user)! });
     await app.waitForWrite(session.position);
     reply.setCookie(sessionCookieName(app), session.token, cookieOptions(app, DASHBOARD_SESSION_TTL_MS / 1000));
     reply.clearCookie(signInCsrfCookieName(app), cookieOptions(app));

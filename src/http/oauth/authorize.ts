@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { giveConsent } from '../../commands/oauth.ts';
 import { isScope } from '../../domain/scopes.ts';
 import { listSitesOfTeam } from '../../readModels/sites.ts';
-import type { CommandContext } from '../../commands/context.ts';
+import { type CommandContext, inRequest } from '../../commands/context.ts';
 import { ClientMetadataError, type ClientMetadataSource } from '../../ports/clientMetadata.ts';
 import { type OAuthClientView, resolveClient } from './clients.ts';
 import { servedResource } from './resources.ts';
@@ -270,7 +270,7 @@ export async function authorizeRoutes(app: FastifyInstance) {
     const teamSites = await listSitesOfTeam(app.readModels, session.user.teamId);
     if (picked.length === 0) return consentPage(reply, session, r, 'Choose at least one site.', 400);
     if (!picked.every((id) => teamSites.some((s) => s.id === id))) return consentPage(reply, session, r, 'Choose sites of your team only.', 400);
-    const { code } = await giveConsent(app, {
+    const { code } = await giveConsent(inRequest(app, request.id), {
       clientId: r.client.clientId,
       teamId: session.user.teamId,
       userId: session.user.id,

@@ -1,3 +1,4 @@
+import { inRequest } from '../../commands/context.ts';
 import type { FastifyInstance } from 'fastify';
 import { OAuthClientInputError, registerOAuthClientDynamically } from '../../commands/oauth.ts';
 import { redirectUriProblem } from '../../domain/oauthClient.ts';
@@ -52,7 +53,7 @@ export async function registrationRoutes(app: FastifyInstance) {
     }
     const metadata = readMetadata(request.body);
     try {
-      const r = await registerOAuthClientDynamically(app, metadata);
+      const r = await registerOAuthClientDynamically(inRequest(app, request.id), metadata);
       await app.waitForWrite(r.position);
       return reply
         .status(201)

@@ -1,3 +1,4 @@
+import { inRequest } from '../../commands/context.ts';
 import type { FastifyInstance } from 'fastify';
 import { ACCESS_TOKEN_SHAPE, AuthorizerGoneError, redeemAuthorizationCode, refreshAccessToken, revokeToken } from '../../commands/oauth.ts';
 import { OAuthGrantRuleError } from '../../domain/oauthGrant.ts';
@@ -29,15 +30,16 @@ export async function tokenRoutes(app: FastifyInstance) {
   // An access token issued by another API node is in this node's read model only once it has caught up (as bearer authentication does).
   const catchUp = credentialCatchUp(app, app.config.CREDENTIAL_CATCH_UP_MS);
   app.post('/oauth/token', async function tokenEndpoint(request, reply) {
+    const ctx = inRequest(app, request.id);
     const params = readParams(request.body);
     const grantType = params.grant_type;
     if (!grantType) throw new OAuthError('invalid_request', 'Missing parameter grant_type.');
     if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
       // Authenticate first: an unauthenticated caller learns nothing but invalid_client.
-      await authenticateClient(app, request, params);
+      await authenticateClient(ctx, request, params);
       throw new OAuthError('unsupported_grant_type', `grant_type ${grantType} is not supported.`);
     }
-    const client = await authenticateClient(app, request, params);
+    const client = await authenticateClient(ctx, request, params);
     let resource: string | null = null;
     if (params.resource !== undefined) {
       const served = servedResource(app.config.PUBLIC_BASE_URL, params.resource);
@@ -51,7 +53,7 @@ export async function tokenRoutes(app: FastifyInstance) {
         const redirectUri = params.redirect_uri ?? null;
         const codeVerifier = requiredParam(params, 'code_verifier');
         if (!CODE_VERIFIER.test(codeVerifier)) throw new OAuthError('invalid_grant', 'code_verifier must be 43 to 128 unreserved characters.');
-        const { response, position } = await redeemAuthorizationCode(app, { code, clientId: client.clientId, redirectUri, codeVerifier, resource });
+        const { response, position } = await redeemAuthorizationCode(ctx, { code, clientId: client.clientId, redirectUri, codeVerifier, resource });
         await app.waitForWrite(position, 'answer');
         return reply.status(200).headers(NO_STORE).send(response);
       }
@@ -62,13 +64,13 @@ export async function tokenRoutes(app: FastifyInstance) {
         const unknown = scopes.filter((s) => !isScope(s));
         if (scopes.length === 0 || unknown.length > 0) throw new OAuthError('invalid_scope', `Unknown scope ${unknown.join(' ')}.`);
       }
-      const { response, position } = await refreshAccessToken(app, { refreshToken, clientId: client.clientId, scopes, resource });
+      const { response, position } = await refreshAccessToken(ctx, { refreshToken, clientId: client.clientId, scopes, resource });
       await app.waitForWrite(position, 'answer');
       return reply.status(200).headers(NO_STORE).send(response);
     } catch (error) {
       if (error instanceof AuthorizerGoneError) {
         // The answer is invalid_grant whatever happens here; `team remove-user` run again finishes a sweep that failed.
-        const swept = await deleteSubscriptionsOfDepartedGrant(app, { id: error.grantId, teamId: error.teamId }).catch((err: unknown) => {
+        const swept = await deleteSubscriptionsOfDepartedGrant(ctx, { id: error.grantId, teamId: error.teamId }).catch((err: unknown) => {
           request.log.warn({ err, grantId: error.grantId }, 'deleting the subscriptions of an app whose authorizer left failed');
           return null;
         });
@@ -79,14 +81,15 @@ export async function tokenRoutes(app: FastifyInstance) {
   });
 
   app.post('/oauth/revoke', async function revocationEndpoint(request, reply) {
+    const ctx = inRequest(app, request.id);
     const params = readParams(request.body);
-    const client = await authenticateClient(app, request, params);
+    const client = await authenticateClient(ctx, request, params);
     const token = requiredParam(params, 'token');
     // RFC 7009 §2.2: a 200 means the token is revoked, so an access token must be found wherever it was issued.
     const isAccessToken = ACCESS_TOKEN_SHAPE.test(token);
     if (isAccessToken) await catchUp();
     const stored = isAccessToken ? await getOAuthTokenByHash(app.readModels, sha256Hex(token)) : null;
-    const { position } = await revokeToken(app, { token, clientId: client.clientId, stored }).catch((error: unknown) => {
+    const { position } = await revokeToken(ctx, { token, clientId: client.clientId, stored }).catch((error: unknown) => {
       throw asOAuthError(error);
     });
     await app.waitForWrite(position);
