@@ -9,7 +9,11 @@ import { type AggregateReader, aggregateStream } from './aggregateStream.ts';
 
 export interface CommandResult<Event> {
   events: Event[];
-  /** Global position of the last appended event; null when the decision appended nothing. */
+  /**
+   * The position the read models must include to show the command's outcome: the last appended
+   * event's; when the decision appended nothing (already in effect), the last event it was decided on,
+   * which a concurrent request may have appended moments ago (null for a stream that does not exist).
+   */
   position: bigint | null;
 }
 
@@ -66,9 +70,9 @@ async function decideAndAppend<State, Command, Event extends DomainEvent>(
 ): Promise<CommandResult<Event>> {
   const { maxAttempts = 8, aggregate = aggregateStream } = options;
   for (let attempt = 1; ; attempt++) {
-    const { state, expectedRevision } = await aggregate(store, streamId, decider);
+    const { state, expectedRevision, lastPosition } = await aggregate(store, streamId, decider);
     const events = decider.decide(command, state);
-    if (events.length === 0) return { events, position: null };
+    if (events.length === 0) return { events, position: lastPosition };
     try {
       const toAppend: NewEvent[] = events.map((e) => ({ type: e.type, data: e.data, metadata }));
       const result = await store.append(streamId, toAppend, expectedRevision);

@@ -311,7 +311,11 @@ t.test("the team's last owner cannot be removed or demoted; with a second owner,
   await t.rejects(removeUser(app.services, { teamId: other.teamId, userId: tenant.ownerUserId }, none), /not a member of this team/, "another team's user is not this team's to remove");
 
   const second = await userNamed(app, await addTeamUser(app, tenant.teamId, 'admin'));
-  t.same(await changeUserRole(app.services, { teamId: tenant.teamId, userId: second.id, role: 'admin' }, none), { changed: false, position: null }, 'the same role: nothing recorded');
+  const head = await app.services.events.headPosition();
+  const same = await changeUserRole(app.services, { teamId: tenant.teamId, userId: second.id, role: 'admin' }, none);
+  t.equal(same.changed, false, 'the same role: nothing recorded');
+  t.equal(await app.services.events.headPosition(), head, 'no event appended');
+  t.type(same.position, 'bigint', "the answer waits for the team's last event, which a concurrent request may have appended");
   const promoted = await changeUserRole(app.services, { teamId: tenant.teamId, userId: second.id, role: 'owner' }, none);
   t.ok(promoted.changed);
   const demoted = await changeUserRole(app.services, { teamId: tenant.teamId, userId: tenant.ownerUserId, role: 'admin' }, none);
