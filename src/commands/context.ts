@@ -50,7 +50,7 @@ export function inRequest<T extends object>(ctx: T, requestId: string): T {
   return Object.create(ctx, { requestId: { value: requestId, enumerable: true } }) as T;
 }
 
-/** The same context acting for no one: the service's own housekeeping that a request happened to trigger. */
+/** The same context acting for no one and in no request: the service's own housekeeping that a request happened to trigger. */
 export function onItsOwn<T extends object>(ctx: T): T {
-  return Object.create(ctx, { actor: { value: undefined, enumerable: true } }) as T;
+  return Object.create(ctx, { actor: { value: undefined, enumerable: true }, requestId: { value: undefined, enumerable: true } }) as T;
 }

@@ -24,7 +24,7 @@ export interface CommandResult<Event> {
 const turns = new WeakMap<EventStore, InTurn>();
 
 /**
- * How long a command acting for someone (a request, whose client waits for the answer) waits for the
+ * How long a command acting for someone or serving a request (whose client waits for the answer) waits for the
  * commands before it on its stream. An append normally takes milliseconds; one hung on the store
  * (SQLite's busy timeout, EventStoreDB's deadline: 10 s each) would otherwise make every request
  * queued behind it wait for all those before it, one after another. The service's own work (a sent
@@ -39,11 +39,11 @@ export const TURN_MAX_WAIT_MS = 15_000;
  * Commands on the same stream in this process take turns; another process's writer can still make
  * the append conflict, and the command is then decided again on fresh state, after a short random
  * pause, up to `maxAttempts` times. A conflict left after that is 503 SERVICE_UNAVAILABLE (retry),
- * never a failure of the service; so is, for a command acting for someone, a turn that has not come
+ * never a failure of the service; so is, for a command acting for someone or serving a request, a turn that has not come
  * within `TURN_MAX_WAIT_MS` (the command is then never decided).
  */
 export async function handleCommand<State, Command, Event extends DomainEvent>(
-  ctx: { events: EventStore; actor?: ActingAs },
+  ctx: { events: EventStore; actor?: ActingAs; requestId?: string },
   streamId: string,
   decider: Decider<State, Command, Event>,
   command: Command,
@@ -55,7 +55,7 @@ export async function handleCommand<State, Command, Event extends DomainEvent>(
   if (!queue) turns.set(store, (queue = new InTurn()));
   const stamped = { ...actedBy(ctx), ...metadata };
   return queue.run(streamId, () => decideAndAppend(store, streamId, decider, command, stamped, options), {
-    maxWaitMs: options.maxWaitMs ?? (ctx.actor ? TURN_MAX_WAIT_MS : undefined),
+    maxWaitMs: options.maxWaitMs ?? (ctx.actor || ctx.requestId ? TURN_MAX_WAIT_MS : undefined),
     onTimeout: () => serviceUnavailable('Earlier requests on the same resource are still being written; retry.', 1),
   });
 }

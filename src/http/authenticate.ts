@@ -83,14 +83,14 @@ export const authenticate = fp(
  * or one outside the credential's sites; then 403 SITE_NOT_LICENSED (unless the caller checks the licence itself).
  */
 export function reachableSite(credential: Credential, site: SiteDoc | null, options: { licence: boolean }): SiteDoc {
-  if (!mayReach(credential, site)) throw siteNotFound();
+  if (!site || !mayReach(credential, site)) throw siteNotFound();
   if (options.licence && !site.licensed) throw siteNotLicensed();
   return site;
 }
 
 /** The credential's team's site, and one of its sites when it names some: the one rule for a site's routes, tools and lists. */
-export function mayReach(credential: Credential, site: SiteDoc | null): site is SiteDoc {
-  return site !== null && site.teamId === credential.teamId && (credential.siteIds === null || credential.siteIds.includes(site.id));
+export function mayReach(credential: Credential, site: SiteDoc): boolean {
+  return site.teamId === credential.teamId && (credential.siteIds === null || credential.siteIds.includes(site.id));
 }
 
 export const SEVERAL_AUTHORIZATIONS = 'Send one Authorization header, not several.';

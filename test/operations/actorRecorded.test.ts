@@ -3,9 +3,9 @@ import type { RecordedEvent } from '../../src/ports/eventStore.ts';
 import { changeSiteSettings } from '../../src/commands/tenancy.ts';
 import { ingest, PITCH } from '../ingestion/helpers.ts';
 import { bearer } from '../helpers/testApp.ts';
-import { Browser, formFields } from '../oauth/helpers.ts';
+import { Browser, PASSWORD, authorizeUrl, formFields, pkce, registerClient, tokenRequest } from '../oauth/helpers.ts';
 import { inviteUser } from '../../src/commands/teamInvitations.ts';
-import { callTool, connectWithToken, obtainToken, rawMcp, startMcpApp } from '../mcp/helpers.ts';
+import { REDIRECT_URI, callTool, connectWithToken, obtainToken, rawMcp, startMcpApp } from '../mcp/helpers.ts';
 
 /**
  * An auditor replaying the log sees who did what: every event a request's command appends names its
@@ -91,7 +91,10 @@ t.test('an Advanced site: a prospect import and an on-demand agent run name the 
   t.same(events.map((e) => e.type).filter((x) => !own.has(x)).sort(), ['AgentRunQueued', 'ProspectsImported']);
   t.ok(events.some((e) => e.type === 'AgentRunLedgerClosed'), "the run closed the last hour's ledger");
   // The use mark, and the close of the last hour's ledger that whichever request came first did: the service's own.
-  for (const e of events.filter((x) => own.has(x.type))) t.notOk('actor' in e.metadata, `${e.type} is the service's own: no actor`);
+  for (const e of events.filter((x) => own.has(x.type))) {
+    t.notOk('actor' in e.metadata, `${e.type} is the service's own: no actor`);
+    t.notOk('requestId' in e.metadata, `${e.type}: and no request's id (which request came first is chance)`);
+  }
 });
 
 t.test('the dashboard: an API key and an OAuth app created there name the user', async (t) => {
@@ -166,20 +169,52 @@ t.test("a request's events carry its id (the answer's X-Request-Id), the service
   t.equal(viaMcp[0]!.metadata['requestId'], answer.headers.get('x-request-id'), "the MCP POST's id");
 });
 
-t.test('events appended for no actor yet (a sign-in, a consent, a token grant) carry their request id too', async (t) => {
+t.test('events appended for no actor yet (a sign-in, a consent, a token grant, a refresh, a revocation) carry their request id too', async (t) => {
+  const chosen = { 'x-request-id': 'chosen-by-the-client' };
+  let signIn!: Awaited<ReturnType<Browser['request']>>;
   const signedIn = await appendedBy(async () => {
-    const answer = await new Browser(base).signIn(ctx.ownerEmail);
-    if (answer.status !== 303) throw new Error(`sign-in: ${answer.status}`);
+    const browser = new Browser(base);
+    const form = await browser.request('/dashboard/sign-in');
+    signIn = await browser.request('/dashboard/sign-in', { form: { ...formFields(form.text, '/dashboard/sign-in'), email: ctx.ownerEmail, password: PASSWORD }, headers: chosen });
+    if (signIn.status !== 303) throw new Error(`sign-in: ${signIn.status}`);
   }, ['DashboardSessionStarted']);
   t.equal(signedIn.length, 1);
-  t.match(signedIn[0]!.metadata, { requestId: UUID }, 'the sign-in POST');
+  t.match(signIn.headers.get('x-request-id'), UUID);
+  t.equal(signedIn[0]!.metadata['requestId'], signIn.headers.get('x-request-id'), "the sign-in POST's id, not the client's");
   t.notOk('actor' in signedIn[0]!.metadata, 'and no actor: the person is named in the data');
 
-  const granted = await appendedBy(async () => void (await obtainToken(ctx, { scope: 'inbox:read' })), ['ConsentGiven', 'AuthorizationCodeIssued', 'AuthorizationCodeRedeemed', 'AccessTokenIssued', 'RefreshTokenIssued']);
-  t.same(granted.map((e) => e.type).sort(), ['AccessTokenIssued', 'AuthorizationCodeIssued', 'AuthorizationCodeRedeemed', 'ConsentGiven', 'RefreshTokenIssued']);
-  for (const e of granted) t.match(e.metadata, { requestId: UUID }, e.type);
-  const requestOf = (type: string) => granted.find((e) => e.type === type)!.metadata['requestId'];
-  t.equal(requestOf('AuthorizationCodeIssued'), requestOf('ConsentGiven'), "the consent form's POST");
-  t.equal(requestOf('AccessTokenIssued'), requestOf('AuthorizationCodeRedeemed'), 'the token request');
-  t.not(requestOf('AccessTokenIssued'), requestOf('ConsentGiven'), 'two requests, two ids');
+  const client = await registerClient(app, tenant, 'none', [REDIRECT_URI]);
+  const { verifier, challenge } = pkce();
+  let consent!: Awaited<ReturnType<Browser['request']>>;
+  const consented = await appendedBy(async () => {
+    consent = await browser.consent(authorizeUrl(base, { client_id: client.clientId, scope: 'inbox:read', code_challenge: challenge, redirect_uri: REDIRECT_URI }), 'approve', [tenant.siteId]);
+  }, ['ConsentGiven', 'AuthorizationCodeIssued']);
+  t.equal(consented.length, 2);
+  for (const e of consented) t.equal(e.metadata['requestId'], consent.headers.get('x-request-id'), `${e.type}: the consent form's POST`);
+
+  const code = new URL(consent.location!).searchParams.get('code')!;
+  const token = async (body: Record<string, string>, types: string[]) => {
+    let answer!: Awaited<ReturnType<typeof tokenRequest>>;
+    const events = await appendedBy(async () => {
+      answer = await tokenRequest(base, body, chosen);
+      if (answer.status !== 200) throw new Error(JSON.stringify(answer.json));
+    }, types);
+    t.ok(events.length > 0, types.join(', '));
+    for (const e of events) t.equal(e.metadata['requestId'], answer.headers.get('x-request-id'), `${e.type}: the token request's id, not the client's`);
+    return answer.json;
+  };
+  const issued = await token({ grant_type: 'authorization_code', client_id: client.clientId, code, redirect_uri: REDIRECT_URI, code_verifier: verifier }, ['AuthorizationCodeRedeemed', 'AccessTokenIssued', 'RefreshTokenIssued']);
+  const refreshed = await token({ grant_type: 'refresh_token', client_id: client.clientId, refresh_token: issued['refresh_token'] as string }, ['RefreshTokenRotated', 'AccessTokenIssued']);
+
+  let revoke!: Response;
+  const revoked = await appendedBy(async () => {
+    revoke = await fetch(`${base}/oauth/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...chosen },
+      body: new URLSearchParams({ client_id: client.clientId, token: refreshed['refresh_token'] as string }).toString(),
+    });
+    if (revoke.status !== 200) throw new Error(`revoke: ${revoke.status}`);
+  }, ['TokenRevoked', 'GrantRevoked']);
+  t.ok(revoked.length > 0);
+  for (const e of revoked) t.equal(e.metadata['requestId'], revoke.headers.get('x-request-id'), `${e.type}: the revocation's id`);
 });
