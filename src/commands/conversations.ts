@@ -163,5 +163,6 @@ async function recordedReply(
   }
   if (!found) return null;
   if (found.bodyText !== request.text || (request.subject !== null && found.subject !== request.subject)) throw idempotencyKeyReused();
-  return { status: 200, message: { id: messageId, rfcMessageId: found.rfcMessageId, deliveryStatus }, position: null };
+  // The repeat's answer waits, as the first's did, for the read models to include what it read (the first may still be answering).
+  return { status: 200, message: { id: messageId, rfcMessageId: found.rfcMessageId, deliveryStatus }, position: events.at(-1)?.position ?? null };
 }

@@ -11,9 +11,10 @@ import { bearer, createTenant, startTestApp } from '../helpers/testApp.ts';
  */
 const app = await startTestApp({ env: { WRITE_RATE_LIMIT_PER_MINUTE: '1000' } });
 t.teardown(() => app.close());
-const tenant = await createTenant(app.services, { plan: 'advanced' });
+const tenant = await createTenant(app.services, { plan: 'advanced', sendingDomainVerified: true });
 const site = `/api/v1/sites/${tenant.siteId}`;
-const call = (method: 'POST' | 'PATCH' | 'PUT', url: string, payload: object) => app.fastify.inject({ method, url, headers: bearer(tenant.key), payload });
+const call = (method: 'POST' | 'PATCH' | 'PUT', url: string, payload: object, headers: Record<string, string> = {}) =>
+  app.fastify.inject({ method, url, headers: { ...bearer(tenant.key), ...headers }, payload });
 
 /** Sends `request` twice: the second once the first's event is stored while the read models lag; both answers. */
 async function twiceWhileBehind(request: () => ReturnType<typeof call>) {
@@ -60,4 +61,15 @@ t.test("an agent's setting just changed by a concurrent request: answered with t
   const { second, answeredWhileBehind } = await twiceWhileBehind(() => call('PUT', `${site}/agents/ai_prompt`, { isActive: true }));
   t.notOk(answeredWhileBehind);
   t.equal(second.json().agent.isActive, true);
+});
+
+t.test('a reply repeated with its Idempotency-Key while the first is being answered: the repeat waits too', async (t) => {
+  const conversationId = (await ingest(app.fastify, tenant, { ...PITCH, messageId: '<reply-twice@prospect.io>' })).json().conversationIds[0] as string;
+  const reply = () => call('POST', `${site}/outreach/conversations/${conversationId}/reply`, { text: 'Thanks, a person here.' }, { 'idempotency-key': 'reply-twice' });
+  const { first, second, answeredWhileBehind } = await twiceWhileBehind(reply);
+  t.notOk(answeredWhileBehind, 'the repeat waited for the read models');
+  t.equal(first.statusCode, 201);
+  t.equal(second.statusCode, 200, 'a repeat');
+  t.equal(second.json().message.id, first.json().message.id);
+  t.same(second.json().conversation, first.json().conversation, 'the same conversation state as the first answer');
 });
