@@ -138,7 +138,10 @@ export class OutreachAgentWorker {
   async step(): Promise<boolean> {
     const from = this.checkpoint;
     const page = await this.deps.events.readAll({ after: from, limit: PAGE });
-    if (page.length === 0) return false;
+    if (page.length === 0) {
+      await this.retryDeferredWhileIdle();
+      return false;
+    }
     const to = page[page.length - 1]!.position;
 
     const dispatches: RecordedDispatch[] = [];
@@ -193,6 +196,19 @@ export class OutreachAgentWorker {
       else this.sender.forget(id);
     }
     return true;
+  }
+
+  /**
+   * On an idle log the deferred dispatches are still taken up again after a restart and every
+   * RETRY_ALL_DEFERRED_MS: one whose wait ended without an event it watches would otherwise wait for
+   * the next unrelated event. Nothing is stored here (an empty page moves no checkpoint to store it
+   * with): deciding a dispatch appends to its conversation, and the page holding that event takes
+   * it up again, finds it decided and removes it.
+   */
+  private async retryDeferredWhileIdle(): Promise<void> {
+    if (this.deferred.size === 0 || Date.now() - this.retriedAllAt < RETRY_ALL_DEFERRED_MS) return;
+    const { retried } = await this.readDeferred(new Set());
+    await this.triageAll(retried);
   }
 
   private async loadDeferred(): Promise<void> {
