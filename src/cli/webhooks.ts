@@ -7,6 +7,7 @@ import { listDeliveriesOfSubscription } from '../readModels/webhookDeliveries.ts
 import { startWebhookWorker } from '../processors/webhookDelivery/startWorker.ts';
 import { print } from './output.ts';
 import { untilInterrupted } from './untilInterrupted.ts';
+import { startWorkerProjections } from './workerProjections.ts';
 import { type WorkerMetricsOptions, metricsOptions, startWorkerMetrics } from './workerMetrics.ts';
 
 type WithServices = <T>(fn: (services: Services) => Promise<T>) => Promise<T>;
@@ -20,7 +21,7 @@ export function registerWebhookCommands(program: Command, json: () => boolean, w
       withServices(async (s) => {
         // A key that cannot open the signing secrets would leave every delivery retrying forever.
         await assertSecretKeyOpens(s);
-        if (s.config.RUN_PROJECTIONS) s.projections.start();
+        startWorkerProjections(s);
         const metrics = await startWorkerMetrics(s, options);
         const w = await startWebhookWorker(
           s,

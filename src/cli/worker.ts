@@ -5,6 +5,7 @@ import type { Services } from '../services.ts';
 import { assertSecretKeyOpens } from '../lifecycle/secretKeyCheck.ts';
 import { print } from './output.ts';
 import { untilInterrupted } from './untilInterrupted.ts';
+import { startWorkerProjections } from './workerProjections.ts';
 import { type WorkerMetricsOptions, metricsOptions, startWorkerMetrics } from './workerMetrics.ts';
 
 type WithServices = <T>(fn: (services: Services) => Promise<T>) => Promise<T>;
@@ -26,7 +27,7 @@ export function registerAgentWorkerCommand(program: Command, json: () => boolean
       withServices(async (s) => {
         // Its mail's bounce addresses are tagged with this key: another key than the mailbox's makes every bounce 550.
         await assertSecretKeyOpens(s);
-        if (s.config.RUN_PROJECTIONS) s.projections.start();
+        startWorkerProjections(s);
         const agent = await startAgentWorker(s, stderrLog);
         const metrics = await startWorkerMetrics(s, options);
         if (metrics) metrics.metrics.sources.agent = agent.worker;
@@ -42,7 +43,7 @@ export function registerAgentWorkerCommand(program: Command, json: () => boolean
       withServices(async (s) => {
         // Pitches' bounce addresses are tagged with this key too.
         await assertSecretKeyOpens(s);
-        if (s.config.RUN_PROJECTIONS) s.projections.start();
+        startWorkerProjections(s);
         const runner = await startAgentRunner(s, stderrLog);
         const metrics = await startWorkerMetrics(s, options);
         print(json(), { worker: 'agent-runs', started: true, workerId: runner.runner.holder }, 'agent runner running; Ctrl-C stops it');
