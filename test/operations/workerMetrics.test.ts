@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import t from 'tap';
 import { messageReceived, startSubscribedApp, testCertificate } from '../webhooks/helpers.ts';
 import { type Family, parsePrometheusText } from './promText.ts';
+import { startWorkerProcess } from './workerProcess.ts';
 
 /**
  * `outreach worker webhooks --metrics-port 0`: a worker process, which serves no API, still answers
@@ -10,7 +10,6 @@ import { type Family, parsePrometheusText } from './promText.ts';
  */
 t.setTimeout(180_000);
 
-const root = new URL('../../', import.meta.url).pathname;
 const total = (f: Family | undefined, labels: Record<string, string>) =>
   f?.samples.filter((s) => s.name === f.name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((sum, s) => sum + s.value, 0) ?? 0;
 
@@ -27,26 +26,9 @@ t.test('a webhook worker process serves /metrics with the deliveries it made', a
   };
   const { app, tenant, receiver } = await startSubscribedApp(t, env, (_r, n) => (n === 1 ? 500 : 200), 'metrics');
 
-  const child = spawn(process.execPath, ['bin/outreach.js', 'worker', 'webhooks', '--metrics-port', '0'], {
-    cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATA_DIR: app.dataDir, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const { child, exited, url } = await startWorkerProcess('webhooks', { DATA_DIR: app.dataDir, ...env });
   t.teardown(() => {
     if (child.exitCode === null) child.kill('SIGKILL');
-  });
-  let stderr = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no metrics address in 60 s:\n${stderr}`)), 60_000);
-    child.stderr!.on('data', (chunk: Buffer) => {
-      stderr += chunk;
-      const m = /metrics at (http:\/\/\S+)\/metrics/.exec(stderr);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
   });
 
   await app.services.events.append('test-worker-metrics', [messageReceived(tenant, 1)], 'any');

@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { outreach } from '../helpers/cli.ts';
 import { type Family, parsePrometheusText } from './promText.ts';
+import { startWorkerProcess } from './workerProcess.ts';
 
 /**
  * An `outreach worker …` process follows the projections the API process runs, unless told to run
@@ -12,7 +12,6 @@ import { type Family, parsePrometheusText } from './promText.ts';
  * its event loop at each checkpoint the other moved (requests stalled for seconds).
  */
 t.setTimeout(180_000);
-const root = new URL('../../', import.meta.url).pathname;
 const dataDir = mkdtempSync(join(tmpdir(), 'worker-projections-'));
 t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
 const env = { DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
@@ -24,25 +23,8 @@ const maxLag = (f: Family | undefined) => Math.max(...(f?.samples ?? []).map((s)
 
 /** Starts `outreach worker agent-runs` with `extra` env, scrapes its largest projection lag until `until` holds or `ms` passed, stops it. */
 async function workerLag(extra: Record<string, string>, until: (lag: number) => boolean, ms: number): Promise<number> {
-  const child = spawn(process.execPath, ['bin/outreach.js', 'worker', 'agent-runs', '--metrics-port', '0'], {
-    cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, ...extra },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const { child, exited, url } = await startWorkerProcess('agent-runs', { ...env, ...extra });
   try {
-    let stderr = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no metrics address in 60 s:\n${stderr}`)), 60_000);
-      child.stderr!.on('data', (chunk: Buffer) => {
-        stderr += chunk;
-        const m = /metrics at (http:\/\/\S+)\/metrics/.exec(stderr);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]!);
-        }
-      });
-    });
     let lag = NaN;
     for (const deadline = Date.now() + ms; Date.now() < deadline; ) {
       lag = maxLag(parsePrometheusText(await (await fetch(`${url}/metrics`)).text()).get('outreach_projection_lag'));
