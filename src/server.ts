@@ -7,13 +7,12 @@ import { createServices } from './services.ts';
 import { startForwardingMailbox } from './processors/forwardingMailbox.ts';
 import { startBackgroundRoles } from './processors/startBackgroundRoles.ts';
 import { startProjections } from './projections/startProjections.ts';
-import { followStoredCheckpoints } from './projections/followStoredCheckpoints.ts';
+import { FOLLOW_EVERY_MS, followStoredCheckpoints } from './projections/followStoredCheckpoints.ts';
 import { type ShutdownDeps, exitGracefullyOnSignals, gracefulShutdown } from './lifecycle/shutdown.ts';
 import { assertSecretKeyOpens } from './lifecycle/secretKeyCheck.ts';
 import { assertPortFree, portInUse, startupFailure } from './lifecycle/startupFailure.ts';
 
 /** How often a node without the projections looks for another process's read-model commits. */
-const FOLLOW_EVERY_MS = 250;
 
 /** Starts the API and, in the embedded default, every background role in the same process. */
 async function main() {

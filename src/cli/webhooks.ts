@@ -21,7 +21,7 @@ export function registerWebhookCommands(program: Command, json: () => boolean, w
       withServices(async (s) => {
         // A key that cannot open the signing secrets would leave every delivery retrying forever.
         await assertSecretKeyOpens(s);
-        startWorkerProjections(s);
+        const projections = startWorkerProjections(s, (err) => process.stderr.write(`following the projections failed: ${String((err as Error)?.message ?? err)}\n`));
         const metrics = await startWorkerMetrics(s, options);
         const w = await startWebhookWorker(
           s,
@@ -33,6 +33,7 @@ export function registerWebhookCommands(program: Command, json: () => boolean, w
         await untilInterrupted();
         await metrics?.close();
         await w.stop();
+        await projections.stop();
       }),
     );
 

@@ -27,7 +27,7 @@ export function registerAgentWorkerCommand(program: Command, json: () => boolean
       withServices(async (s) => {
         // Its mail's bounce addresses are tagged with this key: another key than the mailbox's makes every bounce 550.
         await assertSecretKeyOpens(s);
-        startWorkerProjections(s);
+        const projections = startWorkerProjections(s, (err) => stderrLog.error({ err }, 'following the projections failed'));
         const agent = await startAgentWorker(s, stderrLog);
         const metrics = await startWorkerMetrics(s, options);
         if (metrics) metrics.metrics.sources.agent = agent.worker;
@@ -35,6 +35,7 @@ export function registerAgentWorkerCommand(program: Command, json: () => boolean
         await untilInterrupted();
         await metrics?.close();
         await agent.stop();
+        await projections.stop();
       }),
     );
   metricsOptions(worker.command('agent-runs'))
@@ -43,13 +44,14 @@ export function registerAgentWorkerCommand(program: Command, json: () => boolean
       withServices(async (s) => {
         // Pitches' bounce addresses are tagged with this key too.
         await assertSecretKeyOpens(s);
-        startWorkerProjections(s);
+        const projections = startWorkerProjections(s, (err) => stderrLog.error({ err }, 'following the projections failed'));
         const runner = await startAgentRunner(s, stderrLog);
         const metrics = await startWorkerMetrics(s, options);
         print(json(), { worker: 'agent-runs', started: true, workerId: runner.runner.holder }, 'agent runner running; Ctrl-C stops it');
         await untilInterrupted();
         await metrics?.close();
         await runner.stop();
+        await projections.stop();
       }),
     );
 }

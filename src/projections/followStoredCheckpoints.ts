@@ -1,5 +1,8 @@
+/** How often a process that does not run the projections looks at the stored checkpoints. */
+export const FOLLOW_EVERY_MS = 250;
+
 /**
- * An API node that does not run the projections (RUN_PROJECTIONS=false) reads the read models
+ * A process that does not run the projections (an API node with RUN_PROJECTIONS=false, a worker) reads the read models
  * another process writes. Its store serves documents from what it loaded, and reloads only when it
  * sees a stored checkpoint move: this looks every `everyMs`, so another node's writes reach this
  * node's reads within that time (the README promises a second).
