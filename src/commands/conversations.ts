@@ -17,6 +17,7 @@ import { sendDraft } from './sendDraft.ts';
 import { bounceAddress } from '../domain/bounceAddress.ts';
 import { mailRefusal, mailRefused } from './mailGate.ts';
 import { parseEvent } from '../lib/parseEvent.ts';
+import { latestPosition } from '../lib/latestPosition.ts';
 
 /** The conversation an action is on, as the caller found it (its site checked). */
 export interface ConversationTarget {
@@ -91,7 +92,7 @@ export interface ReplyOutcome {
   /** 201 for a new reply, 200 for a repeat of an Idempotency-Key (nothing sent again). */
   status: 201 | 200;
   message: { id: string; rfcMessageId: string; deliveryStatus: DeliveryStatus };
-  /** Global position of the last event this call appended; null for a repeat. */
+  /** Global position of the last event this call appended; for a repeat, of the last event of the conversation it read. */
   position: bigint | null;
 }
 
@@ -139,7 +140,7 @@ export async function replyToConversation(ctx: CommandContext & { mailer: Mailer
     const result = await sendDraft(ctx.mailer, draft, () => (maxAttempts > 1 ? ctx.clock.now().getTime() + baseMs : null));
     const recorded = await decide(ctx, target, { type: 'RecordSendResult', data: { ...ref(ctx, target), messageId, attempt: 1, result } });
     const deliveryStatus: DeliveryStatus = result.ok ? 'sent' : result.retryAt === null ? 'failed' : 'retrying';
-    return { status: 201, message: { id: messageId, rfcMessageId: draft.rfcMessageId, deliveryStatus }, position: recorded.position ?? started.position };
+    return { status: 201, message: { id: messageId, rfcMessageId: draft.rfcMessageId, deliveryStatus }, position: latestPosition(recorded.position, started.position) };
   }, wait);
 }
 

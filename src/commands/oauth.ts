@@ -24,6 +24,7 @@ import { handleCommand } from './handleCommand.ts';
 import { deleteSubscription } from './webhookSubscriptions.ts';
 import { ServiceError } from '../domain/errors.ts';
 import { DISPLAY_NAME_MESSAGE, isDisplayName } from '../domain/text.ts';
+import { latestPosition } from '../lib/latestPosition.ts';
 
 /** Decides on a grant's stream. It gains three events per refresh, so its fold is kept and carried on (aggregateStreamFolding). */
 const onGrant = (ctx: CommandContext, grantId: string, command: OAuthGrantCommand) =>
@@ -164,12 +165,12 @@ export async function sweepDeletedOAuthClient(ctx: CommandContext, leftovers: De
   let position: bigint | null = null;
   for (const grantId of leftovers.grantIds) {
     const r = await revokeGrant(ctx, grantId, 'client_deleted');
-    position = r.position ?? position;
+    position = latestPosition(position, r.position);
   }
   for (const s of leftovers.subscriptions) {
     try {
       const r = await deleteSubscription(ctx, { siteId: s.siteId, subscriptionId: s.id });
-      position = r.position ?? position;
+      position = latestPosition(position, r.position);
     } catch (error) {
       // Already deleted by someone else; anything else fails the sweep (the webhook worker finishes it: departedApps.ts).
       if (!(error instanceof ServiceError && error.code === 'NOT_FOUND')) throw error;

@@ -12,6 +12,7 @@ import { oauthGrantDecider, oauthGrantStream } from '../domain/oauthGrant.ts';
 import { revokeGrant } from './oauth.ts';
 import { TenancyError, checkPassword, decideOnTeam, requireTeam } from './tenancy.ts';
 import { toDomainEvent } from '../lib/parseEvent.ts';
+import { latestPosition } from '../lib/latestPosition.ts';
 
 /**
  * What a user holds beyond the team's stream, as the caller found it in the read models: the
@@ -33,7 +34,7 @@ export async function removeUser(ctx: CommandContext, input: { teamId: string; u
   const result = await onTeam(ctx, input.teamId, { type: 'RemoveUser', data: { ...input, now: ctx.clock.now().toISOString() } });
   const removed = result.events.find((e) => e.type === 'UserRemoved');
   const email = removed?.type === 'UserRemoved' ? removed.data.email : null;
-  return { position: later(result.position, await sweepRemovedUser(ctx, { teamId: input.teamId, userId: input.userId, email }, holdings)) };
+  return { position: latestPosition(result.position, await sweepRemovedUser(ctx, { teamId: input.teamId, userId: input.userId, email }, holdings)) };
 }
 
 /**
@@ -50,7 +51,7 @@ export async function sweepRemovedUser(ctx: CommandContext, user: { teamId: stri
     });
   }
   const ended = await endSessions(ctx, holdings.sessionIds);
-  return later(ended, await disconnectApps(ctx, user, holdings, 'user_removed'));
+  return latestPosition(ended, await disconnectApps(ctx, user, holdings, 'user_removed'));
 }
 
 /** The user named by id or email among those removed from the team (its stream), if any. */
@@ -68,7 +69,7 @@ export async function changeUserRole(ctx: CommandContext, input: { teamId: strin
   const changed = result.events.length > 0;
   // Also when the role was member already: a sweep cut short before is finished.
   const disconnected = !canAuthorizeApps(input.role) ? await disconnectApps(ctx, input, holdings, 'user_demoted') : null;
-  return { changed, position: later(result.position, disconnected) };
+  return { changed, position: latestPosition(result.position, disconnected) };
 }
 
 /**
@@ -88,7 +89,7 @@ export async function changeUserPassword(
     type: 'ChangeUserPassword',
     data: { teamId: input.teamId, userId: input.userId, passwordHash, now: ctx.clock.now().toISOString() },
   });
-  return { position: later(result.position, await endSessions(ctx, holdings.sessionIds)), credential: passwordStamp(passwordHash, input.sessionEpoch) };
+  return { position: latestPosition(result.position, await endSessions(ctx, holdings.sessionIds)), credential: passwordStamp(passwordHash, input.sessionEpoch) };
 }
 
 /**
@@ -98,13 +99,13 @@ export async function changeUserPassword(
  */
 export async function signOutEverywhere(ctx: CommandContext, input: { teamId: string; userId: string }, holdings: Pick<UserHoldings, 'sessionIds'>): Promise<bigint | null> {
   const result = await onTeam(ctx, input.teamId, { type: 'SignOutEverywhere', data: { ...input, now: ctx.clock.now().toISOString() } });
-  return later(result.position, await endSessions(ctx, holdings.sessionIds));
+  return latestPosition(result.position, await endSessions(ctx, holdings.sessionIds));
 }
 
 /** Ends each of these dashboard sessions ("sign out everywhere", a stolen cookie); the last position written, if any. */
 export async function endSessions(ctx: CommandContext, sessionIds: readonly string[]): Promise<bigint | null> {
   let position: bigint | null = null;
-  for (const sessionId of sessionIds) position = later(position, (await endDashboardSession(ctx, { sessionId })).position);
+  for (const sessionId of sessionIds) position = latestPosition(position, (await endDashboardSession(ctx, { sessionId })).position);
   return position;
 }
 
@@ -125,9 +126,9 @@ async function disconnectApps(
   for (const grantId of holdings.grantIds) {
     const { state } = await aggregateStreamFolding(ctx.events, oauthGrantStream(grantId), oauthGrantDecider);
     if (state.status !== 'active' || state.teamId !== user.teamId || state.userId !== user.userId) continue;
-    position = later(position, (await revokeGrant(ctx, grantId, reason)).position);
+    position = latestPosition(position, (await revokeGrant(ctx, grantId, reason)).position);
   }
-  return later(position, await deleteAppSubscriptions(ctx, holdings.subscriptions));
+  return latestPosition(position, await deleteAppSubscriptions(ctx, holdings.subscriptions));
 }
 
 /** Deletes these subscriptions of disconnected apps; one deleted meanwhile by someone else is passed over. */
@@ -135,7 +136,7 @@ export async function deleteAppSubscriptions(ctx: CommandContext, subscriptions:
   let position: bigint | null = null;
   for (const s of subscriptions) {
     try {
-      position = later(position, (await deleteSubscription(ctx, { siteId: s.siteId, subscriptionId: s.id })).position);
+      position = latestPosition(position, (await deleteSubscription(ctx, { siteId: s.siteId, subscriptionId: s.id })).position);
     } catch (error) {
       if (!(error instanceof ServiceError && error.code === 'NOT_FOUND')) throw error;
     }
@@ -148,5 +149,3 @@ async function onTeam(ctx: CommandContext, teamId: string, command: TeamCommand)
   return decideOnTeam(ctx, teamId, command);
 }
 
-const later = (...positions: (bigint | null | undefined)[]): bigint | null =>
-  positions.reduce<bigint | null>((a, b) => (b != null && (a === null || b > a) ? b : a), null);

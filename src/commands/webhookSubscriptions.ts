@@ -70,7 +70,7 @@ export async function deleteSubscription(ctx: CommandContext, input: { siteId: s
   }
 }
 
-/** Changes label, url or event types (the caller has checked the url as for a creation). Returns the write's position, null when nothing changed. */
+/** Changes label, url or event types (the caller has checked the url as for a creation). Returns the write's position; when nothing changed, the position of the subscription's last event (see CommandResult). */
 export async function updateSubscription(ctx: CommandContext, input: { siteId: string; subscriptionId: string; changes: SubscriptionChanges }) {
   try {
     const { position } = await handleCommand(ctx, subscriptionStream(input.subscriptionId), webhookSubscriptionDecider, {

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { deleteOAuthClient, undoIfClientDeleted } from '../../src/commands/oauth.ts';
+import { deleteOAuthClient, giveConsent, revokeGrant, sweepDeletedOAuthClient, undoIfClientDeleted } from '../../src/commands/oauth.ts';
 import { DEPARTED_APPS } from '../../src/processors/webhookDelivery/departedApps.ts';
 import { startWebhookWorker } from '../../src/processors/webhookDelivery/startWorker.ts';
 import { createSubscription } from '../../src/commands/webhookSubscriptions.ts';
@@ -70,4 +70,21 @@ t.test('a deletion whose sweep was cut short is finished by the webhook worker f
   while ((await typesOf(orphan.subscriptionId)).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   t.same(await typesOf(orphan.subscriptionId), ['SubscriptionCreated', 'SubscriptionDeleted'], "the deleted client's subscription is deleted");
   t.same(await typesOf(other.subscriptionId), ['SubscriptionCreated'], "another client's stays");
+});
+
+t.test("the sweep answers the latest of its writes: a grant revoked before does not pull its position back", async (t) => {
+  const { app, tenant } = await startOAuthApp();
+  t.teardown(() => app.close());
+  const { services } = app;
+  const { clientId } = await registerClient(app, tenant, 'none');
+  const consent = () =>
+    giveConsent(services, { clientId, teamId: tenant.teamId, userId: tenant.ownerUserId, siteIds: [tenant.siteId], scopes: ['inbox:read'], resource: null, redirectUri: 'https://app.example.test/callback', codeChallenge: 'x'.repeat(43) });
+  const live = await consent();
+  const revokedBefore = await consent();
+  await revokeGrant(services, revokedBefore.grantId, 'revoked_by_team');
+  // The already revoked grant comes last: its revocation is a no-op decided on an older position.
+  const swept = await sweepDeletedOAuthClient(services, { grantIds: [live.grantId, revokedBefore.grantId], subscriptions: [] });
+  const liveRevoked = (await services.events.readStream(`oauth_grant-${live.grantId}`)).at(-1)!;
+  t.equal(liveRevoked.type, 'GrantRevoked');
+  t.equal(swept.position, liveRevoked.position, "the live grant's revocation, the sweep's last write");
 });

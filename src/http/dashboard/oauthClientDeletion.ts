@@ -2,6 +2,7 @@ import { deleteOAuthClient, sweepDeletedOAuthClient } from '../../commands/oauth
 import type { CommandContext } from '../../commands/context.ts';
 import type { ReadModelStore } from '../../ports/readModelStore.ts';
 import { holdingsOfClient } from '../../readModels/userHoldings.ts';
+import { latestPosition } from '../../lib/latestPosition.ts';
 
 /**
  * Deletes a client, revokes its grants and deletes the webhook subscriptions it created.
@@ -19,5 +20,5 @@ export async function deleteOAuthClientAndSweep(
   if (deleted.position !== null) await readModelsAt(deleted.position).catch(() => {});
   const leftovers = await holdingsOfClient(services.readModels, input.clientId);
   const swept = await sweepDeletedOAuthClient(services, leftovers);
-  return { position: swept.position ?? deleted.position, revokedGrants: true, deletedSubscriptions: leftovers.subscriptions.length };
+  return { position: latestPosition(swept.position, deleted.position), revokedGrants: true, deletedSubscriptions: leftovers.subscriptions.length };
 }

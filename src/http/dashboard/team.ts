@@ -20,6 +20,7 @@ import { html } from '../web/html.ts';
 import { type SignedIn, cookieOptions, sessionCookieName } from '../web/session.ts';
 import { SignInThrottle } from '../web/signInThrottle.ts';
 import { asSentence, noticeHtml, showSignedIn } from './show.ts';
+import { latestPosition } from '../../lib/latestPosition.ts';
 
 const roleForm = z.object({ role: formText.pipe(z.enum(ROLES, { error: 'Choose a role.' })) });
 const addForm = z.object({ email: formText, role: formText.pipe(z.enum(ROLES, { error: 'Choose a role.' })) });
@@ -166,7 +167,7 @@ export async function teamPages(app: FastifyInstance) {
     } catch (error) {
       return refused(reply, s, error, 409);
     }
-    const position = superseded.position ?? invited.position;
+    const position = latestPosition(superseded.position, invited.position);
     if (position !== null) await app.waitForWrite(position, 'answer');
     return teamPage(reply, s, { info: `An invitation was mailed to ${invited.email}, as ${form.data.role}: they join with the code in it and a password of their own, within 7 days.` }, 201);
   });

@@ -10,6 +10,7 @@ import { authenticateClient, readParams } from './clientAuthentication.ts';
 import { deleteSubscriptionsOfDepartedGrant } from './departedAuthorizer.ts';
 import { NO_STORE, OAuthError } from './errors.ts';
 import { servedResource } from './resources.ts';
+import { latestPosition } from '../../lib/latestPosition.ts';
 
 /** RFC 7636 §4.1: 43 to 128 unreserved characters. */
 const CODE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
@@ -74,7 +75,7 @@ export async function tokenRoutes(app: FastifyInstance) {
           request.log.warn({ err, grantId: error.grantId }, 'deleting the subscriptions of an app whose authorizer left failed');
           return null;
         });
-        await app.waitForWrite(swept ?? error.position, 'answer');
+        await app.waitForWrite(latestPosition(swept, error.position), 'answer');
       }
       throw asOAuthError(error);
     }
