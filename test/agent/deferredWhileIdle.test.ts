@@ -37,3 +37,20 @@ t.test('after a restart on an idle log, a stored deferred dispatch is decided', 
   await waitFor('the deferred dispatch to be removed', async () => ((await s.readModels.find('outreachAgentDeferredDispatches', {})).length === 0 ? true : undefined), 10_000);
   t.pass('and no longer stored as deferred: the page with its decision removed it');
 });
+
+t.test('a stored deferred dispatch gone from the log, found while the log is idle, is removed with the next page', async (t) => {
+  const a = await startAgentHarness({ startAgent: false });
+  t.teardown(() => a.close());
+  const s = a.h.app.services;
+  const head = await s.events.headPosition();
+  const gone = { id: 'GONEDISPATCH00000000000000', conversationId: 'NOCONVERSATION000000000000', streamId: 'ingestion-deleted', revision: '0', position: '0', watch: ['NOCONVERSATION000000000000'] };
+  t.ok(await s.readModels.applyBatch('outreachAgent', 1, -1n, head, async (writerAt) => void (await writerAt(0n).put('outreachAgentDeferredDispatches', gone))));
+
+  await a.startAgent();
+  // The idle round right after the start finds it gone; then a page comes (another pitch).
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const conversationId = (await a.pitch({ messageId: '<after-gone@prospect.io>' })).conversationIds[0]!;
+  await a.waitForEvent(conversationId, 'AgentTriaged', 10_000);
+  await waitFor('the gone deferred dispatch to be removed', async () => ((await s.readModels.get('outreachAgentDeferredDispatches', gone.id)) === null ? true : undefined), 10_000);
+  t.pass('removed from the store');
+});

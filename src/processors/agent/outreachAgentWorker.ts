@@ -75,6 +75,8 @@ export class OutreachAgentWorker {
   private deferred = new Map<string, DeferredDoc>();
   /** When every deferred dispatch was last taken up again (epoch ms; 0: at the next page). */
   private retriedAllAt = 0;
+  /** Deferred dispatches found gone from the log while it was idle: removed with the next page's batch. */
+  private goneWhileIdle = new Set<string>();
   private controller: AbortController | null = null;
   private loop: Promise<void> | null = null;
 
@@ -178,7 +180,7 @@ export class OutreachAgentWorker {
         if (doc) await writerAt(position).put(PENDING, doc);
         else await writerAt(position).remove(PENDING, id);
       }
-      for (const id of [...decided, ...gone]) await writerAt(to).remove(DEFERRED, id);
+      for (const id of [...decided, ...gone, ...this.goneWhileIdle]) await writerAt(to).remove(DEFERRED, id);
       for (const d of newlyDeferred) await writerAt(d.recorded.position).put(DEFERRED, docOf(d));
       for (const d of rewatched) await writerAt(to).put(DEFERRED, docOf(d));
     });
@@ -189,6 +191,7 @@ export class OutreachAgentWorker {
       return true;
     }
     this.checkpoint = to;
+    this.goneWhileIdle.clear();
     for (const id of [...decided, ...gone]) this.deferred.delete(id);
     for (const d of [...newlyDeferred, ...rewatched]) this.deferred.set(d.dispatch.dispatchId, docOf(d));
     for (const [id, { doc }] of pending) {
@@ -203,16 +206,22 @@ export class OutreachAgentWorker {
    * RETRY_ALL_DEFERRED_MS: one whose wait ended without an event it watches would otherwise wait for
    * the next unrelated event. Nothing is stored here (an empty page moves no checkpoint to store it
    * with): deciding a dispatch appends to its conversation, and the page holding that event takes
-   * it up again, finds it decided and removes it.
+   * it up again, finds it decided and removes it; one gone from the log is removed with the next page.
    */
   private async retryDeferredWhileIdle(): Promise<void> {
     if (this.deferred.size === 0 || Date.now() - this.retriedAllAt < RETRY_ALL_DEFERRED_MS) return;
-    const { retried } = await this.readDeferred(new Set());
+    const { retried, gone } = await this.readDeferred(new Set());
+    // Dropped now (said once) and removed from the store with the next page's batch.
+    for (const id of gone) {
+      this.deferred.delete(id);
+      this.goneWhileIdle.add(id);
+    }
     await this.triageAll(retried);
   }
 
   private async loadDeferred(): Promise<void> {
     this.deferred = new Map((await this.deps.readModels.find<DeferredDoc>(DEFERRED, {})).map((d) => [d.id, d]));
+    this.goneWhileIdle.clear();
     this.retriedAllAt = 0;
   }
 
