@@ -14,5 +14,10 @@ export const EMAIL_ADDRESS_SHAPE = /^[a-zA-Z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-zA-Z
 
 /** The service's rule for an address it stores: its shape, at most 320 characters (a schema for request bodies). */
 export const emailAddress = z.email({ pattern: EMAIL_ADDRESS_SHAPE }).max(320);
+/**
+ * An address to filter by (a contact's, in any case; surrounding spaces trimmed), as REST and MCP take
+ * it: another string can match nothing, and an empty one filtered for a contact without an address.
+ */
+export const emailFilter = z.string().trim().pipe(emailAddress).meta({ format: 'email', maxLength: 320 });
 /** `emailAddress` as a test, for input that is no request body (the CLI's, a mail's). */
 export const isEmailAddress = (value: string) => emailAddress.safeParse(value).success;

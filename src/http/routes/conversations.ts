@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { emailAddress } from '../../domain/email.ts';
+import { emailFilter } from '../../domain/email.ts';
 import { CONVERSATION_STATUSES } from '../../domain/conversation.ts';
 import { booleanParam, isoBeforeParam, isoParam, pageQuery } from '../pagination.ts';
 import { errors, noQuery, siteParams } from '../schemas.ts';
@@ -15,9 +15,7 @@ const listQuery = pageQuery.extend({
   status: z.enum(CONVERSATION_STATUSES).optional(),
   unread: booleanParam.optional(),
   aiPaused: booleanParam.optional(),
-  // An empty one filtered for a contact without an address: every answer was an empty page.
-  // An address (any case), as the suppression routes take one: another string can match nothing.
-  contactEmail: z.string().trim().pipe(emailAddress).meta({ format: 'email', maxLength: 320 }).optional(),
+  contactEmail: emailFilter.optional(),
   createdAfter: isoParam.optional(),
   createdBefore: isoBeforeParam.optional(),
   updatedAfter: isoParam.optional().meta({ description: "updatedAt: the last message, status change, triage, take-over or a reply's send outcome" }),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { emailAddress } from '../../domain/email.ts';
+import { emailFilter } from '../../domain/email.ts';
 import { isoDateTime, utcBound } from '../../http/pagination.ts';
 import { CONVERSATION_STATUSES } from '../../domain/conversation.ts';
 import { IDEMPOTENCY_KEY_SHAPE } from '../../domain/ingestion.ts';
@@ -25,7 +25,7 @@ export const inboxTools: McpTool[] = [
       status: z.enum(CONVERSATION_STATUSES).optional(),
       unread: z.boolean().optional(),
       aiPaused: z.boolean().optional().describe('true: conversations the agent does not answer'),
-      contactEmail: z.string().trim().pipe(emailAddress).meta({ format: 'email', maxLength: 320 }).optional().describe('an email address, in any case'),
+      contactEmail: emailFilter.optional().describe('an email address, in any case'),
       createdAfter: isoDateTime.optional(),
       createdBefore: isoDateTime.optional(),
       updatedAfter: isoDateTime.optional().describe('updatedAt: the last message, status change, triage or take-over'),
