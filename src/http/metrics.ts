@@ -65,7 +65,7 @@ export class ServiceMetrics {
     });
     new Gauge({
       name: 'outreach_agent_dispatch_lag',
-      help: "How far the Outreach Agent's checkpoint is behind the head of the event log (absent when the agent runs elsewhere).",
+      help: "How far the Outreach Agent is behind the head of the event log: its checkpoint, or the oldest dispatch it has read and not triaged yet (absent when the agent runs elsewhere).",
       registers: [this.registry],
       async collect() {
         // No sample where the agent runs in another process (a 0 would read as caught up).

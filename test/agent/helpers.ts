@@ -5,7 +5,8 @@ import type { Test } from 'tap';
 import { OutboxMailer } from '../../src/adapters/mail/outboxMailer.ts';
 import { SqliteEventStore } from '../../src/adapters/sqlite/sqliteEventStore.ts';
 import { changeSiteSettings } from '../../src/commands/tenancy.ts';
-import { conversationStream } from '../../src/domain/conversation.ts';
+import { handleCommand } from '../../src/commands/handleCommand.ts';
+import { conversationDecider, conversationStream } from '../../src/domain/conversation.ts';
 import type { EventStore } from '../../src/ports/eventStore.ts';
 import type { Mailer } from '../../src/ports/mailer.ts';
 import { ReplySender } from '../../src/processors/agent/replySender.ts';
@@ -165,3 +166,36 @@ export const mailsTo = (a: AgentHarness, address: string) => a.sink.received.fil
 /** Each conversation's status changes, in order (`newStatus`). */
 export const statusesOf = async (a: AgentHarness, ids: string[]) =>
   Promise.all(ids.map(async (id) => (await a.conversationEvents(id)).filter((e) => e.type === 'ConversationStatusChanged').map((e) => e.data.newStatus)));
+
+/**
+ * A conversation whose reply claim was left by an API process that died (no outcome recorded), then a
+ * prospect's message on it: its dispatch must wait for the claim to be settled. The agent is stopped.
+ */
+export async function orphanedClaimThenReply(a: AgentHarness) {
+  const id = (await a.pitch({ messageId: '<p1@prospect.io>' })).conversationIds[0]!;
+  await a.waitForEvent(id, 'ConversationStatusChanged');
+  const ourReply = a.sink.received[0]!.parsed.messageId!;
+  await a.agent!.stop();
+  a.agent = null;
+  const s = a.h.app.services;
+  const draftId = s.newId();
+  await handleCommand(
+    s,
+    conversationStream(id),
+    conversationDecider,
+    {
+      type: 'StartReply',
+      data: {
+        conversationId: id, siteId: a.h.tenant.siteId, teamId: a.h.tenant.teamId, now: Date.now(),
+        draft: {
+          messageId: draftId, rfcMessageId: `<reply.${draftId.toLowerCase()}@example.test>`, from: { name: 'x', address: 'outreach@example.test' }, to: { name: null, address: 'jane@prospect.io' },
+          subject: 'Re: x', bodyText: 'hello', inReplyTo: null, references: [], returnPath: null, drafter: 'manual', draftSha256: '0'.repeat(64),
+        },
+      },
+    },
+    { workerInstance: 'api/dead-instance' },
+  );
+  await a.pitch({ subject: 'Re: x', bodyText: 'Thanks. What would you charge for keeping the link for two years?', messageId: '<p1b@prospect.io>', inReplyTo: ourReply });
+  const decided = async () => (await a.conversationEvents(id)).filter((e) => e.type === 'AgentTriaged' || e.type === 'AgentSkipped').length;
+  return { id, decided };
+}

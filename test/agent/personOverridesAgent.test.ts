@@ -1,14 +1,13 @@
 import t from 'tap';
-import { handleCommand } from '../../src/commands/handleCommand.ts';
 import { createDrafter } from '../../src/adapters/drafting/createDrafter.ts';
 import { createTriage } from '../../src/adapters/triage/createTriage.ts';
-import { conversationDecider, conversationStream } from '../../src/domain/conversation.ts';
+import { conversationStream } from '../../src/domain/conversation.ts';
 import type { EventStore, ReadAllOptions, RecordedEvent } from '../../src/ports/eventStore.ts';
 import { OutreachAgentWorker } from '../../src/processors/agent/outreachAgentWorker.ts';
 import { agentOptionsFrom } from '../../src/processors/agent/startAgentWorker.ts';
 import { bearer } from '../helpers/testApp.ts';
 import { act } from '../inbox/actionsHelpers.ts';
-import { GONE_WORKERS_DRAFT, envelopes, recoverGoneWorkersReply, startAgentHarness, storeAndOutbox, waitFor } from './helpers.ts';
+import { GONE_WORKERS_DRAFT, envelopes, orphanedClaimThenReply, recoverGoneWorkersReply, startAgentHarness, storeAndOutbox, waitFor } from './helpers.ts';
 
 /** A person's decision wins over the agent's: what the agent has not sent yet, it does not send. */
 
@@ -82,38 +81,6 @@ for (const status of ['declined', 'resolved'] as const) {
   });
 }
 
-/**
- * A conversation whose reply claim was left by an API process that died (no outcome recorded), then a
- * prospect's message on it: its dispatch must wait for the claim to be settled. The agent is stopped.
- */
-async function orphanedClaimThenReply(a: Awaited<ReturnType<typeof startAgentHarness>>) {
-  const id = (await a.pitch({ messageId: '<p1@prospect.io>' })).conversationIds[0]!;
-  await a.waitForEvent(id, 'ConversationStatusChanged');
-  const ourReply = a.sink.received[0]!.parsed.messageId!;
-  await a.agent!.stop();
-  a.agent = null;
-  const s = a.h.app.services;
-  const draftId = s.newId();
-  await handleCommand(
-    s,
-    conversationStream(id),
-    conversationDecider,
-    {
-      type: 'StartReply',
-      data: {
-        conversationId: id, siteId: a.h.tenant.siteId, teamId: a.h.tenant.teamId, now: Date.now(),
-        draft: {
-          messageId: draftId, rfcMessageId: `<reply.${draftId.toLowerCase()}@example.test>`, from: { name: 'x', address: 'outreach@example.test' }, to: { name: null, address: 'jane@prospect.io' },
-          subject: 'Re: x', bodyText: 'hello', inReplyTo: null, references: [], returnPath: null, drafter: 'manual', draftSha256: '0'.repeat(64),
-        },
-      },
-    },
-    { workerInstance: 'api/dead-instance' },
-  );
-  await a.pitch({ subject: 'Re: x', bodyText: 'Thanks. What would you charge for keeping the link for two years?', messageId: '<p1b@prospect.io>', inReplyTo: ourReply });
-  const decided = async () => (await a.conversationEvents(id)).filter((e) => e.type === 'AgentTriaged' || e.type === 'AgentSkipped').length;
-  return { id, decided };
-}
 
 t.test('a claim whose sender died does not stop the agent: the dispatch waits, the others go on', async (t) => {
   const a = await startAgentHarness({ env: { AGENT_ORPHAN_AFTER_MS: '1000' } });

@@ -1,7 +1,8 @@
 import t from 'tap';
 import { createTenant } from '../helpers/testApp.ts';
 import { ingest, makeAgentReady, PITCH } from '../ingestion/helpers.ts';
-import { startAgentHarness } from './helpers.ts';
+import { completion, fakeOpenAi } from '../helpers/fakeOpenAi.ts';
+import { startAgentHarness, waitFor } from './helpers.ts';
 
 /**
  * One team's burst of pitches does not hold another team's behind all of it: the agent's dispatches
@@ -27,4 +28,39 @@ t.test("another team's pitch is triaged second, not after the whole burst", asyn
     }
     await new Promise((r) => setTimeout(r, 50));
   }
+});
+
+/**
+ * Across pages too: another team's pitch that arrives while the agent is working through one
+ * team's burst (so it is in a later page of the log) takes the next turn, not the place after the
+ * whole burst. The model takes 300 ms a triage, so a page's worth of the burst is 2.4 s of lane time.
+ */
+t.test("another team's pitch arriving during a burst's triage is taken at the next turn", async (t) => {
+  const model = await fakeOpenAi(t);
+  model.set((_req, body) => {
+    const format = body.response_format as { json_schema?: { name?: string } } | undefined;
+    if (format?.json_schema?.name !== 'triage_decision') return { status: 500, json: { error: { message: 'only triage here' } } };
+    return { status: 200, json: completion(JSON.stringify({ outcome: 'needs_human', reasons: ['test'] })), delayMs: 300 };
+  });
+  const a = await startAgentHarness({
+    env: { AGENT_CONCURRENCY: '1', OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.baseURL, OPENAI_TIMEOUT_MS: '20000' },
+    startAgent: false,
+  });
+  t.teardown(() => a.close());
+  const { services, fastify } = a.h.app;
+  const b = await createTenant(services, { plan: 'advanced', domain: 'b.example', sendingDomainVerified: true });
+  await makeAgentReady(services, b.siteId);
+  for (let i = 0; i < 8; i++) await a.pitch({ from: `p${i}@prospect.test`, messageId: `<burst-${i}@prospect.test>` });
+  const burstEnd = await services.events.headPosition();
+  await a.startAgent();
+  // The burst's first triage is under way: team B's pitch comes in a page of its own.
+  const triageCalls = () => model.seen.filter((call) => (call.body.response_format as { json_schema?: { name?: string } } | undefined)?.json_schema?.name === 'triage_decision').length;
+  await waitFor('the first triage call', async () => (triageCalls() > 0 ? true : undefined), 10_000);
+  const fromB = (await ingest(fastify, b, { ...PITCH, from: 'q@other.test', messageId: '<late-b@other.test>' })).json().conversationIds[0];
+  const dispatchOfB = (await services.events.readAll({ after: burstEnd, limit: 1_000 })).find((e) => e.type === 'AgentDispatchRequested');
+  t.ok(dispatchOfB && dispatchOfB.position > burstEnd, "team B's dispatch is after the burst in the log");
+  await a.waitForEvent(fromB, 'AgentTriaged', 20_000);
+  const order = (await services.events.readAll({ limit: 100_000 })).filter((e) => e.type === 'AgentTriaged').map((e) => ((e.data as { teamId: string }).teamId === b.teamId ? 'B' : 'A'));
+  t.ok(order.indexOf('B') <= 2, `team B's pitch is among the first three triaged (order: ${order.join('')})`);
+  t.ok(order.length < 9, 'before the whole burst was triaged');
 });

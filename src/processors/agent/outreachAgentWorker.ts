@@ -1,4 +1,3 @@
-import { interleaveBy } from '../../lib/interleave.ts';
 import { randomUUID } from 'node:crypto';
 import { type ConversationEvent, conversationStream } from '../../domain/conversation.ts';
 import { type EventSchemas, conversationEventSchemas } from '../../domain/eventSchemas.ts';
@@ -10,6 +9,7 @@ import type { Document } from '../../ports/readModelStore.ts';
 import type { Triage } from '../../ports/triage.ts';
 import { followLog } from '../../lib/followLog.ts';
 import { sleep } from '../../lib/sleep.ts';
+import { Turns } from '../../lib/turns.ts';
 import type { AgentDeps } from './agentDeps.ts';
 import { type RecordedDispatch, loadDispatchFacts, recordedDispatch } from './dispatchFacts.ts';
 import { type PendingReplyRef, ReplySender, type SendPolicy } from './replySender.ts';
@@ -20,17 +20,21 @@ const AGENT_WORKER_VERSION = 1;
 /** Replies with an attempt in flight or a retry due, kept with the worker's checkpoint. */
 const PENDING = 'outreachAgentPendingReplies';
 /**
- * Dispatches put aside because a reply on their conversation was in flight (or, for a pitch's other
- * ask, the first conversation's decision or reply), kept with the worker's checkpoint and taken up
- * again, in log order, when a page holds an event of a conversation they wait on, until decided.
+ * The dispatches the checkpoint has passed that are not decided yet, kept with the worker's
+ * checkpoint: those being triaged or queued for it, and those put aside because a reply on their
+ * conversation was in flight (or, for a pitch's other ask, the first conversation's decision or
+ * reply), taken up again, in log order, when a page holds an event of a conversation they wait on.
  */
 const DEFERRED = 'outreachAgentDeferredDispatches';
+/** Events read at a time; also the most dispatches queued for triage before the next page is read. */
 const PAGE = 500;
 /**
  * Every deferred dispatch is taken up again at least this often, whatever the pages hold: what it
  * waits for is an event on a conversation it watches, so this only bounds the wait should one be missed.
  */
 const RETRY_ALL_DEFERRED_MS = 60_000;
+/** A conversation whose triage failed (an event-store error, say) is tried again after this, doubling to 5 s. */
+const RETRY_FAILED_MS = 50;
 
 type PendingDoc = Document & PendingReplyRef;
 /**
@@ -47,6 +51,18 @@ type DeferredDoc = Document & {
   watch?: string[];
 };
 
+/** One conversation's dispatches taken up for triage, in log order; the first is being triaged while `running`. */
+interface ConversationWork {
+  conversationId: string;
+  teamId: string;
+  dispatches: RecordedDispatch[];
+  running: boolean;
+  /** Failed triages in a row: a retry is due after a pause that grows with them. */
+  failures: number;
+  /** A retry after a failed triage is due (it is not ready meanwhile). */
+  retryPending: boolean;
+}
+
 export interface OutreachAgentOptions extends SendPolicy {
   workerId: string;
   /** Dispatches triaged at the same time. */
@@ -61,24 +77,48 @@ export interface OutreachAgentDeps extends AgentDeps {
 }
 
 /**
- * The Outreach Agent's subscriber process. It follows the global log from its own checkpoint: each
- * `AgentDispatchRequested` is triaged and its decision recorded on the conversation's stream before
- * the checkpoint passes it (a crash before that re-reads the dispatch, and the conversation's stream
- * refuses to decide the same dispatch twice); the replies' attempt, failure and success events keep
- * the list of pending replies, stored with the checkpoint, that the `ReplySender` works through.
+ * The Outreach Agent's subscriber process. It follows the global log from its own checkpoint. Each
+ * `AgentDispatchRequested` of a page is stored (`DEFERRED`) in the batch that moves the checkpoint
+ * past it, then triaged by one of `concurrency` lanes that live across pages: they take
+ * conversations with the teams in turn, so one team's burst does not hold another team's pitch that
+ * comes a page later behind all of it, and one conversation's dispatches in log order. A decision
+ * is recorded on the conversation's stream (which refuses to decide the same dispatch twice: after
+ * a crash the stored dispatches are simply triaged again) and the stored dispatch removed with the
+ * next page's batch, which the decision's own event makes. The replies' attempt, failure and
+ * success events keep the list of pending replies, stored with the checkpoint, that the
+ * `ReplySender` works through.
  */
 export class OutreachAgentWorker {
   private readonly sender: ReplySender;
   private readonly instanceId: string;
   private checkpoint = -1n;
-  /** The stored deferred dispatches, by dispatch id. */
+  /** The deferred dispatches waiting for an event on a conversation they watch, by dispatch id. */
   private deferred = new Map<string, DeferredDoc>();
   /** When every deferred dispatch was last taken up again (epoch ms; 0: at the next page). */
   private retriedAllAt = 0;
-  /** Deferred dispatches found gone from the log while it was idle: removed with the next page's batch. */
-  private goneWhileIdle = new Set<string>();
+  /** Conversations with dispatches taken up for triage, by conversation id. */
+  private readonly work = new Map<string, ConversationWork>();
+  /** The dispatch ids in `work`. */
+  private readonly queued = new Set<string>();
+  /** Conversations in `work` ready for a lane (not running, no retry pending), by team in turn. */
+  private readonly ready = new Turns<ConversationWork>();
+  /** Changes to the stored dispatches since the last batch (null: remove), stored with the next page's. */
+  private readonly storeChanges = new Map<string, DeferredDoc | null>();
+  /**
+   * While a triage runs, the last page position at which each conversation stream had an event: a
+   * triage that ends deferred is taken up again at once when one of its conversations had an event
+   * since it began (the page that held it went by while it was still being triaged).
+   */
+  private readonly touchedAt = new Map<string, bigint>();
+  /** The checkpoint at which each running triage began. */
+  private readonly triaging = new Set<{ from: bigint }>();
+  private readonly retryTimers = new Set<NodeJS.Timeout>();
+  private wakeLanes: Array<() => void> = [];
+  /** Wakes a step waiting for the lanes to work off the queued dispatches. */
+  private wakeStep: (() => void) | null = null;
   private controller: AbortController | null = null;
   private loop: Promise<void> | null = null;
+  private lanes: Promise<void>[] = [];
 
   constructor(
     private readonly deps: OutreachAgentDeps,
@@ -93,8 +133,14 @@ export class OutreachAgentWorker {
     return this.options.workerId;
   }
 
+  /** The position up to which every dispatch is decided or deferred: the checkpoint, or just before the oldest still queued. */
   get position(): bigint {
-    return this.checkpoint;
+    let position = this.checkpoint;
+    for (const work of this.work.values()) {
+      const oldest = work.dispatches[0]?.recorded.position;
+      if (oldest !== undefined && oldest - 1n < position) position = oldest - 1n;
+    }
+    return position;
   }
 
   async start(): Promise<void> {
@@ -108,21 +154,27 @@ export class OutreachAgentWorker {
     for (const doc of await this.deps.readModels.find<PendingDoc>(PENDING, {})) this.sender.track(doc);
     await this.loadDeferred();
     const { signal } = this.controller;
+    this.lanes = Array.from({ length: Math.max(1, this.options.concurrency) }, () => this.lane(signal));
     this.loop = this.run(signal);
   }
 
   async stop(): Promise<void> {
     this.controller?.abort();
+    this.wake();
     await this.loop;
+    await Promise.all(this.lanes);
     this.loop = null;
+    this.lanes = [];
+    for (const timer of this.retryTimers) clearTimeout(timer);
+    this.retryTimers.clear();
     await this.sender.stop();
     this.controller = null;
   }
 
-  /** Resolves when the worker has passed `position` and sent what it claimed (tests and the benchmark). */
+  /** Resolves when every dispatch up to `position` is decided or deferred and the sender sent what it claimed (tests and the benchmark). */
   async waitForPosition(position: bigint, timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
-    while (this.checkpoint < position) {
+    while (this.position < position) {
       if (Date.now() > deadline) return false;
       await sleep(5);
     }
@@ -131,13 +183,28 @@ export class OutreachAgentWorker {
   }
 
   private run(signal: AbortSignal): Promise<void> {
-    return followLog(this.deps.events, { position: () => this.checkpoint, step: () => this.step() }, signal, (error) =>
+    return followLog(this.deps.events, { position: () => this.checkpoint, step: () => this.step(signal) }, signal, (error) =>
       this.options.log?.error({ err: error }, 'outreach agent worker failed; retrying'),
     );
   }
 
   /** One page of the global log. Returns false when there was nothing new. */
-  async step(): Promise<boolean> {
+  async step(signal?: AbortSignal): Promise<boolean> {
+    if (this.queued.size >= PAGE) {
+      // Enough to triage: the next page waits for the lanes (or a second, to take up replies' events).
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', done);
+          this.wakeStep = null;
+          resolve();
+        };
+        const timer = setTimeout(done, 1_000);
+        this.wakeStep = done;
+        signal?.addEventListener('abort', done, { once: true });
+      });
+      if (this.queued.size >= PAGE) return true;
+    }
     const from = this.checkpoint;
     const page = await this.deps.events.readAll({ after: from, limit: PAGE });
     if (page.length === 0) {
@@ -152,7 +219,7 @@ export class OutreachAgentWorker {
     for (const recorded of page) {
       const dispatch = recordedDispatch(recorded);
       if (dispatch) {
-        dispatches.push(dispatch);
+        if (!this.queued.has(dispatch.dispatch.dispatchId)) dispatches.push(dispatch);
         continue;
       }
       if (!recorded.streamId.startsWith('conversation-')) continue;
@@ -162,41 +229,39 @@ export class OutreachAgentWorker {
       const doc = pendingDocOf(event, recorded);
       if (doc !== undefined) pending.set(event.data.messageId, { position: recorded.position, doc });
     }
+    this.noteTouched(touched, to);
 
-    // The deferred ones first: a conversation's dispatches are decided in log order. A new dispatch
-    // behind one still waiting on its conversation waits too, without being triaged.
-    const { retried, gone, waiting } = await this.readDeferred(touched);
-    const behind = dispatches.filter((d) => waiting.has(d.dispatch.conversationId));
-    const stillDeferred = await this.triageAll([...retried, ...dispatches.filter((d) => !waiting.has(d.dispatch.conversationId))]);
-    for (const d of behind) stillDeferred.set(d.dispatch.dispatchId, [d.dispatch.conversationId]);
-    const decided = retried.filter((d) => !stillDeferred.has(d.dispatch.dispatchId)).map((d) => d.dispatch.dispatchId);
-    const newlyDeferred = dispatches.filter((d) => stillDeferred.has(d.dispatch.dispatchId));
-    // A retried one still waiting may watch other conversations now (its first decided, say).
-    const rewatched = retried.filter((d) => stillDeferred.has(d.dispatch.dispatchId));
-    const docOf = (d: RecordedDispatch) => deferredDoc(d, stillDeferred.get(d.dispatch.dispatchId)!);
-
+    // The deferred ones whose wait may have ended go to the lanes first: a conversation's dispatches are decided in log order.
+    await this.takeUpDeferred(touched);
+    const changes = new Map(this.storeChanges);
     const moved = await this.deps.readModels.applyBatch(AGENT_WORKER, AGENT_WORKER_VERSION, from, to, async (writerAt) => {
       for (const [id, { position, doc }] of pending) {
         if (doc) await writerAt(position).put(PENDING, doc);
         else await writerAt(position).remove(PENDING, id);
       }
-      for (const id of [...decided, ...gone, ...this.goneWhileIdle]) await writerAt(to).remove(DEFERRED, id);
-      for (const d of newlyDeferred) await writerAt(d.recorded.position).put(DEFERRED, docOf(d));
-      for (const d of rewatched) await writerAt(to).put(DEFERRED, docOf(d));
+      for (const d of dispatches) await writerAt(d.recorded.position).put(DEFERRED, deferredDoc(d, [d.dispatch.conversationId]));
+      for (const [id, doc] of changes) {
+        if (doc) await writerAt(to).put(DEFERRED, doc);
+        else await writerAt(to).remove(DEFERRED, id);
+      }
     });
     if (!moved) {
-      // Another copy of the worker moved first: continue from where it is.
+      // Another copy of the worker moved first: continue from where it is (what it stored is taken up with the rest at the next page).
       this.checkpoint = (await this.deps.readModels.getCheckpoint(AGENT_WORKER))?.position ?? -1n;
       await this.loadDeferred();
       return true;
     }
     this.checkpoint = to;
-    this.goneWhileIdle.clear();
-    for (const id of [...decided, ...gone]) this.deferred.delete(id);
-    for (const d of [...newlyDeferred, ...rewatched]) this.deferred.set(d.dispatch.dispatchId, docOf(d));
+    for (const [id, doc] of changes) if (this.storeChanges.get(id) === doc) this.storeChanges.delete(id);
     for (const [id, { doc }] of pending) {
       if (doc) this.sender.track(doc);
       else this.sender.forget(id);
+    }
+    // A new dispatch behind one of its conversation's still waiting waits too, without being triaged.
+    const waiting = new Set([...this.deferred.values()].map((d) => d.conversationId));
+    for (const d of dispatches) {
+      if (waiting.has(d.dispatch.conversationId)) this.deferred.set(d.dispatch.dispatchId, deferredDoc(d, [d.dispatch.conversationId]));
+      else this.enqueue(d);
     }
     return true;
   }
@@ -204,89 +269,150 @@ export class OutreachAgentWorker {
   /**
    * On an idle log the deferred dispatches are still taken up again after a restart and every
    * RETRY_ALL_DEFERRED_MS: one whose wait ended without an event it watches would otherwise wait for
-   * the next unrelated event. Nothing is stored here (an empty page moves no checkpoint to store it
-   * with): deciding a dispatch appends to its conversation, and the page holding that event takes
-   * it up again, finds it decided and removes it; one gone from the log is removed with the next page.
+   * the next unrelated event. What the lanes then change in the store is stored with the next page
+   * (deciding a dispatch appends to its conversation, which makes one).
    */
   private async retryDeferredWhileIdle(): Promise<void> {
     if (this.deferred.size === 0 || Date.now() - this.retriedAllAt < RETRY_ALL_DEFERRED_MS) return;
-    const { retried, gone } = await this.readDeferred(new Set());
-    // Dropped now (said once) and removed from the store with the next page's batch.
-    for (const id of gone) {
-      this.deferred.delete(id);
-      this.goneWhileIdle.add(id);
-    }
-    await this.triageAll(retried);
+    await this.takeUpDeferred(new Set());
   }
 
+  /** The stored deferred dispatches, but those queued here and this worker's changes not stored yet; all due at the next page. */
   private async loadDeferred(): Promise<void> {
-    this.deferred = new Map((await this.deps.readModels.find<DeferredDoc>(DEFERRED, {})).map((d) => [d.id, d]));
-    this.goneWhileIdle.clear();
+    const stored = await this.deps.readModels.find<DeferredDoc>(DEFERRED, {});
+    this.deferred = new Map(stored.filter((d) => !this.queued.has(d.id) && !this.storeChanges.has(d.id)).map((d) => [d.id, d]));
+    for (const [id, doc] of this.storeChanges) if (doc) this.deferred.set(id, doc);
     this.retriedAllAt = 0;
   }
 
+  /** Keeps the page's conversation events for the triages running (see touchedAt); forgets those no running triage can miss. */
+  private noteTouched(touched: ReadonlySet<string>, to: bigint): void {
+    if (this.triaging.size === 0) {
+      this.touchedAt.clear();
+      return;
+    }
+    for (const stream of touched) this.touchedAt.set(stream, to);
+    if (this.touchedAt.size <= 4 * PAGE) return;
+    const oldest = [...this.triaging].reduce((min, run) => (run.from < min ? run.from : min), to);
+    for (const [stream, at] of this.touchedAt) if (at <= oldest) this.touchedAt.delete(stream);
+  }
+
   /**
-   * The deferred dispatches due again, read back from their streams, in log order: those watching a
-   * conversation `touched` (the page holds an event of its stream), and every one after a restart
-   * and at least every RETRY_ALL_DEFERRED_MS. A still-waiting one costs its facts and a read of its
-   * conversation, no model call. `gone`: ids whose event is no longer in the log (a stream deleted
-   * since), dropped. `waiting`: conversations with a deferred dispatch not due.
+   * Queues for triage, in log order, the deferred dispatches due again, read back from their
+   * streams: those watching a conversation `touched` (the page holds an event of its stream), and
+   * every one after a restart and at least every RETRY_ALL_DEFERRED_MS. A still-waiting one costs
+   * its facts and a read of its conversation, no model call. One whose event is no longer in the log
+   * (a stream deleted since) is dropped.
    */
-  private async readDeferred(touched: ReadonlySet<string>): Promise<{ retried: RecordedDispatch[]; gone: string[]; waiting: Set<string> }> {
-    const retried: RecordedDispatch[] = [];
-    const gone: string[] = [];
+  private async takeUpDeferred(touched: ReadonlySet<string>): Promise<void> {
     const now = Date.now();
     const all = now - this.retriedAllAt >= RETRY_ALL_DEFERRED_MS;
     if (all) this.retriedAllAt = now;
     const isDue = (doc: DeferredDoc) => all || !doc.watch || doc.watch.some((id) => touched.has(conversationStream(id)));
     // A conversation's deferred dispatches are taken up together, or none of them.
     const dueConversations = new Set([...this.deferred.values()].filter(isDue).map((d) => d.conversationId));
-    const waiting = new Set([...this.deferred.values()].map((d) => d.conversationId).filter((id) => !dueConversations.has(id)));
     const due = [...this.deferred.values()]
       .filter((d) => dueConversations.has(d.conversationId))
       .sort((a, b) => (BigInt(a.position) < BigInt(b.position) ? -1 : 1));
+    for (const doc of due) this.deferred.delete(doc.id);
+    const retried: RecordedDispatch[] = [];
     for (const doc of due) {
       const [recorded] = await this.deps.events.readStream(doc.streamId, { fromRevision: BigInt(doc.revision) });
       const dispatch = recorded?.revision === BigInt(doc.revision) ? recordedDispatch(recorded) : null;
       if (dispatch?.dispatch.dispatchId === doc.id) retried.push(dispatch);
       else {
         this.options.log?.warn?.({ dispatchId: doc.id, streamId: doc.streamId }, 'deferred dispatch no longer in the log; dropped');
-        gone.push(doc.id);
+        this.storeChanges.set(doc.id, null);
       }
     }
-    return { retried, gone, waiting };
+    for (const d of retried) this.enqueue(d);
+  }
+
+  /** Queues a dispatch behind its conversation's others for the lanes. */
+  private enqueue(d: RecordedDispatch): void {
+    const { conversationId, teamId, dispatchId } = d.dispatch;
+    if (this.queued.has(dispatchId)) return;
+    this.queued.add(dispatchId);
+    const work = this.work.get(conversationId);
+    if (work) {
+      work.dispatches.push(d);
+      return;
+    }
+    const fresh: ConversationWork = { conversationId, teamId, dispatches: [d], running: false, failures: 0, retryPending: false };
+    this.work.set(conversationId, fresh);
+    this.makeReady(fresh);
+  }
+
+  private makeReady(work: ConversationWork): void {
+    this.ready.add(work.teamId, work);
+    this.wakeLanes.shift()?.();
+  }
+
+  private wake(): void {
+    for (const wake of this.wakeLanes.splice(0)) wake();
+    this.wakeStep?.();
   }
 
   /**
-   * Triage dispatches, `concurrency` at a time; one conversation's dispatches in log order, and none
-   * after an earlier one of its conversation that is deferred. Returns the deferred ones' ids, each
-   * with the conversations it waits on.
+   * One of the worker's `concurrency` lanes: takes the next ready conversation (teams in turn) and
+   * triages its dispatches in log order until none is left, or one is deferred (then the ones behind
+   * it wait with it), or a triage fails (the conversation is tried again after a pause).
    */
-  private async triageAll(dispatches: RecordedDispatch[]): Promise<Map<string, string[]>> {
-    const deferred = new Map<string, string[]>();
-    const byConversation = new Map<string, RecordedDispatch[]>();
-    for (const d of dispatches) {
-      const id = d.dispatch.conversationId;
-      const list = byConversation.get(id);
-      if (list) list.push(d);
-      else byConversation.set(id, [d]);
-    }
-    // Teams take turns: one team's burst of pitches (SMTP has no write tier) must not hold every other
-    // team's dispatches in this page behind all of its own. A conversation's dispatches keep their order.
-    const queues = interleaveBy([...byConversation.values()], (queue) => queue[0]!.dispatch.teamId);
-    let next = 0;
-    const lane = async () => {
-      while (next < queues.length) {
-        const queue = queues[next++]!;
-        let waitsOn: string[] | null = null;
-        for (const dispatch of queue) {
-          waitsOn = waitsOn ?? (await this.triageOne(dispatch));
-          if (waitsOn) deferred.set(dispatch.dispatch.dispatchId, waitsOn);
-        }
+  private async lane(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      const work = this.ready.take();
+      if (!work) {
+        await new Promise<void>((resolve) => this.wakeLanes.push(resolve));
+        continue;
       }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.options.concurrency, queues.length) }, lane));
-    return deferred;
+      work.running = true;
+      while (work.dispatches.length > 0 && !signal.aborted) {
+        const dispatch = work.dispatches[0]!;
+        const run = { from: this.checkpoint };
+        this.triaging.add(run);
+        let waitsOn: string[] | null;
+        try {
+          waitsOn = await this.triageOne(dispatch);
+        } catch (error) {
+          this.options.log?.error({ err: error, dispatchId: dispatch.dispatch.dispatchId }, 'outreach agent triage failed; retrying');
+          this.retryLater(work);
+          break;
+        } finally {
+          this.triaging.delete(run);
+        }
+        work.failures = 0;
+        // Its conversation had an event since the triage read it: that may have ended the wait.
+        if (waitsOn && waitsOn.some((id) => (this.touchedAt.get(conversationStream(id)) ?? -1n) > run.from)) continue;
+        if (waitsOn) {
+          for (const d of work.dispatches.splice(0)) {
+            const doc = deferredDoc(d, waitsOn);
+            this.queued.delete(d.dispatch.dispatchId);
+            this.deferred.set(doc.id, doc);
+            this.storeChanges.set(doc.id, doc);
+          }
+          break;
+        }
+        work.dispatches.shift();
+        this.queued.delete(dispatch.dispatch.dispatchId);
+        this.storeChanges.set(dispatch.dispatch.dispatchId, null);
+        this.wakeStep?.();
+      }
+      work.running = false;
+      if (work.dispatches.length === 0) this.work.delete(work.conversationId);
+      else if (!work.retryPending && !signal.aborted) this.makeReady(work);
+    }
+  }
+
+  /** A conversation whose triage failed goes back to the lanes after a pause (50 ms, doubling to 5 s). */
+  private retryLater(work: ConversationWork): void {
+    work.failures++;
+    work.retryPending = true;
+    const timer = setTimeout(() => {
+      this.retryTimers.delete(timer);
+      work.retryPending = false;
+      this.makeReady(work);
+    }, Math.min(RETRY_FAILED_MS * 2 ** (work.failures - 1), 5_000));
+    this.retryTimers.add(timer);
   }
 
   /** The conversations a deferred dispatch waits on (its own, and the first of its pitch's); null when it was decided. */

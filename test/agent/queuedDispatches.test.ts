@@ -1,0 +1,74 @@
+import t from 'tap';
+import { conversationStream } from '../../src/domain/conversation.ts';
+import type { EventStore } from '../../src/ports/eventStore.ts';
+import { startAgentWorker } from '../../src/processors/agent/startAgentWorker.ts';
+import { completion, fakeOpenAi } from '../helpers/fakeOpenAi.ts';
+import { startAgentHarness, waitFor } from './helpers.ts';
+
+/**
+ * The worker's checkpoint passes a page's dispatches once they are stored, before their triage; the
+ * lanes then work them off. What was queued when the worker stopped (or died) is triaged after the
+ * next start, each dispatch decided once.
+ */
+t.test('dispatches queued at a stop are stored, and decided once after the next start', async (t) => {
+  const model = await fakeOpenAi(t);
+  model.set(() => ({ status: 200, json: completion(JSON.stringify({ outcome: 'needs_human', reasons: ['test'] })), delayMs: 300 }));
+  const a = await startAgentHarness({
+    env: { AGENT_CONCURRENCY: '1', OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.baseURL, OPENAI_TIMEOUT_MS: '20000' },
+    startAgent: false,
+  });
+  t.teardown(() => a.close());
+  const s = a.h.app.services;
+  const ids: string[] = [];
+  for (let i = 0; i < 5; i++) ids.push((await a.pitch({ from: `q${i}@prospect.test`, messageId: `<queued-${i}@prospect.test>` })).conversationIds[0]!);
+  const head = await s.events.headPosition();
+  await a.startAgent();
+  const triageCalls = () => model.seen.filter((call) => (call.body.response_format as { json_schema?: { name?: string } } | undefined)?.json_schema?.name === 'triage_decision').length;
+  await waitFor('the first triage call', async () => (triageCalls() > 0 ? true : undefined), 10_000);
+  await waitFor('the checkpoint past the pitches', async () => (((await s.readModels.getCheckpoint('outreachAgent'))?.position ?? -1n) >= head ? true : undefined), 10_000);
+  await a.agent!.stop();
+  a.agent = null;
+  const decidedBefore = (await Promise.all(ids.map(async (id) => (await a.conversationEvents(id)).some((e) => e.type === 'AgentTriaged')))).filter(Boolean).length;
+  t.ok(decidedBefore < 5, `stopped with dispatches still queued (${decidedBefore} of 5 decided)`);
+  const stored = await s.readModels.find('outreachAgentDeferredDispatches', {});
+  t.ok(stored.length >= 5 - decidedBefore, `the undecided ones are stored with the checkpoint (${stored.length} stored)`);
+
+  await a.startAgent();
+  for (const id of ids) await a.waitForEvent(id, 'AgentTriaged', 20_000);
+  for (const id of ids) t.equal((await a.conversationEvents(id)).filter((e) => e.type === 'AgentTriaged').length, 1, 'each decided once');
+  // The ingestions asked the model for the links too; a triage interrupted by the stop may be asked again.
+  const triages = triageCalls();
+  t.ok(triages <= 5 + 1, `no dispatch decided before the stop was triaged again by the model (${triages} triage calls)`);
+  await waitFor('the stored dispatches to be removed', async () => ((await s.readModels.find('outreachAgentDeferredDispatches', {})).length === 0 ? true : undefined), 10_000);
+  t.pass('none left stored');
+});
+
+/**
+ * A triage that fails on an event-store error is tried again for its conversation after a pause,
+ * without holding the others: before, the whole page was read again.
+ */
+t.test('a triage failing on a store error is retried for its conversation; the others go on', async (t) => {
+  const a = await startAgentHarness({ startAgent: false });
+  t.teardown(() => a.close());
+  const s = a.h.app.services;
+  const failing = (await a.pitch({ from: 'fail@prospect.test', messageId: '<fails@prospect.test>' })).conversationIds[0]!;
+  const other = (await a.pitch({ from: 'fine@prospect.test', messageId: '<fine@prospect.test>' })).conversationIds[0]!;
+  const background = s.events.offThreadAppends?.() ?? s.events;
+  const events: EventStore = Object.create(background);
+  events.offThreadAppends = () => events;
+  let failures = 0;
+  events.readStream = async (streamId, options) => {
+    if (streamId === conversationStream(failing) && failures < 3) {
+      failures++;
+      throw new Error('SQLITE_IOERR: disk I/O error (injected)');
+    }
+    return background.readStream(streamId, options);
+  };
+  const errors: Array<{ msg?: string }> = [];
+  a.agent = await startAgentWorker({ ...s, events }, { error: (_o, msg) => errors.push({ msg }), warn: () => {} });
+  await a.waitForEvent(other, 'AgentTriaged', 10_000);
+  await a.waitForEvent(failing, 'AgentTriaged', 10_000);
+  t.equal(failures, 3, 'failed three times');
+  t.same(errors.map((e) => e.msg), Array(3).fill('outreach agent triage failed; retrying'), 'each failure logged');
+  for (const id of [failing, other]) t.equal((await a.conversationEvents(id)).filter((e) => e.type === 'AgentTriaged').length, 1, 'decided once');
+});
