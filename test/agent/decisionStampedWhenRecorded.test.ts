@@ -1,5 +1,5 @@
 import t from 'tap';
-import { completion, fakeOpenAi } from '../helpers/fakeOpenAi.ts';
+import { completion, fakeOpenAi, isTriageCall } from '../helpers/fakeOpenAi.ts';
 import { startAgentHarness } from './helpers.ts';
 
 /**
@@ -10,8 +10,7 @@ import { startAgentHarness } from './helpers.ts';
 t.test("a decision is stamped after its model call, not when the dispatch was taken up", async (t) => {
   const model = await fakeOpenAi(t);
   model.set((_req, body) => {
-    const format = body.response_format as { json_schema?: { name?: string } } | undefined;
-    if (format?.json_schema?.name !== 'triage_decision') return { status: 500, json: { error: { message: 'only triage here' } } };
+    if (!isTriageCall(body)) return { status: 500, json: { error: { message: 'only triage here' } } };
     return { status: 200, json: completion(JSON.stringify({ outcome: 'needs_human', reasons: ['test'] })), delayMs: 1_500 };
   });
   const a = await startAgentHarness({ env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.baseURL, OPENAI_TIMEOUT_MS: '20000' } });

@@ -2,7 +2,7 @@ import t from 'tap';
 import { conversationStream } from '../../src/domain/conversation.ts';
 import type { EventStore } from '../../src/ports/eventStore.ts';
 import { startAgentWorker } from '../../src/processors/agent/startAgentWorker.ts';
-import { completion, fakeOpenAi } from '../helpers/fakeOpenAi.ts';
+import { completion, fakeOpenAi, isTriageCall } from '../helpers/fakeOpenAi.ts';
 import { startAgentHarness, waitFor } from './helpers.ts';
 
 /**
@@ -23,7 +23,7 @@ t.test('dispatches queued at a stop are stored, and decided once after the next 
   for (let i = 0; i < 5; i++) ids.push((await a.pitch({ from: `q${i}@prospect.test`, messageId: `<queued-${i}@prospect.test>` })).conversationIds[0]!);
   const head = await s.events.headPosition();
   await a.startAgent();
-  const triageCalls = () => model.seen.filter((call) => (call.body.response_format as { json_schema?: { name?: string } } | undefined)?.json_schema?.name === 'triage_decision').length;
+  const triageCalls = () => model.seen.filter((call) => isTriageCall(call.body)).length;
   await waitFor('the first triage call', async () => (triageCalls() > 0 ? true : undefined), 10_000);
   await waitFor('the checkpoint past the pitches', async () => (((await s.readModels.getCheckpoint('outreachAgent'))?.position ?? -1n) >= head ? true : undefined), 10_000);
   await a.agent!.stop();

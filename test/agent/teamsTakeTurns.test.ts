@@ -1,7 +1,7 @@
 import t from 'tap';
 import { createTenant } from '../helpers/testApp.ts';
 import { ingest, makeAgentReady, PITCH } from '../ingestion/helpers.ts';
-import { completion, fakeOpenAi } from '../helpers/fakeOpenAi.ts';
+import { completion, fakeOpenAi, isTriageCall } from '../helpers/fakeOpenAi.ts';
 import { startAgentHarness, waitFor } from './helpers.ts';
 
 /**
@@ -38,8 +38,7 @@ t.test("another team's pitch is triaged second, not after the whole burst", asyn
 t.test("another team's pitch arriving during a burst's triage is taken at the next turn", async (t) => {
   const model = await fakeOpenAi(t);
   model.set((_req, body) => {
-    const format = body.response_format as { json_schema?: { name?: string } } | undefined;
-    if (format?.json_schema?.name !== 'triage_decision') return { status: 500, json: { error: { message: 'only triage here' } } };
+    if (!isTriageCall(body)) return { status: 500, json: { error: { message: 'only triage here' } } };
     return { status: 200, json: completion(JSON.stringify({ outcome: 'needs_human', reasons: ['test'] })), delayMs: 300 };
   });
   const a = await startAgentHarness({
@@ -54,8 +53,7 @@ t.test("another team's pitch arriving during a burst's triage is taken at the ne
   const burstEnd = await services.events.headPosition();
   await a.startAgent();
   // The burst's first triage is under way: team B's pitch comes in a page of its own.
-  const triageCalls = () => model.seen.filter((call) => (call.body.response_format as { json_schema?: { name?: string } } | undefined)?.json_schema?.name === 'triage_decision').length;
-  await waitFor('the first triage call', async () => (triageCalls() > 0 ? true : undefined), 10_000);
+  await waitFor('the first triage call', async () => (model.seen.some((call) => isTriageCall(call.body)) ? true : undefined), 10_000);
   const fromB = (await ingest(fastify, b, { ...PITCH, from: 'q@other.test', messageId: '<late-b@other.test>' })).json().conversationIds[0];
   const dispatchOfB = (await services.events.readAll({ after: burstEnd, limit: 1_000 })).find((e) => e.type === 'AgentDispatchRequested');
   t.ok(dispatchOfB && dispatchOfB.position > burstEnd, "team B's dispatch is after the burst in the log");

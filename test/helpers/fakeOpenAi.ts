@@ -45,3 +45,8 @@ export function userPrompt(body: Record<string, unknown>): string {
   const messages = body.messages as Array<{ role: string; content: string }>;
   return messages.find((m) => m.role === 'user')?.content ?? '';
 }
+
+/** Whether a request asks for the agent's triage (the ingestions' link extraction asks the model too). */
+export function isTriageCall(body: Record<string, unknown>): boolean {
+  return (body.response_format as { json_schema?: { name?: string } } | undefined)?.json_schema?.name === 'triage_decision';
+}
