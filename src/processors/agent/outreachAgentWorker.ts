@@ -26,8 +26,15 @@ const PENDING = 'outreachAgentPendingReplies';
  * reply), taken up again, in log order, when a page holds an event of a conversation they wait on.
  */
 const DEFERRED = 'outreachAgentDeferredDispatches';
-/** Events read at a time; also the most dispatches queued for triage before the next page is read. */
+/** Events read at a time. */
 const PAGE = 500;
+/**
+ * With this many dispatches queued for triage, the next page waits up to a second for the lanes
+ * (it still comes then, with the replies' events the sender needs); with QUEUED_HARD_MAX it waits
+ * for them however long they take, so the queue held in memory stays bounded.
+ */
+const QUEUED_SOFT_MAX = PAGE;
+const QUEUED_HARD_MAX = 4 * PAGE;
 /**
  * Every deferred dispatch is taken up again at least this often, whatever the pages hold: what it
  * waits for is an event on a conversation it watches, so this only bounds the wait should one be missed.
@@ -100,6 +107,11 @@ export class OutreachAgentWorker {
   private readonly work = new Map<string, ConversationWork>();
   /** The dispatch ids in `work`. */
   private readonly queued = new Set<string>();
+  /**
+   * Dispatches read (from a page, or stored when the worker started) and not triaged yet, with their
+   * positions: what `position` counts as not done. A deferred one taken up again is not among them.
+   */
+  private readonly untriaged = new Map<string, bigint>();
   /** Conversations in `work` ready for a lane (not running, no retry pending), by team in turn. */
   private readonly ready = new Turns<ConversationWork>();
   /** Changes to the stored dispatches since the last batch (null: remove), stored with the next page's. */
@@ -110,7 +122,9 @@ export class OutreachAgentWorker {
    * since it began (the page that held it went by while it was still being triaged).
    */
   private readonly touchedAt = new Map<string, bigint>();
-  /** The checkpoint at which each running triage began. */
+  /** The last position of the last page whose events `touchedAt` took in (or would have, with no triage running). */
+  private notedThrough = -1n;
+  /** For each running triage, `notedThrough` when it began. */
   private readonly triaging = new Set<{ from: bigint }>();
   private readonly retryTimers = new Set<NodeJS.Timeout>();
   private wakeLanes: Array<() => void> = [];
@@ -133,13 +147,10 @@ export class OutreachAgentWorker {
     return this.options.workerId;
   }
 
-  /** The position up to which every dispatch is decided or deferred: the checkpoint, or just before the oldest still queued. */
+  /** The position up to which every dispatch read is decided or deferred: the checkpoint, or just before the oldest not triaged yet. */
   get position(): bigint {
     let position = this.checkpoint;
-    for (const work of this.work.values()) {
-      const oldest = work.dispatches[0]?.recorded.position;
-      if (oldest !== undefined && oldest - 1n < position) position = oldest - 1n;
-    }
+    for (const at of this.untriaged.values()) if (at - 1n < position) position = at - 1n;
     return position;
   }
 
@@ -152,7 +163,15 @@ export class OutreachAgentWorker {
       this.checkpoint = -1n;
     } else this.checkpoint = stored.position;
     for (const doc of await this.deps.readModels.find<PendingDoc>(PENDING, {})) this.sender.track(doc);
+    // A start after a stop of this same instance: what was queued is stored, and taken up again with the rest.
+    this.work.clear();
+    this.queued.clear();
+    this.ready.clear();
+    this.untriaged.clear();
+    this.touchedAt.clear();
     await this.loadDeferred();
+    // Stored ones may never have been triaged (those the checkpoint passed just before a crash).
+    for (const doc of this.deferred.values()) this.untriaged.set(doc.id, BigInt(doc.position));
     const { signal } = this.controller;
     this.lanes = Array.from({ length: Math.max(1, this.options.concurrency) }, () => this.lane(signal));
     this.loop = this.run(signal);
@@ -190,8 +209,8 @@ export class OutreachAgentWorker {
 
   /** One page of the global log. Returns false when there was nothing new. */
   async step(signal?: AbortSignal): Promise<boolean> {
-    if (this.queued.size >= PAGE) {
-      // Enough to triage: the next page waits for the lanes (or a second, to take up replies' events).
+    if (this.queued.size >= QUEUED_SOFT_MAX) {
+      // Enough to triage: the next page waits for the lanes (a second at most, to take up replies' events, unless far too many are queued).
       await new Promise<void>((resolve) => {
         const done = () => {
           clearTimeout(timer);
@@ -203,7 +222,7 @@ export class OutreachAgentWorker {
         this.wakeStep = done;
         signal?.addEventListener('abort', done, { once: true });
       });
-      if (this.queued.size >= PAGE) return true;
+      if (this.queued.size >= QUEUED_HARD_MAX || signal?.aborted) return true;
     }
     const from = this.checkpoint;
     const page = await this.deps.events.readAll({ after: from, limit: PAGE });
@@ -261,7 +280,10 @@ export class OutreachAgentWorker {
     const waiting = new Set([...this.deferred.values()].map((d) => d.conversationId));
     for (const d of dispatches) {
       if (waiting.has(d.dispatch.conversationId)) this.deferred.set(d.dispatch.dispatchId, deferredDoc(d, [d.dispatch.conversationId]));
-      else this.enqueue(d);
+      else {
+        this.untriaged.set(d.dispatch.dispatchId, d.recorded.position);
+        this.enqueue(d);
+      }
     }
     return true;
   }
@@ -281,12 +303,13 @@ export class OutreachAgentWorker {
   private async loadDeferred(): Promise<void> {
     const stored = await this.deps.readModels.find<DeferredDoc>(DEFERRED, {});
     this.deferred = new Map(stored.filter((d) => !this.queued.has(d.id) && !this.storeChanges.has(d.id)).map((d) => [d.id, d]));
-    for (const [id, doc] of this.storeChanges) if (doc) this.deferred.set(id, doc);
+    for (const [id, doc] of this.storeChanges) if (doc && !this.queued.has(id)) this.deferred.set(id, doc);
     this.retriedAllAt = 0;
   }
 
   /** Keeps the page's conversation events for the triages running (see touchedAt); forgets those no running triage can miss. */
   private noteTouched(touched: ReadonlySet<string>, to: bigint): void {
+    if (to > this.notedThrough) this.notedThrough = to;
     if (this.triaging.size === 0) {
       this.touchedAt.clear();
       return;
@@ -314,18 +337,22 @@ export class OutreachAgentWorker {
     const due = [...this.deferred.values()]
       .filter((d) => dueConversations.has(d.conversationId))
       .sort((a, b) => (BigInt(a.position) < BigInt(b.position) ? -1 : 1));
-    for (const doc of due) this.deferred.delete(doc.id);
-    const retried: RecordedDispatch[] = [];
+    // All read back before any leaves `deferred`: a read that fails leaves them waiting there (the step is tried again).
+    const read: Array<{ doc: DeferredDoc; dispatch: RecordedDispatch | null }> = [];
     for (const doc of due) {
       const [recorded] = await this.deps.events.readStream(doc.streamId, { fromRevision: BigInt(doc.revision) });
       const dispatch = recorded?.revision === BigInt(doc.revision) ? recordedDispatch(recorded) : null;
-      if (dispatch?.dispatch.dispatchId === doc.id) retried.push(dispatch);
+      read.push({ doc, dispatch: dispatch?.dispatch.dispatchId === doc.id ? dispatch : null });
+    }
+    for (const { doc, dispatch } of read) {
+      this.deferred.delete(doc.id);
+      if (dispatch) this.enqueue(dispatch);
       else {
         this.options.log?.warn?.({ dispatchId: doc.id, streamId: doc.streamId }, 'deferred dispatch no longer in the log; dropped');
+        this.untriaged.delete(doc.id);
         this.storeChanges.set(doc.id, null);
       }
     }
-    for (const d of retried) this.enqueue(d);
   }
 
   /** Queues a dispatch behind its conversation's others for the lanes. */
@@ -368,7 +395,7 @@ export class OutreachAgentWorker {
       work.running = true;
       while (work.dispatches.length > 0 && !signal.aborted) {
         const dispatch = work.dispatches[0]!;
-        const run = { from: this.checkpoint };
+        const run = { from: this.notedThrough };
         this.triaging.add(run);
         let waitsOn: string[] | null;
         try {
@@ -381,15 +408,21 @@ export class OutreachAgentWorker {
           this.triaging.delete(run);
         }
         work.failures = 0;
-        // Its conversation had an event since the triage read it: that may have ended the wait.
-        if (waitsOn && waitsOn.some((id) => (this.touchedAt.get(conversationStream(id)) ?? -1n) > run.from)) continue;
+        this.untriaged.delete(dispatch.dispatch.dispatchId);
+        if (waitsOn && waitsOn.some((id) => (this.touchedAt.get(conversationStream(id)) ?? -1n) > run.from)) {
+          // A page that went by while it ran held an event of a conversation it waits on: that may have ended the wait.
+          await new Promise((resolve) => setImmediate(resolve));
+          continue;
+        }
         if (waitsOn) {
           for (const d of work.dispatches.splice(0)) {
             const doc = deferredDoc(d, waitsOn);
             this.queued.delete(d.dispatch.dispatchId);
+            this.untriaged.delete(d.dispatch.dispatchId);
             this.deferred.set(doc.id, doc);
             this.storeChanges.set(doc.id, doc);
           }
+          this.wakeStep?.();
           break;
         }
         work.dispatches.shift();
