@@ -3,6 +3,7 @@ import { handleCommand } from '../../src/commands/handleCommand.ts';
 import { type ConversationCommand, conversationDecider, conversationStream } from '../../src/domain/conversation.ts';
 import type { EventStore } from '../../src/ports/eventStore.ts';
 import { startAgentWorker } from '../../src/processors/agent/startAgentWorker.ts';
+import { completion, fakeOpenAi, isTriageCall } from '../helpers/fakeOpenAi.ts';
 import { type AgentHarness, orphanedClaimThenReply, startAgentHarness, waitFor } from './helpers.ts';
 
 /**
@@ -106,5 +107,40 @@ t.test('a worker stopped and started again takes up what it had queued', async (
   failing = false;
   await a.agent.worker.start();
   await a.waitForEvent(id, 'AgentTriaged', 10_000);
+  await a.waitForEvent(id, 'ReplySent', 10_000);
+  t.equal(a.sink.received.length, 1, 'its reply sent, once');
   t.ok(await a.agent.worker.waitForPosition(await a.h.app.services.events.headPosition(), 10_000), 'and its position reaches the head');
+});
+
+t.test("a failed read back in the round of every stored dispatch (after a start): the round is done again, not a minute later", async (t) => {
+  const model = await fakeOpenAi(t);
+  model.set(() => ({ status: 200, json: completion(JSON.stringify({ outcome: 'needs_human', reasons: ['test'] })), delayMs: 300 }));
+  const a = await startAgentHarness({
+    env: { AGENT_CONCURRENCY: '1', OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.baseURL, OPENAI_TIMEOUT_MS: '20000' },
+    startAgent: false,
+  });
+  t.teardown(() => a.close());
+  const s = a.h.app.services;
+  const ids: string[] = [];
+  for (let i = 0; i < 4; i++) ids.push((await a.pitch({ from: `r${i}@prospect.test`, messageId: `<round-${i}@prospect.test>` })).conversationIds[0]!);
+  const head = await s.events.headPosition();
+  await a.startAgent();
+  await waitFor('the first triage call', async () => (model.seen.some((call) => isTriageCall(call.body)) ? true : undefined), 10_000);
+  await waitFor('the checkpoint past the pitches', async () => (((await s.readModels.getCheckpoint('outreachAgent'))?.position ?? -1n) >= head ? true : undefined), 10_000);
+  await a.agent!.stop();
+  a.agent = null;
+
+  let failed = 0;
+  const events = wrapped(a, (real, streamId, options) => {
+    // A stored dispatch read back (from its revision): fails once.
+    if (failed === 0 && !streamId.startsWith('conversation-') && options?.fromRevision !== undefined) {
+      failed++;
+      return Promise.reject(new Error('SQLITE_BUSY: database is locked (injected)'));
+    }
+    return real(streamId, options);
+  });
+  a.agent = await startAgentWorker({ ...s, events }, { error: () => {}, warn: () => {} });
+  t.ok(await a.agent.worker.waitForPosition(await s.events.headPosition(), 15_000), 'every stored dispatch triaged within 15 s');
+  t.equal(failed, 1, 'after one failed read');
+  for (const id of ids) await a.waitForEvent(id, 'AgentTriaged', 1_000);
 });

@@ -72,3 +72,32 @@ t.test('a triage failing on a store error is retried for its conversation; the o
   t.same(errors.map((e) => e.msg), Array(3).fill('outreach agent triage failed; retrying'), 'each failure logged');
   for (const id of [failing, other]) t.equal((await a.conversationEvents(id)).filter((e) => e.type === 'AgentTriaged').length, 1, 'decided once');
 });
+
+/**
+ * The page holding a decision's event may be read before the lane recorded the decision (here the
+ * append's acknowledgement comes 100 ms after the event is in the log): with no further page, the
+ * decided dispatch is removed from the store while the log is idle (from a review).
+ */
+t.test('a decided dispatch is removed from the store on an idle log', async (t) => {
+  // A decision that sends nothing (no reply, so no later event on the log).
+  const model = await fakeOpenAi(t);
+  model.set(() => ({ status: 200, json: completion(JSON.stringify({ outcome: 'needs_human', reasons: ['test'] })) }));
+  const a = await startAgentHarness({ env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.baseURL }, startAgent: false });
+  t.teardown(() => a.close());
+  const s = a.h.app.services;
+  const background = s.events.offThreadAppends?.() ?? s.events;
+  const events: EventStore = Object.create(background);
+  events.offThreadAppends = () => events;
+  events.append = async (...args: Parameters<EventStore['append']>) => {
+    const appended = await background.append(...args);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    return appended;
+  };
+  a.agent = await startAgentWorker({ ...s, events }, { error: () => {}, warn: () => {} });
+  const id = (await a.pitch({ from: 'x@prospect.test', messageId: '<idle-removal@prospect.test>' })).conversationIds[0]!;
+  await a.waitForEvent(id, 'AgentTriaged');
+  const head = await s.events.headPosition();
+  await waitFor('the checkpoint at the head', async () => (((await s.readModels.getCheckpoint('outreachAgent'))?.position ?? -1n) >= head ? true : undefined), 10_000);
+  await waitFor('nothing left stored', async () => ((await s.readModels.find('outreachAgentDeferredDispatches', {})).length === 0 ? true : undefined), 5_000);
+  t.pass('removed');
+});

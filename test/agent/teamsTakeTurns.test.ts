@@ -33,13 +33,15 @@ t.test("another team's pitch is triaged second, not after the whole burst", asyn
 /**
  * Across pages too: another team's pitch that arrives while the agent is working through one
  * team's burst (so it is in a later page of the log) takes the next turn, not the place after the
- * whole burst. The model takes 300 ms a triage, so a page's worth of the burst is 2.4 s of lane time.
+ * whole burst. The model takes 300 ms a triage (the first 1.5 s), so the burst is 3.6 s of lane time.
  */
 t.test("another team's pitch arriving during a burst's triage is taken at the next turn", async (t) => {
   const model = await fakeOpenAi(t);
   model.set((_req, body) => {
     if (!isTriageCall(body)) return { status: 500, json: { error: { message: 'only triage here' } } };
-    return { status: 200, json: completion(JSON.stringify({ outcome: 'needs_human', reasons: ['test'] })), delayMs: 300 };
+    // The burst's first triage takes long enough for team B's pitch to be ingested and read meanwhile.
+    const first = model.seen.filter((call) => isTriageCall(call.body)).length === 1;
+    return { status: 200, json: completion(JSON.stringify({ outcome: 'needs_human', reasons: ['test'] })), delayMs: first ? 1_500 : 300 };
   });
   const a = await startAgentHarness({
     env: { AGENT_CONCURRENCY: '1', OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.baseURL, OPENAI_TIMEOUT_MS: '20000' },

@@ -96,7 +96,7 @@ export interface OutreachAgentDeps extends AgentDeps {
  * `ReplySender` works through.
  */
 export class OutreachAgentWorker {
-  private readonly sender: ReplySender;
+  private sender: ReplySender;
   private readonly instanceId: string;
   private checkpoint = -1n;
   /** The deferred dispatches waiting for an event on a conversation they watch, by dispatch id. */
@@ -139,7 +139,11 @@ export class OutreachAgentWorker {
     private readonly options: OutreachAgentOptions,
   ) {
     this.instanceId = `${options.workerId}/${randomUUID()}`;
-    this.sender = new ReplySender(deps, options, { workerId: options.workerId, instanceId: this.instanceId }, options.log);
+    this.sender = this.newSender();
+  }
+
+  private newSender(): ReplySender {
+    return new ReplySender(this.deps, this.options, { workerId: this.options.workerId, instanceId: this.instanceId }, this.options.log);
   }
 
   /** This worker's name in the reply claims it writes. */
@@ -187,6 +191,8 @@ export class OutreachAgentWorker {
     for (const timer of this.retryTimers) clearTimeout(timer);
     this.retryTimers.clear();
     await this.sender.stop();
+    // A stopped sender sends nothing more: a start of this same worker gets its own.
+    this.sender = this.newSender();
     this.controller = null;
   }
 
@@ -209,21 +215,13 @@ export class OutreachAgentWorker {
 
   /** One page of the global log. Returns false when there was nothing new. */
   async step(signal?: AbortSignal): Promise<boolean> {
-    if (this.queued.size >= QUEUED_SOFT_MAX) {
-      // Enough to triage: the next page waits for the lanes (a second at most, to take up replies' events, unless far too many are queued).
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', done);
-          this.wakeStep = null;
-          resolve();
-        };
-        const timer = setTimeout(done, 1_000);
-        this.wakeStep = done;
-        signal?.addEventListener('abort', done, { once: true });
-      });
-      if (this.queued.size >= QUEUED_HARD_MAX || signal?.aborted) return true;
+    // Enough queued to triage: the next page waits for the lanes, a second at most (it brings the
+    // replies' events the sender needs), or as long as it takes with far too many queued.
+    const deadline = Date.now() + 1_000;
+    while (!signal?.aborted && (this.queued.size >= QUEUED_HARD_MAX || (this.queued.size >= QUEUED_SOFT_MAX && Date.now() < deadline))) {
+      await this.lanesProgress(signal);
     }
+    if (signal?.aborted) return true;
     const from = this.checkpoint;
     const page = await this.deps.events.readAll({ after: from, limit: PAGE });
     if (page.length === 0) {
@@ -288,6 +286,21 @@ export class OutreachAgentWorker {
     return true;
   }
 
+  /** Resolves when a lane decides or defers a dispatch, after a second at most, or at the abort. */
+  private lanesProgress(signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        this.wakeStep = null;
+        resolve();
+      };
+      const timer = setTimeout(done, 1_000);
+      this.wakeStep = done;
+      signal?.addEventListener('abort', done, { once: true });
+    });
+  }
+
   /**
    * On an idle log the deferred dispatches are still taken up again after a restart and every
    * RETRY_ALL_DEFERRED_MS: one whose wait ended without an event it watches would otherwise wait for
@@ -295,8 +308,26 @@ export class OutreachAgentWorker {
    * (deciding a dispatch appends to its conversation, which makes one).
    */
   private async retryDeferredWhileIdle(): Promise<void> {
+    await this.removeDecidedWhileIdle();
     if (this.deferred.size === 0 || Date.now() - this.retriedAllAt < RETRY_ALL_DEFERRED_MS) return;
     await this.takeUpDeferred(new Set());
+  }
+
+  /**
+   * Stores the removals of dispatches decided since the last batch when no page comes to store them
+   * with (the page holding a decision's event may be read before its lane recorded the decision).
+   * Removals only, written as of just past the checkpoint, which stays where it is: every stored
+   * dispatch is at or before the checkpoint, and a removed document leaves nothing behind that a
+   * later write could be compared with.
+   */
+  private async removeDecidedWhileIdle(): Promise<void> {
+    const removals = [...this.storeChanges].filter(([, doc]) => doc === null).map(([id]) => id);
+    if (removals.length === 0) return;
+    const at = this.checkpoint;
+    const stored = await this.deps.readModels.applyBatch(AGENT_WORKER, AGENT_WORKER_VERSION, at, at, async (writerAt) => {
+      for (const id of removals) await writerAt(at + 1n).remove(DEFERRED, id);
+    });
+    if (stored) for (const id of removals) if (this.storeChanges.get(id) === null) this.storeChanges.delete(id);
   }
 
   /** The stored deferred dispatches, but those queued here and this worker's changes not stored yet; all due at the next page. */
@@ -304,6 +335,8 @@ export class OutreachAgentWorker {
     const stored = await this.deps.readModels.find<DeferredDoc>(DEFERRED, {});
     this.deferred = new Map(stored.filter((d) => !this.queued.has(d.id) && !this.storeChanges.has(d.id)).map((d) => [d.id, d]));
     for (const [id, doc] of this.storeChanges) if (doc && !this.queued.has(id)) this.deferred.set(id, doc);
+    // One another copy of the worker decided meanwhile is no longer to be waited for.
+    for (const id of this.untriaged.keys()) if (!this.deferred.has(id) && !this.queued.has(id)) this.untriaged.delete(id);
     this.retriedAllAt = 0;
   }
 
@@ -330,7 +363,6 @@ export class OutreachAgentWorker {
   private async takeUpDeferred(touched: ReadonlySet<string>): Promise<void> {
     const now = Date.now();
     const all = now - this.retriedAllAt >= RETRY_ALL_DEFERRED_MS;
-    if (all) this.retriedAllAt = now;
     const isDue = (doc: DeferredDoc) => all || !doc.watch || doc.watch.some((id) => touched.has(conversationStream(id)));
     // A conversation's deferred dispatches are taken up together, or none of them.
     const dueConversations = new Set([...this.deferred.values()].filter(isDue).map((d) => d.conversationId));
@@ -344,6 +376,8 @@ export class OutreachAgentWorker {
       const dispatch = recorded?.revision === BigInt(doc.revision) ? recordedDispatch(recorded) : null;
       read.push({ doc, dispatch: dispatch?.dispatch.dispatchId === doc.id ? dispatch : null });
     }
+    // Every one read: the round of all of them is done (a failed read leaves it due at the step's next try).
+    if (all) this.retriedAllAt = now;
     for (const { doc, dispatch } of read) {
       this.deferred.delete(doc.id);
       if (dispatch) this.enqueue(dispatch);
@@ -408,12 +442,12 @@ export class OutreachAgentWorker {
           this.triaging.delete(run);
         }
         work.failures = 0;
-        this.untriaged.delete(dispatch.dispatch.dispatchId);
         if (waitsOn && waitsOn.some((id) => (this.touchedAt.get(conversationStream(id)) ?? -1n) > run.from)) {
           // A page that went by while it ran held an event of a conversation it waits on: that may have ended the wait.
           await new Promise((resolve) => setImmediate(resolve));
           continue;
         }
+        this.untriaged.delete(dispatch.dispatch.dispatchId);
         if (waitsOn) {
           for (const d of work.dispatches.splice(0)) {
             const doc = deferredDoc(d, waitsOn);
