@@ -16,13 +16,22 @@ t.test('groups take turns, each group in its own order', async (t) => {
   t.equal(turns.take(), undefined, 'empty');
 });
 
-t.test('a group that arrives late takes the next turn after the current round, not after the whole burst', async (t) => {
+t.test('a group that arrives late takes the next turn, not the place after the whole burst', async (t) => {
   const turns = new Turns<string>();
   for (let i = 1; i <= 6; i++) turns.add('a', `a${i}`);
   t.equal(turns.take(), 'a1');
   t.equal(turns.take(), 'a2');
   turns.add('b', 'b1');
-  t.same(drain(turns), ['a3', 'b1', 'a4', 'a5', 'a6']);
+  turns.add('c', 'c1');
+  t.same(drain(turns), ['b1', 'c1', 'a3', 'a4', 'a5', 'a6']);
+});
+
+t.test('a late group comes before the one just served, not before the others waiting', async (t) => {
+  const turns = new Turns<string>();
+  for (const item of ['a1', 'a2', 'b1', 'b2']) turns.add(item[0]!, item);
+  t.equal(turns.take(), 'a1');
+  turns.add('c', 'c1');
+  t.same(drain(turns), ['b1', 'c1', 'a2', 'b2']);
 });
 
 t.test('a group that emptied joins again at the end of the round', async (t) => {

@@ -91,13 +91,12 @@ export interface OutreachAgentDeps extends AgentDeps {
  * comes a page later behind all of it, and one conversation's dispatches in log order. A decision
  * is recorded on the conversation's stream (which refuses to decide the same dispatch twice: after
  * a crash the stored dispatches are simply triaged again) and the stored dispatch removed with the
- * next page's batch, which the decision's own event makes. The replies' attempt, failure and
+ * next page's batch, which the decision's own event usually makes (or while the log is idle). The replies' attempt, failure and
  * success events keep the list of pending replies, stored with the checkpoint, that the
  * `ReplySender` works through.
  */
 export class OutreachAgentWorker {
   private sender: ReplySender;
-  private readonly instanceId: string;
   private checkpoint = -1n;
   /** The deferred dispatches waiting for an event on a conversation they watch, by dispatch id. */
   private deferred = new Map<string, DeferredDoc>();
@@ -138,12 +137,13 @@ export class OutreachAgentWorker {
     private readonly deps: OutreachAgentDeps,
     private readonly options: OutreachAgentOptions,
   ) {
-    this.instanceId = `${options.workerId}/${randomUUID()}`;
     this.sender = this.newSender();
   }
 
   private newSender(): ReplySender {
-    return new ReplySender(this.deps, this.options, { workerId: this.options.workerId, instanceId: this.instanceId }, this.options.log);
+    // An instance id of its own: a sender after a stop takes up the claims its predecessor left as another instance's of this worker.
+    const instanceId = `${this.options.workerId}/${randomUUID()}`;
+    return new ReplySender(this.deps, this.options, { workerId: this.options.workerId, instanceId }, this.options.log);
   }
 
   /** This worker's name in the reply claims it writes. */
@@ -160,13 +160,15 @@ export class OutreachAgentWorker {
 
   async start(): Promise<void> {
     if (this.controller) return;
-    this.controller = new AbortController();
+    const controller = (this.controller = new AbortController());
+    // A stop while this start awaits the store replaces the sender: the stopped one is given the replies (and ignores them).
+    const sender = this.sender;
     const stored = await this.deps.readModels.getCheckpoint(AGENT_WORKER);
     if (!stored || stored.version !== AGENT_WORKER_VERSION) {
       await this.deps.readModels.reset(AGENT_WORKER, [PENDING, DEFERRED]);
       this.checkpoint = -1n;
     } else this.checkpoint = stored.position;
-    for (const doc of await this.deps.readModels.find<PendingDoc>(PENDING, {})) this.sender.track(doc);
+    for (const doc of await this.deps.readModels.find<PendingDoc>(PENDING, {})) sender.track(doc);
     // A start after a stop of this same instance: what was queued is stored, and taken up again with the rest.
     this.work.clear();
     this.queued.clear();
@@ -176,7 +178,7 @@ export class OutreachAgentWorker {
     await this.loadDeferred();
     // Stored ones may never have been triaged (those the checkpoint passed just before a crash).
     for (const doc of this.deferred.values()) this.untriaged.set(doc.id, BigInt(doc.position));
-    const { signal } = this.controller;
+    const { signal } = controller;
     this.lanes = Array.from({ length: Math.max(1, this.options.concurrency) }, () => this.lane(signal));
     this.loop = this.run(signal);
   }
@@ -305,7 +307,7 @@ export class OutreachAgentWorker {
    * On an idle log the deferred dispatches are still taken up again after a restart and every
    * RETRY_ALL_DEFERRED_MS: one whose wait ended without an event it watches would otherwise wait for
    * the next unrelated event. What the lanes then change in the store is stored with the next page
-   * (deciding a dispatch appends to its conversation, which makes one).
+   * (deciding a dispatch appends to its conversation, which makes one), removals also while idle.
    */
   private async retryDeferredWhileIdle(): Promise<void> {
     await this.removeDecidedWhileIdle();
@@ -318,7 +320,9 @@ export class OutreachAgentWorker {
    * with (the page holding a decision's event may be read before its lane recorded the decision).
    * Removals only, written as of just past the checkpoint, which stays where it is: every stored
    * dispatch is at or before the checkpoint, and a removed document leaves nothing behind that a
-   * later write could be compared with.
+   * later write could be compared with. (A store that passes committed batches on to followers, the
+   * projection thread's `onCommit`, would have them skip one whose checkpoint does not move; the
+   * agent's store has none.)
    */
   private async removeDecidedWhileIdle(): Promise<void> {
     const removals = [...this.storeChanges].filter(([, doc]) => doc === null).map(([id]) => id);
