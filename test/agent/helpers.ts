@@ -14,6 +14,7 @@ import type { RunningAgent } from '../../src/processors/agent/startAgentWorker.t
 import { startAgentWorker } from '../../src/processors/agent/startAgentWorker.ts';
 import { startForwardingMailbox } from '../../src/processors/forwardingMailbox.ts';
 import nodemailer from 'nodemailer';
+import { completion, fakeOpenAi, isTriageCall } from '../helpers/fakeOpenAi.ts';
 import { makeAgentReady, ingest, PITCH } from '../ingestion/helpers.ts';
 import { type Harness, type Receiver, startHarness, startReceiver } from '../webhooks/helpers.ts';
 import { type SmtpSink, type SinkBehaviour, startSmtpSink } from './smtpSink.ts';
@@ -198,4 +199,53 @@ export async function orphanedClaimThenReply(a: AgentHarness) {
   await a.pitch({ subject: 'Re: x', bodyText: 'Thanks. What would you charge for keeping the link for two years?', messageId: '<p1b@prospect.io>', inReplyTo: ourReply });
   const decided = async () => (await a.conversationEvents(id)).filter((e) => e.type === 'AgentTriaged' || e.type === 'AgentSkipped').length;
   return { id, decided };
+}
+
+/** The agent worker's event store with `readStream` as `read` says, given the real one (our own port wrapped, not a client library). */
+export function withReadStream(a: AgentHarness, read: (real: EventStore['readStream'], ...args: Parameters<EventStore['readStream']>) => ReturnType<EventStore['readStream']>): EventStore {
+  const s = a.h.app.services;
+  const background = s.events.offThreadAppends?.() ?? s.events;
+  const events: EventStore = Object.create(background);
+  events.offThreadAppends = () => events;
+  events.readStream = (streamId, options) => read(background.readStream.bind(background), streamId, options);
+  return events;
+}
+
+/** An agent worker's event store whose first read back of a stored dispatch (from its revision) fails. */
+export function readBackFailsOnce(a: AgentHarness): { events: EventStore; failed(): number } {
+  let failed = 0;
+  const events = withReadStream(a, (real, streamId, options) => {
+    if (failed === 0 && !streamId.startsWith('conversation-') && options?.fromRevision !== undefined) {
+      failed++;
+      return Promise.reject(new Error('SQLITE_BUSY: database is locked (injected)'));
+    }
+    return real(streamId, options);
+  });
+  return { events, failed: () => failed };
+}
+
+/**
+ * `count` pitches for an agent with one lane and a model that takes 300 ms a triage, started and
+ * stopped once its checkpoint passed them and its first triage began: most are stored, not decided.
+ */
+export async function stoppedWithDispatchesQueued(t: Test, count: number, tag: string): Promise<{ a: AgentHarness; ids: string[]; triageCalls(): number }> {
+  const model = await fakeOpenAi(t);
+  model.set(() => ({ status: 200, json: completion(JSON.stringify({ outcome: 'needs_human', reasons: ['test'] })), delayMs: 300 }));
+  const a = await startAgentHarness({
+    env: { AGENT_CONCURRENCY: '1', OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.baseURL, OPENAI_TIMEOUT_MS: '20000' },
+    startAgent: false,
+  });
+  t.teardown(() => a.close());
+  const s = a.h.app.services;
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) ids.push((await a.pitch({ from: `${tag}${i}@prospect.test`, messageId: `<${tag}-${i}@prospect.test>` })).conversationIds[0]!);
+  const head = await s.events.headPosition();
+  await a.startAgent();
+  // The ingestions asked the model for the links too.
+  const triageCalls = () => model.seen.filter((call) => isTriageCall(call.body)).length;
+  await waitFor('the first triage call', async () => (triageCalls() > 0 ? true : undefined), 10_000);
+  await waitFor('the checkpoint past the pitches', async () => (((await s.readModels.getCheckpoint('outreachAgent'))?.position ?? -1n) >= head ? true : undefined), 10_000);
+  await a.agent!.stop();
+  a.agent = null;
+  return { a, ids, triageCalls };
 }

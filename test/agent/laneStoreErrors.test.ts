@@ -1,31 +1,19 @@
 import t from 'tap';
 import { handleCommand } from '../../src/commands/handleCommand.ts';
 import { type ConversationCommand, conversationDecider, conversationStream } from '../../src/domain/conversation.ts';
-import type { EventStore } from '../../src/ports/eventStore.ts';
 import { startAgentWorker } from '../../src/processors/agent/startAgentWorker.ts';
-import { completion, fakeOpenAi, isTriageCall } from '../helpers/fakeOpenAi.ts';
-import { type AgentHarness, orphanedClaimThenReply, startAgentHarness, waitFor } from './helpers.ts';
+import { type AgentHarness, orphanedClaimThenReply, readBackFailsOnce, startAgentHarness, stoppedWithDispatchesQueued, waitFor, withReadStream } from './helpers.ts';
 
 /**
- * Store errors around the agent's triage lanes (from a review): the log as the worker sees it is
+ * Store errors around the agent's triage lanes (from reviews): the log as the worker sees it is
  * wrapped (our own port, not a client library) so that reads or the checkpoint's batch fail.
  */
-
-/** The worker's event store, with `readStream` as `read` says (it gets the real one). */
-function wrapped(a: AgentHarness, read: (real: EventStore['readStream'], ...args: Parameters<EventStore['readStream']>) => ReturnType<EventStore['readStream']>): EventStore {
-  const s = a.h.app.services;
-  const background = s.events.offThreadAppends?.() ?? s.events;
-  const events: EventStore = Object.create(background);
-  events.offThreadAppends = () => events;
-  events.readStream = (streamId, options) => read(background.readStream.bind(background), streamId, options);
-  return events;
-}
 
 /** Counts the triages' reads of a conversation; `slowOnce()` makes the next one take 600 ms. */
 const triageReads = (a: AgentHarness, conversationId: string) => {
   let count = 0;
   let slow = false;
-  const events = wrapped(a, async (real, streamId, options) => {
+  const events = withReadStream(a, async (real, streamId, options) => {
     if (streamId === conversationStream(conversationId) && new Error().stack?.includes('triageDispatch')) {
       count++;
       if (slow) {
@@ -42,19 +30,11 @@ t.test("a failed read of a waiting dispatch when its wait ended: it stays waitin
   const a = await startAgentHarness({ env: { AGENT_ORPHAN_AFTER_MS: '1000' } });
   t.teardown(() => a.close());
   const { decided } = await orphanedClaimThenReply(a);
-  let failed = 0;
-  const events = wrapped(a, (real, streamId, options) => {
-    // The read back of a deferred dispatch (from its revision): fails once.
-    if (failed === 0 && !streamId.startsWith('conversation-') && options?.fromRevision !== undefined) {
-      failed++;
-      return Promise.reject(new Error('SQLITE_BUSY: database is locked (injected)'));
-    }
-    return real(streamId, options);
-  });
+  const { events, failed } = readBackFailsOnce(a);
   const errors: string[] = [];
   a.agent = await startAgentWorker({ ...a.h.app.services, events }, { error: (_o, msg) => errors.push(msg ?? ''), warn: () => {} });
   await waitFor('the waiting dispatch to be decided', async () => ((await decided()) === 2 ? true : undefined), 10_000);
-  t.equal(failed, 1, 'the read back failed once');
+  t.equal(failed(), 1, 'the read back failed once');
   t.same(errors, ['outreach agent worker failed; retrying'], 'the step was tried again');
 });
 
@@ -94,7 +74,7 @@ t.test('a worker stopped and started again takes up what it had queued', async (
   const id = (await a.pitch({ from: 'fail@prospect.test', messageId: '<stop-start@prospect.test>' })).conversationIds[0]!;
   let failing = true;
   let failures = 0;
-  const events = wrapped(a, (real, streamId, options) => {
+  const events = withReadStream(a, (real, streamId, options) => {
     if (failing && streamId === conversationStream(id)) {
       failures++;
       return Promise.reject(new Error('SQLITE_IOERR: disk I/O error (injected)'));
@@ -113,34 +93,11 @@ t.test('a worker stopped and started again takes up what it had queued', async (
 });
 
 t.test("a failed read back in the round of every stored dispatch (after a start): the round is done again, not a minute later", async (t) => {
-  const model = await fakeOpenAi(t);
-  model.set(() => ({ status: 200, json: completion(JSON.stringify({ outcome: 'needs_human', reasons: ['test'] })), delayMs: 300 }));
-  const a = await startAgentHarness({
-    env: { AGENT_CONCURRENCY: '1', OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.baseURL, OPENAI_TIMEOUT_MS: '20000' },
-    startAgent: false,
-  });
-  t.teardown(() => a.close());
+  const { a, ids } = await stoppedWithDispatchesQueued(t, 4, 'round');
   const s = a.h.app.services;
-  const ids: string[] = [];
-  for (let i = 0; i < 4; i++) ids.push((await a.pitch({ from: `r${i}@prospect.test`, messageId: `<round-${i}@prospect.test>` })).conversationIds[0]!);
-  const head = await s.events.headPosition();
-  await a.startAgent();
-  await waitFor('the first triage call', async () => (model.seen.some((call) => isTriageCall(call.body)) ? true : undefined), 10_000);
-  await waitFor('the checkpoint past the pitches', async () => (((await s.readModels.getCheckpoint('outreachAgent'))?.position ?? -1n) >= head ? true : undefined), 10_000);
-  await a.agent!.stop();
-  a.agent = null;
-
-  let failed = 0;
-  const events = wrapped(a, (real, streamId, options) => {
-    // A stored dispatch read back (from its revision): fails once.
-    if (failed === 0 && !streamId.startsWith('conversation-') && options?.fromRevision !== undefined) {
-      failed++;
-      return Promise.reject(new Error('SQLITE_BUSY: database is locked (injected)'));
-    }
-    return real(streamId, options);
-  });
+  const { events, failed } = readBackFailsOnce(a);
   a.agent = await startAgentWorker({ ...s, events }, { error: () => {}, warn: () => {} });
   t.ok(await a.agent.worker.waitForPosition(await s.events.headPosition(), 15_000), 'every stored dispatch triaged within 15 s');
-  t.equal(failed, 1, 'after one failed read');
+  t.equal(failed(), 1, 'after one failed read');
   for (const id of ids) await a.waitForEvent(id, 'AgentTriaged', 1_000);
 });

@@ -2,8 +2,8 @@ import t from 'tap';
 import { conversationStream } from '../../src/domain/conversation.ts';
 import type { EventStore } from '../../src/ports/eventStore.ts';
 import { startAgentWorker } from '../../src/processors/agent/startAgentWorker.ts';
-import { completion, fakeOpenAi, isTriageCall } from '../helpers/fakeOpenAi.ts';
-import { startAgentHarness, waitFor } from './helpers.ts';
+import { completion, fakeOpenAi } from '../helpers/fakeOpenAi.ts';
+import { startAgentHarness, stoppedWithDispatchesQueued, waitFor } from './helpers.ts';
 
 /**
  * The worker's checkpoint passes a page's dispatches once they are stored, before their triage; the
@@ -11,23 +11,8 @@ import { startAgentHarness, waitFor } from './helpers.ts';
  * next start, each dispatch decided once.
  */
 t.test('dispatches queued at a stop are stored, and decided once after the next start', async (t) => {
-  const model = await fakeOpenAi(t);
-  model.set(() => ({ status: 200, json: completion(JSON.stringify({ outcome: 'needs_human', reasons: ['test'] })), delayMs: 300 }));
-  const a = await startAgentHarness({
-    env: { AGENT_CONCURRENCY: '1', OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.baseURL, OPENAI_TIMEOUT_MS: '20000' },
-    startAgent: false,
-  });
-  t.teardown(() => a.close());
+  const { a, ids, triageCalls } = await stoppedWithDispatchesQueued(t, 5, 'queued');
   const s = a.h.app.services;
-  const ids: string[] = [];
-  for (let i = 0; i < 5; i++) ids.push((await a.pitch({ from: `q${i}@prospect.test`, messageId: `<queued-${i}@prospect.test>` })).conversationIds[0]!);
-  const head = await s.events.headPosition();
-  await a.startAgent();
-  const triageCalls = () => model.seen.filter((call) => isTriageCall(call.body)).length;
-  await waitFor('the first triage call', async () => (triageCalls() > 0 ? true : undefined), 10_000);
-  await waitFor('the checkpoint past the pitches', async () => (((await s.readModels.getCheckpoint('outreachAgent'))?.position ?? -1n) >= head ? true : undefined), 10_000);
-  await a.agent!.stop();
-  a.agent = null;
   const decidedBefore = (await Promise.all(ids.map(async (id) => (await a.conversationEvents(id)).some((e) => e.type === 'AgentTriaged')))).filter(Boolean).length;
   t.ok(decidedBefore < 5, `stopped with dispatches still queued (${decidedBefore} of 5 decided)`);
   const stored = await s.readModels.find('outreachAgentDeferredDispatches', {});
@@ -36,7 +21,7 @@ t.test('dispatches queued at a stop are stored, and decided once after the next 
   await a.startAgent();
   for (const id of ids) await a.waitForEvent(id, 'AgentTriaged', 20_000);
   for (const id of ids) t.equal((await a.conversationEvents(id)).filter((e) => e.type === 'AgentTriaged').length, 1, 'each decided once');
-  // The ingestions asked the model for the links too; a triage interrupted by the stop may be asked again.
+  // A triage interrupted by the stop may be asked again.
   const triages = triageCalls();
   t.ok(triages <= 5 + 1, `no dispatch decided before the stop was triaged again by the model (${triages} triage calls)`);
   await waitFor('the stored dispatches to be removed', async () => ((await s.readModels.find('outreachAgentDeferredDispatches', {})).length === 0 ? true : undefined), 10_000);
