@@ -12,8 +12,6 @@ import { type ShutdownDeps, exitGracefullyOnSignals, gracefulShutdown } from './
 import { assertSecretKeyOpens } from './lifecycle/secretKeyCheck.ts';
 import { assertPortFree, portInUse, startupFailure } from './lifecycle/startupFailure.ts';
 
-/** How often a node without the projections looks for another process's read-model commits. */
-
 /** Starts the API and, in the embedded default, every background role in the same process. */
 async function main() {
   let config;

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { startAgentHarness, waitFor } from './helpers.ts';
+import { noDispatchStored, startAgentHarness, waitFor } from './helpers.ts';
 
 /**
  * A deferred dispatch (waiting for a reply's outcome, say) is taken up again after a restart even
@@ -34,7 +34,7 @@ t.test('after a restart on an idle log, a stored deferred dispatch is decided', 
   t.same((await s.events.readAll({ after: head, limit: 10_000 })).filter((e) => e.position < at).map((e) => e.type), [], 'with nothing written to the log before it');
   await a.waitForEvent(conversationId, 'ReplySent', 10_000);
   t.equal(a.sink.received.length, 1, 'its reply sent once');
-  await waitFor('the deferred dispatch to be removed', async () => ((await s.readModels.find('outreachAgentDeferredDispatches', {})).length === 0 ? true : undefined), 10_000);
+  await noDispatchStored(s.readModels);
   t.pass('and no longer stored as deferred: the page with its decision removed it');
 });
 

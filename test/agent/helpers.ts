@@ -9,6 +9,7 @@ import { handleCommand } from '../../src/commands/handleCommand.ts';
 import { conversationDecider, conversationStream } from '../../src/domain/conversation.ts';
 import type { EventStore } from '../../src/ports/eventStore.ts';
 import type { Mailer } from '../../src/ports/mailer.ts';
+import type { ReadModelStore } from '../../src/ports/readModelStore.ts';
 import { ReplySender } from '../../src/processors/agent/replySender.ts';
 import type { RunningAgent } from '../../src/processors/agent/startAgentWorker.ts';
 import { startAgentWorker } from '../../src/processors/agent/startAgentWorker.ts';
@@ -244,8 +245,18 @@ export async function stoppedWithDispatchesQueued(t: Test, count: number, tag: s
   // The ingestions asked the model for the links too.
   const triageCalls = () => model.seen.filter((call) => isTriageCall(call.body)).length;
   await waitFor('the first triage call', async () => (triageCalls() > 0 ? true : undefined), 10_000);
-  await waitFor('the checkpoint past the pitches', async () => (((await s.readModels.getCheckpoint('outreachAgent'))?.position ?? -1n) >= head ? true : undefined), 10_000);
+  await agentCheckpointReaches(s.readModels, head);
   await a.agent!.stop();
   a.agent = null;
   return { a, ids, triageCalls };
+}
+
+/** Waits until the agent worker's stored checkpoint has reached `position`. */
+export function agentCheckpointReaches(readModels: ReadModelStore, position: bigint, timeoutMs = 10_000): Promise<true> {
+  return waitFor('the agent checkpoint to reach the position', async () => (((await readModels.getCheckpoint('outreachAgent'))?.position ?? -1n) >= position ? true : undefined), timeoutMs);
+}
+
+/** Waits until the agent worker stores no dispatch (none waiting, none read and not decided). */
+export function noDispatchStored(readModels: ReadModelStore, timeoutMs = 10_000): Promise<true> {
+  return waitFor('no dispatch stored by the agent', async () => ((await readModels.find('outreachAgentDeferredDispatches', {})).length === 0 ? true : undefined), timeoutMs);
 }

@@ -7,7 +7,7 @@ import { OutreachAgentWorker } from '../../src/processors/agent/outreachAgentWor
 import { agentOptionsFrom } from '../../src/processors/agent/startAgentWorker.ts';
 import { bearer } from '../helpers/testApp.ts';
 import { act } from '../inbox/actionsHelpers.ts';
-import { GONE_WORKERS_DRAFT, envelopes, orphanedClaimThenReply, recoverGoneWorkersReply, startAgentHarness, storeAndOutbox, waitFor } from './helpers.ts';
+import { GONE_WORKERS_DRAFT, agentCheckpointReaches, envelopes, noDispatchStored, orphanedClaimThenReply, recoverGoneWorkersReply, startAgentHarness, storeAndOutbox, waitFor } from './helpers.ts';
 
 /** A person's decision wins over the agent's: what the agent has not sent yet, it does not send. */
 
@@ -96,9 +96,9 @@ t.test('a claim whose sender died does not stop the agent: the dispatch waits, t
   t.match(failed.data.error, /outcome_unknown/);
   await waitFor('the waiting dispatch to be decided', async () => ((await decided()) === 2 ? true : undefined), 10_000);
   const head = await s.events.headPosition();
-  await waitFor('the agent to reach the head', async () => (((await s.readModels.getCheckpoint('outreachAgent'))?.position ?? -1n) >= head ? true : undefined), 10_000);
+  await agentCheckpointReaches(s.readModels, head);
   // A decision's removal is stored with the next page, or within a second while the log is idle.
-  await waitFor('nothing left deferred', async () => ((await s.readModels.find('outreachAgentDeferredDispatches', {})).length === 0 ? true : undefined), 5_000);
+  await noDispatchStored(s.readModels, 5_000);
   t.pass('nothing left deferred');
 });
 

@@ -3,7 +3,7 @@ import { conversationStream } from '../../src/domain/conversation.ts';
 import type { EventStore } from '../../src/ports/eventStore.ts';
 import { startAgentWorker } from '../../src/processors/agent/startAgentWorker.ts';
 import { completion, fakeOpenAi } from '../helpers/fakeOpenAi.ts';
-import { startAgentHarness, stoppedWithDispatchesQueued, waitFor } from './helpers.ts';
+import { agentCheckpointReaches, noDispatchStored, startAgentHarness, stoppedWithDispatchesQueued } from './helpers.ts';
 
 /**
  * The worker's checkpoint passes a page's dispatches once they are stored, before their triage; the
@@ -24,7 +24,7 @@ t.test('dispatches queued at a stop are stored, and decided once after the next 
   // A triage interrupted by the stop may be asked again.
   const triages = triageCalls();
   t.ok(triages <= 5 + 1, `no dispatch decided before the stop was triaged again by the model (${triages} triage calls)`);
-  await waitFor('the stored dispatches to be removed', async () => ((await s.readModels.find('outreachAgentDeferredDispatches', {})).length === 0 ? true : undefined), 10_000);
+  await noDispatchStored(s.readModels);
   t.pass('none left stored');
 });
 
@@ -82,7 +82,7 @@ t.test('a decided dispatch is removed from the store on an idle log', async (t) 
   const id = (await a.pitch({ from: 'x@prospect.test', messageId: '<idle-removal@prospect.test>' })).conversationIds[0]!;
   await a.waitForEvent(id, 'AgentTriaged');
   const head = await s.events.headPosition();
-  await waitFor('the checkpoint at the head', async () => (((await s.readModels.getCheckpoint('outreachAgent'))?.position ?? -1n) >= head ? true : undefined), 10_000);
-  await waitFor('nothing left stored', async () => ((await s.readModels.find('outreachAgentDeferredDispatches', {})).length === 0 ? true : undefined), 5_000);
+  await agentCheckpointReaches(s.readModels, head);
+  await noDispatchStored(s.readModels, 5_000);
   t.pass('removed');
 });

@@ -58,12 +58,11 @@ type DeferredDoc = Document & {
   watch?: string[];
 };
 
-/** One conversation's dispatches taken up for triage, in log order; the first is being triaged while `running`. */
+/** One conversation's dispatches taken up for triage, in log order (a lane triages them from the first). */
 interface ConversationWork {
   conversationId: string;
   teamId: string;
   dispatches: RecordedDispatch[];
-  running: boolean;
   /** Failed triages in a row: a retry is due after a pause that grows with them. */
   failures: number;
   /** A retry after a failed triage is due (it is not ready meanwhile). */
@@ -403,7 +402,7 @@ export class OutreachAgentWorker {
       work.dispatches.push(d);
       return;
     }
-    const fresh: ConversationWork = { conversationId, teamId, dispatches: [d], running: false, failures: 0, retryPending: false };
+    const fresh: ConversationWork = { conversationId, teamId, dispatches: [d], failures: 0, retryPending: false };
     this.work.set(conversationId, fresh);
     this.makeReady(fresh);
   }
@@ -430,7 +429,6 @@ export class OutreachAgentWorker {
         await new Promise<void>((resolve) => this.wakeLanes.push(resolve));
         continue;
       }
-      work.running = true;
       while (work.dispatches.length > 0 && !signal.aborted) {
         const dispatch = work.dispatches[0]!;
         const run = { from: this.notedThrough };
@@ -468,7 +466,6 @@ export class OutreachAgentWorker {
         this.storeChanges.set(dispatch.dispatch.dispatchId, null);
         this.wakeStep?.();
       }
-      work.running = false;
       if (work.dispatches.length === 0) this.work.delete(work.conversationId);
       else if (!work.retryPending && !signal.aborted) this.makeReady(work);
     }
