@@ -27,6 +27,7 @@ import { OutboxMailer } from '../src/adapters/mail/outboxMailer.ts';
 import type { OutgoingMail } from '../src/ports/mailer.ts';
 import { startAgentWorker } from '../src/processors/agent/startAgentWorker.ts';
 import { cpuMicros, expectedReply, mailOfDraft, pitch, startAgentBenchService } from './agentSetup.ts';
+import { profileWindow } from './profileWindow.ts';
 import type { BenchResult } from './types.ts';
 
 const N = Number(process.env.BENCH_AGENT_N ?? 2_000);
@@ -85,10 +86,12 @@ export default async function run(): Promise<BenchResult> {
     const mailer = OutboxMailer.inDataDir(s.dir);
     const agentStart = performance.now();
     const agentCpu = process.cpuUsage();
+    const stopProfile = await profileWindow('agentThroughput-agent');
     const agent = await startAgentWorker(s.services, undefined, { mailer });
     const complete = await agent.worker.waitForPosition(head, 300_000);
     const agentSeconds = (performance.now() - agentStart) / 1000;
     const agentCpuUs = cpuMicros(process.cpuUsage(agentCpu));
+    await stopProfile();
     await agent.stop();
     const projectionsStart = performance.now();
     await s.services.projections.waitFor(await s.services.events.headPosition(), 120_000);

@@ -64,3 +64,45 @@ t.test('puts of two projections at interleaved positions, a removal, a removal w
   await same(t, follower, 'after a rebuild');
   t.same(await follower.find('alpha', {}), [{ id: 'a9', n: 9 }]);
 });
+
+t.test('a rebuild at the same version and checkpoint (the CLI, while a server is at the head) is seen', async (t) => {
+  await batch('p2', 1, 9n, 30n, [['beta', 'b4', 30n, 1]]);
+  const follower = new SqliteReadModelStore(file);
+  t.teardown(() => follower.close());
+  await same(t, follower, 'loaded');
+  const checkpoint = (await writer.getCheckpoint('p2'))!;
+
+  // What the rebuild writes differs from what the follower holds (a document that had gone wrong).
+  const rebuild = await writer.beginRebuild('p2', ['beta']);
+  await rebuild.write('beta', [{ doc: { id: 'b3', n: 30 }, position: 9n }, { doc: { id: 'b4', n: 40 }, position: 30n }]);
+  await rebuild.commit(checkpoint.version, checkpoint.position);
+  t.same(await writer.getCheckpoint('p2'), checkpoint, 'the checkpoint did not move');
+  t.same(await follower.getCheckpoint('p2'), checkpoint);
+  await same(t, follower, 'after the rebuild');
+  t.same(await follower.get('beta', 'b3'), { id: 'b3', n: 30 });
+
+  // The writer's own cache holds what it switched in: its next batch needs no reload.
+  const alpha = writer.collectionVersion('alpha');
+  await batch('p2', 1, 30n, 31n, [['beta', 'b5', 31n, 1]]);
+  t.equal(writer.collectionVersion('alpha'), alpha, 'the writer did not reload');
+});
+
+t.test('reload reads what changed since, not every collection', async (t) => {
+  const follower = new SqliteReadModelStore(file);
+  t.teardown(() => follower.close());
+  const alpha = follower.collectionVersion('alpha');
+  const beta = follower.collectionVersion('beta');
+  await batch('p2', 1, 31n, 40n, [['beta', 'b6', 40n, 1]]);
+  follower.reload();
+  await same(t, follower, 'after reload');
+  t.equal(follower.collectionVersion('alpha'), alpha, 'alpha was not read again');
+  t.not(follower.collectionVersion('beta'), beta, 'beta was');
+
+  // After another connection's rebuild, everything is read again.
+  const rebuild = await writer.beginRebuild('p1', ['alpha']);
+  await rebuild.write('alpha', [{ doc: { id: 'a9', n: 10 }, position: 2n }]);
+  await rebuild.commit(2, 20n);
+  follower.reload();
+  await same(t, follower, 'after a rebuild and reload');
+  t.not(follower.collectionVersion('alpha'), alpha);
+});

@@ -45,6 +45,12 @@ CREATE TABLE IF NOT EXISTS checkpoints (
   version  INTEGER NOT NULL,
   position INTEGER NOT NULL
 ) WITHOUT ROWID;
+-- How many rebuilds were switched in: they write documents at the positions of old events, which
+-- another connection's cache cannot find by position (see catchUp).
+CREATE TABLE IF NOT EXISTS rebuilds (
+  id    INTEGER PRIMARY KEY CHECK (id = 1),
+  count INTEGER NOT NULL
+);
 `;
 
 /**
@@ -75,6 +81,8 @@ export class SqliteReadModelStore implements ReadModelStore {
   private readonly memoryIndexes = new Map<string, Map<string, OrderedIndex>>();
   /** `PRAGMA data_version` when the cache was last seen to hold the file's checkpoints (another connection's commit changes it). */
   private currentAt: bigint | null = null;
+  /** The file's count of rebuilds switched in when the cache was last loaded (or switched one in itself). */
+  private rebuilds = 0n;
 
   /** `indexes`: what each collection's pages walk (see IndexDeclarations); created here, once. */
   constructor(
@@ -103,6 +111,8 @@ export class SqliteReadModelStore implements ReadModelStore {
       ),
       deleteCheckpoint: this.db.prepare('DELETE FROM checkpoints WHERE name = ?'),
       dataVersion: this.db.prepare<[], bigint>('PRAGMA data_version').pluck(),
+      rebuilds: this.db.prepare<[], bigint>('SELECT count FROM rebuilds').pluck(),
+      countRebuild: this.db.prepare<[], bigint>('INSERT INTO rebuilds (id, count) VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET count = count + 1 RETURNING count').pluck(),
     };
     this.load();
   }
@@ -122,6 +132,7 @@ export class SqliteReadModelStore implements ReadModelStore {
       for (const row of this.stmts.allCheckpoints.iterate()) {
         checkpoints.set(row.name, { version: Number(row.version), position: row.position });
       }
+      this.rebuilds = this.storedRebuilds();
     })();
     this.collections = collections;
     this.checkpoints = checkpoints;
@@ -135,11 +146,12 @@ export class SqliteReadModelStore implements ReadModelStore {
    * document's position is that of the event that last wrote it, so what the cache lacks was written
    * after the lowest checkpoint it holds; those rows are read, then a collection whose size still
    * differs from the file's (a removal) is read again whole. A checkpoint that is new, gone or at
-   * another version (a rebuild rewrote its documents at old positions) reloads everything. One read
-   * transaction, as `load`.
+   * another version, or a rebuild switched in since (it rewrote documents at old positions, maybe
+   * leaving every checkpoint where it was), reloads everything. One read transaction, as `load`.
    */
   private catchUp(): void {
     this.db.transaction(() => {
+      if (this.storedRebuilds() !== this.rebuilds) return this.load();
       const stored = this.stmts.allCheckpoints.all();
       const sameProjections =
         stored.length === this.checkpoints.size && stored.every((row) => this.checkpoints.get(row.name)?.version === Number(row.version));
@@ -165,9 +177,17 @@ export class SqliteReadModelStore implements ReadModelStore {
     })();
   }
 
-  /** Reloads every document and checkpoint from the file (the thread that writes them reloaded too). */
+  /**
+   * Brings the documents and checkpoints to what the file holds (the thread that writes them found
+   * it changed by another connection, or switched a rebuild in): what was committed since, or
+   * everything after a rebuild (see `catchUp`).
+   */
   reload(): void {
-    this.load();
+    this.catchUp();
+  }
+
+  private storedRebuilds(): bigint {
+    return this.stmts.rebuilds.get() ?? 0n;
   }
 
   /** The checkpoint the in-memory documents are at (not the file's, which another connection may have moved since). */
@@ -244,6 +264,7 @@ export class SqliteReadModelStore implements ReadModelStore {
     if (version === this.currentAt) return true;
     const stored = this.stmts.allCheckpoints.all();
     const same =
+      this.storedRebuilds() === this.rebuilds &&
       stored.length === this.checkpoints.size &&
       stored.every((row) => {
         const cached = this.checkpoints.get(row.name);
@@ -335,7 +356,7 @@ export class SqliteReadModelStore implements ReadModelStore {
     const row = this.stmts.checkpoint.get(projection);
     const stored = row ? { version: Number(row.version), position: row.position } : null;
     const cached = this.checkpoints.get(projection) ?? null;
-    if (stored?.position !== cached?.position || stored?.version !== cached?.version) {
+    if (stored?.position !== cached?.position || stored?.version !== cached?.version || this.storedRebuilds() !== this.rebuilds) {
       this.catchUp();
       this.options.onReload?.();
       // What was read: the file may have moved again since `stored` was read.
@@ -401,7 +422,8 @@ export class SqliteReadModelStore implements ReadModelStore {
     ).immediate();
 
     if (applied.some((ok, i) => !ok && overlays[i])) {
-      this.load();
+      // Another connection moved a checkpoint: take in what it committed.
+      this.catchUp();
       this.options.onReload?.();
     }
     batches.forEach((batch, i) => {
@@ -508,12 +530,15 @@ export class SqliteReadModelStore implements ReadModelStore {
       commit: async (version, position) => {
         if (!open) throw new Error(`rebuild of ${projection} is over`);
         open = false;
-        this.db.transaction(() => {
+        const counted = this.db.transaction(() => {
           for (const collection of collections) this.stmts.deleteCollection.run(collection);
           this.db.exec(`INSERT INTO documents (collection, id, doc, position) SELECT collection, id, doc, position FROM ${shadow}`);
           this.stmts.putCheckpoint.run(projection, version, position);
           this.db.exec(`DROP TABLE ${shadow}`);
+          return { before: this.storedRebuilds(), after: this.stmts.countRebuild.get()! };
         }).immediate();
+        // This cache holds what it switched in; one that had missed another connection's rebuild still reloads.
+        if (counted.before === this.rebuilds) this.rebuilds = counted.after;
         for (const [collection, entries] of staged) {
           if (entries.size > 0) this.collections.set(collection, entries);
           else this.collections.delete(collection);
