@@ -16,7 +16,7 @@ import { findUserByEmail } from '../readModels/users.ts';
 import { type SiteDoc, findSiteByForwardingToken } from '../readModels/sites.ts';
 import { clientGroup } from '../lib/clientGroup.ts';
 import { startMailReader } from './mailReader.ts';
-import { SMTP_LIMITS, type SmtpLimits, limitPerAddress } from './smtpLimits.ts';
+import { SMTP_LIMITS, type SmtpLimits, shareConnections } from './smtpLimits.ts';
 import { SmtpReply } from './smtpReply.ts';
 
 export interface ForwardingMailboxOptions {
@@ -116,7 +116,8 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     authOptional: true,
     disabledCommands: ['AUTH'],
     size: options.maxMessageBytes,
-    maxClients: limits.maxClients,
+    // `shareConnections` holds connections to maxClients; the margin is for those it closed that have not gone yet.
+    maxClients: limits.maxClients * 2,
     socketTimeout: limits.socketTimeoutMs,
     // Nothing reads the client's reverse name, and its lookup (up to 1.5 s, in a zone the sender controls) would hold a slot.
     disableReverseLookup: true,
@@ -261,7 +262,7 @@ export async function startForwardingMailbox(ctx: IngestionContext, options: For
     return false;
   }
 
-  limitPerAddress(server, limits.maxClientsPerAddress);
+  shareConnections(server, limits);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {

@@ -17,30 +17,57 @@ export interface SmtpLimits {
 export const SMTP_LIMITS: SmtpLimits = { maxClients: 100, maxClientsPerAddress: 10, socketTimeoutMs: 60_000, maxRecipients: 50 };
 
 /**
- * Connections from one address, counted when TCP accepts them (before smtp-server greets, counts them
- * against maxClients, or runs onConnect): one sender opening connections in a loop must not hold
- * every slot while each waits to be refused. Over the limit, a 421 and the socket is closed. An IPv6
- * /64 counts as one address, as the parse queue counts it: one host commonly holds a whole /64.
+ * Who holds the mailbox's connections, counted when TCP accepts them (before smtp-server greets or
+ * runs onConnect): one sender opening connections in a loop must not hold every slot while each
+ * waits to be refused. A sender is an address; an IPv6 /64 counts as one, as the parse queue counts
+ * it (one host commonly holds a whole /64).
+ * - One sender holds `maxClientsPerAddress` at most: beyond, a 421 and the socket is closed.
+ * - `maxClients` in all. When every slot is held, a sender that would then hold fewer than the
+ *   sender holding the most takes that sender's oldest connection, which is told 421 and closed:
+ *   a few addresses keeping connections busy (NOOP every few seconds is never idle) cannot shut
+ *   everyone else out. When no sender holds more, the newcomer gets the 421.
+ * An MTA retries a 421 later (RFC 5321 §4.2.2), a message cut short included.
  */
-export function limitPerAddress(server: SMTPServer, max: number): void {
-  const open = new Map<string, number>();
+export function shareConnections(server: SMTPServer, limits: Pick<SmtpLimits, 'maxClients' | 'maxClientsPerAddress'>): void {
+  // Per sender, its connections oldest first (a Set keeps insertion order).
+  const held = new Map<string, Set<Socket>>();
+  let total = 0;
+  const release = (address: string, socket: Socket) => {
+    const sockets = held.get(address);
+    if (!sockets?.delete(socket)) return;
+    total--;
+    if (sockets.size === 0) held.delete(address);
+  };
   const listeners = server.server.listeners('connection') as Array<(socket: Socket) => void>;
   server.server.removeAllListeners('connection');
   server.server.on('connection', (socket: Socket) => {
     const address = clientGroup(socket.remoteAddress ?? '');
-    const count = open.get(address) ?? 0;
-    if (count >= max) {
-      socket.on('error', () => {});
-      socket.end('421 4.7.0 too many connections from your address, try again later\r\n');
-      setTimeout(() => socket.destroy(), 1_000).unref();
-      return;
+    const own = held.get(address)?.size ?? 0;
+    if (own >= limits.maxClientsPerAddress) return closeWith(socket, '421 4.7.0 too many connections from your address, try again later');
+    if (total >= limits.maxClients) {
+      const [biggest, sockets] = mostHeld(held);
+      if (sockets.size <= own + 1) return closeWith(socket, '421 4.7.0 too many connections, try again later');
+      const oldest = sockets.values().next().value!;
+      release(biggest, oldest);
+      closeWith(oldest, '421 4.7.0 the mailbox is full and your address holds the most connections, try again later');
     }
-    open.set(address, count + 1);
-    socket.once('close', () => {
-      const left = (open.get(address) ?? 1) - 1;
-      if (left > 0) open.set(address, left);
-      else open.delete(address);
-    });
+    let sockets = held.get(address);
+    if (!sockets) held.set(address, (sockets = new Set()));
+    sockets.add(socket);
+    total++;
+    socket.once('close', () => release(address, socket));
     for (const listener of listeners) listener.call(server.server, socket);
   });
+}
+
+function mostHeld(held: Map<string, Set<Socket>>): [string, Set<Socket>] {
+  let most: [string, Set<Socket>] | null = null;
+  for (const entry of held) if (!most || entry[1].size > most[1].size) most = entry;
+  return most!;
+}
+
+function closeWith(socket: Socket, reply: string): void {
+  socket.on('error', () => {});
+  socket.end(`${reply}\r\n`);
+  setTimeout(() => socket.destroy(), 1_000).unref();
 }

@@ -4,6 +4,8 @@ import { connect, type Socket } from 'node:net';
 export class RawSmtp {
   private buf = '';
   private waiters: ((line: string) => void)[] = [];
+  /** The line the server greeted this connection with (220, or 421 when it refused it). */
+  greeted = '';
   constructor(readonly socket: Socket) {
     socket.setEncoding('latin1');
     socket.on('data', (d: string) => {
@@ -22,7 +24,7 @@ export class RawSmtp {
     const s = new RawSmtp(socket);
     const greeting = s.reply();
     await new Promise<void>((res, rej) => socket.once('connect', res).once('error', rej));
-    await greeting;
+    s.greeted = await greeting;
     return s;
   }
   /** The first line the server answers a new connection with (220, or 421 when it refuses), then closed. */

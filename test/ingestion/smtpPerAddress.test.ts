@@ -2,6 +2,7 @@ import { connect, type Socket } from 'node:net';
 import t from 'tap';
 import { startForwardingMailbox } from '../../src/processors/forwardingMailbox.ts';
 import { startTestApp } from '../helpers/testApp.ts';
+import { RawSmtp } from './rawSmtp.ts';
 
 /**
  * SMTP_MAX_CLIENTS_PER_ADDRESS is counted when TCP accepts a connection: counted in smtp-server's
@@ -40,4 +41,56 @@ t.test('one address cannot take every SMTP_MAX_CLIENTS slot', async (t) => {
   t.teardown(() => other.destroy());
   const line = await firstLine(other);
   t.match(line, /^220 /, `another address is greeted while the first holds its 2 (got: ${line})`);
+});
+
+t.test('with every slot held, a sender holding fewer takes the oldest connection of the one holding the most', async (t) => {
+  const app = await startTestApp({ env: { MAIL_DOMAIN: 'inbound.test' } });
+  t.teardown(() => app.close());
+  const mailbox = await startForwardingMailbox(app.services, {
+    host: '127.0.0.1',
+    port: 0,
+    mailDomain: 'inbound.test',
+    maxMessageBytes: 1024 * 1024,
+    limits: { maxClients: 4, maxClientsPerAddress: 2 },
+  });
+  t.teardown(() => mailbox.close());
+  const opened: RawSmtp[] = [];
+  t.teardown(() => opened.forEach((s) => s.close()));
+  const open = async (localAddress: string) => {
+    const s = await RawSmtp.open(mailbox.port, localAddress);
+    opened.push(s);
+    return s;
+  };
+  /** The lines a connection is sent until it is closed. */
+  const untilClosed = (s: RawSmtp) =>
+    new Promise<string[]>((resolve) => {
+      const lines: string[] = [];
+      s.socket.on('data', (d: string) => lines.push(...d.split('\r\n').filter(Boolean)));
+      s.socket.once('close', () => resolve(lines));
+    });
+
+  // Two senders keep every slot busy, as a flood of NOOPs would.
+  const [a1, a2] = [await open('127.0.0.2'), await open('127.0.0.2')];
+  const [b1, b2] = [await open('127.0.0.3'), await open('127.0.0.3')];
+  for (const s of [a1!, a2!, b1!, b2!]) t.match(await s.cmd('NOOP'), /^250/);
+  const a1Closed = untilClosed(a1!);
+
+  const c = await open('127.0.0.4');
+  if (!t.match(c.greeted, /^220 /, 'a third sender is greeted')) return;
+  t.match(await c.cmd('EHLO c.example'), /^250/, 'and served');
+  t.match((await a1Closed).join('\n'), /421 4\.7\.0 the mailbox is full/, "the first sender's oldest connection was told why");
+  t.match(await a2!.cmd('NOOP'), /^250/, 'its other connection goes on');
+
+  const b1Closed = untilClosed(b1!);
+  const d = await open('127.0.0.5');
+  if (!t.match(d.greeted, /^220 /, 'a fourth sender takes a slot of the second')) return;
+  t.match(await d.cmd('NOOP'), /^250/);
+  await b1Closed;
+
+  // Now every sender holds one: no one holds more than a fifth would.
+  const refused = connect({ port: mailbox.port, host: '127.0.0.1', localAddress: '127.0.0.6' });
+  t.teardown(() => refused.destroy());
+  t.match(await firstLine(refused), /^421 4\.7\.0 too many connections/, 'a fifth sender is refused');
+  t.match(await a2!.cmd('NOOP'), /^250/);
+  t.match(await b2!.cmd('NOOP'), /^250/);
 });
