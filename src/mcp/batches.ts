@@ -37,7 +37,8 @@ function isMessage(value: unknown): boolean {
 /**
  * -32600 Invalid Request for JSON that is no JSON-RPC message, or a batch holding one (the SDK
  * answered both with -32700 Parse error, which JSON-RPC 2.0 §5.1 keeps for JSON that does not
- * parse), and for a batch holding `initialize` (MCP 2025-03-26: it must not be part of a batch).
+ * parse), for a batch holding `initialize` (MCP 2025-03-26: it must not be part of a batch), and
+ * for a batch in which two requests share an id (their answers could not be told apart).
  * A batch is refused whole: the SDK's transport cannot answer part of one.
  */
 export function invalidRequest(body: unknown): JsonRpcErrorResponse | null {
@@ -48,5 +49,9 @@ export function invalidRequest(body: unknown): JsonRpcErrorResponse | null {
   const bad = body.findIndex((m) => !isMessage(m));
   if (bad >= 0) return invalid(`batch member ${bad} is not a JSON-RPC 2.0 message.`);
   if (body.some((m) => (m as { method?: unknown }).method === 'initialize')) return invalid('initialize must not be part of a batch.');
+  // Answers are told apart by id only: the SDK's transport answered one of two requests sharing one.
+  const ids = body.filter((m) => 'method' in (m as object) && 'id' in (m as object)).map((m) => (m as { id: string | number }).id);
+  const repeated = ids.find((id, i) => ids.indexOf(id) !== i);
+  if (repeated !== undefined) return invalid(`two requests of the batch have the id ${JSON.stringify(repeated)}; each needs its own.`);
   return null;
 }

@@ -256,6 +256,16 @@ t.test('transport: JSON by default, SSE when the Accept header prefers it; GET a
   const initializeInBatch = await rawMcp(mcpUrl, [INITIALIZE], { ...auth, 'mcp-protocol-version': '2025-03-26' });
   t.equal(initializeInBatch.status, 400);
   t.match(await initializeInBatch.json(), { error: { code: -32600, message: /initialize must not be part of a batch/ } });
+  // Two requests sharing an id: the answers could not be told apart (the SDK's transport answered one of them).
+  const sameId = await rawMcp(mcpUrl, [ping, { ...ping, method: 'tools/list' }], { ...auth, 'mcp-protocol-version': '2025-03-26' });
+  t.equal(sameId.status, 400);
+  t.match(await sameId.json(), { jsonrpc: '2.0', id: null, error: { code: -32600, message: /two requests of the batch have the id 7/ } });
+  const sameIdAsNotification = await rawMcp(mcpUrl, [ping, { jsonrpc: '2.0', method: 'notifications/initialized' }, { ...ping, id: '7' }], {
+    ...auth,
+    'mcp-protocol-version': '2025-03-26',
+  });
+  t.equal(sameIdAsNotification.status, 200, 'a notification has no id, and "7" is not 7');
+  t.match(await sameIdAsNotification.json(), [{ id: 7, result: {} }, { id: '7', result: {} }]);
   // A body that is not JSON at all: 415 as a JSON-RPC error, whether it has no Content-Type or another one.
   for (const headers of [{}, { 'content-type': 'text/plain' }] as Record<string, string>[]) {
     const res = await fetch(mcpUrl, { method: 'POST', headers: { ...auth, accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(ping) });
