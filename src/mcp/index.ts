@@ -174,8 +174,9 @@ async function mcpEndpoint(app: FastifyInstance) {
       .headers(CORS)
       .header('allow', 'POST, OPTIONS')
       .send(jsonRpcError(-32000, 'Method not allowed.'));
-  // Every other method too (PUT and PATCH were the REST envelope's 404), naming what is allowed.
-  app.route({ method: ['GET', 'DELETE', 'PUT', 'PATCH'], url: '/mcp', onRequest: checkOrigin, handler: notAllowed });
+  // Every other method too (PUT and PATCH were the REST envelope's 404), naming what is allowed,
+  // before any body is read (a body that would be refused is no reason to hide the method's answer).
+  app.route({ method: ['GET', 'DELETE', 'PUT', 'PATCH'], url: '/mcp', onRequest: [checkOrigin, notAllowed], handler: notAllowed });
 }
 
 export const mcp = fp(mcpEndpoint, { name: 'mcp', dependencies: ['services', 'authenticate', 'read-your-writes'], encapsulate: true });

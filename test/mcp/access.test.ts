@@ -277,6 +277,18 @@ t.test('transport: JSON by default, SSE when the Accept header prefers it; GET a
     t.equal(res.status, 405, method);
     t.equal(res.headers.get('allow'), 'POST, OPTIONS', `${method}: names what is allowed`);
   }
+  // Whatever body comes with it: the method is what is wrong.
+  for (const [headers, body] of [
+    [{ 'content-type': 'text/plain' }, 'x'],
+    [{ 'content-type': 'application/json' }, '{not json'],
+    [{ 'content-type': 'application/json' }, JSON.stringify({ pad: 'x'.repeat(2 * 1024 * 1024) })],
+  ] as const) {
+    for (const method of ['PUT', 'PATCH', 'DELETE']) {
+      const res = await fetch(mcpUrl, { method, headers: { ...auth, ...headers }, body });
+      t.equal(res.status, 405, `${method} with ${headers['content-type']}, ${body.length} bytes`);
+      t.match(await res.json(), { error: { code: -32000, message: 'Method not allowed.' } });
+    }
+  }
   // Browser-based clients (MCP Inspector) need CORS on /mcp and on the token endpoint, and must see the challenge.
   const preflight = (url: string) =>
     fetch(url, { method: 'OPTIONS', headers: { origin: 'http://localhost:6274', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization' } });
