@@ -106,3 +106,43 @@ t.test('reload reads what changed since, not every collection', async (t) => {
   await same(t, follower, 'after a rebuild and reload');
   t.not(follower.collectionVersion('alpha'), alpha);
 });
+
+t.test('a batch is staged on what a rebuild at the same checkpoint switched in, also when it comes while staging', async (t) => {
+  // The server's store at the head (10) and the CLI's on another file of the same directory.
+  const other = join(dir, 'same-checkpoint.sqlite');
+  const server = new SqliteReadModelStore(other);
+  t.teardown(() => server.close());
+  // The document "had gone wrong": n=1 where the events give n=5.
+  t.ok(await server.applyBatch('p', 1, -1n, 10n, async (at) => at(10n).put('c', { id: 'x', n: 1 })));
+  const cli = new SqliteReadModelStore(other);
+  t.teardown(() => cli.close());
+  const rebuildTo = async (n: number, position: bigint) => {
+    const r = await cli.beginRebuild('p', ['c']);
+    await r.write('c', [{ doc: { id: 'x', n }, position }]);
+    await r.commit(1, position);
+  };
+  const increment = (position: bigint, during?: () => Promise<void>) =>
+    server.applyBatch('p', 1, position - 1n, position, async (at) => {
+      const w = at(position);
+      const doc = (await w.get<{ id: string; n: number }>('c', 'x'))!;
+      await during?.();
+      await w.put('c', { id: 'x', n: doc.n + 1 });
+    });
+
+  await rebuildTo(5, 10n);
+  // The next event, before the server's runner looks at its checkpoints (it does so when idle).
+  t.ok(await increment(11n), 'applied');
+  const fresh = () => new SqliteReadModelStore(other);
+  const file1 = fresh();
+  t.same(await file1.get('c', 'x'), { id: 'x', n: 6 }, 'the increment applies to the rebuilt document');
+  await file1.close();
+  t.same(await server.get('c', 'x'), { id: 'x', n: 6 });
+
+  // A rebuild switched in while the batch is staged: the batch is refused, and staged again on it.
+  t.notOk(await increment(12n, () => rebuildTo(50, 11n)), 'refused');
+  t.same(await server.get('c', 'x'), { id: 'x', n: 50 }, 'the server holds what the rebuild switched in');
+  t.ok(await increment(12n), 'applied the second time');
+  const file2 = fresh();
+  t.same(await file2.get('c', 'x'), { id: 'x', n: 51 });
+  await file2.close();
+});

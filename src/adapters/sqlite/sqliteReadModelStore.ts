@@ -383,6 +383,12 @@ export class SqliteReadModelStore implements ReadModelStore {
    * then thrown.
    */
   async applyBatches(batches: readonly ProjectionBatch[]): Promise<boolean[]> {
+    // A rebuild switched in by another connection left checkpoints where they were: stage on what it wrote.
+    if (this.storedRebuilds() !== this.rebuilds) {
+      this.catchUp();
+      this.options.onReload?.();
+    }
+    const staleAt = this.rebuilds;
     const overlays: Array<Overlay | null> = [];
     let failure: { error: unknown } | null = null;
     for (const batch of batches) {
@@ -397,10 +403,12 @@ export class SqliteReadModelStore implements ReadModelStore {
     }
     // What each committed batch wrote, for another thread's copy of this store (`onCommit`).
     const changes: Array<CommittedBatch['changes'] | null> = batches.map(() => (this.options.onCommit ? [] : null));
-    const applied = this.db.transaction(() =>
-      batches.map((batch, i) => {
+    const applied = this.db.transaction(() => {
+      // One switched in while these were staged: they were staged on documents it replaced.
+      const rebuilt = this.storedRebuilds() !== staleAt;
+      return batches.map((batch, i) => {
         const overlay = overlays[i];
-        if (!overlay) return false;
+        if (!overlay || rebuilt) return false;
         const row = this.stmts.checkpoint.get(batch.projection);
         if ((row ? row.position : -1n) !== batch.from) return false;
         const written = changes[i];
@@ -418,8 +426,8 @@ export class SqliteReadModelStore implements ReadModelStore {
         }
         this.stmts.putCheckpoint.run(batch.projection, batch.version, batch.to);
         return true;
-      }),
-    ).immediate();
+      });
+    }).immediate();
 
     if (applied.some((ok, i) => !ok && overlays[i])) {
       // Another connection moved a checkpoint: take in what it committed.
