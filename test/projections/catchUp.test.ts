@@ -146,3 +146,25 @@ t.test('a batch is staged on what a rebuild at the same checkpoint switched in, 
   t.same(await file2.get('c', 'x'), { id: 'x', n: 51 });
   await file2.close();
 });
+
+t.test('a reset, then the same version folded again, is read again whole', async (t) => {
+  const other = join(dir, 'reset.sqlite');
+  const worker = new SqliteReadModelStore(other);
+  const follower = new SqliteReadModelStore(other);
+  t.teardown(async () => {
+    await worker.close();
+    await follower.close();
+  });
+  t.ok(await worker.applyBatch('w', 1, -1n, 20n, async (at) => {
+    await at(3n).put('k', { id: 'k1', v: 1 });
+    await at(4n).put('k', { id: 'k2', v: 1 });
+  }));
+  await follower.getCheckpoint('w');
+  await worker.reset('w', ['k']);
+  t.ok(await worker.applyBatch('w', 1, -1n, 20n, async (at) => {
+    await at(3n).put('k', { id: 'k1', v: 2 });
+    await at(5n).put('k', { id: 'k3', v: 2 });
+  }));
+  follower.reload();
+  t.same(await follower.find('k', {}, { sortBy: 'id' }), [{ id: 'k1', v: 2 }, { id: 'k3', v: 2 }]);
+});

@@ -45,8 +45,8 @@ CREATE TABLE IF NOT EXISTS checkpoints (
   version  INTEGER NOT NULL,
   position INTEGER NOT NULL
 ) WITHOUT ROWID;
--- How many rebuilds were switched in: they write documents at the positions of old events, which
--- another connection's cache cannot find by position (see catchUp).
+-- How many rebuilds were switched in (and resets made): they write documents at the positions of old
+-- events, which another connection's cache cannot find by position (see catchUp).
 CREATE TABLE IF NOT EXISTS rebuilds (
   id    INTEGER PRIMARY KEY CHECK (id = 1),
   count INTEGER NOT NULL
@@ -566,10 +566,13 @@ export class SqliteReadModelStore implements ReadModelStore {
   }
 
   async reset(projection: string, collections: readonly string[]): Promise<void> {
-    this.db.transaction(() => {
+    // Counted as a rebuild: what is folded again is written at the positions of old events.
+    const counted = this.db.transaction(() => {
       for (const collection of collections) this.stmts.deleteCollection.run(collection);
       this.stmts.deleteCheckpoint.run(projection);
-    })();
+      return { before: this.storedRebuilds(), after: this.stmts.countRebuild.get()! };
+    }).immediate();
+    if (counted.before === this.rebuilds) this.rebuilds = counted.after;
     for (const collection of collections) {
       this.collections.delete(collection);
       this.memoryIndexes.delete(collection);
