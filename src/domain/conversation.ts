@@ -227,7 +227,8 @@ export interface ConversationState {
   /** Replies given up on (failed for good), by our message id: never drafted again under the same id. */
   failed: ImmutableMap<true>;
   /**
-   * The last read mark: `read` with the inbound message it was read up to. A new inbound message
+   * The last read mark: `read` with the inbound message it was read up to (a conversation the agent
+   * opened with its pitch starts read). A new inbound message
    * (in the ingestion's stream, not here) makes the conversation unread in the read model; marking
    * it read again then names a newer message and records a new fact.
    */
@@ -485,7 +486,8 @@ function withdrawAgentReplies(state: ConversationState, base: Base, why: string)
 export function evolve(state: ConversationState, event: ConversationEvent): ConversationState {
   switch (event.type) {
     case 'OutboundConversationStarted':
-      return state;
+      // The agent's own pitch opens it: nothing in it is unread (the read model says so too).
+      return { ...state, read: true };
     case 'ConversationReopened':
       return { ...state, status: 'open', closedByUserAt: null };
     case 'AgentTriaged':

@@ -42,6 +42,16 @@ t.test('mark unread: only after a read mark; twice records nothing', async () =>
   given(conversationDecider, [markedRead('m1'), markedUnread]).when({ type: 'MarkUnread', data: { ...ref, by: 'k1' } }).then([]);
 });
 
+t.test("a conversation the agent opened with its pitch starts read: mark unread records, mark read does not", async () => {
+  const started: ConversationEvent = {
+    type: 'OutboundConversationStarted',
+    data: { ...base, opportunityId: 'o1', contactEmail: 'p@prospect.test', contactName: null, subject: 'A link', prospectUrl: 'https://prospect.test/a', offeredUrl: null, runId: 'r1' },
+  };
+  given(conversationDecider, [started]).when({ type: 'MarkUnread', data: { ...ref, by: 'k1' } }).then([markedUnread]);
+  given(conversationDecider, [started]).when({ type: 'MarkRead', data: { ...ref, lastInboundMessageId: null, by: 'k1' } }).then([]);
+  given(conversationDecider, [started, markedUnread]).when({ type: 'MarkRead', data: { ...ref, lastInboundMessageId: null, by: 'k1' } }).then([markedRead(null)]);
+});
+
 t.test("a person's reply: drafted with the first attempt claimed; the same reply again records nothing, even after it failed for good", async () => {
   given(conversationDecider, []).when({ type: 'StartReply', data: { ...ref, draft } }).then([userDrafted, attempted]);
   given(conversationDecider, [userDrafted, attempted]).when({ type: 'StartReply', data: { ...ref, draft } }).then([]);
