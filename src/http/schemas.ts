@@ -12,6 +12,13 @@ export function errors(...statuses: Array<400 | 401 | 402 | 403 | 404 | 409 | 42
 
 export const siteParams = z.object({ siteId: z.string().min(1).max(100) });
 
+/**
+ * A resource's id in a path (a conversation, an opportunity, a subscription, an article): an id
+ * that names nothing is 404 whatever its length (the router's maxParamLength bounds it), as the
+ * spec says of a subscription that "does not exist".
+ */
+export const resourceId = () => z.string().min(1);
+
 /** The query of a list that takes none: a parameter is refused naming it (`?limit=10` would have been ignored). */
 export const noQuery = z.strictObject({});
 

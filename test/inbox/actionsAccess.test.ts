@@ -43,6 +43,7 @@ t.test("404: another team's key, a key restricted to another site, a conversatio
     expectError(t, await act(app.fastify, { siteId: second, key: restricted.key }, id, action), 404, 'NOT_FOUND', `${action}: the restricted key, site A's conversation`);
     expectError(t, await act(app.fastify, { siteId: a.siteId, key: a.key }, '01ARZ3NDEKTSV4RRFFQ69G5FAV', action), 404, 'NOT_FOUND', `${action}: unknown id`);
     expectError(t, await act(app.fastify, { siteId: a.siteId, key: a.key }, 'not-an-id', action), 404, 'NOT_FOUND', `${action}: malformed id`);
+    expectError(t, await act(app.fastify, { siteId: a.siteId, key: a.key }, 'x'.repeat(101), action), 404, 'NOT_FOUND', `${action}: an id of 101 characters`);
   }
   t.equal((await act(app.fastify, { siteId: second, key: restricted.key }, onSecond, 'read')).statusCode, 200, 'the restricted key acts on its site');
   t.same((await app.services.events.readStream(conversationStream(id))).length, 0, "nothing was recorded on site A's conversation");
@@ -55,6 +56,9 @@ t.test('400 for invalid bodies', async (t) => {
     ['blank text', 'reply', { text: '   ' }],
     ['text over 20 000 characters', 'reply', { text: 'x'.repeat(20_001) }],
     ['a two-line subject', 'reply', { text: 'hi', subject: 'a\r\nBcc: x@y.z' }],
+    ...['\n', '\v', '\f', '\u0085', '\u2028', '\u2029'].map(
+      (lineBreak): [string, 'reply', object] => [`a subject broken by U+${lineBreak.charCodeAt(0).toString(16).padStart(4, '0')}`, 'reply', { text: 'hi', subject: `a${lineBreak}b` }],
+    ),
     ['unknown status', 'status', { status: 'closed' }],
     ['resolutionOutcome over 64 characters', 'status', { status: 'resolved', resolutionOutcome: 'x'.repeat(65) }],
   ];

@@ -104,6 +104,7 @@ t.test('404 NOT_FOUND for a missing id, a malformed id, and an id of another sit
   const second = await anotherSite(app.services, a.teamId, 'third.example.test');
   expectError(t, await remove(a.siteId, a.key, '01ARZ3NDEKTSV4RRFFQ69G5FAV'), 404, 'NOT_FOUND', 'missing id');
   expectError(t, await remove(a.siteId, a.key, 'not-an-id'), 404, 'NOT_FOUND', 'malformed id');
+  expectError(t, await remove(a.siteId, a.key, 'x'.repeat(101)), 404, 'NOT_FOUND', 'an id of 101 characters (the spec: "does not exist")');
   expectError(t, await remove(a.siteId, a.key, onA.subscription.id.toLowerCase()), 404, 'NOT_FOUND', 'lower-cased id');
   expectError(t, await remove(a.siteId, a.key, 'x'.repeat(100)), 404, 'NOT_FOUND', 'long id');
   expectError(t, await remove(second, a.key, onA.subscription.id), 404, 'NOT_FOUND', 'same team, other site');

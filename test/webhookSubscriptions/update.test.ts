@@ -76,6 +76,7 @@ t.test('404 NOT_FOUND for a missing id, a malformed id, or another site\'s subsc
   const { subscription } = await create();
   expectError(t, await patch('01ARZ3NDEKTSV4RRFFQ69G5FAV', { label: 'x' }), 404, 'NOT_FOUND', 'unknown id');
   expectError(t, await patch('not-an-id', { label: 'x' }), 404, 'NOT_FOUND', 'malformed id');
+  expectError(t, await patch('x'.repeat(101), { label: 'x' }), 404, 'NOT_FOUND', 'an id of 101 characters');
   const other = await anotherSite(app.services, tenant.teamId);
   expectError(t, await patch(subscription.id, { label: 'x' }, tenant.key, other), 404, 'NOT_FOUND', 'the id under another site of the team');
   const readOnly = await keyWith(app.services, tenant.teamId, ['webhooks:read']);

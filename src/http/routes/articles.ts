@@ -8,7 +8,7 @@ import { normaliseArticleUrl } from '../../domain/article.ts';
 import { type ArticleDoc, bodyBytes, findArticleByUrl, getArticle, getArticleTotals, listArticlesPage } from '../../readModels/articles.ts';
 import type { SiteDoc } from '../../readModels/sites.ts';
 import { decodeCursor, isoParam, pageOf, pageQuery } from '../pagination.ts';
-import { cleanText, nonBlankText, errors, noQuery, siteParams } from '../schemas.ts';
+import { cleanText, errors, nonBlankText, noQuery, resourceId, siteParams } from '../schemas.ts';
 import { refuseBody } from '../refuseBody.ts';
 import { actingFor } from '../actingFor.ts';
 import { inSiteTurn } from '../siteTurns.ts';
@@ -109,7 +109,7 @@ async function checkArticleLimits(app: FastifyInstance, site: SiteDoc, content: 
   }
 }
 
-const articleParams = siteParams.extend({ articleId: z.string().min(1).max(100) });
+const articleParams = siteParams.extend({ articleId: resourceId() });
 
 /** A site's articles: what the content agents work on (and what the MCP tool `sync_article` writes). */
 const plugin: FastifyPluginAsyncZod = async (app) => {

@@ -4,12 +4,13 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { CONVERSATION_STATUSES } from '../../domain/conversation.ts';
 import { IDEMPOTENCY_KEY_SHAPE } from '../../domain/ingestion.ts';
-import { nonBlankText, errors, siteParams } from '../schemas.ts';
+import { ONE_LINE_TEXT_MESSAGE, isOneLineText } from '../../domain/text.ts';
+import { errors, nonBlankText, resourceId, siteParams } from '../schemas.ts';
 import { refuseBody } from '../refuseBody.ts';
 import { type SimpleAction, changeStatusAsPerson, findConversation, replyAsPerson, runSimpleAction } from '../views/conversationActions.ts';
 import { actingFor } from '../actingFor.ts';
 
-const params = siteParams.extend({ conversationId: z.string().min(1).max(100) });
+const params = siteParams.extend({ conversationId: resourceId() });
 
 const headers = z.looseObject({
   'idempotency-key': z
@@ -32,7 +33,7 @@ export const replyBody = z.strictObject({
   text: nonBlankText().max(20_000),
   subject: nonBlankText()
     .max(998)
-    .refine((s) => !/[\r\n]/.test(s), 'must be one line')
+    .refine(isOneLineText, ONE_LINE_TEXT_MESSAGE)
     .optional()
     .meta({ description: 'default: `Re: ` and the subject of the latest inbound message' }),
 });

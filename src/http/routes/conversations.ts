@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { emailFilter } from '../../domain/email.ts';
 import { CONVERSATION_STATUSES } from '../../domain/conversation.ts';
 import { booleanParam, isoBeforeParam, isoParam, pageQuery } from '../pagination.ts';
-import { errors, noQuery, siteParams } from '../schemas.ts';
+import { errors, noQuery, resourceId, siteParams } from '../schemas.ts';
 import { conversationDetail as conversationDetailView, conversationsPage } from '../views/inbox.ts';
 import { conversationDetail, conversationObject } from './inboxSchemas.ts';
 
@@ -57,7 +57,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
       schema: {
         summary: 'Get a conversation with its messages (oldest first), opportunity and status history',
         tags: ['inbox'],
-        params: siteParams.extend({ conversationId: z.string().min(1).max(100) }),
+        params: siteParams.extend({ conversationId: resourceId() }),
         querystring: noQuery,
         response: { 200: z.object({ conversation: conversationDetail }), ...errors(400, 401, 403, 404) },
       },

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { booleanParam, isoBeforeParam, isoParam, pageQuery } from '../pagination.ts';
 import { OPPORTUNITY_KINDS } from '../../readModels/opportunities.ts';
-import { errors, noQuery, siteParams } from '../schemas.ts';
+import { errors, noQuery, resourceId, siteParams } from '../schemas.ts';
 import { opportunitiesPage, opportunityDetail } from '../views/inbox.ts';
 import { ENTRY_SOURCES, opportunityObject } from './inboxSchemas.ts';
 
@@ -46,7 +46,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
       schema: {
         summary: 'Get an opportunity',
         tags: ['opportunities'],
-        params: siteParams.extend({ opportunityId: z.string().min(1).max(100) }),
+        params: siteParams.extend({ opportunityId: resourceId() }),
         querystring: noQuery,
         response: { 200: z.object({ opportunity: opportunityObject }), ...errors(400, 401, 403, 404) },
       },

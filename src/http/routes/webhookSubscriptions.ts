@@ -9,7 +9,7 @@ import { notFound, subscriptionDisabled, subscriptionLimitReached, unauthorized,
 import { undoIfClientDeleted } from '../../commands/oauth.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../domain/eventCatalog.ts';
 import { type WebhookSubscriptionDoc, getSubscription, listSubscriptionsForSite, subscriptionDocOf } from '../../readModels/webhookSubscriptions.ts';
-import { nonBlankText, errors, noQuery, siteParams } from '../schemas.ts';
+import { errors, nonBlankText, noQuery, resourceId, siteParams } from '../schemas.ts';
 import { refuseBody } from '../refuseBody.ts';
 import { actingFor } from '../actingFor.ts';
 import { inSiteTurn } from '../siteTurns.ts';
@@ -60,7 +60,7 @@ const rotateBody = z.strictObject({
     .meta({ description: 'How long the previous secret keeps signing too (a second v1= in Service-Signature), 0 to 86400 seconds' }),
 });
 
-const subscriptionParams = siteParams.extend({ id: z.string().min(1).max(100) });
+const subscriptionParams = siteParams.extend({ id: resourceId() });
 
 /** The response shape of create and update (the list leaves out team, site and updated_at). */
 const responseOf = (doc: WebhookSubscriptionDoc) => doc as z.infer<typeof createdSubscription>;
