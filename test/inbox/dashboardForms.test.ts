@@ -71,6 +71,29 @@ t.test('a refused form keeps what was typed', async (t) => {
   t.match(key.text, /value="inbox:read" checked/, 'the scopes are kept');
 });
 
+t.test('a reply is mailed once: a refused one comes back under its key, a stored one not shown yet does not come back', async (t) => {
+  const path = `/dashboard/inbox/${tenant.siteId}/${await d.pitch({ subject: 'Once' })}`;
+  const fields = formFields((await owner.request(path)).text, `${path}/reply`);
+  const blank = await owner.request(`${path}/reply`, { form: { ...fields, text: '   ' } });
+  t.equal(blank.status, 400);
+  t.equal(formFields(blank.text, `${path}/reply`).idempotency_key, fields.idempotency_key, 'a refused reply comes back under the key it was sent with');
+
+  // Stored and mailed, but the read models are behind (a long rebuild, load): the page says so.
+  const config = app.services.config as { READ_YOUR_WRITES_TIMEOUT_MS: number };
+  const timeout = config.READ_YOUR_WRITES_TIMEOUT_MS;
+  config.READ_YOUR_WRITES_TIMEOUT_MS = 300;
+  t.teardown(() => void (config.READ_YOUR_WRITES_TIMEOUT_MS = timeout));
+  const mailed = d.sink.received.length;
+  await app.services.projections.stop();
+  const behind = await owner.request(`${path}/reply`, { form: { ...fields, text: 'Hi Jane, a person here.' } });
+  app.services.projections.start();
+  t.equal(behind.status, 503);
+  t.match(behind.text, /stored/, 'the page says the reply is stored');
+  t.equal(d.sink.received.length, mailed + 1, 'the mail left');
+  t.notMatch(behind.text, 'Hi Jane, a person here.</textarea>', 'the text is not offered for sending again');
+  t.not(formFields(behind.text, `${path}/reply`).idempotency_key, fields.idempotency_key, 'the next reply is a new one');
+});
+
 t.test('rotating the secret of a public client is a 409 saying it has none, not a 404', async (t) => {
   const { clientId } = await registerOAuthClient(app.services, { teamId: tenant.teamId, userId: tenant.ownerUserId, name: 'desktop', redirectUris: ['http://127.0.0.1/cb'], tokenEndpointAuthMethod: 'none' });
   await app.services.projections.waitFor(await app.services.events.headPosition(), 5_000);

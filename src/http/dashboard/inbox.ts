@@ -103,8 +103,17 @@ export async function inboxPages(app: FastifyInstance) {
     );
   });
 
-  /** The conversation; after a refused action, its message, and a refused reply's text back in the form. */
-  const conversationPage = async (reply: FastifyReply, s: SignedIn, found: FoundConversation, notice?: { error: string; status: number; typed?: string }) => {
+  /**
+   * The conversation; after a refused action, its message, and a refused reply's text back in the
+   * form under the key it was sent with (`key`): sent again, it is one reply, should the first have
+   * been recorded after all (a failure after the mail left).
+   */
+  const conversationPage = async (
+    reply: FastifyReply,
+    s: SignedIn,
+    found: FoundConversation,
+    notice?: { error: string; status: number; typed?: string; key?: string },
+  ) => {
     const { doc } = found;
     const [messages, opportunity] = await Promise.all([
       listMessagesOfConversation(app.readModels, doc.siteId, doc.id),
@@ -157,7 +166,7 @@ export async function inboxPages(app: FastifyInstance) {
         <h2>Reply</h2>
         <form method="post" action="${base}/reply">
           <input type="hidden" name="csrf" value="${s.csrf}">
-          <input type="hidden" name="idempotency_key" value="${randomBytes(16).toString('base64url')}">
+          <input type="hidden" name="idempotency_key" value="${notice?.key ?? randomBytes(16).toString('base64url')}">
           <label for="reply_text">Your reply to ${doc.contactEmail}</label><textarea id="reply_text" name="text" rows="6" maxlength="20000" required>${notice?.typed ?? ''}</textarea>
           <button type="submit">Send reply</button>
         </form>
@@ -193,17 +202,30 @@ export async function inboxPages(app: FastifyInstance) {
       const s = request.dashboard!;
       const hit = await findConversation(s, request.params);
       if (!hit) return notFoundPage(reply, s, 'Conversation');
-      const typed = typedIn(request.body).text('text');
+      const form = typedIn(request.body);
+      const typed = form.text('text');
+      const sentKey = form.text('idempotency_key');
+      const key = sentKey && IDEMPOTENCY_KEY_SHAPE.test(sentKey) ? sentKey : undefined;
+      const refused = async (error: ServiceError, again: { typed?: string; key?: string }) => {
+        const fresh = (await conversationOnSite(app, hit.site.id, hit.found.doc.id)) ?? hit.found;
+        return conversationPage(reply, s, fresh, { error: error.message, status: httpStatusOf(error.code), ...again });
+      };
+      let done: Awaited<ReturnType<typeof run>>;
       try {
-        const done = await run(request, s, hit);
-        if ('problem' in done) return conversationPage(reply, s, hit.found, { error: done.problem, status: 400, typed });
-        await app.waitForWrite(done.position);
-        return reply.redirect(conversationUrl(hit.found.doc), 303);
+        done = await run(request, s, hit);
       } catch (error) {
         if (!(error instanceof ServiceError)) throw error;
-        const fresh = (await conversationOnSite(app, hit.site.id, hit.found.doc.id)) ?? hit.found;
-        return conversationPage(reply, s, fresh, { error: error.message, status: httpStatusOf(error.code), typed });
+        return refused(error, { typed, key });
       }
+      if ('problem' in done) return conversationPage(reply, s, hit.found, { error: done.problem, status: 400, typed, key });
+      try {
+        await app.waitForWrite(done.position);
+      } catch (error) {
+        if (!(error instanceof ServiceError)) throw error;
+        // The action is recorded (the page says so), only not shown yet: nothing to send again.
+        return refused(error, {});
+      }
+      return reply.redirect(conversationUrl(hit.found.doc), 303);
     });
 
   act('reply', async (request, s, { site, found }) => {
