@@ -1,5 +1,6 @@
 import { domainToASCII } from 'node:url';
 import { type ParsedMail, simpleParser } from 'mailparser';
+import { headersAsUtf8 } from './eightBitHeaders.ts';
 import { htmlToText } from '../../domain/articleText.ts';
 import { originalSender } from '../../domain/forwarded.ts';
 import { type InboundMessage, MESSAGE_ID_SHAPE } from '../../domain/ingestion.ts';
@@ -47,7 +48,7 @@ export async function readInboundMail(raw: Uint8Array, reportsOnly: boolean): Pr
   const report = await classifyDeliveryReport(buffer);
   if (report) return { kind: 'report', report, returnedReplyIds: returnedReplyIds(buffer.toString('latin1')) };
   if (reportsOnly) return { kind: 'other' };
-  const mail = await simpleParser(buffer, PARSE);
+  const mail = await simpleParser(headersAsUtf8(buffer), PARSE);
   const html = typeof mail.html === 'string' ? mail.html : null;
   const attached = await attachedForward(mail);
   const own = textOf(mail);
@@ -97,7 +98,7 @@ function textOf(mail: ParsedMail): string {
 async function attachedForward(mail: ParsedMail): Promise<{ sender: { address: string; name: string | null } | null; block: string } | null> {
   const attached = mail.attachments.find((a) => a.contentType.toLowerCase() === 'message/rfc822');
   if (!attached) return null;
-  const inner = await simpleParser(attached.content, PARSE);
+  const inner = await simpleParser(headersAsUtf8(attached.content), PARSE);
   const from = inner.from?.value[0];
   // A From that is no address (`"Jane" <not-an-address>`) names no one: the forwarder stays the sender.
   const address = from?.address?.toLowerCase();

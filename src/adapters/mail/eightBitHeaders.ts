@@ -1,0 +1,42 @@
+import { isUtf8 } from 'node:buffer';
+import { TextDecoder } from 'node:util';
+
+/**
+ * A header section holding raw 8-bit bytes that are not UTF-8 (old mail clients write a name or a
+ * subject in Latin-1 and the like without encoding it; RFC 6532 allows raw UTF-8 only), read in the
+ * charset the message declares for its text, else windows-1252, and written back as UTF-8: the
+ * parser reads raw header bytes as UTF-8 and made every such character U+FFFD. A section that is
+ * ASCII or UTF-8 already, and the body, are left as they are.
+ */
+export function headersAsUtf8(raw: Buffer): Buffer {
+  const end = headerSectionEnd(raw);
+  const head = raw.subarray(0, end);
+  if (isUtf8(head)) return raw;
+  return Buffer.concat([Buffer.from(decoderFor(declaredCharset(head)).decode(head), 'utf8'), raw.subarray(end)]);
+}
+
+/** Where the header section ends: after its last line (the blank line and the body follow), else the end of the mail. */
+function headerSectionEnd(raw: Buffer): number {
+  const crlf = raw.indexOf('\r\n\r\n');
+  const lf = raw.indexOf('\n\n');
+  const ends = [crlf >= 0 ? crlf + 2 : raw.length, lf >= 0 ? lf + 1 : raw.length];
+  return Math.min(...ends);
+}
+
+/** The `charset` of the section's Content-Type (a folded one too); null without one. */
+function declaredCharset(head: Buffer): string | null {
+  const match = /^content-type:(?:[^\n]|\r?\n[ \t])*?;\s*charset\s*=\s*"?([A-Za-z0-9._:+-]{1,40})/im.exec(head.toString('latin1'));
+  return match?.[1] ?? null;
+}
+
+function decoderFor(charset: string | null): TextDecoder {
+  // The bytes are not UTF-8 whatever the label says.
+  if (charset && !/^utf-?8$/i.test(charset)) {
+    try {
+      return new TextDecoder(charset);
+    } catch {
+      // A label TextDecoder does not know: the common case below.
+    }
+  }
+  return new TextDecoder('windows-1252');
+}
