@@ -18,9 +18,10 @@ export function headersAsUtf8(raw: Buffer): Buffer {
 /** Where the header section ends: after its last line (the blank line and the body follow), else the end of the mail. */
 function headerSectionEnd(raw: Buffer): number {
   const crlf = raw.indexOf('\r\n\r\n');
-  const lf = raw.indexOf('\n\n');
-  const ends = [crlf >= 0 ? crlf + 2 : raw.length, lf >= 0 ? lf + 1 : raw.length];
-  return Math.min(...ends);
+  const end = crlf >= 0 ? crlf + 2 : raw.length;
+  // A mail with bare LF line ends; looked for before the CRLF end only (not through a whole CRLF body).
+  const lf = raw.subarray(0, end).indexOf('\n\n');
+  return lf >= 0 ? lf + 1 : end;
 }
 
 /** The `charset` of the section's Content-Type (a folded one too); null without one. */
