@@ -1,8 +1,11 @@
 import type { FastifyInstance } from 'fastify';
+import type { Test } from 'tap';
+import { type SmtpLimits } from '../../src/processors/smtpLimits.ts';
+import { startForwardingMailbox } from '../../src/processors/forwardingMailbox.ts';
 import { configureAgent } from '../../src/commands/agents.ts';
 import { changeSiteSettings } from '../../src/commands/tenancy.ts';
 import type { Services } from '../../src/services.ts';
-import { bearer, type Tenant } from '../helpers/testApp.ts';
+import { bearer, createTenant, startTestApp, type Tenant } from '../helpers/testApp.ts';
 
 export const PITCH = {
   from: 'jane@prospect.io',
@@ -46,4 +49,18 @@ export async function allEvents(services: Services) {
 
 export async function eventsOfType(services: Services, type: string) {
   return (await allEvents(services)).filter((e) => e.type === type);
+}
+
+/** The service (MAIL_DOMAIN inbound.test) with one tenant and the forwarding mailbox on a free port, closed at the test's end. */
+export async function startMailboxApp(
+  t: Test,
+  options: { limits?: Partial<SmtpLimits>; maxMessageBytes?: number; parseThreads?: number; parseTimeoutMs?: number } = {},
+) {
+  const app = await startTestApp({ env: { MAIL_DOMAIN: 'inbound.test' } });
+  t.teardown(() => app.close());
+  const tenant = await createTenant(app.services);
+  const { maxMessageBytes = 1024 * 1024, ...rest } = options;
+  const mailbox = await startForwardingMailbox(app.services, { host: '127.0.0.1', port: 0, mailDomain: 'inbound.test', maxMessageBytes, ...rest });
+  t.teardown(() => mailbox.close());
+  return { app, tenant, mailbox };
 }

@@ -1,8 +1,6 @@
 import nodemailer from 'nodemailer';
 import t from 'tap';
-import { startForwardingMailbox } from '../../src/processors/forwardingMailbox.ts';
-import { createTenant, startTestApp } from '../helpers/testApp.ts';
-import { eventsOfType } from './helpers.ts';
+import { eventsOfType, startMailboxApp } from './helpers.ts';
 
 /**
  * Old mail clients write a sender's name and a subject as raw 8-bit bytes in the message's charset
@@ -21,11 +19,7 @@ const rawMail = (to: string, messageId: string, charset: string | null, name: Bu
   ]);
 
 t.test('raw 8-bit header bytes that are not UTF-8 are read in the charset the message declares', async (t) => {
-  const app = await startTestApp({ env: { MAIL_DOMAIN: 'inbound.test' } });
-  t.teardown(() => app.close());
-  const tenant = await createTenant(app.services);
-  const mailbox = await startForwardingMailbox(app.services, { host: '127.0.0.1', port: 0, mailDomain: 'inbound.test', maxMessageBytes: 1024 * 1024 });
-  t.teardown(() => mailbox.close());
+  const { app, tenant, mailbox } = await startMailboxApp(t);
   const transport = nodemailer.createTransport({ host: '127.0.0.1', port: mailbox.port, secure: false, ignoreTLS: true });
   t.teardown(() => transport.close());
   const envelope = { from: 'sender@prospect.io', to: [tenant.forwardingAddress] };

@@ -2,9 +2,10 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import t, { type Test } from 'tap';
-import { startForwardingMailbox } from '../../src/processors/forwardingMailbox.ts';
+import type { SmtpLimits } from '../../src/processors/smtpLimits.ts';
 import { getMessage } from '../../src/readModels/messages.ts';
-import { createTenant, startTestApp } from '../helpers/testApp.ts';
+import { createTenant } from '../helpers/testApp.ts';
+import { startMailboxApp } from './helpers.ts';
 import { RawSmtp } from './rawSmtp.ts';
 
 /**
@@ -13,14 +14,8 @@ import { RawSmtp } from './rawSmtp.ts';
  */
 const MiB = 1024 * 1024;
 
-async function setUp(t: Test, limits: Record<string, number> = {}, maxMessageBytes = MiB, parse: { parseThreads?: number; parseTimeoutMs?: number } = {}) {
-  const app = await startTestApp({ env: { MAIL_DOMAIN: 'inbound.test' } });
-  t.teardown(() => app.close());
-  const tenant = await createTenant(app.services);
-  const mailbox = await startForwardingMailbox(app.services, { host: '127.0.0.1', port: 0, mailDomain: 'inbound.test', maxMessageBytes, limits, ...parse });
-  t.teardown(() => mailbox.close());
-  return { app, tenant, mailbox };
-}
+const setUp = (t: Test, limits: Partial<SmtpLimits> = {}, maxMessageBytes = MiB, parse: { parseThreads?: number; parseTimeoutMs?: number } = {}) =>
+  startMailboxApp(t, { limits, maxMessageBytes, ...parse });
 
 async function opened(t: Test, port: number, to: string) {
   const smtp = await RawSmtp.open(port);

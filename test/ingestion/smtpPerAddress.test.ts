@@ -1,7 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import t from 'tap';
-import { startForwardingMailbox } from '../../src/processors/forwardingMailbox.ts';
-import { startTestApp } from '../helpers/testApp.ts';
+import { startMailboxApp } from './helpers.ts';
 import { RawSmtp } from './rawSmtp.ts';
 
 /**
@@ -23,16 +22,7 @@ const firstLine = (socket: Socket) =>
   });
 
 t.test('one address cannot take every SMTP_MAX_CLIENTS slot', async (t) => {
-  const app = await startTestApp({ env: { MAIL_DOMAIN: 'inbound.test' } });
-  t.teardown(() => app.close());
-  const mailbox = await startForwardingMailbox(app.services, {
-    host: '127.0.0.1',
-    port: 0,
-    mailDomain: 'inbound.test',
-    maxMessageBytes: 1024 * 1024,
-    limits: { maxClients: 10, maxClientsPerAddress: 2 },
-  });
-  t.teardown(() => mailbox.close());
+  const { mailbox } = await startMailboxApp(t, { limits: { maxClients: 10, maxClientsPerAddress: 2 } });
   const flood: Socket[] = [];
   t.teardown(() => flood.forEach((s) => s.destroy()));
   for (let i = 0; i < 10; i++) flood.push(connect(mailbox.port, '127.0.0.1')); // one address, 10 at once
@@ -44,16 +34,7 @@ t.test('one address cannot take every SMTP_MAX_CLIENTS slot', async (t) => {
 });
 
 t.test('with every slot held, a sender holding fewer takes the oldest connection of the one holding the most', async (t) => {
-  const app = await startTestApp({ env: { MAIL_DOMAIN: 'inbound.test' } });
-  t.teardown(() => app.close());
-  const mailbox = await startForwardingMailbox(app.services, {
-    host: '127.0.0.1',
-    port: 0,
-    mailDomain: 'inbound.test',
-    maxMessageBytes: 1024 * 1024,
-    limits: { maxClients: 4, maxClientsPerAddress: 2 },
-  });
-  t.teardown(() => mailbox.close());
+  const { mailbox } = await startMailboxApp(t, { limits: { maxClients: 4, maxClientsPerAddress: 2 } });
   const opened: RawSmtp[] = [];
   t.teardown(() => opened.forEach((s) => s.close()));
   const open = async (localAddress: string) => {

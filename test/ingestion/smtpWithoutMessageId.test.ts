@@ -1,8 +1,6 @@
 import nodemailer from 'nodemailer';
 import t from 'tap';
-import { startForwardingMailbox } from '../../src/processors/forwardingMailbox.ts';
-import { createTenant, startTestApp } from '../helpers/testApp.ts';
-import { eventsOfType } from './helpers.ts';
+import { eventsOfType, startMailboxApp } from './helpers.ts';
 
 /** A raw message with no Message-Id header, as some sending servers emit; nodemailer sends `raw` unchanged. */
 const rawMail = (to: string, subject: string, body: string) =>
@@ -19,11 +17,7 @@ const rawMail = (to: string, subject: string, body: string) =>
   ].join('\r\n');
 
 t.test('mail without a Message-Id, sent twice by a real SMTP client (a retry), is ingested once', async (t) => {
-  const app = await startTestApp({ env: { MAIL_DOMAIN: 'inbound.test' } });
-  t.teardown(() => app.close());
-  const tenant = await createTenant(app.services);
-  const mailbox = await startForwardingMailbox(app.services, { host: '127.0.0.1', port: 0, mailDomain: 'inbound.test', maxMessageBytes: 1024 * 1024 });
-  t.teardown(() => mailbox.close());
+  const { app, tenant, mailbox } = await startMailboxApp(t);
   const transport = nodemailer.createTransport({ host: '127.0.0.1', port: mailbox.port, secure: false, ignoreTLS: true });
   t.teardown(() => transport.close());
   const envelope = { from: 'jane@prospect.io', to: [tenant.forwardingAddress] };
