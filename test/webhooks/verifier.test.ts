@@ -41,6 +41,15 @@ t.test('rejects a stale or far-future timestamp, honouring toleranceSeconds', as
   t.equal(verifyWebhookSignature(body, `t=${future},v1=${sign(future, body)}`, secret, { now }), false, 'too far in the future');
 });
 
+t.test('a tolerance or a clock that is no number accepts nothing (an unset setting read as NaN)', async (t) => {
+  const old = t0 - 365 * 86_400;
+  const header = `t=${old},v1=${sign(old, body)}`;
+  t.equal(verifyWebhookSignature(body, header, secret, { now, toleranceSeconds: Number(undefined) }), false, 'a tolerance of NaN');
+  t.equal(verifyWebhookSignature(body, header, secret, { now, toleranceSeconds: -1 }), false, 'a negative tolerance');
+  t.equal(verifyWebhookSignature(body, `t=${t0},v1=${sign(t0, body)}`, secret, { now: new Date(Number.NaN) }), false, 'an invalid Date as the clock');
+  t.equal(verifyWebhookSignature(body, `t=${t0},v1=${sign(t0, body)}`, secret, { now: new Date(now) }), true, 'a valid Date');
+});
+
 t.test('rejects a wrong secret, a changed body, and a re-serialised body', async (t) => {
   const header = `t=${t0},v1=${sign(t0, body)}`;
   t.equal(verifyWebhookSignature(body, header, secret + 'x', { now }), false);

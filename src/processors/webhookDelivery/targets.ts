@@ -95,9 +95,11 @@ export class Targets {
     return target;
   }
 
+  /** Forgets everything, the opened secrets too: what is loaded next may hold a rotation this copy never read. */
   clear(): void {
     this.byId.clear();
     this.bySite.clear();
+    this.secrets.clear();
   }
 
   /** The subscription's signing key, opened once (and kept as a KeyObject: no key set-up per signature). */

@@ -14,7 +14,8 @@ export interface VerifyOptions {
  * value of `Service-Signature` (`t=<unix seconds>,v1=<hex>`, possibly with several `v1` entries,
  * for example during a secret rotation). Returns true only when the header has a `t` and at least
  * one `v1`, the timestamp is within the tolerance, and one `v1` equals the HMAC-SHA256 of
- * `<t>.<rawBody>` keyed with `secret`; comparisons run in constant time.
+ * `<t>.<rawBody>` keyed with `secret`; comparisons run in constant time. A `toleranceSeconds` that is
+ * no number (NaN: an unset setting) or negative, or a `now` that is no time, rejects every header.
  */
 export function verifyWebhookSignature(
   rawBody: string | Uint8Array,
@@ -37,6 +38,8 @@ export function verifyWebhookSignature(
   }
   if (timestamp === null || !/^\d{1,15}$/.test(timestamp) || signatures.length === 0) return false;
   const nowSeconds = (now instanceof Date ? now.getTime() : now) / 1000;
+  // A tolerance or a clock that is no number (an unset setting read as NaN) accepts nothing: NaN compares false.
+  if (!Number.isFinite(nowSeconds) || !(toleranceSeconds >= 0)) return false;
   if (Math.abs(nowSeconds - Number(timestamp)) > toleranceSeconds) return false;
 
   const body = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength);
