@@ -252,7 +252,7 @@ export const webhookDeliveryEventSchemas = schemasOf<WebhookDeliveryEvent>()({
     failedAt: str,
     consecutiveFailures: z.number(),
   }),
-  DeliveryAbandoned: z.object({ subscriptionId: str, deliveryId: str, reason: z.literal('subscription_disabled'), abandonedAt: str }),
+  DeliveryAbandoned: z.object({ subscriptionId: str, deliveryId: str, reason: z.enum(['subscription_disabled', 'event_type_removed']), abandonedAt: str }),
   SubscriptionAutoDisabled: z.object({ subscriptionId: str, consecutiveFailures: z.number(), disabledAt: str }),
 });
 

@@ -23,6 +23,8 @@ export const AUTO_DISABLE_THRESHOLD = 10;
  * - `tls_error`: the TLS handshake failed (untrusted or mismatched certificate)
  * - `blocked_destination`: the URL is not HTTPS or resolves to a refused address range
  */
+export type AbandonReason = 'subscription_disabled' | 'event_type_removed';
+
 export type DeliveryStatus = 'ok' | `http_${number}` | 'timeout' | 'network_error' | 'tls_error' | 'blocked_destination';
 
 export interface DeliveryScheduledData {
@@ -65,7 +67,8 @@ export type WebhookDeliveryEvent =
       type: 'DeliveryFailed';
       data: { subscriptionId: string; deliveryId: string; attempts: number; status: DeliveryStatus; failedAt: string; consecutiveFailures: number };
     }
-  | { type: 'DeliveryAbandoned'; data: { subscriptionId: string; deliveryId: string; reason: 'subscription_disabled'; abandonedAt: string } }
+  /** A retry not made: the subscription was disabled, or no longer takes the event's type (a PATCH of its `eventTypes`). */
+  | { type: 'DeliveryAbandoned'; data: { subscriptionId: string; deliveryId: string; reason: AbandonReason; abandonedAt: string } }
   | { type: 'SubscriptionAutoDisabled'; data: { subscriptionId: string; consecutiveFailures: number; disabledAt: string } };
 
 export const DELIVERY_EVENT_TYPES = [
@@ -192,7 +195,7 @@ export type WebhookDeliveryCommand =
   /** The claim: one delivery of a source event to one subscription. */
   | { type: 'ScheduleDelivery'; data: DeliveryScheduledData }
   | { type: 'RecordAttempt'; data: RecordAttemptData }
-  | { type: 'AbandonDelivery'; data: { subscriptionId: string; deliveryId: string; reason: 'subscription_disabled'; abandonedAt: string } };
+  | { type: 'AbandonDelivery'; data: { subscriptionId: string; deliveryId: string; reason: AbandonReason; abandonedAt: string } };
 
 export interface RecordAttemptData {
   subscriptionId: string;

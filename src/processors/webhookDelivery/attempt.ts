@@ -32,9 +32,11 @@ export async function attemptDelivery(deps: AttemptDeps, job: Job, release: () =
     const target = deps.targets.get(job.subscriptionId);
     const ledger = deps.ledgers.of(job.subscriptionId);
     if (!target || ledger.deleted) return { kind: 'done' };
-    if (!target.active || ledger.state.disabled) {
+    // A retry for a subscription disabled since, or one that no longer takes the type (its new URL may be another system).
+    const abandoned = !target.active || ledger.state.disabled ? 'subscription_disabled' : !target.eventTypes.has(job.eventType) ? 'event_type_removed' : null;
+    if (abandoned) {
       const abandonedAt = deps.clock.now().toISOString();
-      await ledger.handle({ type: 'AbandonDelivery', data: { subscriptionId: job.subscriptionId, deliveryId: job.deliveryId, reason: 'subscription_disabled', abandonedAt } });
+      await ledger.handle({ type: 'AbandonDelivery', data: { subscriptionId: job.subscriptionId, deliveryId: job.deliveryId, reason: abandoned, abandonedAt } });
       return { kind: 'done' };
     }
     const body = Buffer.from(job.body, 'utf8');
