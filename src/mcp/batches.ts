@@ -50,8 +50,11 @@ export function invalidRequest(body: unknown): JsonRpcErrorResponse | null {
   if (bad >= 0) return invalid(`batch member ${bad} is not a JSON-RPC 2.0 message.`);
   if (body.some((m) => (m as { method?: unknown }).method === 'initialize')) return invalid('initialize must not be part of a batch.');
   // Answers are told apart by id only: the SDK's transport answered one of two requests sharing one.
-  const ids = body.filter((m) => 'method' in (m as object) && 'id' in (m as object)).map((m) => (m as { id: string | number }).id);
-  const repeated = ids.find((id, i) => ids.indexOf(id) !== i);
-  if (repeated !== undefined) return invalid(`two requests of the batch have the id ${JSON.stringify(repeated)}; each needs its own.`);
+  const seen = new Set<string | number>();
+  for (const m of body as Array<{ method?: unknown; id?: string | number }>) {
+    if (!('method' in m) || !('id' in m) || m.id === undefined) continue;
+    if (seen.has(m.id)) return invalid(`two requests of the batch have the id ${JSON.stringify(m.id)}; each needs its own.`);
+    seen.add(m.id);
+  }
   return null;
 }

@@ -66,8 +66,9 @@ function mostHeld(held: Map<string, Set<Socket>>): [string, Set<Socket>] {
   return most!;
 }
 
+/** Says why and closes the socket once that is written (a connection smtp-server serves is no longer read: nothing it sends after is taken). */
 function closeWith(socket: Socket, reply: string): void {
   socket.on('error', () => {});
-  socket.end(`${reply}\r\n`);
+  socket.end(`${reply}\r\n`, () => socket.destroy());
   setTimeout(() => socket.destroy(), 1_000).unref();
 }

@@ -92,6 +92,13 @@ t.test('a reply is mailed once: a refused one comes back under its key, a stored
   t.equal(d.sink.received.length, mailed + 1, 'the mail left');
   t.notMatch(behind.text, 'Hi Jane, a person here.</textarea>', 'the text is not offered for sending again');
   t.not(formFields(behind.text, `${path}/reply`).idempotency_key, fields.idempotency_key, 'the next reply is a new one');
+
+  // The browser's Back shows the form of a reply sent already (its key); an edited text is refused once, then sent as a new reply.
+  const edited = await owner.request(`${path}/reply`, { form: { ...fields, text: 'A second, different reply.' } });
+  t.equal(edited.status, 409);
+  const again = formFields(edited.text, `${path}/reply`);
+  t.not(again.idempotency_key, fields.idempotency_key, 'the refusal gives the form a new key');
+  t.equal((await owner.request(`${path}/reply`, { form: { ...again, text: 'A second, different reply.' } })).status, 303, 'sent from the refusal page');
 });
 
 t.test('rotating the secret of a public client is a 409 saying it has none, not a 404', async (t) => {

@@ -215,6 +215,8 @@ export async function inboxPages(app: FastifyInstance) {
         done = await run(request, s, hit);
       } catch (error) {
         if (!(error instanceof ServiceError)) throw error;
+        // The form's key sent another reply already (the browser's Back, then an edit): this text is a new reply.
+        if (error.code === 'IDEMPOTENCY_KEY_REUSED') return refused(error, { typed });
         return refused(error, { typed, key });
       }
       if ('problem' in done) return conversationPage(reply, s, hit.found, { error: done.problem, status: 400, typed, key });
