@@ -190,6 +190,19 @@ export class SqliteReadModelStore implements ReadModelStore {
     return this.stmts.rebuilds.get() ?? 0n;
   }
 
+  /**
+   * Inside a write transaction: counts one more rebuild in the file. Returns what to run once it
+   * committed: this cache holds what it wrote itself, so it takes the new count, unless it had missed
+   * another connection's rebuild (then it still reloads at its next look).
+   */
+  private countRebuild(): () => void {
+    const before = this.storedRebuilds();
+    const after = this.stmts.countRebuild.get()!;
+    return () => {
+      if (before === this.rebuilds) this.rebuilds = after;
+    };
+  }
+
   /** The checkpoint the in-memory documents are at (not the file's, which another connection may have moved since). */
   heldCheckpoint(projection: string): Checkpoint | null {
     return this.checkpoints.get(projection) ?? null;
@@ -538,15 +551,14 @@ export class SqliteReadModelStore implements ReadModelStore {
       commit: async (version, position) => {
         if (!open) throw new Error(`rebuild of ${projection} is over`);
         open = false;
-        const counted = this.db.transaction(() => {
+        const adoptCount = this.db.transaction(() => {
           for (const collection of collections) this.stmts.deleteCollection.run(collection);
           this.db.exec(`INSERT INTO documents (collection, id, doc, position) SELECT collection, id, doc, position FROM ${shadow}`);
           this.stmts.putCheckpoint.run(projection, version, position);
           this.db.exec(`DROP TABLE ${shadow}`);
-          return { before: this.storedRebuilds(), after: this.stmts.countRebuild.get()! };
+          return this.countRebuild();
         }).immediate();
-        // This cache holds what it switched in; one that had missed another connection's rebuild still reloads.
-        if (counted.before === this.rebuilds) this.rebuilds = counted.after;
+        adoptCount();
         for (const [collection, entries] of staged) {
           if (entries.size > 0) this.collections.set(collection, entries);
           else this.collections.delete(collection);
@@ -567,12 +579,12 @@ export class SqliteReadModelStore implements ReadModelStore {
 
   async reset(projection: string, collections: readonly string[]): Promise<void> {
     // Counted as a rebuild: what is folded again is written at the positions of old events.
-    const counted = this.db.transaction(() => {
+    const adoptCount = this.db.transaction(() => {
       for (const collection of collections) this.stmts.deleteCollection.run(collection);
       this.stmts.deleteCheckpoint.run(projection);
-      return { before: this.storedRebuilds(), after: this.stmts.countRebuild.get()! };
+      return this.countRebuild();
     }).immediate();
-    if (counted.before === this.rebuilds) this.rebuilds = counted.after;
+    adoptCount();
     for (const collection of collections) {
       this.collections.delete(collection);
       this.memoryIndexes.delete(collection);
