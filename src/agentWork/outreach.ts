@@ -43,7 +43,7 @@ export const outreachWork: AgentWork = async (run, deps) => {
   // Prospect criteria: only the prospects matching a keyword, at most maxProspectsPerRun of them.
   const criteria = criteriaOf(run.settings);
   const todo = [...state.prospects.values()].filter((p) => p.status === 'new' && fitsCriteria(p, criteria)).slice(0, settings.maxProspectsPerRun);
-  const counts = { prospectsLooked: 0, pagesFetched: 0, pitchesSent: 0, sendFailures: 0, suppressed: 0, noContact: 0, robotsDisallowed: 0, unreachable: 0, notOnDomain: 0, alreadyPitched: 0, capReached: 0 };
+  const counts = { prospectsLooked: 0, pagesFetched: 0, pitchesSent: 0, sendFailures: 0, suppressed: 0, noContact: 0, robotsDisallowed: 0, unreachable: 0, notOnDomain: 0, alreadyPitched: 0, alreadyHandled: 0, capReached: 0 };
   const proposals: ProposalOf<'outreach'>[] = [];
   let sentToday = pitchesOn(state, ctx.clock.now().getTime());
   let articles: ArticleInput[] | null = null;
@@ -97,8 +97,9 @@ export const outreachWork: AgentWork = async (run, deps) => {
       const conversationId = ctx.newId();
       const opportunityId = ctx.newId();
       const messageId = ctx.newId();
+      let recorded;
       try {
-        await recordPitch(ctx, { siteId: run.siteId, teamId: run.teamId, prospectUrl: prospect.url, contactEmail: email, conversationId, runId: run.runId, dailySendCap: settings.dailySendCap });
+        recorded = await recordPitch(ctx, { siteId: run.siteId, teamId: run.teamId, prospectUrl: prospect.url, contactEmail: email, conversationId, runId: run.runId, dailySendCap: settings.dailySendCap });
       } catch (error) {
         // Another run of the same day used the rest of the cap.
         if (error instanceof ProspectRuleError && error.code === 'DAILY_SEND_CAP_REACHED') {
@@ -112,6 +113,12 @@ export const outreachWork: AgentWork = async (run, deps) => {
           continue;
         }
         throw error;
+      }
+      // Another run of the site (a scheduled one beside an on-demand one) pitched or skipped this
+      // prospect while this one was reading its pages: the record is that run's, and so is the mail.
+      if (recorded.events[0]?.type !== 'ProspectPitched') {
+        counts.alreadyHandled += 1;
+        continue;
       }
       sentToday += 1;
 

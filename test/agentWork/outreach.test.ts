@@ -75,7 +75,7 @@ t.test('outbound discovery: contact found on the prospect site, pitch sent, supp
 
   const run = runOf('outreach', tenant.siteId, { senderName: 'Mia from Brew at Home', signature: 'Mia\nbrewathome.example', dailySendCap: 10 });
   const result = await outreachWork({ ...run, teamId: tenant.teamId }, deps);
-  t.same(result.counts, { prospectsLooked: 5, pagesFetched: result.counts.pagesFetched, pitchesSent: 1, sendFailures: 0, suppressed: 1, noContact: 1, robotsDisallowed: 1, unreachable: 1, notOnDomain: 0, alreadyPitched: 0, capReached: 0 });
+  t.same(result.counts, { prospectsLooked: 5, pagesFetched: result.counts.pagesFetched, pitchesSent: 1, sendFailures: 0, suppressed: 1, noContact: 1, robotsDisallowed: 1, unreachable: 1, notOnDomain: 0, alreadyPitched: 0, alreadyHandled: 0, capReached: 0 });
   t.equal(result.proposals.length, 1);
   const proposal = result.proposals[0] as ProposalOf<'outreach'>;
   t.match(proposal, { kind: 'outreach', prospectUrl: roast.origin, contactEmail: 'editor@roastweekly.example', subject: 'A resource for Roast Weekly: Choosing a Burr Grinder', offeredUrl: 'https://brewathome.example/burr-grinder/' });
