@@ -45,6 +45,7 @@ export async function updateAgentNow(app: FastifyInstance, site: SiteDoc, agentK
 /** POST .../agents/{agentKey}/run and `run_agent`: one on-demand run, counted in the site's hourly allowance. */
 export async function runAgentNow(app: FastifyInstance, site: SiteDoc, agentKey: AgentKey, requestedBy: string) {
   const result = await requestAgentRun(app, { teamId: site.teamId, siteId: site.id, agentKey, trigger: 'on_demand', requestedBy });
-  await app.waitForWrite(result.position);
+  // The run is queued and counted against the hour's allowance: a 503 would have the client queue another.
+  await app.waitForWrite(result.position, 'answer');
   return { run: runOf(result.run) };
 }

@@ -1,0 +1,29 @@
+// POST .../run while the read models lag behind the log: the run is queued and counted against the
+// hour's allowance either way, so the answer is its 202, not a 503 a client would retry (each retry
+// queuing another run and spending the allowance).
+import t from 'tap';
+import { bearer, createTenant, startTestApp } from '../helpers/testApp.ts';
+import { agentsPath, testAgentWork } from './helpers.ts';
+import { onDemandRunsLeft } from '../../src/commands/agentRuns.ts';
+
+t.test('a run requested while the read models are behind is answered 202 with the run', async (t) => {
+  const app = await startTestApp({ env: { READ_YOUR_WRITES_TIMEOUT_MS: '300' }, agentWork: testAgentWork() });
+  t.teardown(() => app.close());
+  const tenant = await createTenant(app.services, { plan: 'pro' });
+  const inject = (method: 'GET' | 'PUT' | 'POST', url: string, payload?: object) =>
+    app.fastify.inject({ method, url, headers: bearer(tenant.key), ...(payload ? { payload } : {}) });
+  t.equal((await inject('PUT', `${agentsPath(tenant.siteId)}/article_boost`, { isActive: true })).statusCode, 200);
+  const before = await onDemandRunsLeft(app.services, tenant.siteId);
+
+  await app.services.projections.stop(); // a slow projection, a busy host
+  const answer = await inject('POST', `${agentsPath(tenant.siteId)}/article_boost/run`);
+  t.equal(answer.statusCode, 202, answer.body);
+  const run = answer.json().run;
+  t.match(run, { agentKey: 'article_boost', trigger: 'on_demand' });
+  t.equal(await onDemandRunsLeft(app.services, tenant.siteId), before - 1, 'one request, one run counted');
+
+  app.services.projections.start();
+  await app.services.projections.waitFor(await app.services.events.headPosition(), 5000);
+  const runs = (await inject('GET', `${agentsPath(tenant.siteId)}/runs`)).json().runs;
+  t.same(runs.map((r: { id: string }) => r.id), [run.id], 'the run answered is the run listed');
+});
