@@ -1,11 +1,12 @@
-import { isOrphaned } from '../../domain/webhookDelivery.ts';
+import { isOrphaned, type PendingDelivery } from '../../domain/webhookDelivery.ts';
 import { sleep } from '../../lib/sleep.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { ReadModelStore } from '../../ports/readModelStore.ts';
 import { listPendingDeliveries } from '../../readModels/webhookDeliveries.ts';
 import type { DeliveryLedgers } from './deliveryLedger.ts';
-import type { Scheduler } from './scheduler.ts';
+import { jobKey, type Scheduler } from './scheduler.ts';
 import type { Targets } from './targets.ts';
+import type { WorkerLiveness } from './workerLiveness.ts';
 
 export interface RecoveryDeps {
   readModels: ReadModelStore;
@@ -15,28 +16,59 @@ export interface RecoveryDeps {
   scheduler: Scheduler;
   workerId: string;
   orphanAfterMs: number;
-  log?: { error(obj: unknown, msg?: string): void };
+  liveness: WorkerLiveness;
+  log?: { error(obj: unknown, msg?: string): void; warn?(obj: unknown, msg?: string): void };
 }
 
 /**
  * Pending deliveries from durable state. At start every active subscription's stream is folded and
  * its unfinished deliveries resumed: this copy's own at once, another copy's once orphaned. While
  * running, retries left behind by a copy that stopped are found through the read model and taken over.
+ * A delivery is an orphan when untouched for `orphanAfterMs` past its due time and the copy that
+ * holds it has stopped beating (WorkerLiveness); this copy's own, when it is not in its scheduler.
  */
 export class Recovery {
   constructor(private readonly deps: RecoveryDeps) {}
 
   async resumeAtStart(): Promise<void> {
-    const { targets, ledgers, scheduler, workerId, orphanAfterMs } = this.deps;
+    const { targets, ledgers, scheduler, workerId } = this.deps;
     const now = this.deps.clock.now().getTime();
+    const abandoned = this.abandonedBy();
     for (const target of targets.all()) {
       if (!target.active) continue;
       const ledger = ledgers.of(target.id);
       await ledger.load();
       for (const p of ledger.state.pending.values()) {
-        if (p.workerId === workerId || isOrphaned(p, now, orphanAfterMs)) scheduler.hold(p);
+        if (p.workerId === workerId || (await abandoned(p, now))) scheduler.hold(p);
       }
     }
+  }
+
+  /** Beats for this copy until `signal` aborts (see WorkerLiveness); the first beat is made before it returns. */
+  async beatFirst(signal: AbortSignal): Promise<{ loop: Promise<void> }> {
+    const { liveness, workerId } = this.deps;
+    await liveness.beat(workerId);
+    const loop = async () => {
+      while (!signal.aborted) {
+        await sleep(liveness.beatEveryMs, signal);
+        if (signal.aborted) return;
+        await liveness.beat(workerId).catch((error: unknown) => this.deps.log?.warn?.({ err: error }, 'webhook worker heartbeat failed'));
+      }
+    };
+    return { loop: loop() };
+  }
+
+  /** A test for orphans, asking the counter store once per silent-looking copy it meets. */
+  private abandonedBy(): (p: PendingDelivery, now: number) => Promise<boolean> {
+    const { liveness, workerId, orphanAfterMs } = this.deps;
+    const silent = new Map<string, Promise<boolean>>();
+    return async (p, now) => {
+      if (!isOrphaned(p, now, orphanAfterMs)) return false;
+      if (p.workerId === workerId) return true;
+      let answer = silent.get(p.workerId);
+      if (!answer) silent.set(p.workerId, (answer = liveness.isSilent(p.workerId)));
+      return answer;
+    };
   }
 
   /** Takes over retries left behind by a worker copy that stopped (found through the read model). */
@@ -50,6 +82,7 @@ export class Recovery {
         const now = this.deps.clock.now().getTime();
         const docs = await listPendingDeliveries(this.deps.readModels);
         const stale = new Set<string>();
+        const abandoned = this.abandonedBy();
         for (const doc of docs) {
           const k = doc.id;
           if (scheduler.isHeld(k)) continue;
@@ -61,7 +94,7 @@ export class Recovery {
           if (!target?.active) continue;
           const ledger = ledgers.of(id);
           await ledger.load();
-          for (const p of ledger.state.pending.values()) if (isOrphaned(p, now, orphanAfterMs)) scheduler.hold(p);
+          for (const p of ledger.state.pending.values()) if (!scheduler.isHeld(jobKey(p)) && (await abandoned(p, now))) scheduler.hold(p);
         }
       } catch (error) {
         this.deps.log?.error({ err: error }, 'webhook orphan scan failed');

@@ -37,6 +37,7 @@ export function webhookWorkerDeps(services: Services): WorkerDeps {
     readModels: services.readModels,
     secrets: services.secrets,
     clock: services.clock,
+    counters: services.counters,
     departedApps: { projections: services.projections, newId: () => services.newId() },
   };
 }

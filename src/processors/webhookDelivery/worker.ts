@@ -6,6 +6,7 @@ import type { DeliveryStatus, RetryPolicy } from '../../domain/webhookDelivery.t
 import { sleep } from '../../lib/sleep.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { EventStore } from '../../ports/eventStore.ts';
+import type { CounterStore } from '../../ports/counterStore.ts';
 import type { ReadModelStore } from '../../ports/readModelStore.ts';
 import type { SecretBox } from '../../ports/secretBox.ts';
 import type { ProjectionRunner } from '../../projections/projectionRunner.ts';
@@ -17,6 +18,7 @@ import { Recovery } from './recovery.ts';
 import { type Place, Scheduler } from './scheduler.ts';
 import { WebhookSender } from './sender.ts';
 import { Targets } from './targets.ts';
+import { WorkerLiveness } from './workerLiveness.ts';
 
 export interface WorkerOptions {
   workerId: string;
@@ -45,6 +47,8 @@ export interface WorkerDeps {
   readModels: ReadModelStore;
   secrets: SecretBox;
   clock: Clock;
+  /** Shared by every copy: each beats there, so a copy takes over only the deliveries of a silent one (workerLiveness.ts). */
+  counters: Pick<CounterStore, 'increment'>;
   /** With these, the worker also deletes the subscriptions of departed people's apps (departedApps.ts). */
   departedApps?: { projections: Pick<ProjectionRunner, 'waitFor'>; newId(): string };
 }
@@ -143,7 +147,9 @@ export class WebhookDeliveryWorker {
     );
     const shared = { readModels: deps.readModels, clock: deps.clock, targets, ledgers: this.ledgers, scheduler: this.scheduler, workerId, log };
     this.dispatcher = new Dispatcher({ ...shared, events: deps.events });
-    this.recovery = new Recovery({ ...shared, orphanAfterMs: options.orphanAfterMs });
+    // A copy silent for half the takeover time (no beat in a window of that length) has stopped.
+    const liveness = new WorkerLiveness(deps.counters, now, Math.max(200, Math.floor(options.orphanAfterMs / 2)));
+    this.recovery = new Recovery({ ...shared, orphanAfterMs: options.orphanAfterMs, liveness });
     const departed = deps.departedApps;
     this.departedApps = departed
       ? new DepartedApps({ events: deps.events, readModels: deps.readModels, clock: deps.clock, secrets: deps.secrets, newId: () => departed.newId(), projections: departed.projections, log })
@@ -161,12 +167,14 @@ export class WebhookDeliveryWorker {
     this.controller = new AbortController();
     this.recording = true;
     this.scheduler.start();
+    const { signal } = this.controller;
+    // Beating before anything is held: another copy's scan must not take what this one resumes.
+    this.loops.push((await this.recovery.beatFirst(signal)).loop);
     await this.dispatcher.loadState();
     // Deletions (and auto-disables) made while this worker was down are read before any pending retry resumes.
     const head = await deps.events.headPosition();
     while (this.dispatcher.checkpoint < head && (await this.dispatcher.dispatchPage())) {}
     await this.recovery.resumeAtStart();
-    const { signal } = this.controller;
     this.loops.push(this.dispatcher.loop(signal), this.recovery.orphanLoop(signal));
     if (this.departedApps) {
       await this.departedApps.loadState();
