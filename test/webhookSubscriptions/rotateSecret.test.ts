@@ -1,5 +1,5 @@
 import t from 'tap';
-import { verifyWebhookSignature } from '../../src/processors/webhookDelivery/verifyWebhookSignature.ts';
+import { verifyWebhookSignature } from '../../src/processors/webhookDelivery/verifyWebhookSignature.js';
 import { bearer, TestClock } from '../helpers/testApp.ts';
 import { expectError, webhooksPath } from '../helpers/http.ts';
 import { messageReceived, signaturesOf, signedWith, startHarness, startReceiver } from '../webhooks/helpers.ts';

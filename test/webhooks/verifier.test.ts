@@ -57,3 +57,18 @@ t.test('rejects a wrong secret, a changed body, and a re-serialised body', async
   t.equal(verifyWebhookSignature(JSON.stringify(JSON.parse(body), null, 2), header, secret, { now }), false);
   t.equal(verifyWebhookSignature(body, `t=${t0 + 1},v1=${sign(t0, body)}`, secret, { now }), false, 'timestamp is part of the signed string');
 });
+
+t.test('the package entry imports on plain Node.js, without a TypeScript loader', async (t) => {
+  const { execFileSync } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const header = `t=${t0},v1=${sign(t0, body)}`;
+  const script = `import { verifyWebhookSignature } from 'outreach-integration-service';
+    process.stdout.write(JSON.stringify([verifyWebhookSignature(${JSON.stringify(body)}, ${JSON.stringify(header)}, ${JSON.stringify(secret)}, { now: ${now} }), verifyWebhookSignature(${JSON.stringify(body)}, ${JSON.stringify(header)}, 'other', { now: ${now} })]));`;
+  // The package refers to itself by name from its own directory (package.json "exports"), as an installed one would.
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: fileURLToPath(new URL('../..', import.meta.url)),
+    env: { PATH: process.env.PATH ?? '' }, // no NODE_OPTIONS: no tsx loader inherited from the test runner
+    encoding: 'utf8',
+  });
+  t.same(JSON.parse(out), [true, false]);
+});

@@ -1,11 +1,6 @@
+// Plain JavaScript (types in the .d.ts beside it): the package's export to receivers, importable on
+// Node.js without a TypeScript loader.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-
-export interface VerifyOptions {
-  /** Maximum age (and clock skew into the future) of the signature timestamp, in seconds. Default 300. */
-  toleranceSeconds?: number;
-  /** The current time: epoch milliseconds or a Date. Default: now. */
-  now?: number | Date;
-}
 
 /**
  * Reference verifier for receivers of the service's webhooks.
@@ -17,15 +12,10 @@ export interface VerifyOptions {
  * `<t>.<rawBody>` keyed with `secret`; comparisons run in constant time. A `toleranceSeconds` that is
  * no number (NaN: an unset setting) or negative, or a `now` that is no time, rejects every header.
  */
-export function verifyWebhookSignature(
-  rawBody: string | Uint8Array,
-  header: string | null | undefined,
-  secret: string,
-  { toleranceSeconds = 300, now = Date.now() }: VerifyOptions = {},
-): boolean {
+export function verifyWebhookSignature(rawBody, header, secret, { toleranceSeconds = 300, now = Date.now() } = {}) {
   if (typeof header !== 'string' || header.length === 0 || header.length > 8192 || !secret) return false;
-  let timestamp: string | null = null;
-  const signatures: string[] = [];
+  let timestamp = null;
+  const signatures = [];
   for (const part of header.split(',')) {
     const eq = part.indexOf('=');
     if (eq <= 0) continue;

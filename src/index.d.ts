@@ -1,0 +1,1 @@
+export { verifyWebhookSignature, type VerifyOptions } from './processors/webhookDelivery/verifyWebhookSignature.js';
