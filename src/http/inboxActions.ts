@@ -18,6 +18,7 @@ import { type MessageDoc, getMessage, listMessagesOfConversation } from '../read
 import type { SiteDoc } from '../readModels/sites.ts';
 import type { CommandContext } from '../commands/context.ts';
 import type { Services } from '../services.ts';
+import { isServiceId } from './schemas.ts';
 
 /**
  * The inbox actions a person takes, shared by the REST routes (`routes/conversationActions.ts`) and
@@ -32,11 +33,9 @@ export interface FoundConversation {
   target: ConversationTarget;
 }
 
-const ID_SHAPE = /^[0-9A-HJKMNP-TV-Z]{26}$/;
-
 /** The conversation with this id on this site, or null: another site's is not told apart from an unknown one. */
 export async function conversationOnSite(services: Pick<Services, 'readModels'>, siteId: string, conversationId: string): Promise<FoundConversation | null> {
-  const doc = ID_SHAPE.test(conversationId) ? await getConversation(services.readModels, conversationId) : null;
+  const doc = isServiceId(conversationId) ? await getConversation(services.readModels, conversationId) : null;
   if (!doc || doc.siteId !== siteId) return null;
   return { doc, target: { conversationId: doc.id, siteId: doc.siteId, teamId: doc.teamId } };
 }

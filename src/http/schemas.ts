@@ -19,6 +19,9 @@ export const siteParams = z.object({ siteId: z.string().min(1).max(100) });
  */
 export const resourceId = () => z.string().min(1);
 
+/** The shape of the ids the service makes (ULIDs): anything else names nothing, and no read is made for it. */
+export const isServiceId = (id: string) => /^[0-9A-HJKMNP-TV-Z]{26}$/.test(id);
+
 /** The query of a list that takes none: a parameter is refused naming it (`?limit=10` would have been ignored). */
 export const noQuery = z.strictObject({});
 

@@ -18,6 +18,7 @@ import { sentAgain, siteNotLicensedPage } from './show.ts';
 import { onFirstSending, onceField } from '../web/sentOnce.ts';
 import { actingFor } from '../actingFor.ts';
 import { inSiteTurn } from '../siteTurns.ts';
+import { isServiceId } from '../schemas.ts';
 
 const LABEL = 'The label must be 1 to 120 characters.';
 const subscriptionForm = z.object({
@@ -140,7 +141,7 @@ export async function webhookPages(app: FastifyInstance, kit: DashboardKit) {
 
   /** The team's subscription (through its site), or null. */
   async function teamSubscription(s: SignedIn, id: string): Promise<WebhookSubscriptionDoc | null> {
-    const sub = /^[0-9A-HJKMNP-TV-Z]{26}$/.test(id) ? await getSubscription(app.readModels, id) : null;
+    const sub = isServiceId(id) ? await getSubscription(app.readModels, id) : null;
     return sub && sub.team_id === s.user.teamId ? sub : null;
   }
 

@@ -9,7 +9,7 @@ import { notFound, subscriptionDisabled, subscriptionLimitReached, unauthorized,
 import { undoIfClientDeleted } from '../../commands/oauth.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../domain/eventCatalog.ts';
 import { type WebhookSubscriptionDoc, getSubscription, listSubscriptionsForSite, subscriptionDocOf } from '../../readModels/webhookSubscriptions.ts';
-import { errors, nonBlankText, noQuery, resourceId, siteParams } from '../schemas.ts';
+import { errors, isServiceId, nonBlankText, noQuery, resourceId, siteParams } from '../schemas.ts';
 import { refuseBody } from '../refuseBody.ts';
 import { actingFor } from '../actingFor.ts';
 import { inSiteTurn } from '../siteTurns.ts';
@@ -64,8 +64,6 @@ const subscriptionParams = siteParams.extend({ id: resourceId() });
 
 /** The response shape of create and update (the list leaves out team, site and updated_at). */
 const responseOf = (doc: WebhookSubscriptionDoc) => doc as z.infer<typeof createdSubscription>;
-
-const ID_SHAPE = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
 const plugin: FastifyPluginAsyncZod<{ allowedRanges: BlockList }> = async (app, { allowedRanges }) => {
   const path = '/api/v1/sites/:siteId/outreach/webhooks';
@@ -129,7 +127,7 @@ const plugin: FastifyPluginAsyncZod<{ allowedRanges: BlockList }> = async (app, 
 
   /** The site's subscription, as the read model has it; 404 when missing or another site's. */
   async function subscriptionOfSite(siteId: string, id: string): Promise<WebhookSubscriptionDoc> {
-    const doc = ID_SHAPE.test(id) ? await getSubscription(app.readModels, id) : null;
+    const doc = isServiceId(id) ? await getSubscription(app.readModels, id) : null;
     if (!doc || doc.site_id !== siteId) throw notFound('Webhook subscription not found.');
     return doc;
   }
@@ -203,7 +201,7 @@ const plugin: FastifyPluginAsyncZod<{ allowedRanges: BlockList }> = async (app, 
     },
     async function deleteSubscriptionRoute(request) {
       const { id } = request.params;
-      if (!ID_SHAPE.test(id)) throw notFound('Webhook subscription not found.');
+      if (!isServiceId(id)) throw notFound('Webhook subscription not found.');
       const { position } = await deleteSubscription(actingFor(app, request), { siteId: request.site!.id, subscriptionId: id });
       await app.waitForWrite(position);
       return { success: true as const };
