@@ -13,6 +13,7 @@ import { configureAgent } from '../src/commands/agents.ts';
 import { changeSiteSettings, createApiKey, createSite, createTeam } from '../src/commands/tenancy.ts';
 import { type Config, loadConfig } from '../src/config.ts';
 import { TemplateDrafter } from '../src/adapters/drafting/templateDrafter.ts';
+import { OutboxMailer } from '../src/adapters/mail/outboxMailer.ts';
 import type { OutgoingMail } from '../src/ports/mailer.ts';
 import type { RecordedEvent } from '../src/ports/eventStore.ts';
 import { type Services, createServices } from '../src/services.ts';
@@ -118,3 +119,42 @@ export function percentile(sorted: number[], p: number): number {
 }
 
 export const cpuMicros = (u: NodeJS.CpuUsage) => u.user + u.system;
+
+/** The baseline: bare `OutboxMailer.send` of `mails` into a fresh outbox file `file`, `inFlight` at a time. */
+export async function bareSends(file: string, mails: OutgoingMail[], inFlight: number): Promise<{ rate: number; cpuUs: number }> {
+  const outbox = new OutboxMailer(file);
+  const started = performance.now();
+  const cpu = process.cpuUsage();
+  let k = 0;
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (k < mails.length) await outbox.send(mails[k++]!);
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const cpuUs = cpuMicros(process.cpuUsage(cpu));
+  await outbox.close();
+  return { rate: mails.length / seconds, cpuUs };
+}
+
+/** N pitches through the REST route (32 in flight), the agent stopped; the dispatches they left in the log. */
+export async function ingestPitches(s: AgentBenchService, n: number): Promise<{ seconds: number; failed: number; head: bigint; dispatches: number }> {
+  const auth = { authorization: `Bearer ${s.key}` };
+  const started = performance.now();
+  let next = 0;
+  let failed = 0;
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (next < n) {
+        const i = next++;
+        const res = await s.fastify.inject({ method: 'POST', url: s.inboxPath, headers: auth, payload: pitch(i) });
+        if (res.statusCode !== 201) failed++;
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const head = await s.services.events.headPosition();
+  await s.services.projections.waitFor(head, 60_000);
+  const dispatches = (await s.services.events.readAll({ limit: 10_000_000 })).filter((e) => e.type === 'AgentDispatchRequested').length;
+  return { seconds, failed, head, dispatches };
+}

@@ -26,56 +26,23 @@ import { join } from 'node:path';
 import { OutboxMailer } from '../src/adapters/mail/outboxMailer.ts';
 import type { OutgoingMail } from '../src/ports/mailer.ts';
 import { startAgentWorker } from '../src/processors/agent/startAgentWorker.ts';
-import { cpuMicros, expectedReply, mailOfDraft, pitch, startAgentBenchService } from './agentSetup.ts';
+import { bareSends, cpuMicros, expectedReply, ingestPitches, mailOfDraft, startAgentBenchService } from './agentSetup.ts';
 import { profileWindow } from './profileWindow.ts';
 import type { BenchResult } from './types.ts';
 
 const N = Number(process.env.BENCH_AGENT_N ?? 2_000);
-const INGEST_IN_FLIGHT = 32;
 
 const meanText = (mails: OutgoingMail[]) => Math.round(mails.reduce((sum, m) => sum + m.text.length, 0) / Math.max(1, mails.length));
 
 export default async function run(): Promise<BenchResult> {
   const s = await startAgentBenchService('bench-agent-throughput-');
   const concurrency = s.config.AGENT_CONCURRENCY;
-  const auth = { authorization: `Bearer ${s.key}` };
   try {
-    // Bare sends of `mails` into a fresh outbox file, `inFlight` at a time.
     let round = 0;
-    const bare = async (mails: OutgoingMail[], inFlight: number) => {
-      const file = join(s.dir, `bare-${round++}.sqlite`);
-      const outbox = new OutboxMailer(file);
-      const started = performance.now();
-      const cpu = process.cpuUsage();
-      let k = 0;
-      await Promise.all(
-        Array.from({ length: inFlight }, async () => {
-          while (k < mails.length) await outbox.send(mails[k++]!);
-        }),
-      );
-      const seconds = (performance.now() - started) / 1000;
-      const cpuUs = cpuMicros(process.cpuUsage(cpu));
-      await outbox.close();
-      return { rate: mails.length / seconds, cpuUs };
-    };
+    const bare = (mails: OutgoingMail[], inFlight: number) => bareSends(join(s.dir, `bare-${round++}.sqlite`), mails, inFlight);
 
     // ── load: N ingestions through the REST route, agent stopped
-    const ingestStart = performance.now();
-    let next = 0;
-    let failed = 0;
-    await Promise.all(
-      Array.from({ length: INGEST_IN_FLIGHT }, async () => {
-        while (next < N) {
-          const i = next++;
-          const res = await s.fastify.inject({ method: 'POST', url: s.inboxPath, headers: auth, payload: pitch(i) });
-          if (res.statusCode !== 201) failed++;
-        }
-      }),
-    );
-    const ingestSeconds = (performance.now() - ingestStart) / 1000;
-    const head = await s.services.events.headPosition();
-    await s.services.projections.waitFor(head, 60_000);
-    const dispatches = (await s.services.events.readAll({ limit: 10_000_000 })).filter((e) => e.type === 'AgentDispatchRequested').length;
+    const { seconds: ingestSeconds, failed, head, dispatches } = await ingestPitches(s, N);
 
     // ── baseline before the agent (the machine's speed drifts: it runs before and after, the ratio uses the mean)
     const expected = await Promise.all(Array.from({ length: N }, (_, i) => expectedReply(i)));
