@@ -116,6 +116,20 @@ t.test('dynamic registration (RFC 7591), when the operator enables it: a client 
   t.ok(Number(limited.headers.get('retry-after')) > 0, 'Retry-After');
 });
 
+t.test('dynamic registration: a metadata member sent as null is refused, not taken as left out (RFC 7591 §2)', async (t) => {
+  const ctx = await startMcpApp({ env: { OAUTH_DYNAMIC_REGISTRATION: 'true', OAUTH_DYNAMIC_REGISTRATION_PER_HOUR: '100' } });
+  t.teardown(() => ctx.app.close());
+  const register = (body: unknown) => fetch(`${ctx.base}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  for (const member of ['token_endpoint_auth_method', 'grant_types', 'response_types']) {
+    const res = await register({ redirect_uris: ['https://app.example.test/cb'], [member]: null });
+    t.equal(res.status, 400, `${member}: null`);
+    t.equal(((await res.json()) as { error: string }).error, 'invalid_client_metadata');
+  }
+  const plain = await register({ redirect_uris: ['https://app.example.test/cb'] });
+  t.equal(plain.status, 201, 'left out: the defaults');
+  t.equal(((await plain.json()) as { token_endpoint_auth_method: string }).token_endpoint_auth_method, 'none');
+});
+
 t.test('dynamic registration is off by default', async (t) => {
   const ctx = await startMcpApp();
   t.teardown(() => ctx.app.close());

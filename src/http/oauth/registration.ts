@@ -10,7 +10,8 @@ const HOUR_MS = 3_600_000;
 function readMetadata(body: unknown) {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new OAuthError('invalid_client_metadata', 'The body must be a JSON object of client metadata.');
   const m = body as Record<string, unknown>;
-  const method = m.token_endpoint_auth_method ?? 'none';
+  // A member left out takes its default; one sent as null is a value of the wrong type (RFC 7591 §2), refused.
+  const method = m.token_endpoint_auth_method === undefined ? 'none' : m.token_endpoint_auth_method;
   if (method !== 'none') {
     throw new OAuthError('invalid_client_metadata', 'Only public clients may register themselves: token_endpoint_auth_method must be none (PKCE only).');
   }
@@ -22,11 +23,11 @@ function readMetadata(body: unknown) {
     const problem = redirectUriProblem(uri);
     if (problem) throw new OAuthError('invalid_redirect_uri', problem);
   }
-  const grantTypes = m.grant_types ?? ['authorization_code'];
+  const grantTypes = m.grant_types === undefined ? ['authorization_code'] : m.grant_types;
   if (!Array.isArray(grantTypes) || !grantTypes.every((g) => g === 'authorization_code' || g === 'refresh_token') || !grantTypes.includes('authorization_code')) {
     throw new OAuthError('invalid_client_metadata', 'grant_types may name authorization_code and refresh_token only, and must include authorization_code.');
   }
-  const responseTypes = m.response_types ?? ['code'];
+  const responseTypes = m.response_types === undefined ? ['code'] : m.response_types;
   if (!Array.isArray(responseTypes) || responseTypes.some((r) => r !== 'code')) throw new OAuthError('invalid_client_metadata', 'response_types may name code only.');
   const name = m.client_name === undefined ? 'Unnamed app' : m.client_name;
   if (typeof name !== 'string') throw new OAuthError('invalid_client_metadata', 'client_name must be a string.');
