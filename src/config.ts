@@ -267,7 +267,8 @@ export const configSchema = z.object({
     .refine((v) => {
       try {
         const url = new URL(v);
-        return (url.protocol === 'smtp:' || url.protocol === 'smtps:') && url.hostname !== '';
+        // Port 0 would be dropped by the mailer, which then dials its default (587) instead.
+        return (url.protocol === 'smtp:' || url.protocol === 'smtps:') && url.hostname !== '' && url.port !== '0';
       } catch {
         return false;
       }

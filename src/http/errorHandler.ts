@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { type ErrorCode, ServiceError } from '../domain/errors.ts';
 import { EventTooLargeError } from '../ports/eventStore.ts';
+import { isBusy } from '../adapters/sqlite/openDatabase.ts';
 import { UNSUPPORTED_CHARSET } from './charset.ts';
 import { truncateText } from '../domain/text.ts';
 import { restMethodsOfPath } from './methodsOfPath.ts';
@@ -56,6 +57,13 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
       const { status, code } = HTTP_ERRORS[error.code];
       if (error.retryAfterSeconds !== null) reply.header('retry-after', String(error.retryAfterSeconds));
       return reply.status(status).send(errorBody(code, error.message));
+    }
+    // Another process held an embedded store's lock past the busy wait (a backup, a VACUUM, a stuck
+    // CLI): the store is unavailable for now, a retry may pass. Nothing of the request was written.
+    if (isBusy(error)) {
+      request.log.warn({ err: error }, 'a store was locked by another process');
+      reply.header('retry-after', '1');
+      return reply.status(503).send(errorBody('SERVICE_UNAVAILABLE', 'The store is locked by another process; retry shortly.'));
     }
     if ((error as unknown) instanceof EventTooLargeError) {
       return reply.status(400).send(errorBody('VALIDATION_ERROR', 'The request is larger than the event store accepts in one write; send less.'));

@@ -46,7 +46,9 @@ export function serverOptions(config: ServerLimits): FastifyServerOptions {
     serverFactory: (handler) => {
       // requireHostHeader: node answered an HTTP/1.1 request without Host itself, an empty 400; app.ts answers it in the envelope.
       const server = createServer({ requestTimeout, headersTimeout, keepAliveTimeout: config.HTTP_KEEP_ALIVE_TIMEOUT_MS, connectionsCheckingInterval, requireHostHeader: false }, handler);
-      server.setTimeout(requestTimeout);
+      // A socket silent past the request timeout is closed; a little later than node's own request
+      // check, so a request whose body stopped arriving gets its 408 first rather than a bare close.
+      server.setTimeout(requestTimeout + 2 * connectionsCheckingInterval + 250);
       server.maxConnections = config.HTTP_MAX_CONNECTIONS;
       return server;
     },

@@ -72,6 +72,25 @@ t.test('a slow body is cut off within the request timeout, with 408 in the envel
   if (res) expectError(t, res, 408, 'REQUEST_TIMEOUT');
 });
 
+t.test('a body that stops arriving is answered 408 too, not just closed (the socket idle timeout came first)', async (t) => {
+  const app = await startTestApp({ listen: true, env: BOUNDS });
+  t.teardown(() => app.close());
+  const { host, port } = hostPort(app.url);
+  const socket = await openSocket(app.url);
+  const openedAt = Date.now();
+  let raw = '';
+  socket.on('data', (c: Buffer) => (raw += c.toString('latin1')));
+  socket.on('error', () => {});
+  const closedAfter = new Promise<number>((resolve) => socket.once('close', () => resolve(Date.now() - openedAt)));
+  socket.write(`POST /oauth/token HTTP/1.1\r\nHost: ${host}:${port}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\ngrant_type=`);
+  const after = await Promise.race([closedAfter, new Promise<number>((r) => setTimeout(() => r(-1), 5_000))]);
+  socket.destroy();
+  t.ok(after > 0 && after <= 1000 + SLACK_MS + 1000, `closed soon after the 1000 ms bound (${after} ms)`);
+  const res = parseResponse(raw);
+  t.ok(res, 'an answer was written before closing');
+  if (res) expectError(t, res, 408, 'REQUEST_TIMEOUT');
+});
+
 t.test('headers that never complete are cut off within the header timeout', async (t) => {
   const app = await startTestApp({ listen: true, env: BOUNDS });
   t.teardown(() => app.close());

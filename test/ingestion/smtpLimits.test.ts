@@ -175,8 +175,9 @@ t.test("one sender's slow mails take turns with other senders' mail on the parsi
   const real = await from('127.0.0.3');
   t.match(await real.cmd(`${head('real')}\r\nHello, a link idea for you.\r\n.`), /^250 /);
   const ms = performance.now() - started;
-  // Behind all five it would be over 10 s (five budgets of 2 s); behind the one being parsed, under 2 s and the thread's restart.
-  t.ok(ms < 4_000, `another sender's mail was taken after ${Math.round(ms)} ms, behind the one slow mail being parsed, not all five`);
+  // Behind all five it would be over 10 s (five budgets of 2 s); behind the one being parsed, under 2 s and the
+  // thread's restart (a loaded CI run took 4.1 s: the bound leaves room for that, well short of 10 s).
+  t.ok(ms < 6_000, `another sender's mail was taken after ${Math.round(ms)} ms, behind the one slow mail being parsed, not all five`);
   t.same(answered.map((a) => a.slice(0, 9)).filter((code) => code === '451 4.3.2'), ['451 4.3.2'], "the flood's sixth was turned away (its share of the queue full)");
   t.ok(answered.filter((a) => a.startsWith('451 4.3.0')).length <= 2, 'and the real mail went before most of the flood');
   for (const smtp of floods) smtp.close();

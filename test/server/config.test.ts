@@ -118,6 +118,7 @@ t.test('TRUST_PROXY: false, true, or the proxies\' addresses; a header timeout l
   for (const local of ['...', '.a', 'a.', 'a..b', 'x'.repeat(65)]) t.throws(() => loadConfig({ AGENT_FROM_LOCAL_PART: local }), /AGENT_FROM_LOCAL_PART: must be an email local part/, `AGENT_FROM_LOCAL_PART ${local}`);
   t.equal(loadConfig({ AGENT_FROM_LOCAL_PART: 'outreach.team+1' }).AGENT_FROM_LOCAL_PART, 'outreach.team+1');
   t.throws(() => loadConfig({ OUTBOUND_SMTP_URL: 'smtp://u:p@relay:99999' }), /OUTBOUND_SMTP_URL: .*port from 1 to 65535/);
+  t.throws(() => loadConfig({ OUTBOUND_SMTP_URL: 'smtp://relay:0' }), /OUTBOUND_SMTP_URL: .*port from 1 to 65535/, 'port 0 is refused: the mailer would dial 587 instead');
   for (const orphan of ['0', '999']) {
     t.throws(() => loadConfig({ AGENT_ORPHAN_AFTER_MS: orphan }), /AGENT_ORPHAN_AFTER_MS: .*1000/, `agent orphan bound ${orphan} ms: no reply could be sent`);
   }
