@@ -21,9 +21,10 @@ interface SlowClient {
 
 /**
  * An unauthenticated `POST /oauth/token` whose headers are complete (`Content-Length: 1000`) and
- * whose body trickles in one byte every 100 ms, so the connection is never idle.
+ * whose body trickles in one byte every 100 ms, so the connection is never idle; with `trickle:
+ * false`, the body stops after its first bytes and the connection stays silent.
  */
-async function slowBodyClient(app: TestApp): Promise<SlowClient> {
+async function slowBodyClient(app: TestApp, { trickle = true } = {}): Promise<SlowClient> {
   const { host, port } = hostPort(app.url);
   const socket = await openSocket(app.url);
   const openedAt = Date.now();
@@ -32,9 +33,9 @@ async function slowBodyClient(app: TestApp): Promise<SlowClient> {
   socket.on('error', () => {});
   const closedAfter = new Promise<number>((resolve) => socket.once('close', () => resolve(Date.now() - openedAt)));
   socket.write(`POST /oauth/token HTTP/1.1\r\nHost: ${host}:${port}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\ngrant_type=`);
-  const trickle = setInterval(() => socket.writable && socket.write('a'), 100);
-  socket.once('close', () => clearInterval(trickle));
-  return { socket, openedAt, closedAfter, response: () => parseResponse(raw), stop: () => (clearInterval(trickle), socket.destroy()) };
+  const timer = trickle ? setInterval(() => socket.writable && socket.write('a'), 100) : undefined;
+  socket.once('close', () => clearInterval(timer));
+  return { socket, openedAt, closedAfter, response: () => parseResponse(raw), stop: () => (clearInterval(timer), socket.destroy()) };
 }
 
 /** Retries a one-shot request (a fresh connection each time) until it is answered; resolves with the answer and the time it took. */
@@ -75,18 +76,11 @@ t.test('a slow body is cut off within the request timeout, with 408 in the envel
 t.test('a body that stops arriving is answered 408 too, not just closed (the socket idle timeout came first)', async (t) => {
   const app = await startTestApp({ listen: true, env: BOUNDS });
   t.teardown(() => app.close());
-  const { host, port } = hostPort(app.url);
-  const socket = await openSocket(app.url);
-  const openedAt = Date.now();
-  let raw = '';
-  socket.on('data', (c: Buffer) => (raw += c.toString('latin1')));
-  socket.on('error', () => {});
-  const closedAfter = new Promise<number>((resolve) => socket.once('close', () => resolve(Date.now() - openedAt)));
-  socket.write(`POST /oauth/token HTTP/1.1\r\nHost: ${host}:${port}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\ngrant_type=`);
-  const after = await Promise.race([closedAfter, new Promise<number>((r) => setTimeout(() => r(-1), 5_000))]);
-  socket.destroy();
+  const client = await slowBodyClient(app, { trickle: false });
+  const after = await Promise.race([client.closedAfter, new Promise<number>((r) => setTimeout(() => r(-1), 5_000))]);
+  client.stop();
   t.ok(after > 0 && after <= 1000 + SLACK_MS + 1000, `closed soon after the 1000 ms bound (${after} ms)`);
-  const res = parseResponse(raw);
+  const res = client.response();
   t.ok(res, 'an answer was written before closing');
   if (res) expectError(t, res, 408, 'REQUEST_TIMEOUT');
 });
