@@ -4,7 +4,7 @@ import type { Clock } from '../../ports/clock.ts';
 import type { ReadModelStore } from '../../ports/readModelStore.ts';
 import { listPendingDeliveries } from '../../readModels/webhookDeliveries.ts';
 import type { DeliveryLedgers } from './deliveryLedger.ts';
-import { jobKey, type Scheduler } from './scheduler.ts';
+import type { Scheduler } from './scheduler.ts';
 import type { Targets } from './targets.ts';
 import type { WorkerLiveness } from './workerLiveness.ts';
 
@@ -44,18 +44,18 @@ export class Recovery {
     }
   }
 
-  /** Beats for this copy until `signal` aborts (see WorkerLiveness); the first beat is made before it returns. */
-  async beatFirst(signal: AbortSignal): Promise<{ loop: Promise<void> }> {
-    const { liveness, workerId } = this.deps;
-    await liveness.beat(workerId);
-    const loop = async () => {
-      while (!signal.aborted) {
-        await sleep(liveness.beatEveryMs, signal);
-        if (signal.aborted) return;
-        await liveness.beat(workerId).catch((error: unknown) => this.deps.log?.warn?.({ err: error }, 'webhook worker heartbeat failed'));
-      }
-    };
-    return { loop: loop() };
+  /** One beat of this copy (see WorkerLiveness): made at start, before anything is held. */
+  beat(): Promise<void> {
+    return this.deps.liveness.beat(this.deps.workerId);
+  }
+
+  /** Beats for this copy until `signal` aborts; a beat that fails is logged and the next one tried. */
+  async keepBeating(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      await sleep(this.deps.liveness.beatEveryMs, signal);
+      if (signal.aborted) return;
+      await this.beat().catch((error: unknown) => this.deps.log?.warn?.({ err: error }, 'webhook worker heartbeat failed'));
+    }
   }
 
   /** A test for orphans, asking the counter store once per silent-looking copy it meets. */
@@ -94,7 +94,7 @@ export class Recovery {
           if (!target?.active) continue;
           const ledger = ledgers.of(id);
           await ledger.load();
-          for (const p of ledger.state.pending.values()) if (!scheduler.isHeld(jobKey(p)) && (await abandoned(p, now))) scheduler.hold(p);
+          for (const p of ledger.state.pending.values()) if (await abandoned(p, now)) scheduler.hold(p);
         }
       } catch (error) {
         this.deps.log?.error({ err: error }, 'webhook orphan scan failed');

@@ -169,7 +169,8 @@ export class WebhookDeliveryWorker {
     this.scheduler.start();
     const { signal } = this.controller;
     // Beating before anything is held: another copy's scan must not take what this one resumes.
-    this.loops.push((await this.recovery.beatFirst(signal)).loop);
+    await this.recovery.beat();
+    this.loops.push(this.recovery.keepBeating(signal));
     await this.dispatcher.loadState();
     // Deletions (and auto-disables) made while this worker was down are read before any pending retry resumes.
     const head = await deps.events.headPosition();
