@@ -3,14 +3,15 @@ import fp from 'fastify-plugin';
 import { rateLimited } from '../domain/errors.ts';
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-const WINDOW_MS = 60_000;
+/** Seconds a write is counted for, at least (at most one more: it is counted by the second it was made in). */
+const WINDOW_SECONDS = 60;
 
 /**
  * The write rate tier: at most `limit` write requests (POST/PUT/PATCH/DELETE under /api/v1) per
  * team in any 60 seconds, counted in the shared counter store so every instance sees one count.
- * A sliding window, estimated from the current and the previous clock minute (the previous one
- * weighted by how much of it still lies within the last 60 seconds), so no burst of twice the
- * limit fits across a minute boundary. A refused request is given back: it does not count.
+ * Counted per second: a write counts until 60 whole seconds have passed after the second it was
+ * made in (60 to 61 s), so the window errs on the side of the limit, never over it, and no burst of
+ * twice the limit fits across a minute boundary. A refused request is given back: it does not count.
  * Runs after `authenticate` (it needs the credential's team); over the limit it answers 429
  * RATE_LIMITED with Retry-After = seconds until a request would be admitted.
  */
@@ -28,33 +29,43 @@ export const writeRateLimit = fp(
 /** Counts one write of the team in the write tier, or throws 429 RATE_LIMITED (the refused write is not counted). Also used by MCP write tools. */
 export async function countWrite(app: FastifyInstance, team: string, limit: number): Promise<void> {
   const now = app.clock.now().getTime();
-  const window = Math.floor(now / WINDOW_MS);
-  const windowStart = window * WINDOW_MS;
-  const expires = new Date(windowStart + 3 * WINDOW_MS);
-  const key = `writes:${team}:${window}`;
-  // Asked together so they share one commit of the counter store (the previous minute is closed).
-  const [count, previous] = await Promise.all([app.counters.increment(key, 1, expires), app.counters.increment(`writes:${team}:${window - 1}`, 0, expires)]);
-  const retryAfterMs = writeRetryAfterMs({ limit, previous, count, elapsedMs: now - windowStart });
+  const second = Math.floor(now / 1000);
+  const key = writeKey(team, second);
+  const expires = new Date((second + WINDOW_SECONDS + 2) * 1000);
+  // This second's count is the one this write's own increment made: concurrent writes read distinct
+  // values, so of a burst exactly the limit is admitted. The other seconds are read after that
+  // increment is committed, the next one too: of two writes on either side of a second's boundary,
+  // the one read last sees the other, so both cannot be admitted over the limit.
+  const own = await app.counters.increment(key, 1, expires);
+  const counted = await app.counters.range(writeKey(team, second - WINDOW_SECONDS), writeKey(team, second + 1));
+  const perSecond = counted.map(({ key, count }) => {
+    const at = Number(key.slice(key.lastIndexOf(':') + 1));
+    return [at, at === second ? own : count] as const;
+  });
+  const retryAfterMs = writeRetryAfterMs({ limit, perSecond, nowMs: now });
   if (retryAfterMs > 0) {
     await app.counters.increment(key, -1, expires);
     throw rateLimited(retryAfterMs / 1000, `Write rate limit of ${limit} requests per minute exceeded for this team.`);
   }
 }
 
+/** Fixed width, so one key range holds a team's seconds in order. */
+const writeKey = (team: string, second: number) => `writes:${team}:${String(second).padStart(12, '0')}`;
+
 /**
- * 0 when a request that made the current minute's count `count` is within the limit; otherwise
- * how long until the sliding estimate `previous × (1 − elapsed/60 s) + count` would admit it.
+ * 0 when the writes counted, this one included (`perSecond`: second → writes, oldest first), are within
+ * the limit; otherwise the milliseconds until enough of them have left the window for one more write.
+ * A second's writes leave it when 61 seconds have begun after it.
  */
-export function writeRetryAfterMs(input: { limit: number; previous: number; count: number; elapsedMs: number }): number {
-  const { limit, previous, count, elapsedMs } = input;
-  const remaining = 1 - elapsedMs / WINDOW_MS;
-  if (previous * remaining + count <= limit) return 0;
-  if (count <= limit && previous > 0) {
-    // The previous minute's share must shrink: previous × (1 − f) + count ≤ limit.
-    // (written so that whole-millisecond answers stay exact: no 1 − x/y in floating point)
-    return Math.max(1, Math.ceil((WINDOW_MS * (previous - limit + count)) / previous) - elapsedMs);
+export function writeRetryAfterMs(input: { limit: number; perSecond: ReadonlyArray<readonly [second: number, writes: number]>; nowMs: number }): number {
+  const { limit, perSecond, nowMs } = input;
+  let total = perSecond.reduce((sum, [, writes]) => sum + writes, 0);
+  if (total <= limit) return 0;
+  let leavesAt = nowMs;
+  for (const [second, writes] of perSecond) {
+    total -= writes;
+    leavesAt = (second + WINDOW_SECONDS + 1) * 1000;
+    if (total <= limit) break;
   }
-  // This minute alone is over: wait for the next one, then for this minute's share to shrink.
-  const intoNext = count > limit ? Math.ceil((WINDOW_MS * (count - limit)) / (count - 1)) : 0;
-  return Math.max(1, WINDOW_MS - elapsedMs + intoNext);
+  return Math.max(1, leavesAt - nowMs);
 }

@@ -6,5 +6,11 @@
 export interface CounterStore {
   /** Adds `by` (may be negative) to the counter and returns its new value, atomically. */
   increment(key: string, by: number, expiresAt: Date): Promise<number>;
+  /**
+   * Every counter whose key sorts from `from` to `to` (both included; ASCII keys, byte order), in key
+   * order, as they stand after every increment that resolved before it was asked. For windows named
+   * by a fixed-width number after a common prefix (the write tier's seconds).
+   */
+  range(from: string, to: string): Promise<Array<{ key: string; count: number }>>;
   close(): Promise<void>;
 }

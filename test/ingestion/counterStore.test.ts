@@ -23,6 +23,18 @@ async function contract(t: Test, open: () => Promise<CounterStore>) {
   t.equal(new Set(values).size, 400, 'every concurrent increment read a distinct value');
   t.equal(Math.max(...values), 401, 'no increment lost');
   t.equal(await a.increment(`other-${key}`, 5, expires), 5, 'keys are independent');
+  const prefix = `range-${Math.random()}:`;
+  for (const [n, by] of [[9, 1], [10, 2], [11, 0], [12, 3], [20, 4]] as const) await (n % 2 ? a : b).increment(`${prefix}${String(n).padStart(4, '0')}`, by, expires);
+  t.same(
+    await b.range(`${prefix}0010`, `${prefix}0012`),
+    [
+      { key: `${prefix}0010`, count: 2 },
+      { key: `${prefix}0011`, count: 0 },
+      { key: `${prefix}0012`, count: 3 },
+    ],
+    'range: the keys from one to the other, both included, in order, from either instance',
+  );
+  t.same(await a.range(`${prefix}0013`, `${prefix}0019`), [], 'an empty range');
 }
 
 t.test('SQLite counter store (two connections on one file)', async (t) => {

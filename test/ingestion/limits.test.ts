@@ -102,6 +102,32 @@ t.test('write tier: 60 writes per minute per team across write endpoints', async
   t.equal((await ingest(app.fastify, tenant, body)).statusCode, 201, 'open again once a write falls out of the last 60 s');
 });
 
+t.test('write tier: writes made more than 60 s ago no longer count, whatever clock minute they fell in', async (t) => {
+  const clock = new TestClock(new Date('2026-04-06T10:00:10.000Z'));
+  const app = await startTestApp({ clock });
+  t.teardown(() => app.close());
+  const tenant = await createTenant(app.services);
+  const body = { ...UNACTIONABLE, runExtraction: false };
+  const burst = async (n: number) => {
+    const statuses: number[] = [];
+    for (let i = 0; i < n; i++) statuses.push((await ingest(app.fastify, tenant, body)).statusCode);
+    return statuses;
+  };
+  t.ok((await burst(60)).every((s) => s === 201), '60 writes at 10:00:10');
+  clock.advance(70_000);
+  const later = await burst(60);
+  t.equal(later.filter((s) => s === 201).length, 60, 'at 10:01:20 the next 60 are all admitted: the last 60 s hold none');
+  const over = await ingest(app.fastify, tenant, body);
+  expectError(t, over, 429, 'RATE_LIMITED', 'the 61st of the new burst');
+  t.equal(over.headers['retry-after'], '61', 'until 60 whole seconds have passed after 10:01:20');
+  clock.advance(30_500);
+  t.equal((await ingest(app.fastify, tenant, body)).statusCode, 429, 'half a minute later still full');
+  clock.advance(30_499);
+  t.equal((await ingest(app.fastify, tenant, body)).statusCode, 429, 'at 10:02:20.999 still full');
+  clock.advance(1);
+  t.equal((await ingest(app.fastify, tenant, body)).statusCode, 201, 'at 10:02:21 the burst has left the window');
+});
+
 t.test('write tier holds across two instances sharing one store, under concurrency (counters committed in batches)', async (t) => {
   const clock = new TestClock(new Date('2026-04-07T10:00:00.000Z'));
   const a = await startTestApp({ clock, env: { WRITE_RATE_LIMIT_PER_MINUTE: '30' } });

@@ -1,11 +1,14 @@
 import t from 'tap';
 import { writeRetryAfterMs } from '../../src/http/writeRateLimit.ts';
 
-t.test('sliding write window: the previous minute counts by the share of it still inside the last 60 s', async (t) => {
-  t.equal(writeRetryAfterMs({ limit: 60, previous: 60, count: 1, elapsedMs: 30_000 }), 0, '30 + 1 ≤ 60');
-  t.equal(writeRetryAfterMs({ limit: 60, previous: 60, count: 31, elapsedMs: 30_000 }), 1_000, '30 + 31 > 60: one second later 29 + 31 = 60');
-  t.equal(writeRetryAfterMs({ limit: 60, previous: 60, count: 1, elapsedMs: 0 }), 1_000, 'at the boundary a full previous minute still counts');
-  t.equal(writeRetryAfterMs({ limit: 60, previous: 0, count: 60, elapsedMs: 59_999 }), 0, 'the 60th write of a minute is admitted');
-  t.equal(writeRetryAfterMs({ limit: 60, previous: 0, count: 61, elapsedMs: 0 }), 61_000, 'the 61st waits for the next minute and a second of it');
-  t.equal(writeRetryAfterMs({ limit: 60, previous: 45, count: 61, elapsedMs: 10_000 }), 51_000, 'this minute alone is over: the previous one no longer matters');
+const at = (second: number, ms = 0) => second * 1000 + ms;
+
+t.test('write window: each second counts until 61 seconds have begun after it', async (t) => {
+  t.equal(writeRetryAfterMs({ limit: 60, perSecond: [[10, 60]], nowMs: at(10, 500) }), 0, 'the 60th write is admitted');
+  t.equal(writeRetryAfterMs({ limit: 60, perSecond: [[10, 61]], nowMs: at(10, 500) }), 60_500, 'the 61st waits until second 71 begins');
+  t.equal(writeRetryAfterMs({ limit: 60, perSecond: [[10, 30], [40, 31]], nowMs: at(50) }), 21_000, 'only as long as the oldest second needs to leave');
+  t.equal(writeRetryAfterMs({ limit: 60, perSecond: [[10, 1], [11, 1], [40, 60]], nowMs: at(50) }), 22_000, 'several old seconds: until enough have left');
+  t.equal(writeRetryAfterMs({ limit: 60, perSecond: [[10, 60], [70, 1]], nowMs: at(70, 999) }), 1, 'the last millisecond before it leaves');
+  t.equal(writeRetryAfterMs({ limit: 3, perSecond: [[5, 2], [6, 2]], nowMs: at(6, 250) }), 59_750, 'Retry-After is whole: never 0 ms');
+  t.equal(writeRetryAfterMs({ limit: 60, perSecond: [], nowMs: at(1) }), 0, 'nothing counted');
 });

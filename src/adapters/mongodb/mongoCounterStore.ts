@@ -41,6 +41,12 @@ export class MongoCounterStore implements CounterStore {
     }
   }
 
+  async range(from: string, to: string): Promise<Array<{ key: string; count: number }>> {
+    // Strings compare by their UTF-8 bytes under the collection's default (simple) collation.
+    const docs = await this.counters.find({ _id: { $gte: from, $lte: to } }, { sort: { _id: 1 }, projection: { count: 1 } }).toArray();
+    return docs.map((doc) => ({ key: doc._id, count: doc.count }));
+  }
+
   async close(): Promise<void> {
     await this.client.close();
   }

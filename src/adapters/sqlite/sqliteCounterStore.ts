@@ -31,6 +31,7 @@ export class SqliteCounterStore implements CounterStore {
   private readonly db: Database.Database;
   private readonly upsert: Database.Statement<[string, number, number, number], { count: number }>;
   private readonly sweep: Database.Statement<[number]>;
+  private readonly between: Database.Statement<[string, string], { key: string; count: number }>;
   private readonly commit: (batch: PendingIncrement[]) => number[];
   private pending: PendingIncrement[] = [];
   /** A flush is scheduled (next turn, or a retry while another connection holds the lock). */
@@ -56,6 +57,7 @@ export class SqliteCounterStore implements CounterStore {
        RETURNING count`,
     );
     this.sweep = this.db.prepare('DELETE FROM counters WHERE expires_at < ?');
+    this.between = this.db.prepare('SELECT key, count FROM counters WHERE key BETWEEN ? AND ? ORDER BY key');
     const transaction = this.db.transaction((batch: PendingIncrement[]) => commitBatch(this.upsert, batch));
     this.commit = (batch) => transaction.immediate(batch);
   }
@@ -69,6 +71,11 @@ export class SqliteCounterStore implements CounterStore {
         setImmediate(() => this.flush(1));
       }
     });
+  }
+
+  /** A read of what is committed (WAL: no lock to wait for), so it sees every increment already resolved. */
+  async range(from: string, to: string): Promise<Array<{ key: string; count: number }>> {
+    return this.between.all(from, to);
   }
 
   private flush(retryMs: number): void {
