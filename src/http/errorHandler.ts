@@ -2,13 +2,14 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { type ErrorCode, ServiceError } from '../domain/errors.ts';
 import { EventTooLargeError } from '../ports/eventStore.ts';
-import { isBusy } from '../adapters/sqlite/openDatabase.ts';
+import { isStoreUnavailable } from '../ports/storeUnavailable.ts';
 import { UNSUPPORTED_CHARSET } from './charset.ts';
 import { truncateText } from '../domain/text.ts';
 import { restMethodsOfPath } from './methodsOfPath.ts';
 import { isPagePath, sendRefusalPage } from './web/html.ts';
 
 export const errorBody = (code: string, message: string) => ({ error: { code, message } });
+export const STORE_UNAVAILABLE = 'A store the service depends on is unavailable for now; retry shortly.';
 
 /** The one map from a domain error's code to its HTTP status and the code the client sees (the spec's error table). */
 const HTTP_ERRORS: Record<ErrorCode, { status: number; code: string }> = {
@@ -58,12 +59,12 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
       if (error.retryAfterSeconds !== null) reply.header('retry-after', String(error.retryAfterSeconds));
       return reply.status(status).send(errorBody(code, error.message));
     }
-    // Another process held an embedded store's lock past the busy wait (a backup, a VACUUM, a stuck
-    // CLI): the store is unavailable for now, a retry may pass. Nothing of the request was written.
-    if (isBusy(error)) {
-      request.log.warn({ err: error }, 'a store was locked by another process');
+    // A store down, failing over, unreachable or (embedded) locked by another process past the busy
+    // wait: unavailable for now, a retry may pass.
+    if (isStoreUnavailable(error)) {
+      request.log.warn({ err: error }, 'a store is unavailable');
       reply.header('retry-after', '1');
-      return reply.status(503).send(errorBody('SERVICE_UNAVAILABLE', 'The store is locked by another process; retry shortly.'));
+      return reply.status(503).send(errorBody('SERVICE_UNAVAILABLE', STORE_UNAVAILABLE));
     }
     if ((error as unknown) instanceof EventTooLargeError) {
       return reply.status(400).send(errorBody('VALIDATION_ERROR', 'The request is larger than the event store accepts in one write; send less.'));

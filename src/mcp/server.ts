@@ -13,7 +13,8 @@ import { type ErrorCode as ServiceErrorCode, ServiceError, insufficientScope } f
 import { truncateText } from '../domain/text.ts';
 import { reachableSite } from '../http/authenticate.ts';
 import type { Credential } from '../http/credentials.ts';
-import { errorBody, httpErrorOf } from '../http/errorHandler.ts';
+import { STORE_UNAVAILABLE, errorBody, httpErrorOf } from '../http/errorHandler.ts';
+import { isStoreUnavailable } from '../ports/storeUnavailable.ts';
 import { countWrite } from '../http/writeRateLimit.ts';
 import { getSite } from '../readModels/sites.ts';
 import { siteIdInput } from './tools/tool.ts';
@@ -102,6 +103,10 @@ export function mcpServerFor(app: FastifyInstance, credential: Credential, regis
       return success(await tool.run(parsed.data, { app: actingForCredential(app, credential, requestId), credential, site }));
     } catch (error) {
       if (error instanceof ServiceError) return failure(codeOf(error), error.message, error.retryAfterSeconds);
+      if (isStoreUnavailable(error)) {
+        app.log.warn({ err: error, tool: tool.name }, 'a store is unavailable');
+        return failure('SERVICE_UNAVAILABLE' satisfies ServiceErrorCode, STORE_UNAVAILABLE, 1);
+      }
       app.log.error({ err: error, tool: tool.name }, 'MCP tool failed');
       return failure('INTERNAL_ERROR' satisfies ServiceErrorCode, 'The tool failed; the failure is logged.');
     }

@@ -1,14 +1,18 @@
 import {
   ANY,
   BACKWARDS,
+  DeadlineExceededError,
   END,
   EventStoreDBClient,
   MaxAppendSizeExceededError,
   NO_STREAM,
+  NotLeaderError,
   START,
   STREAM_EXISTS,
   StreamNotFoundError,
+  UnavailableError,
   WrongExpectedVersionError,
+  convertToCommandError,
   excludeSystemEvents,
   jsonEvent,
   type AllStreamRecordedEvent,
@@ -32,6 +36,15 @@ import type {
 import { EventTooLargeError, WrongExpectedRevisionError } from '../../ports/eventStore.ts';
 import { timeBound } from '../../lib/timeBound.ts';
 import { catchUpSubscription } from '../shared/catchUpSubscription.ts';
+import { treatAsUnavailable } from '../../ports/storeUnavailable.ts';
+
+/** The server unreachable, too slow to answer, or no longer the leader (the client reconnects to the new one). */
+export const isEsdbUnavailable = (error: unknown): boolean => {
+  // Appends reject with the raw gRPC error (status 14 and the like); reads with the client's own.
+  const e = error instanceof Error ? convertToCommandError(error) : error;
+  return e instanceof UnavailableError || e instanceof DeadlineExceededError || e instanceof NotLeaderError;
+};
+treatAsUnavailable(isEsdbUnavailable);
 
 const PING_TIMEOUT_MS = 5_000;
 const HEAD_PAGE = 100;

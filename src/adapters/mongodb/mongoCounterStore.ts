@@ -1,5 +1,6 @@
 import { type Collection, MongoClient } from 'mongodb';
 import type { CounterStore } from '../../ports/counterStore.ts';
+import './unavailable.ts';
 
 interface CounterDoc {
   _id: string;

@@ -14,6 +14,7 @@ import type {
   RebuiltDocument,
 } from '../../ports/readModelStore.ts';
 import { assertDeclarations, assertPageNames, chooseIndex } from '../shared/pageShape.ts';
+import './unavailable.ts';
 
 /** A read-model document as stored: the document itself plus its key and the position that last wrote it. */
 interface StoredDocument {

@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { closeSync, openSync } from 'node:fs';
+import { treatAsUnavailable } from '../../ports/storeUnavailable.ts';
 
 /**
  * Opens (creating if needed) a SQLite file readable by its owner only: the files hold password and
@@ -37,3 +38,5 @@ export const BUSY_TIMEOUT_MS = 10_000;
 
 /** SQLITE_BUSY or one of its extended codes: another connection holds the lock this one needs. */
 export const isBusy = (error: unknown): boolean => String((error as { code?: unknown } | null)?.code).startsWith('SQLITE_BUSY');
+// Past the busy wait: the store is unavailable for now (a backup, a VACUUM, a stuck CLI); nothing of the write was done.
+treatAsUnavailable(isBusy);
