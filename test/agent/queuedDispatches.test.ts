@@ -2,6 +2,7 @@ import t from 'tap';
 import { conversationStream } from '../../src/domain/conversation.ts';
 import type { EventStore } from '../../src/ports/eventStore.ts';
 import { startAgentWorker } from '../../src/processors/agent/startAgentWorker.ts';
+import { retryFailedTriageAfterMs } from '../../src/processors/agent/outreachAgentWorker.ts';
 import { completion, fakeOpenAi } from '../helpers/fakeOpenAi.ts';
 import { agentCheckpointReaches, noDispatchStored, startAgentHarness, stoppedWithDispatchesQueued } from './helpers.ts';
 
@@ -32,6 +33,10 @@ t.test('dispatches queued at a stop are stored, and decided once after the next 
  * A triage that fails on an event-store error is tried again for its conversation after a pause,
  * without holding the others: before, the whole page was read again.
  */
+t.test('the pause after failed triages doubles from 50 ms to a minute', async (t) => {
+  t.same([1, 2, 8, 11, 12, 100].map(retryFailedTriageAfterMs), [50, 100, 6_400, 51_200, 60_000, 60_000]);
+});
+
 t.test('a triage failing on a store error is retried for its conversation; the others go on', async (t) => {
   const a = await startAgentHarness({ startAgent: false });
   t.teardown(() => a.close());
@@ -49,12 +54,13 @@ t.test('a triage failing on a store error is retried for its conversation; the o
     }
     return background.readStream(streamId, options);
   };
-  const errors: Array<{ msg?: string }> = [];
-  a.agent = await startAgentWorker({ ...s, events }, { error: (_o, msg) => errors.push({ msg }), warn: () => {} });
+  const errors: Array<{ msg?: string; failures?: number; retryInMs?: number }> = [];
+  a.agent = await startAgentWorker({ ...s, events }, { error: (o, msg) => errors.push({ msg, ...(o as object) }), warn: () => {} });
   await a.waitForEvent(other, 'AgentTriaged', 10_000);
   await a.waitForEvent(failing, 'AgentTriaged', 10_000);
   t.equal(failures, 3, 'failed three times');
   t.same(errors.map((e) => e.msg), Array(3).fill('outreach agent triage failed; retrying'), 'each failure logged');
+  t.same(errors.map((e) => [e.failures, e.retryInMs]), [[1, 50], [2, 100], [3, 200]], 'with its count and the pause before the next try');
   for (const id of [failing, other]) t.equal((await a.conversationEvents(id)).filter((e) => e.type === 'AgentTriaged').length, 1, 'decided once');
 });
 

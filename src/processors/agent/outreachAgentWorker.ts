@@ -40,8 +40,12 @@ const QUEUED_HARD_MAX = 4 * PAGE;
  * waits for is an event on a conversation it watches, so this only bounds the wait should one be missed.
  */
 const RETRY_ALL_DEFERRED_MS = 60_000;
-/** A conversation whose triage failed (an event-store error, say) is tried again after this, doubling to 5 s. */
-const RETRY_FAILED_MS = 50;
+/**
+ * A conversation whose triage failed (an event-store error, say) is tried again after 50 ms, doubling
+ * to a minute: a store back after an outage is met within a minute, and a conversation that fails
+ * every time (a bug) costs one try and one error line a minute, not one every few seconds.
+ */
+export const retryFailedTriageAfterMs = (failures: number): number => Math.min(50 * 2 ** (failures - 1), 60_000);
 
 type PendingDoc = Document & PendingReplyRef;
 /**
@@ -437,8 +441,11 @@ export class OutreachAgentWorker {
         try {
           waitsOn = await this.triageOne(dispatch);
         } catch (error) {
-          this.options.log?.error({ err: error, dispatchId: dispatch.dispatch.dispatchId }, 'outreach agent triage failed; retrying');
           this.retryLater(work);
+          this.options.log?.error(
+            { err: error, dispatchId: dispatch.dispatch.dispatchId, failures: work.failures, retryInMs: retryFailedTriageAfterMs(work.failures) },
+            'outreach agent triage failed; retrying',
+          );
           break;
         } finally {
           this.triaging.delete(run);
@@ -471,7 +478,7 @@ export class OutreachAgentWorker {
     }
   }
 
-  /** A conversation whose triage failed goes back to the lanes after a pause (50 ms, doubling to 5 s). */
+  /** A conversation whose triage failed goes back to the lanes after a pause (retryFailedTriageAfterMs). */
   private retryLater(work: ConversationWork): void {
     work.failures++;
     work.retryPending = true;
@@ -479,7 +486,7 @@ export class OutreachAgentWorker {
       this.retryTimers.delete(timer);
       work.retryPending = false;
       this.makeReady(work);
-    }, Math.min(RETRY_FAILED_MS * 2 ** (work.failures - 1), 5_000));
+    }, retryFailedTriageAfterMs(work.failures));
     this.retryTimers.add(timer);
   }
 
