@@ -74,10 +74,12 @@ async function withServicesForRole<T>(fn: (services: Services) => Promise<T>): P
   // Run from another directory (DATA_DIR defaults to ./data) or with a mistyped path, a command would
   // write to a store of its own that no server reads: said on stderr, so --json output stays one object.
   const log = eventLogFile(config);
-  if (!config.EVENTSTORE_URL && !existsSync(log)) {
+  const fresh = !config.EVENTSTORE_URL && !existsSync(log);
+  const services = await createServices(config);
+  // Said once the stores are open: a start that fails (a secret.key that does not open) created nothing.
+  if (fresh && existsSync(log)) {
     process.stderr.write(`note: ${resolve(log)} did not exist: a new, empty event log was created there (DATA_DIR=${config.DATA_DIR}); a server using another DATA_DIR does not see what this command records\n`);
   }
-  const services = await createServices(config);
   try {
     return await fn(services);
   } finally {

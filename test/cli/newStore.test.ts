@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -26,6 +26,17 @@ t.test('a command that finds no event log says on stderr that it created one; st
   const second = cli(dataDir, 'team', 'create', '--name', 'Found', '--owner-email', 'found@acme.test');
   t.equal(second.status, 0);
   t.equal(second.stderr, '', 'the log exists now: no note');
+});
+
+t.test('a secret.key that does not open: the command fails, and no note claims a new event log', async (t) => {
+  const dataDir = join(scratch, 'badkey');
+  mkdirSync(dataDir, { mode: 0o700 });
+  writeFileSync(join(dataDir, 'secret.key'), 'garbage\n', { mode: 0o600 });
+  const r = cli(dataDir, 'team', 'create', '--name', 'Lost', '--owner-email', 'lost@acme.test');
+  t.equal(r.status, 1, r.stderr);
+  t.match(JSON.parse(r.stdout), { error: /secret/i });
+  t.notMatch(r.stderr, /did not exist/, 'no note');
+  t.notOk(existsSync(join(dataDir, 'events.sqlite')), 'no event log was created');
 });
 
 t.test('agent set with nothing to change is refused, as site set and team set are', async (t) => {
