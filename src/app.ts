@@ -85,7 +85,12 @@ export const app = fp(
         components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
         security: [{ bearer: [] }],
       },
-      transform: jsonSchemaTransform,
+      // OpenAPI 3.1 lets a non-OAuth scheme's requirement list roles: each operation names the scope it needs.
+      transform: (input) => {
+        const out = jsonSchemaTransform(input);
+        const scope = input.route.config?.access?.scope;
+        return scope ? { ...out, schema: { ...out.schema, security: [{ bearer: [scope] }] } } : out;
+      },
       // The REST API's operations only (each has a tag): OAuth, MCP and the dashboard pages are described
       // by their own documents (RFC 8414 metadata, the MCP handshake), not as bearer-protected JSON operations.
       hideUntagged: true,

@@ -57,6 +57,16 @@ t.test('GET /api/v1/openapi.json is an OpenAPI 3.1 document with the three webho
   for (const status of ['400', '401', '403', '404']) t.ok(collection.post.responses[status], `POST documents ${status}`);
   t.ok(item.delete.responses['200'] && item.delete.responses['404'], 'DELETE documents 200 and 404');
   t.ok(doc.components?.securitySchemes?.bearer, 'bearer security scheme');
+  t.same(collection.post.security, [{ bearer: ['webhooks:write'] }], 'each operation names its scope (OpenAPI 3.1 roles)');
+  t.same(collection.get.security, [{ bearer: ['webhooks:read'] }]);
+  t.same(doc.paths['/api/v1/sites/{siteId}/outreach/conversations'].get.security, [{ bearer: ['inbox:read'] }]);
+  t.same(doc.paths['/api/v1/sites/{siteId}/outreach/inbox/messages'].post.security, [{ bearer: ['inbox:write'] }]);
+  const unscoped = Object.entries(doc.paths as Record<string, Record<string, { security?: Array<{ bearer?: string[] }> }>>).flatMap(([path, ops]) =>
+    Object.entries(ops)
+      .filter(([, op]) => op.security?.[0]?.bearer?.length !== 1)
+      .map(([method]) => `${method.toUpperCase()} ${path}`),
+  );
+  t.same(unscoped, [], 'every operation names one scope');
   const limit = doc.paths['/api/v1/sites/{siteId}/outreach/conversations'].get.parameters.find((p: { name: string }) => p.name === 'limit');
   t.same(limit.schema, { type: 'integer', minimum: 1, maximum: 100 }, 'a list limit is documented as the integer it is');
   // The REST API only: OAuth's endpoints (with 405-only methods), /mcp and the dashboard pages were listed as bearer operations.
