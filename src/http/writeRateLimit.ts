@@ -34,15 +34,17 @@ export async function countWrite(app: FastifyInstance, team: string, limit: numb
   const expires = new Date((second + WINDOW_SECONDS + 2) * 1000);
   // This second's count is the one this write's own increment made: concurrent writes read distinct
   // values, so of a burst exactly the limit is admitted. The other seconds are read after that
-  // increment is committed, the next one too: of two writes on either side of a second's boundary,
-  // the one read last sees the other, so both cannot be admitted over the limit.
+  // increment is committed, the later ones too: of two writes on either side of a second's boundary,
+  // the one read last sees the other, so both cannot be admitted over the limit; and writes another
+  // instance stamped by a clock up to a minute ahead of this one are counted, not missed.
   const own = await app.counters.increment(key, 1, expires);
-  const counted = await app.counters.range(writeKey(team, second - WINDOW_SECONDS), writeKey(team, second + 1));
-  const perSecond = counted.map(({ key, count }) => {
+  const counted = await app.counters.range(writeKey(team, second - WINDOW_SECONDS), writeKey(team, second + WINDOW_SECONDS));
+  // The others: this second's count less this write.
+  const others = counted.map(({ key, count }) => {
     const at = Number(key.slice(key.lastIndexOf(':') + 1));
-    return [at, at === second ? own : count] as const;
+    return [at, at === second ? own - 1 : count] as const;
   });
-  const retryAfterMs = writeRetryAfterMs({ limit, perSecond, nowMs: now });
+  const retryAfterMs = writeRetryAfterMs({ limit, others, nowMs: now });
   if (retryAfterMs > 0) {
     await app.counters.increment(key, -1, expires);
     throw rateLimited(retryAfterMs / 1000, `Write rate limit of ${limit} requests per minute exceeded for this team.`);
@@ -53,16 +55,16 @@ export async function countWrite(app: FastifyInstance, team: string, limit: numb
 const writeKey = (team: string, second: number) => `writes:${team}:${String(second).padStart(12, '0')}`;
 
 /**
- * 0 when the writes counted, this one included (`perSecond`: second → writes, oldest first), are within
- * the limit; otherwise the milliseconds until enough of them have left the window for one more write.
- * A second's writes leave it when 61 seconds have begun after it.
+ * 0 when one more write fits beside the `others` counted in the window (second → writes, oldest
+ * first); otherwise the milliseconds until enough of them have left it. A second's writes leave the
+ * window when 61 seconds have begun after it.
  */
-export function writeRetryAfterMs(input: { limit: number; perSecond: ReadonlyArray<readonly [second: number, writes: number]>; nowMs: number }): number {
-  const { limit, perSecond, nowMs } = input;
-  let total = perSecond.reduce((sum, [, writes]) => sum + writes, 0);
+export function writeRetryAfterMs(input: { limit: number; others: ReadonlyArray<readonly [second: number, writes: number]>; nowMs: number }): number {
+  const { limit, others, nowMs } = input;
+  let total = others.reduce((sum, [, writes]) => sum + writes, 0) + 1;
   if (total <= limit) return 0;
   let leavesAt = nowMs;
-  for (const [second, writes] of perSecond) {
+  for (const [second, writes] of others) {
     total -= writes;
     leavesAt = (second + WINDOW_SECONDS + 1) * 1000;
     if (total <= limit) break;

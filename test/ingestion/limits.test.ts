@@ -128,6 +128,22 @@ t.test('write tier: writes made more than 60 s ago no longer count, whatever clo
   t.equal((await ingest(app.fastify, tenant, body)).statusCode, 201, 'at 10:02:21 the burst has left the window');
 });
 
+t.test("write tier across instances whose clocks differ: the writes of one ahead by 10 s are counted by the other", async (t) => {
+  const behind = new TestClock(new Date('2026-04-08T10:00:00.000Z'));
+  const ahead = new TestClock(new Date('2026-04-08T10:00:10.000Z'));
+  const a = await startTestApp({ clock: behind, env: { WRITE_RATE_LIMIT_PER_MINUTE: '20' } });
+  t.teardown(() => a.close());
+  const b = await startTestApp({ clock: ahead, dataDir: a.dataDir, env: { WRITE_RATE_LIMIT_PER_MINUTE: '20' } });
+  t.teardown(() => b.close());
+  const tenant = await createTenant(a.services);
+  await settle(b.services);
+  const body = { ...UNACTIONABLE, runExtraction: false };
+  for (let i = 0; i < 20; i++) t.equal((await ingest(b.fastify, tenant, body)).statusCode, 201, `write ${i + 1} on the instance ahead`);
+  const refused = await ingest(a.fastify, tenant, body);
+  expectError(t, refused, 429, 'RATE_LIMITED', 'the instance behind counts them: the tier is full');
+  t.equal(refused.headers['retry-after'], '71', 'until they leave its own window');
+});
+
 t.test('write tier holds across two instances sharing one store, under concurrency (counters committed in batches)', async (t) => {
   const clock = new TestClock(new Date('2026-04-07T10:00:00.000Z'));
   const a = await startTestApp({ clock, env: { WRITE_RATE_LIMIT_PER_MINUTE: '30' } });
