@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { requestAgentRun } from '../../commands/agentRuns.ts';
+import { runAgentNow } from '../views/agents.ts';
 import { updateAgent } from '../../commands/agents.ts';
 import { type AgentKey, isAgentKey } from '../../domain/agents.ts';
 import { ServiceError } from '../../domain/errors.ts';
@@ -151,9 +151,9 @@ export function agentPages(app: FastifyInstance, show: Show, canManage: (s: Sign
     const found = await target(request);
     if (!found) return agentsPage(reply, s, { error: 'Site or agent not found.' }, 404);
     try {
-      const r = await requestAgentRun(actingFor(app, request), { teamId: s.user.teamId, siteId: found.site.id, agentKey: found.agentKey, trigger: 'on_demand', requestedBy: s.user.id });
-      await app.waitForWrite(r.position);
-      return agentsPage(reply, s, { info: `Run ${r.run.id} of ${found.agentKey} queued.` }, 202);
+      // As REST and MCP: queued and counted, so answered even while the read models lag (a 503 invites a second press).
+      const { run } = await runAgentNow(actingFor(app, request), found.site, found.agentKey, s.user.id);
+      return agentsPage(reply, s, { info: `Run ${run.id} of ${found.agentKey} queued.` }, 202);
     } catch (error) {
       return refused(reply, s, error);
     }
