@@ -120,7 +120,7 @@ t.test('dynamic registration: a metadata member sent as null is refused, not tak
   const ctx = await startMcpApp({ env: { OAUTH_DYNAMIC_REGISTRATION: 'true', OAUTH_DYNAMIC_REGISTRATION_PER_HOUR: '100' } });
   t.teardown(() => ctx.app.close());
   const register = (body: unknown) => fetch(`${ctx.base}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  for (const member of ['token_endpoint_auth_method', 'grant_types', 'response_types']) {
+  for (const member of ['token_endpoint_auth_method', 'grant_types', 'response_types', 'client_name', 'client_uri']) {
     const res = await register({ redirect_uris: ['https://app.example.test/cb'], [member]: null });
     t.equal(res.status, 400, `${member}: null`);
     t.equal(((await res.json()) as { error: string }).error, 'invalid_client_metadata');

@@ -31,9 +31,9 @@ function readMetadata(body: unknown) {
   if (!Array.isArray(responseTypes) || responseTypes.some((r) => r !== 'code')) throw new OAuthError('invalid_client_metadata', 'response_types may name code only.');
   const name = m.client_name === undefined ? 'Unnamed app' : m.client_name;
   if (typeof name !== 'string') throw new OAuthError('invalid_client_metadata', 'client_name must be a string.');
-  const clientUri = m.client_uri === undefined ? null : m.client_uri;
-  if (clientUri !== null && (typeof clientUri !== 'string' || !/^https:\/\//.test(clientUri))) throw new OAuthError('invalid_client_metadata', 'client_uri must be an https URL.');
-  return { name, redirectUris: uris as string[], clientUri };
+  const clientUri = m.client_uri;
+  if (clientUri !== undefined && (typeof clientUri !== 'string' || !/^https:\/\//.test(clientUri))) throw new OAuthError('invalid_client_metadata', 'client_uri must be an https URL.');
+  return { name, redirectUris: uris as string[], clientUri: clientUri ?? null };
 }
 
 /**
