@@ -76,9 +76,31 @@ t.test('a retry left by a stopped copy is taken over by a running one', async (t
   const stoppedAt = Date.now();
   await receiver.waitFor((r) => r.length === 2, 10_000);
   const waited = Date.now() - stoppedAt;
-  const attempts = await attemptsIn(h);
+  // The attempt is recorded just after the receiver answers it.
+  let attempts = await attemptsIn(h);
+  for (const deadline = Date.now() + 5_000; attempts.length < 2 && Date.now() < deadline; attempts = await attemptsIn(h)) await sleep(20);
   t.equal(attempts.length, 2);
   t.not(attempts[1]!.workerId, firstBy, 'sent by the copy still running');
   t.equal(receiver.received[1]!.json.id, receiver.received[0]!.json.id, 'the same delivery, retried');
   t.ok(waited >= 500, `not before the stopped copy has been silent a while (${waited} ms)`);
+});
+
+t.test('a counter store that fails does not stop delivering: liveness is only needed to take over other copies\' deliveries', async (t) => {
+  const h = await startHarness({ worker: { workerId: 'copy-1' } });
+  t.teardown(() => h.close());
+  await h.worker.stop();
+  const receiver = await startReceiver();
+  t.teardown(() => receiver.close());
+  await h.subscribe(receiver.url, ['outreach.message_received']);
+  // As the SQLite counter store fails past its busy wait (another process holding the file's lock).
+  const busy = () => Promise.reject(Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' }));
+  const failing = { increment: busy, range: busy };
+  const worker = new WebhookDeliveryWorker({ ...h.app.services, counters: failing as never }, { ...workerOptionsFrom(h.app.config), workerId: 'copy-2' });
+  t.teardown(() => worker.stop());
+  let startError: unknown = null;
+  await worker.start().catch((error: unknown) => (startError = error));
+  t.equal(startError, null, 'started');
+  await h.append(messageReceived(h.tenant, 42));
+  await receiver.waitFor((r) => r.length === 1, 5_000).catch(() => {});
+  t.equal(receiver.received.length, 1, 'delivered');
 });

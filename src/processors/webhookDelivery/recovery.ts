@@ -66,7 +66,14 @@ export class Recovery {
       if (!isOrphaned(p, now, orphanAfterMs)) return false;
       if (p.workerId === workerId) return true;
       let answer = silent.get(p.workerId);
-      if (!answer) silent.set(p.workerId, (answer = liveness.isSilent(p.workerId)));
+      if (!answer) {
+        // Unknown is not silent: a delivery taken from a live copy is sent twice, one left waits for the store.
+        answer = liveness.isSilent(p.workerId).catch((error: unknown) => {
+          this.deps.log?.warn?.({ err: error }, 'webhook worker liveness unknown; not taken over');
+          return false;
+        });
+        silent.set(p.workerId, answer);
+      }
       return answer;
     };
   }

@@ -48,7 +48,7 @@ export interface WorkerDeps {
   secrets: SecretBox;
   clock: Clock;
   /** Shared by every copy: each beats there, so a copy takes over only the deliveries of a silent one (workerLiveness.ts). */
-  counters: Pick<CounterStore, 'increment'>;
+  counters: Pick<CounterStore, 'increment' | 'range'>;
   /** With these, the worker also deletes the subscriptions of departed people's apps (departedApps.ts). */
   departedApps?: { projections: Pick<ProjectionRunner, 'waitFor'>; newId(): string };
 }
@@ -96,6 +96,8 @@ export class WebhookDeliveryWorker {
   /** Answers are recorded from start until the end of stop's drain. */
   private recording = false;
   private loops: Promise<void>[] = [];
+  /** The heartbeat outlives the other loops at stop: it ends once nothing of this copy is in flight. */
+  private heartbeat: { controller: AbortController; loop: Promise<void> } | null = null;
   private readonly onStopped: (() => void) | undefined;
   private readonly log: WorkerOptions['log'];
   /** This worker's name in the delivery records it writes. */
@@ -168,9 +170,11 @@ export class WebhookDeliveryWorker {
     this.recording = true;
     this.scheduler.start();
     const { signal } = this.controller;
-    // Beating before anything is held: another copy's scan must not take what this one resumes.
-    await this.recovery.beat();
-    this.loops.push(this.recovery.keepBeating(signal));
+    // Beating before anything is held: another copy's scan must not take what this one resumes. The
+    // counter store is needed only for that: a failing one is logged and delivering goes on.
+    await this.recovery.beat().catch((error: unknown) => this.log?.warn?.({ err: error }, 'webhook worker heartbeat failed'));
+    const beating = new AbortController();
+    this.heartbeat = { controller: beating, loop: this.recovery.keepBeating(beating.signal) };
     await this.dispatcher.loadState();
     // Deletions (and auto-disables) made while this worker was down are read before any pending retry resumes.
     const head = await deps.events.headPosition();
@@ -200,6 +204,9 @@ export class WebhookDeliveryWorker {
     try {
       await this.ledgers.closeAll();
     } finally {
+      this.heartbeat?.controller.abort();
+      await this.heartbeat?.loop;
+      this.heartbeat = null;
       // Nothing of this worker is in flight any more: its name may go to the next worker.
       this.controller = null;
       this.onStopped?.();

@@ -2,9 +2,10 @@ import type { CounterStore } from '../../ports/counterStore.ts';
 
 /**
  * Delivery worker copies' signs of life, in the counter store every copy shares (the counters file
- * on the embedded store, MongoDB in scale-out). Time is cut into windows of `windowMs`; a live copy
- * adds one to its key of the current window several times per window. A copy with no beat in the
- * current window nor the previous one has been silent at least a whole window.
+ * on the embedded store, MongoDB in scale-out). A live copy adds one to its key of the current second
+ * four times per window (`windowMs`, half its WEBHOOK_ORPHAN_AFTER_MS). A copy is silent to a reader
+ * when it has no beat in the reader's last two windows: copies whose settings differ still see each
+ * other beat while the beater's window is under eight of the reader's.
  *
  * A pending delivery is only an orphan when the copy that holds it is silent: a delivery due long
  * ago may still be queued in a live copy, waiting for a slot behind a slow destination, and taking
@@ -12,7 +13,7 @@ import type { CounterStore } from '../../ports/counterStore.ts';
  */
 export class WorkerLiveness {
   constructor(
-    private readonly counters: Pick<CounterStore, 'increment'>,
+    private readonly counters: Pick<CounterStore, 'increment' | 'range'>,
     private readonly now: () => number,
     readonly windowMs: number,
   ) {}
@@ -23,29 +24,20 @@ export class WorkerLiveness {
   }
 
   async beat(workerId: string): Promise<void> {
-    const window = this.windowOf(this.now());
-    await this.counters.increment(this.key(workerId, window), 1, this.expiry(window));
+    const now = this.now();
+    // Kept past any reader's look back at a live copy, whose next beat comes within a quarter window.
+    await this.counters.increment(this.key(workerId, Math.floor(now / 1000)), 1, new Date(now + 2 * this.windowMs + 60_000));
   }
 
-  /** True when `workerId` has not beaten in this window nor the last (adding 0 reads a counter). */
+  /** True when `workerId` has not beaten in the last two windows (beats up to a minute ahead, by a clock ahead of this one, count). */
   async isSilent(workerId: string): Promise<boolean> {
-    const window = this.windowOf(this.now());
-    for (const w of [window, window - 1]) {
-      if ((await this.counters.increment(this.key(workerId, w), 0, this.expiry(w))) > 0) return false;
-    }
-    return true;
+    const now = this.now();
+    const beats = await this.counters.range(this.key(workerId, Math.floor((now - 2 * this.windowMs) / 1000)), this.key(workerId, Math.floor(now / 1000) + 60));
+    return !beats.some(({ count }) => count > 0);
   }
 
-  private windowOf(ms: number): number {
-    return Math.floor(ms / this.windowMs);
-  }
-
-  private key(workerId: string, window: number): string {
-    return `webhook-worker-alive:${workerId}:${window}`;
-  }
-
-  /** Kept two windows past its own: read as "the previous window" during the next one. */
-  private expiry(window: number): Date {
-    return new Date((window + 3) * this.windowMs);
+  /** Fixed width, so one key range holds a copy's seconds in order. */
+  private key(workerId: string, second: number): string {
+    return `webhook-worker-alive:${workerId}:${String(second).padStart(12, '0')}`;
   }
 }
