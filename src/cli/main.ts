@@ -275,6 +275,7 @@ events
   .description("the JSON Schema of each event type's data (JSON lines), of one type, or the field table of docs/eventFields.md")
   .option('--markdown', 'print the field table of every type (docs/eventFields.md)')
   .action((type: string | undefined, opts: { markdown?: boolean }) => {
+    if (opts.markdown && type !== undefined) throw new TenancyError('--markdown prints every type: give no type with it');
     if (opts.markdown) return void process.stdout.write(eventFieldsMarkdown());
     if (type !== undefined && eventDataSchema(type) === null) {
       throw new TenancyError(`no event type ${JSON.stringify(type.slice(0, 100))}: the types are listed in docs/events.md (or run events schema without one)`);

@@ -19,7 +19,8 @@ export interface SuppressContactInput {
  * Adds a contact to the team-wide suppression list. ContactSuppressed carries a siteId (webhook
  * envelopes need one): with `siteId` one event for that site, without it one event per site of the team.
  */
-export async function suppressContact(ctx: CommandContext, input: SuppressContactInput) {
+/** `metadata`: added to the event's (the Outreach Agent's worker names itself, as on its other events). */
+export async function suppressContact(ctx: CommandContext, input: SuppressContactInput, metadata: Record<string, unknown> = {}) {
   if ((await ctx.events.readStream(teamStream(input.teamId))).length === 0) throw new TenancyError(`team ${input.teamId} not found`);
   let siteIds = [...input.teamSiteIds];
   if (input.siteId) {
@@ -32,7 +33,7 @@ export async function suppressContact(ctx: CommandContext, input: SuppressContac
   const result = await handleCommand(ctx, suppressionStream(input.teamId), suppressionDecider, {
     type: 'SuppressContact',
     data: { teamId: input.teamId, siteIds, email, reason: input.reason, source: input.source, now: ctx.clock.now().getTime() },
-  });
+  }, metadata);
   return { email, siteIds, suppressed: result.events.length > 0, position: result.position };
 }
 

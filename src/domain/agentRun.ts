@@ -215,7 +215,9 @@ export const agentRunDecider: Decider<AgentRunState, AgentRunCommand, AgentRunEv
         const { run, workerId, leaseMs, now } = command.data;
         if (state.status === 'succeeded' || state.status === 'failed') return [];
         if (state.status === 'none') {
-          return [{ type: 'AgentRunStarted', data: { ...run, attempt: 1, workerId, leaseExpiresAt: leaseUntil(now, leaseMs), startedAt: now } }];
+          // The run's reference only: the caller's run may carry its queued fields (trigger, requestedBy), recorded by AgentRunQueued.
+          const { runId, siteId, teamId, agentKey } = run;
+          return [{ type: 'AgentRunStarted', data: { runId, siteId, teamId, agentKey, attempt: 1, workerId, leaseExpiresAt: leaseUntil(now, leaseMs), startedAt: now } }];
         }
         if (state.status === 'running') {
           if (Date.parse(state.leaseExpiresAt) > Date.parse(now)) throw new RunHeldElsewhereError(`run is held by ${state.workerId} until ${state.leaseExpiresAt}`);

@@ -96,6 +96,8 @@ t.test("someone else writing on a prospect's thread: a person reads it, the cont
   t.match(last.data, { conversationId, newStatus: 'awaiting_human', resolutionOutcome: 'needs_human' }, 'a person decides, not declined/opted_out');
   const suppressed = envelopes(a.receiver, 'outreach.contact_suppressed').map((e) => (e.data as { email: string }).email);
   t.same(suppressed, ['mallory@evil.example'], "the stranger's own opt-out is honoured, the contact is not suppressed");
+  const recorded = (await a.h.app.services.events.readAll({ limit: 100_000 })).filter((e) => e.type === 'ContactSuppressed');
+  t.match(recorded.at(-1)!.metadata, { workerId: String, workerInstance: String }, "the agent's suppression names its worker, as its other events do (from an audit)");
   t.equal(a.sink.received.length, 1, 'no mail to the stranger');
 
   const fromContact = await a.pitch({

@@ -41,6 +41,9 @@ t.test('run ledger: five on-demand runs per sliding hour, earlier hour included;
 t.test('run stream: started under a lease, renewed by its holder only, ended once; a dead worker is replaced once', async (t) => {
   const started: AgentRunEvent = { type: 'AgentRunStarted', data: { ...ref, attempt: 1, workerId: 'w1', leaseExpiresAt: '2026-01-01T12:01:00.000Z', startedAt: '2026-01-01T12:00:00.000Z' } };
   given(agentRunDecider, []).when({ type: 'StartAgentRun', data: { run: ref, workerId: 'w1', leaseMs: 60_000, now: '2026-01-01T12:00:00.000Z' } }).then([started]);
+  // The runner passes the queued run; its queued fields are AgentRunQueued's, not repeated here (an auditor found them undocumented).
+  const queuedRun = { ...queued('r1', '2026-01-01T11:59:00.000Z'), requestedBy: 'key-1' };
+  given(agentRunDecider, []).when({ type: 'StartAgentRun', data: { run: queuedRun, workerId: 'w1', leaseMs: 60_000, now: '2026-01-01T12:00:00.000Z' } }).then([started]);
   given(agentRunDecider, [started]).when({ type: 'StartAgentRun', data: { run: ref, workerId: 'w2', leaseMs: 60_000, now: '2026-01-01T12:00:30.000Z' } }).thenThrows(RunHeldElsewhereError);
   const retried: AgentRunEvent = { type: 'AgentRunStarted', data: { ...ref, attempt: 2, workerId: 'w2', leaseExpiresAt: '2026-01-01T12:02:00.000Z', startedAt: '2026-01-01T12:01:00.000Z' } };
   given(agentRunDecider, [started]).when({ type: 'StartAgentRun', data: { run: ref, workerId: 'w2', leaseMs: 60_000, now: '2026-01-01T12:01:00.000Z' } }).then([retried]);

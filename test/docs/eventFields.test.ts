@@ -37,5 +37,11 @@ t.test('the CLI prints every schema as JSON lines, one type, or refuses an unkno
   t.equal(unknown.code, 1);
   t.match(unknown.stderr, /no event type "Nope"/);
   t.equal(unknown.stdout, '');
+  for (const args of [['Nope', '--markdown'], ['SiteCreated', '--markdown']]) {
+    const mixed = await outreach(['events', 'schema', ...args], env);
+    t.equal(mixed.code, 1, `${args.join(' ')}: refused (from an audit: it printed the whole table)`);
+    t.match(mixed.stderr, /--markdown prints every type: give no type with it/);
+    t.equal(mixed.stdout, '');
+  }
   t.same(readdirSync(dir), [], 'no DATA_DIR was created');
 });

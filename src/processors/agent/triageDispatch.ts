@@ -179,7 +179,7 @@ export async function triageDispatch(
   if (decision.outcome === 'opt_out') {
     // Suppress first: if the worker stops before the triage is recorded, the retry finds the
     // sender already suppressed (the same reason again records nothing) and records the triage.
-    await suppressContact(deps, { teamId: dispatch.teamId, teamSiteIds: [dispatch.siteId], email: message.from, reason: 'opted_out', source: 'inbound_classifier', siteId: dispatch.siteId });
+    await suppressContact(deps, { teamId: dispatch.teamId, teamSiteIds: [dispatch.siteId], email: message.from, reason: 'opted_out', source: 'inbound_classifier', siteId: dispatch.siteId }, metadata);
   }
 
   if (facts.contactEmail !== null && normaliseEmail(message.from) !== normaliseEmail(facts.contactEmail)) {
