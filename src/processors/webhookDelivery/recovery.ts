@@ -4,8 +4,9 @@ import type { Clock } from '../../ports/clock.ts';
 import type { ReadModelStore } from '../../ports/readModelStore.ts';
 import { listPendingDeliveries } from '../../readModels/webhookDeliveries.ts';
 import type { DeliveryLedgers } from './deliveryLedger.ts';
-import type { Scheduler } from './scheduler.ts';
+import { jobKey, type Scheduler } from './scheduler.ts';
 import type { Targets } from './targets.ts';
+import type { TakeoverClaims } from './takeoverClaims.ts';
 import type { WorkerLiveness } from './workerLiveness.ts';
 
 export interface RecoveryDeps {
@@ -17,6 +18,7 @@ export interface RecoveryDeps {
   workerId: string;
   orphanAfterMs: number;
   liveness: WorkerLiveness;
+  claims: TakeoverClaims;
   log?: { error(obj: unknown, msg?: string): void; warn?(obj: unknown, msg?: string): void };
 }
 
@@ -39,7 +41,7 @@ export class Recovery {
       const ledger = ledgers.of(target.id);
       await ledger.load();
       for (const p of ledger.state.pending.values()) {
-        if (p.workerId === workerId || (await abandoned(p, now))) scheduler.hold(p);
+        if (p.workerId === workerId ? await this.stillOwn(p) : await abandoned(p, now)) scheduler.hold(p);
       }
     }
   }
@@ -58,13 +60,18 @@ export class Recovery {
     }
   }
 
-  /** A test for orphans, asking the counter store once per silent-looking copy it meets. */
+  /** One of this copy's own (by its name): not when another live copy took it over while this one was down. */
+  private async stillOwn(p: PendingDelivery): Promise<boolean> {
+    return !(await this.deps.claims.claimedByAnother(p).catch(() => false));
+  }
+
+  /** A test for orphans, asking the counter store once per silent-looking copy it meets; another copy's is claimed before it is taken. */
   private abandonedBy(): (p: PendingDelivery, now: number) => Promise<boolean> {
     const { liveness, workerId, orphanAfterMs } = this.deps;
     const silent = new Map<string, Promise<boolean>>();
     return async (p, now) => {
       if (!isOrphaned(p, now, orphanAfterMs)) return false;
-      if (p.workerId === workerId) return true;
+      if (p.workerId === workerId) return this.stillOwn(p);
       let answer = silent.get(p.workerId);
       if (!answer) {
         // Unknown is not silent: a delivery taken from a live copy is sent twice, one left waits for the store.
@@ -74,7 +81,11 @@ export class Recovery {
         });
         silent.set(p.workerId, answer);
       }
-      return answer;
+      if (!(await answer)) return false;
+      return this.deps.claims.claim(p).catch((error: unknown) => {
+        this.deps.log?.warn?.({ err: error }, 'webhook takeover claim failed; not taken over');
+        return false;
+      });
     };
   }
 
@@ -101,7 +112,8 @@ export class Recovery {
           if (!target?.active) continue;
           const ledger = ledgers.of(id);
           await ledger.load();
-          for (const p of ledger.state.pending.values()) if (await abandoned(p, now)) scheduler.hold(p);
+          // What this copy holds already is not claimed again.
+          for (const p of ledger.state.pending.values()) if (!scheduler.isHeld(jobKey(p)) && (await abandoned(p, now))) scheduler.hold(p);
         }
       } catch (error) {
         this.deps.log?.error({ err: error }, 'webhook orphan scan failed');

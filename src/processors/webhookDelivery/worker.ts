@@ -18,6 +18,7 @@ import { Recovery } from './recovery.ts';
 import { type Place, Scheduler } from './scheduler.ts';
 import { WebhookSender } from './sender.ts';
 import { Targets } from './targets.ts';
+import { TakeoverClaims } from './takeoverClaims.ts';
 import { WorkerLiveness } from './workerLiveness.ts';
 
 export interface WorkerOptions {
@@ -151,7 +152,8 @@ export class WebhookDeliveryWorker {
     this.dispatcher = new Dispatcher({ ...shared, events: deps.events });
     // A copy silent for half the takeover time (no beat in a window of that length) has stopped.
     const liveness = new WorkerLiveness(deps.counters, now, Math.max(200, Math.floor(options.orphanAfterMs / 2)));
-    this.recovery = new Recovery({ ...shared, orphanAfterMs: options.orphanAfterMs, liveness });
+    const claims = new TakeoverClaims(deps.counters, liveness, now, Math.max(1_000, options.orphanAfterMs), workerId);
+    this.recovery = new Recovery({ ...shared, orphanAfterMs: options.orphanAfterMs, liveness, claims });
     const departed = deps.departedApps;
     this.departedApps = departed
       ? new DepartedApps({ events: deps.events, readModels: deps.readModels, clock: deps.clock, secrets: deps.secrets, newId: () => departed.newId(), projections: departed.projections, log })

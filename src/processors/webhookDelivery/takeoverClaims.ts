@@ -1,0 +1,57 @@
+import type { PendingDelivery } from '../../domain/webhookDelivery.ts';
+import type { CounterStore } from '../../ports/counterStore.ts';
+import { jobKey } from './scheduler.ts';
+import type { WorkerLiveness } from './workerLiveness.ts';
+
+/** Claims outlive any takeover in progress: the taker's first attempt, recorded, ends the claim's use. */
+const KEEP_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Which copy takes over a silent copy's pending delivery. Taking one over writes nothing to its
+ * stream until the taker's first attempt (which names the taker), so every other live copy would
+ * still see it held by the silent one and take it too. A taker claims it first, in the shared counter
+ * store: one claim per generation (`generationMs`) is won, the winner marks itself, and a delivery
+ * marked by a live copy other than this one is left to it. A winner that stops before its attempt is
+ * silent in turn: the delivery is claimed again in a later generation.
+ */
+export class TakeoverClaims {
+  constructor(
+    private readonly counters: Pick<CounterStore, 'increment' | 'range'>,
+    private readonly liveness: WorkerLiveness,
+    private readonly now: () => number,
+    private readonly generationMs: number,
+    private readonly workerId: string,
+  ) {}
+
+  /** Whether a live copy other than this one has claimed the delivery as it stands (its holder and attempts). */
+  async claimedByAnother(p: PendingDelivery): Promise<boolean> {
+    const marks = `${this.base(p)}:m:`;
+    // ';' follows ':': every key that starts with `marks`.
+    for (const { key, count } of await this.counters.range(marks, `${marks.slice(0, -1)};`)) {
+      const id = key.slice(marks.length);
+      if (count > 0 && id !== this.workerId && !(await this.liveness.isSilent(id))) return true;
+    }
+    return false;
+  }
+
+  /** True for the one copy that is to take the delivery over. */
+  async claim(p: PendingDelivery): Promise<boolean> {
+    if (await this.claimedByAnother(p)) return false;
+    const base = this.base(p);
+    const now = this.now();
+    const expires = new Date(now + KEEP_MS);
+    if ((await this.counters.increment(`${base}:c:${Math.floor(now / this.generationMs)}`, 1, expires)) !== 1) return false;
+    const mark = `${base}:m:${this.workerId}`;
+    await this.counters.increment(mark, 1, expires);
+    // Another copy may have won the previous generation's claim while this one looked: it keeps it.
+    if (await this.claimedByAnother(p)) {
+      await this.counters.increment(mark, -1, expires);
+      return false;
+    }
+    return true;
+  }
+
+  private base(p: PendingDelivery): string {
+    return `webhook-takeover:${jobKey(p)}:${p.attempts}:${p.workerId}`;
+  }
+}
