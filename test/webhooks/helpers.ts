@@ -221,3 +221,26 @@ export const messageReceived = (tenant: { siteId: string; teamId: string }, n: n
 });
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A slow but healthy HTTPS receiver on 127.0.0.1 (the test CA): each POST's envelope id, and the most answered at once; 204 after `delayMs`. */
+export async function startSlowReceiver(t: Test, delayMs: number): Promise<{ url: string; got: string[]; maxInFlight: () => number }> {
+  const { cert, key } = await testCertificate();
+  const got: string[] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const server = createServer({ cert, key }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      got.push((JSON.parse(Buffer.concat(chunks).toString()) as { id: string }).id);
+      maxInFlight = Math.max(maxInFlight, ++inFlight);
+      setTimeout(() => {
+        inFlight--;
+        res.writeHead(204).end();
+      }, delayMs);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  t.teardown(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
+  return { url: `https://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, got, maxInFlight: () => maxInFlight };
+}

@@ -1,11 +1,9 @@
 // Scale-out: a pending delivery is taken over by another worker copy only when the copy holding it
 // has stopped. A delivery due long ago may still be queued in a live copy, waiting for a slot
 // behind a slow destination: taking it then sent it twice and broke the per-subscription bound.
-import { createServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { WebhookDeliveryWorker, workerOptionsFrom } from '../../src/processors/webhookDelivery/worker.ts';
-import { messageReceived, sleep, startHarness, startReceiver, testCertificate } from './helpers.ts';
+import { messageReceived, sleep, startHarness, startReceiver, startSlowReceiver } from './helpers.ts';
 
 const attemptsIn = async (h: Awaited<ReturnType<typeof startHarness>>) =>
   (await h.app.services.events.readAll({ limit: 100_000 })).filter((e) => e.type === 'DeliveryAttempted').map((e) => e.data as { deliveryId: string; status: string; workerId: string });
@@ -14,26 +12,9 @@ t.test('deliveries queued in a live copy are not taken over by another copy', as
   const opts = { workerId: 'copy-1', timeoutMs: 1000, orphanAfterMs: 1500, concurrencyPerSubscription: 1, connectionsPerDestination: 1 };
   const h = await startHarness({ worker: opts });
   t.teardown(() => h.close());
-  const { cert, key } = await testCertificate();
-  const got: string[] = [];
-  let inFlight = 0;
-  let maxInFlight = 0;
   // A slow but healthy receiver: 204 after 400 ms, well inside the timeout; 12 deliveries take ~5 s one at a time.
-  const server = createServer({ cert, key }, (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      got.push(JSON.parse(Buffer.concat(chunks).toString()).id);
-      maxInFlight = Math.max(maxInFlight, ++inFlight);
-      setTimeout(() => {
-        inFlight--;
-        res.writeHead(204).end();
-      }, 400);
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  t.teardown(() => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))));
-  await h.subscribe(`https://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, ['outreach.message_received']);
+  const { url, got, maxInFlight } = await startSlowReceiver(t, 400);
+  await h.subscribe(url, ['outreach.message_received']);
 
   let last = 0n;
   for (let i = 0; i < 12; i++) last = await h.append(messageReceived(h.tenant, 500 + i));
@@ -49,7 +30,7 @@ t.test('deliveries queued in a live copy are not taken over by another copy', as
   t.same(attempts.filter((a) => a.status !== 'ok'), [], 'no attempt failed (a retry would explain a second POST)');
   t.equal(got.length, 12, 'each event POSTed once');
   t.equal(new Set(got).size, 12);
-  t.equal(maxInFlight, 1, 'WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION=1 holds across the copies');
+  t.equal(maxInFlight(), 1, 'WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION=1 holds across the copies');
   t.same([...new Set(attempts.map((a) => a.workerId))], ['copy-1'], 'the copy that claimed them sent them');
 });
 

@@ -1,36 +1,16 @@
 // Scale-out: a stopped copy's pending deliveries are taken over by one of the live copies, not by
 // each of them. Taking over writes nothing to the stream until the taker's first attempt, so every
 // live copy saw them still held by the silent one (from a review: 19 POSTs for 10 events).
-import { createServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { WebhookDeliveryWorker, workerOptionsFrom } from '../../src/processors/webhookDelivery/worker.ts';
-import { messageReceived, sleep, startHarness, testCertificate } from './helpers.ts';
+import { messageReceived, sleep, startHarness, startSlowReceiver } from './helpers.ts';
 
 t.test("a stopped copy's deliveries are taken over by only one of two live copies", async (t) => {
   const opts = { workerId: 'copy-1', timeoutMs: 1000, orphanAfterMs: 1500, concurrencyPerSubscription: 1, connectionsPerDestination: 1 };
   const h = await startHarness({ worker: opts });
   t.teardown(() => h.close());
-  const { cert, key } = await testCertificate();
-  const got: string[] = [];
-  let inFlight = 0;
-  let maxInFlight = 0;
-  const server = createServer({ cert, key }, (req, res) => {
-    const chunks: Buffer[] = [];
-    inFlight++;
-    maxInFlight = Math.max(maxInFlight, inFlight);
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      got.push((JSON.parse(Buffer.concat(chunks).toString()) as { id: string }).id);
-      setTimeout(() => {
-        inFlight--;
-        res.writeHead(204).end();
-      }, 300);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  t.teardown(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
-  await h.subscribe(`https://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, ['outreach.message_received']);
+  const { url, got, maxInFlight } = await startSlowReceiver(t, 300);
+  await h.subscribe(url, ['outreach.message_received']);
   let last = 0n;
   for (let i = 0; i < 10; i++) last = await h.append(messageReceived(h.tenant, 700 + i));
   t.ok(await h.worker.waitForPosition(last, 5_000));
@@ -44,5 +24,5 @@ t.test("a stopped copy's deliveries are taken over by only one of two live copie
   t.equal(new Set(got).size, 10, 'every event delivered');
   t.equal(got.length, 10, 'each event POSTed once');
   // The per-subscription bound is per copy: two live copies may each send one of the taken-over deliveries.
-  t.ok(maxInFlight <= 2, `at most one in flight per copy (${maxInFlight})`);
+  t.ok(maxInFlight() <= 2, `at most one in flight per copy (${maxInFlight()})`);
 });
