@@ -1,0 +1,35 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { SqliteCounterStore } from '../../src/adapters/sqlite/sqliteCounterStore.ts';
+import type { PendingDelivery } from '../../src/domain/webhookDelivery.ts';
+import { TakeoverClaims } from '../../src/processors/webhookDelivery/takeoverClaims.ts';
+import { WorkerLiveness } from '../../src/processors/webhookDelivery/workerLiveness.ts';
+
+t.test('takeover claims: one winner; it keeps the delivery while it lives; after it falls silent, another copy claims it; the old name leaves it', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'claims-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  let now = Date.parse('2026-11-29T10:00:00.000Z');
+  const counters = new SqliteCounterStore(join(dir, 'counters.sqlite'), () => now);
+  t.teardown(() => counters.close());
+  const clock = () => now;
+  const liveness = new WorkerLiveness(counters, clock, 750);
+  const claimsOf = (id: string) => new TakeoverClaims(counters, liveness, clock, 1_500, id);
+  const pending = { subscriptionId: 'sub', deliveryId: 'd1', attempts: 1, workerId: 'copy-1' } as PendingDelivery;
+
+  const [two, three] = await Promise.all([claimsOf('copy-2').claim(pending), claimsOf('copy-3').claim(pending)]);
+  t.equal(Number(two) + Number(three), 1, 'of two copies claiming at once, one wins');
+  const [winner, other] = two ? ['copy-2', 'copy-3'] : ['copy-3', 'copy-2'];
+  await liveness.beat(winner);
+  now += 1_600; // a later generation
+  await liveness.beat(winner);
+  t.equal(await claimsOf(other).claim(pending), false, 'the winner is alive: left to it in the next generation');
+  t.equal(await claimsOf('copy-1').claimedByAnother(pending), true, "the stopped copy's name, started again, leaves it too");
+  await liveness.beat(other);
+  now += 3_000; // the winner has been silent for two windows
+  await liveness.beat(other);
+  t.equal(await claimsOf(other).claim(pending), true, 'the winner fell silent before its attempt: claimed again');
+  t.equal(await claimsOf(winner).claimedByAnother(pending), true, 'and the old winner, back, leaves it');
+  t.equal(await claimsOf('copy-9').claim({ ...pending, attempts: 2, workerId: other }), true, 'once the taker records an attempt, the claims of before no longer apply');
+});
