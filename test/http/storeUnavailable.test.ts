@@ -1,18 +1,15 @@
 // A store that is unavailable for now (EventStoreDB or MongoDB unreachable, an embedded SQLite file
 // locked by another process past the busy wait) is 503 SERVICE_UNAVAILABLE with Retry-After, not 500.
 // The errors are the real clients' own, met against a closed port and a locked file.
-import Database from 'better-sqlite3';
 import Fastify from 'fastify';
 import { MongoClient, MongoServerError } from 'mongodb';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import t from 'tap';
 import { EsdbEventStore } from '../../src/adapters/eventstoredb/esdbEventStore.ts';
 import '../../src/adapters/mongodb/mongoReadModelStore.ts';
-import { openDatabase } from '../../src/adapters/sqlite/openDatabase.ts';
 import { installErrorHandling } from '../../src/http/errorHandler.ts';
+import { lockedFileError } from '../helpers/lockedStore.ts';
+import { bearer, createTenant, startTestApp } from '../helpers/testApp.ts';
 
 /** A loopback port nothing listens on. */
 async function closedPort(): Promise<number> {
@@ -38,20 +35,12 @@ t.test('an unavailable store is 503 with Retry-After; anything else unexpected s
   t.teardown(() => esdb.close());
   const mongo = new MongoClient(`mongodb://127.0.0.1:${port}/?serverSelectionTimeoutMS=300&directConnection=true`);
   t.teardown(() => mongo.close());
-  const dir = mkdtempSync(join(tmpdir(), 'locked-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const holder = openDatabase(join(dir, 'x.sqlite'), 'FULL');
-  holder.exec('CREATE TABLE x (v)');
-  holder.exec('BEGIN IMMEDIATE');
-  t.teardown(() => holder.close());
-  const waiter = new Database(join(dir, 'x.sqlite'), { timeout: 0 });
-  t.teardown(() => waiter.close());
 
   const failures: Record<string, unknown> = {
     'EventStoreDB append': await thrown(() => esdb.append('s-1', [{ type: 'X', data: {} }], 'no_stream')),
     'EventStoreDB read': await thrown(() => esdb.readAll({ limit: 1 })),
     'MongoDB with no server to select': await thrown(() => mongo.db('x').collection('y').findOne({})),
-    'SQLite locked by another connection': await thrown(async () => waiter.exec('INSERT INTO x VALUES (1)')),
+    'SQLite locked by another connection': lockedFileError(t),
   };
   const app = Fastify({ logger: false });
   installErrorHandling(app, 1_000);
@@ -70,4 +59,23 @@ t.test('an unavailable store is 503 with Retry-After; anything else unexpected s
     t.equal(res.json().error.code, 'SERVICE_UNAVAILABLE', name);
   }
   t.equal((await app.inject({ method: 'GET', url: '/other' })).statusCode, 500, 'a store error that a retry will not cure stays 500');
+});
+
+t.test('through the service: a list whose read-model store is locked answers 503 with Retry-After, then the list once it is back', async (t) => {
+  const app = await startTestApp();
+  t.teardown(() => app.close());
+  const tenant = await createTenant(app.services);
+  const busy = lockedFileError(t);
+  const store = app.services.readModels;
+  const page = store.page.bind(store);
+  store.page = (async () => {
+    throw busy;
+  }) as typeof store.page;
+  const url = `/api/v1/sites/${tenant.siteId}/outreach/conversations`;
+  const refused = await app.fastify.inject({ method: 'GET', url, headers: bearer(tenant.key) });
+  t.equal(refused.statusCode, 503);
+  t.equal(refused.headers['retry-after'], '1');
+  t.equal(refused.json().error.code, 'SERVICE_UNAVAILABLE');
+  store.page = page;
+  t.equal((await app.fastify.inject({ method: 'GET', url, headers: bearer(tenant.key) })).statusCode, 200, 'the store back: answered');
 });

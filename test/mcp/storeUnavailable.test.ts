@@ -1,30 +1,7 @@
-import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import t, { type Test } from 'tap';
-import { openDatabase } from '../../src/adapters/sqlite/openDatabase.ts';
+import t from 'tap';
 import type { ReadModelStore } from '../../src/ports/readModelStore.ts';
+import { lockedFileError } from '../helpers/lockedStore.ts';
 import { connectWithToken, obtainToken, startMcpApp, toolAnswer } from './helpers.ts';
-
-/** SQLITE_BUSY as better-sqlite3 raises it: a file whose write lock another connection holds. */
-function lockedFileError(t: Test): unknown {
-  const dir = mkdtempSync(join(tmpdir(), 'locked-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const holder = openDatabase(join(dir, 'x.sqlite'), 'FULL');
-  holder.exec('CREATE TABLE x (v)');
-  holder.exec('BEGIN IMMEDIATE');
-  const waiter = new Database(join(dir, 'x.sqlite'), { timeout: 0 });
-  try {
-    waiter.exec('INSERT INTO x VALUES (1)');
-  } catch (error) {
-    return error;
-  } finally {
-    waiter.close();
-    holder.close();
-  }
-  throw new Error('expected SQLITE_BUSY');
-}
 
 t.test('an MCP tool meeting an unavailable store answers SERVICE_UNAVAILABLE with retryAfterSeconds, as REST answers 503', async (t) => {
   const ctx = await startMcpApp();
