@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { rateLimited } from '../domain/errors.ts';
+import { windowKey, windowOf } from '../ports/counterStore.ts';
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /** Seconds a write is counted for, at least (at most one more: it is counted by the second it was made in). */
@@ -41,7 +42,7 @@ export async function countWrite(app: FastifyInstance, team: string, limit: numb
   const counted = await app.counters.range(writeKey(team, second - WINDOW_SECONDS), writeKey(team, second + WINDOW_SECONDS));
   // The others: this second's count less this write.
   const others = counted.map(({ key, count }) => {
-    const at = Number(key.slice(key.lastIndexOf(':') + 1));
+    const at = windowOf(key);
     return [at, at === second ? own - 1 : count] as const;
   });
   const retryAfterMs = writeRetryAfterMs({ limit, others, nowMs: now });
@@ -51,8 +52,7 @@ export async function countWrite(app: FastifyInstance, team: string, limit: numb
   }
 }
 
-/** Fixed width, so one key range holds a team's seconds in order. */
-const writeKey = (team: string, second: number) => `writes:${team}:${String(second).padStart(12, '0')}`;
+const writeKey = (team: string, second: number) => windowKey(`writes:${team}`, second);
 
 /**
  * 0 when one more write fits beside the `others` counted in the window (second → writes, oldest

@@ -14,3 +14,9 @@ export interface CounterStore {
   range(from: string, to: string): Promise<Array<{ key: string; count: number }>>;
   close(): Promise<void>;
 }
+
+/** The key of window `n` (a second, say) under `prefix`: fixed width, so one `range` holds a prefix's windows in order. */
+export const windowKey = (prefix: string, n: number): string => `${prefix}:${String(n).padStart(12, '0')}`;
+
+/** The window a `windowKey` names. */
+export const windowOf = (key: string): number => Number(key.slice(key.lastIndexOf(':') + 1));

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { SqliteCounterStore } from '../../src/adapters/sqlite/sqliteCounterStore.ts';
 import type { CounterStore } from '../../src/ports/counterStore.ts';
+import { tempCounterStore } from '../helpers/tempCounterStore.ts';
 
 /** The CounterStore contract: atomic increment-and-read shared by every instance on one store. */
 async function contract(t: Test, open: () => Promise<CounterStore>) {
@@ -44,11 +45,8 @@ t.test('SQLite counter store (two connections on one file)', async (t) => {
 });
 
 t.test('SQLite counter store forgets expired windows relative to the service clock', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'counters-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   let now = Date.parse('2026-01-01T00:00:00Z');
-  const store = new SqliteCounterStore(join(dir, 'c.sqlite'), () => now);
-  t.teardown(() => store.close());
+  const store = tempCounterStore(t, () => now);
   await store.increment('old', 7, new Date(now + 60_000));
   now += 10 * 60_000;
   for (let i = 0; i < 1000; i++) await store.increment('busy', 1, new Date(now + 60_000)); // the sweep runs every 1000 writes

@@ -1,18 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import t from 'tap';
-import { SqliteCounterStore } from '../../src/adapters/sqlite/sqliteCounterStore.ts';
+import { tempCounterStore } from '../helpers/tempCounterStore.ts';
 import type { PendingDelivery } from '../../src/domain/webhookDelivery.ts';
 import { TakeoverClaims } from '../../src/processors/webhookDelivery/takeoverClaims.ts';
 import { WorkerLiveness } from '../../src/processors/webhookDelivery/workerLiveness.ts';
 
 t.test('takeover claims: one winner; it keeps the delivery while it lives; after it falls silent, another copy claims it; the old name leaves it', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'claims-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   let now = Date.parse('2026-11-29T10:00:00.000Z');
-  const counters = new SqliteCounterStore(join(dir, 'counters.sqlite'), () => now);
-  t.teardown(() => counters.close());
+  const counters = tempCounterStore(t, () => now);
   const clock = () => now;
   const liveness = new WorkerLiveness(counters, clock, 750);
   const claimsOf = (id: string) => new TakeoverClaims(counters, liveness, clock, 1_500, id);

@@ -1,16 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import t from 'tap';
-import { SqliteCounterStore } from '../../src/adapters/sqlite/sqliteCounterStore.ts';
+import { tempCounterStore } from '../helpers/tempCounterStore.ts';
 import { WorkerLiveness } from '../../src/processors/webhookDelivery/workerLiveness.ts';
 
 t.test("worker liveness: silent after two of the reader's windows without a beat, whatever window the beater uses", async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'liveness-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   let now = Date.parse('2026-11-28T10:00:00.000Z');
-  const counters = new SqliteCounterStore(join(dir, 'counters.sqlite'), () => now);
-  t.teardown(() => counters.close());
+  const counters = tempCounterStore(t, () => now);
   const clock = () => now;
   const beater = new WorkerLiveness(counters, clock, 30_000);
   const sameSettings = new WorkerLiveness(counters, clock, 30_000);
@@ -31,11 +25,8 @@ t.test("worker liveness: silent after two of the reader's windows without a beat
 });
 
 t.test("worker liveness: a beat stamped by a clock ahead of the reader's counts", async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'liveness-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const base = Date.parse('2026-11-28T10:00:00.000Z');
-  const counters = new SqliteCounterStore(join(dir, 'counters.sqlite'), () => base);
-  t.teardown(() => counters.close());
+  const counters = tempCounterStore(t, () => base);
   await new WorkerLiveness(counters, () => base + 20_000, 1_000).beat('ahead');
   t.equal(await new WorkerLiveness(counters, () => base, 1_000).isSilent('ahead'), false);
 });

@@ -46,17 +46,17 @@ export class Recovery {
     }
   }
 
-  /** One beat of this copy (see WorkerLiveness): made at start, before anything is held. */
+  /** One beat of this copy (see WorkerLiveness), made at start before anything is held; a beat that fails is logged. */
   beat(): Promise<void> {
-    return this.deps.liveness.beat(this.deps.workerId);
+    return this.deps.liveness.beat(this.deps.workerId).catch((error: unknown) => this.deps.log?.warn?.({ err: error }, 'webhook worker heartbeat failed'));
   }
 
-  /** Beats for this copy until `signal` aborts; a beat that fails is logged and the next one tried. */
+  /** Beats for this copy until `signal` aborts. */
   async keepBeating(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       await sleep(this.deps.liveness.beatEveryMs, signal);
       if (signal.aborted) return;
-      await this.beat().catch((error: unknown) => this.deps.log?.warn?.({ err: error }, 'webhook worker heartbeat failed'));
+      await this.beat();
     }
   }
 

@@ -174,7 +174,7 @@ export class WebhookDeliveryWorker {
     const { signal } = this.controller;
     // Beating before anything is held: another copy's scan must not take what this one resumes. The
     // counter store is needed only for that: a failing one is logged and delivering goes on.
-    await this.recovery.beat().catch((error: unknown) => this.log?.warn?.({ err: error }, 'webhook worker heartbeat failed'));
+    await this.recovery.beat();
     const beating = new AbortController();
     this.heartbeat = { controller: beating, loop: this.recovery.keepBeating(beating.signal) };
     await this.dispatcher.loadState();

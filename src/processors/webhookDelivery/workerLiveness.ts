@@ -1,4 +1,4 @@
-import type { CounterStore } from '../../ports/counterStore.ts';
+import { type CounterStore, windowKey } from '../../ports/counterStore.ts';
 
 /**
  * Delivery worker copies' signs of life, in the counter store every copy shares (the counters file
@@ -36,8 +36,7 @@ export class WorkerLiveness {
     return !beats.some(({ count }) => count > 0);
   }
 
-  /** Fixed width, so one key range holds a copy's seconds in order. */
   private key(workerId: string, second: number): string {
-    return `webhook-worker-alive:${workerId}:${String(second).padStart(12, '0')}`;
+    return windowKey(`webhook-worker-alive:${workerId}`, second);
   }
 }
