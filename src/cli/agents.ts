@@ -35,6 +35,13 @@ function cadenceHoursArg(value: string): number | 'none' {
   return n;
 }
 
+/** A whole-number option from `min` to `max`, refused while the arguments are parsed (before any store is opened). */
+const wholeNumberArg = (flag: string, min: number, max: number) => (value: string): number => {
+  const n = decimal(value);
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw new InvalidArgumentError(max === Number.MAX_SAFE_INTEGER ? `${flag} must be a whole number from ${min}` : `${flag} must be a whole number from ${min} to ${max}`);
+  return n;
+};
+
 /** `--setting key=value`: the value is JSON when it parses as JSON, else the text itself. */
 function collectSetting(value: string, previous: Record<string, unknown> = {}): Record<string, unknown> {
   const eq = value.indexOf('=');
@@ -104,13 +111,11 @@ export function registerAgentsCommands(program: Command, json: () => boolean, wi
     .requiredOption('--site <siteId>', 'the site')
     .addOption(choiceOption('--key <agentKey>', AGENT_KEYS))
     .addOption(choiceOption('--status <status>', RUN_STATUSES))
-    .option('--limit <n>', '1 to 100', '25')
+    .option('--limit <n>', '1 to 100', wholeNumberArg('--limit', 1, 100), 25)
     .action(async (opts) =>
       withServices(async (s) => {
         const site = await siteOf(s, opts.site);
-        const limit = decimal(opts.limit);
-        if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new TenancyError('--limit must be 1 to 100');
-        const page = await listAgentRuns(s.readModels, site.id, { agentKey: opts.key, status: opts.status }, undefined, limit);
+        const page = await listAgentRuns(s.readModels, site.id, { agentKey: opts.key, status: opts.status }, undefined, opts.limit);
         const lines = page.runs.map((r) => `${r.id}  ${r.agentKey.padEnd(17)} ${r.status.padEnd(9)} ${r.queuedAt}  ${r.failureReason ?? JSON.stringify(r.counts)}`);
         print(json(), { runs: page.runs }, lines.join('\n') || 'no runs');
       }),
@@ -121,13 +126,12 @@ export function registerAgentsCommands(program: Command, json: () => boolean, wi
     .command('grant')
     .description('grant a team AI credits')
     .requiredOption('--team <teamId>', 'the team')
-    .requiredOption('--amount <n>', 'a positive whole number of credits')
+    .requiredOption('--amount <n>', 'a positive whole number of credits', wholeNumberArg('--amount', 1, Number.MAX_SAFE_INTEGER))
     .option('--note <text>', 'why (kept on the ledger)')
     .action(async (opts) =>
       withServices(async (s) => {
-        const amount = decimal(opts.amount);
-        const r = await grantCredits(s, { teamId: opts.team, amount, note: opts.note ?? null });
-        print(json(), { teamId: r.teamId, granted: r.granted, debited: r.debited, balance: r.balance }, `granted ${amount} credits to team ${r.teamId}; balance ${r.balance}`);
+        const r = await grantCredits(s, { teamId: opts.team, amount: opts.amount, note: opts.note ?? null });
+        print(json(), { teamId: r.teamId, granted: r.granted, debited: r.debited, balance: r.balance }, `granted ${opts.amount} credits to team ${r.teamId}; balance ${r.balance}`);
       }),
     );
   credits

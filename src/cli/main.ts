@@ -10,6 +10,9 @@ import { actingAs } from '../commands/context.ts';
 import {
   TenancyError,
   addUser,
+  checkApiKeyInput,
+  checkTeamInput,
+  checkUserInput,
   changeSiteSettings,
   switchSiteWebhooks,
   createApiKey,
@@ -38,6 +41,7 @@ import { AGENT_KEYS, type AgentSettings, REPLY_TONES, SIGNATURE_MAX_LENGTH } fro
 import { SUPPRESSION_REASONS, SUPPRESSION_SOURCES } from '../domain/suppression.ts';
 import { CLEAN_TEXT_MESSAGE, DISPLAY_NAME_MESSAGE, isCleanText, isDisplayName } from '../domain/text.ts';
 import { passwordFrom } from './passwordFromEnv.ts';
+import { normaliseEmail } from '../domain/email.ts';
 
 /** A free-text setting: trimmed, empty clears it, too long is refused. */
 function textSetting(flag: string, value: string, max: number, lines: 'display name' | 'lines'): string | null {
@@ -94,25 +98,26 @@ team
   .requiredOption('--name <name>', 'team name')
   .requiredOption('--owner-email <email>', "owner's email address")
   .option('--owner-password <password>', "owner's dashboard password (or set OUTREACH_OWNER_PASSWORD)")
-  .action(async (opts) =>
-    withServices(async (s) => {
-      const password = passwordFrom(opts.ownerPassword, 'OUTREACH_OWNER_PASSWORD');
-      const r = await createTeam(s, { name: opts.name, ownerEmail: opts.ownerEmail, ownerPassword: password });
+  .action(async (opts) => {
+    const input = { name: opts.name, ownerEmail: opts.ownerEmail, ownerPassword: passwordFrom(opts.ownerPassword, 'OUTREACH_OWNER_PASSWORD') };
+    checkTeamInput(input);
+    await withServices(async (s) => {
+      const r = await createTeam(s, input);
       print(json(), { teamId: r.teamId, ownerUserId: r.ownerUserId }, `team ${r.teamId} created, owner user ${r.ownerUserId}`);
-    }),
-  );
+    });
+  });
 team
   .command('set')
   .description("change a team's subscription status")
   .requiredOption('--team <teamId>', 'the team')
   .addOption(choiceOption('--billing <status>', BILLING_STATUSES, (list) => `team subscription status: ${list}`))
-  .action(async (opts) =>
-    withServices(async (s) => {
-      if (!opts.billing) throw new TenancyError('nothing to change: give --billing');
+  .action(async (opts) => {
+    if (!opts.billing) throw new TenancyError('nothing to change: give --billing');
+    await withServices(async (s) => {
       await setTeamBillingStatus(s, { teamId: opts.team, billingStatus: opts.billing });
       print(json(), { teamId: opts.team, billing: opts.billing }, `team ${opts.team} updated`);
-    }),
-  );
+    });
+  });
 team
   .command('add-user')
   .description('add a person to a team (their address is claimed at once; without a password they cannot sign in to the dashboard)')
@@ -120,14 +125,15 @@ team
   .requiredOption('--email <email>', "the person's email address")
   .addOption(choiceOption('--role <role>', ROLES).default('member'))
   .option('--password <password>', "the user's dashboard password (or set OUTREACH_USER_PASSWORD: kept out of shell history and ps)")
-  .action(async (opts) =>
-    withServices(async (s) => {
-      const password = passwordFrom(opts.password, 'OUTREACH_USER_PASSWORD');
+  .action(async (opts) => {
+    const password = passwordFrom(opts.password, 'OUTREACH_USER_PASSWORD');
+    checkUserInput(normaliseEmail(opts.email), password);
+    await withServices(async (s) => {
       const r = await addUser(s, { teamId: opts.team, email: opts.email, role: opts.role, password });
       if (!password) process.stderr.write('no password given: the user has no dashboard sign-in until `outreach team set-password`\n');
       print(json(), { userId: r.userId }, `user ${r.userId} added`);
-    }),
-  );
+    });
+  });
 registerTeamUserCommands(team, json, withServices);
 
 const site = program.command('site').description('sites');
@@ -153,24 +159,24 @@ site
   .addOption(new Option('--ai-credits <n>', 'a whole number').argParser(parseNonNegativeInt('--ai-credits')))
   .addOption(new Option('--daily-ingestion-cap <n>', 'ingestions per UTC day').argParser(parseNonNegativeInt('--daily-ingestion-cap')))
   .addOption(new Option('--daily-extraction-cap <n>', 'AI extractions per UTC day').argParser(parseNonNegativeInt('--daily-extraction-cap')))
-  .action(async (opts) =>
-    withServices(async (s) => {
-      const changes: Partial<SiteSettings> = {
+  .action(async (opts) => {
+    const changes: Partial<SiteSettings> = {
         plan: opts.plan,
         licensed: opts.licensed,
         sendingDomainVerified: opts.sendingDomainVerified,
         aiCredits: opts.aiCredits,
         dailyIngestionCap: opts.dailyIngestionCap,
-        dailyExtractionCap: opts.dailyExtractionCap,
-      };
-      for (const key of Object.keys(changes) as (keyof SiteSettings)[]) if (changes[key] === undefined) delete changes[key];
-      if (Object.keys(changes).length === 0) {
-        throw new TenancyError('nothing to change: give --plan, --licensed, --sending-domain-verified, --ai-credits, --daily-ingestion-cap or --daily-extraction-cap');
-      }
+      dailyExtractionCap: opts.dailyExtractionCap,
+    };
+    for (const key of Object.keys(changes) as (keyof SiteSettings)[]) if (changes[key] === undefined) delete changes[key];
+    if (Object.keys(changes).length === 0) {
+      throw new TenancyError('nothing to change: give --plan, --licensed, --sending-domain-verified, --ai-credits, --daily-ingestion-cap or --daily-extraction-cap');
+    }
+    await withServices(async (s) => {
       await changeSiteSettings(s, { siteId: opts.site, changes });
       print(json(), { siteId: opts.site, ...changes }, `site ${opts.site} updated`);
-    }),
-  );
+    });
+  });
 
 site
   .command('webhooks')
@@ -197,12 +203,13 @@ apikey
   })
   .option('--site <siteId>', 'restrict the key to one site')
   .option('--name <name>', 'a name to recognise the key by', 'API key')
-  .action(async (opts) =>
-    withServices(async (s) => {
+  .action(async (opts) => {
+    checkApiKeyInput({ name: opts.name, scopes: opts.scopes });
+    await withServices(async (s) => {
       const r = await createApiKey(s, { teamId: opts.team, name: opts.name, scopes: opts.scopes, siteId: opts.site ?? null });
       print(json(), { id: r.id, key: r.key }, `API key ${r.id} created. It is shown only once:\n${r.key}`);
-    }),
-  );
+    });
+  });
 apikey
   .command('revoke')
   .description('revoke an API key (refused at its next request)')
@@ -295,20 +302,20 @@ agent
   .option('--signature <text>', 'outreach: closing signature of replies (empty: none)')
   .addOption(choiceOption('--tone <tone>', REPLY_TONES, (list) => `outreach: wording of replies: ${list}`))
   .addOption(new Option('--decline-replies <bool>', 'outreach: answer declined pitches with a polite no').argParser(parseBool('--decline-replies')))
-  .action(async (opts) =>
-    withServices(async (s) => {
-      const changes: Partial<AgentSettings> = {};
-      if (opts.active !== undefined) changes.active = opts.active;
-      if (opts.autoReply !== undefined) changes.autoReply = opts.autoReply;
-      if (opts.senderName !== undefined) changes.senderName = textSetting('--sender-name', opts.senderName, 120, 'display name');
-      if (opts.signature !== undefined) changes.signature = textSetting('--signature', opts.signature, SIGNATURE_MAX_LENGTH, 'lines');
-      if (opts.tone !== undefined) changes.tone = opts.tone;
-      if (opts.declineReplies !== undefined) changes.declineReplies = opts.declineReplies;
-      if (Object.keys(changes).length === 0) throw new TenancyError('nothing to change: give --active, --auto-reply, --sender-name, --signature, --tone or --decline-replies');
+  .action(async (opts) => {
+    const changes: Partial<AgentSettings> = {};
+    if (opts.active !== undefined) changes.active = opts.active;
+    if (opts.autoReply !== undefined) changes.autoReply = opts.autoReply;
+    if (opts.senderName !== undefined) changes.senderName = textSetting('--sender-name', opts.senderName, 120, 'display name');
+    if (opts.signature !== undefined) changes.signature = textSetting('--signature', opts.signature, SIGNATURE_MAX_LENGTH, 'lines');
+    if (opts.tone !== undefined) changes.tone = opts.tone;
+    if (opts.declineReplies !== undefined) changes.declineReplies = opts.declineReplies;
+    if (Object.keys(changes).length === 0) throw new TenancyError('nothing to change: give --active, --auto-reply, --sender-name, --signature, --tone or --decline-replies');
+    await withServices(async (s) => {
       await configureAgent(s, { siteId: opts.site, agentKey: opts.key, changes });
       print(json(), { siteId: opts.site, agentKey: opts.key, ...changes }, `agent ${opts.key} of site ${opts.site} updated`);
-    }),
-  );
+    });
+  });
 
 const contact = program.command('contact').description("contacts and the team's suppression list");
 contact

@@ -18,16 +18,16 @@ export function registerProspectCommands(program: Command, json: () => boolean, 
     .description('import a CSV prospect list (columns url,name,notes with a header row, or one https URL per line)')
     .requiredOption('--site <siteId>', 'the site whose Outreach Agent pitches them')
     .requiredOption('--file <path>', 'the CSV file')
-    .action(async (options: { site: string; file: string }) =>
-      withServices(async (s) => {
-        let text: string;
-        try {
-          text = readFileSync(options.file, 'utf8');
-        } catch (error) {
-          throw new TenancyError(`cannot read ${options.file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-        }
-        const list = prospectsFromCsv(text);
-        if (!list.ok) throw new TenancyError(`invalid prospect list: ${list.errors.join('; ')}`);
+    .action(async (options: { site: string; file: string }) => {
+      let text: string;
+      try {
+        text = readFileSync(options.file, 'utf8');
+      } catch (error) {
+        throw new TenancyError(`cannot read ${options.file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      }
+      const list = prospectsFromCsv(text);
+      if (!list.ok) throw new TenancyError(`invalid prospect list: ${list.errors.join('; ')}`);
+      await withServices(async (s) => {
         await s.projections.catchUp();
         const site = await getSite(s.readModels, options.site);
         if (!site) throw new TenancyError(`site ${options.site} not found`);
@@ -41,6 +41,6 @@ export function registerProspectCommands(program: Command, json: () => boolean, 
           { siteId: site.id, importId: result.importId, imported: result.imported, unchanged: result.unchanged },
           `${result.imported} prospects imported for ${site.domain}${result.unchanged ? `, ${result.unchanged} already known unchanged` : ''}`,
         );
-      }),
-    );
+      });
+    });
 }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { normaliseEmail } from '../domain/email.ts';
 import { ROLES } from '../domain/team.ts';
-import { TenancyError, requireTeam } from '../commands/tenancy.ts';
+import { TenancyError, checkPassword, requireTeam } from '../commands/tenancy.ts';
 import { changeUserPassword, changeUserRole, removeUser, removedUserOf, signOutEverywhere, sweepRemovedUser } from '../commands/teamUsers.ts';
 import { appsIfMember, holdingsOfUser } from '../readModels/userHoldings.ts';
 import { openSessionsOfUser } from '../readModels/dashboardSessions.ts';
@@ -72,11 +72,12 @@ export function registerTeamUserCommands(team: Command, json: () => boolean, wit
     .requiredOption('--user <userIdOrEmail>', "the user's id or email address")
     .option('--password <password>', 'the new password (or set OUTREACH_USER_PASSWORD: kept out of shell history and ps)')
     .option('--remove-password', 'take the dashboard sign-in away instead')
-    .action(async (opts) =>
-      withServices(async (s) => {
-        if (opts.removePassword && opts.password !== undefined) throw new TenancyError('give --password or --remove-password, not both');
-        const password: string | null = opts.removePassword ? null : (passwordFrom(opts.password, 'OUTREACH_USER_PASSWORD') ?? null);
-        if (!opts.removePassword && !password) throw new TenancyError('give --password (or set OUTREACH_USER_PASSWORD), or --remove-password');
+    .action(async (opts) => {
+      if (opts.removePassword && opts.password !== undefined) throw new TenancyError('give --password or --remove-password, not both');
+      const password: string | null = opts.removePassword ? null : (passwordFrom(opts.password, 'OUTREACH_USER_PASSWORD') ?? null);
+      if (!opts.removePassword && !password) throw new TenancyError('give --password (or set OUTREACH_USER_PASSWORD), or --remove-password');
+      checkPassword(password ?? undefined);
+      await withServices(async (s) => {
         const user = await teamUser(s, opts.team, opts.user);
         const sessionIds = await openSessionsOfUser(s.readModels, user.id, s.clock.now());
         await changeUserPassword(s, { teamId: opts.team, userId: user.id, password }, { sessionIds });
@@ -85,8 +86,8 @@ export function registerTeamUserCommands(team: Command, json: () => boolean, wit
           { teamId: opts.team, userId: user.id, dashboardSignIn: password !== null, sessionsEnded: sessionIds.length },
           `${password ? 'password changed' : 'dashboard sign-in removed'} for ${user.email}; ${sessionIds.length} session(s) ended`,
         );
-      }),
-    );
+      });
+    });
   team
     .command('end-sessions')
     .description("sign a user out of every browser (a lost laptop, a stolen cookie)")

@@ -41,11 +41,17 @@ export function checkPassword(password: string | undefined): void {
 /** NIST SP 800-63B's floor for a password the user chose. */
 const MIN_PASSWORD_LENGTH = 8;
 
-export async function createTeam(ctx: CommandContext, input: { name: string; ownerEmail: string; ownerPassword?: string }) {
+/** A new team's input, checked before anything is opened or recorded (the CLI checks it before it opens the stores). */
+export function checkTeamInput(input: { name: string; ownerEmail: string; ownerPassword?: string }): { name: string; email: string } {
   const name = input.name.trim();
   if (name.length === 0 || name.length > 120) throw new TenancyError('the team name must be 1 to 120 characters');
   const email = normaliseEmail(input.ownerEmail);
   checkUserInput(email, input.ownerPassword);
+  return { name, email };
+}
+
+export async function createTeam(ctx: CommandContext, input: { name: string; ownerEmail: string; ownerPassword?: string }) {
+  const { name, email } = checkTeamInput(input);
   const teamId = ctx.newId();
   const ownerUserId = ctx.newId();
   await claimEmail(ctx, { email, userId: ownerUserId, teamId });
@@ -134,13 +140,18 @@ export async function switchSiteWebhooks(ctx: CommandContext, input: { siteId: s
   return { position: result.position };
 }
 
-/** Creates an API key; the key itself is returned once and only its SHA-256 hash is stored. */
-export async function createApiKey(ctx: CommandContext, input: { teamId: string; name: string; scopes: Scope[]; siteId: string | null }) {
-  // The dashboard's rule, for every caller (the CLI too): a name to recognise the key by.
+/** The dashboard's rule, for every caller (the CLI too, before it opens the stores): a name to recognise the key by, and a scope. */
+export function checkApiKeyInput(input: { name: string; scopes: readonly Scope[] }): string {
   const name = input.name.trim();
   if (name.length === 0 || name.length > 120) throw new TenancyError('the key name must be 1 to 120 characters');
   if (!isDisplayName(name)) throw new TenancyError(`the key name ${DISPLAY_NAME_MESSAGE}`);
   if (input.scopes.length === 0) throw new TenancyError('give the key one or more scopes');
+  return name;
+}
+
+/** Creates an API key; the key itself is returned once and only its SHA-256 hash is stored. */
+export async function createApiKey(ctx: CommandContext, input: { teamId: string; name: string; scopes: Scope[]; siteId: string | null }) {
+  const name = checkApiKeyInput(input);
   await requireTeam(ctx, input.teamId);
   if (input.siteId) {
     const site = await requireSite(ctx, input.siteId);

@@ -68,3 +68,30 @@ t.test("the auditor's commands on a DATA_DIR with no event log: an error, and no
   }
   t.notOk(existsSync(dataDir), 'no directory, log, read models or key made');
 });
+
+t.test('a command refused for its own arguments creates nothing in a DATA_DIR that has no store yet', async (t) => {
+  const dataDir = join(scratch, 'refused');
+  const refusals: Array<[string[], RegExp]> = [
+    [['team', 'create', '--name', 'Acme', '--owner-email', 'not-an-address'], /not an email address: not-an-address/],
+    [['team', 'create', '--name', ' ', '--owner-email', 'owner@acme.test'], /the team name must be 1 to 120 characters/],
+    [['team', 'create', '--name', 'Acme', '--owner-email', 'owner@acme.test', '--owner-password', 'short'], /at least 8 characters/],
+    [['team', 'set', '--team', 'T1'], /nothing to change: give --billing/],
+    [['team', 'add-user', '--team', 'T1', '--email', 'nobody'], /not an email address/],
+    [['team', 'set-password', '--team', 'T1', '--user', 'a@acme.test', '--password', 'short'], /at least 8 characters/],
+    [['team', 'set-password', '--team', 'T1', '--user', 'a@acme.test'], /give --password/],
+    [['site', 'set', '--site', 'S1'], /nothing to change: give --plan/],
+    [['apikey', 'create', '--team', 'T1', '--scopes', 'inbox:write', '--name', ' '], /the key name must be 1 to 120 characters/],
+    [['agent', 'set', '--site', 'S1', '--key', 'outreach'], /nothing to change: give --active/],
+    [['agent', 'set', '--site', 'S1', '--key', 'outreach', '--sender-name', 'Ana\nBcc: x@y.example'], /--sender-name must be one line of text/],
+    [['agents', 'runs', '--site', 'S1', '--limit', '0'], /--limit must be a whole number from 1 to 100/],
+    [['credits', 'grant', '--team', 'T1', '--amount', '-5'], /--amount must be a whole number from 1/],
+    [['prospects', 'import', '--site', 'S1', '--file', join(scratch, 'no-such.csv')], /cannot read .*no-such\.csv: ENOENT/],
+  ];
+  for (const [args, message] of refusals) {
+    const r = cli(dataDir, ...args);
+    t.equal(r.status, 1, args.join(' '));
+    t.match(JSON.parse(r.stdout.trim().split('\n').pop()!), { error: message }, args.join(' '));
+    t.notMatch(r.stderr, /did not exist/, `${args.join(' ')}: no note of a new log`);
+  }
+  t.notOk(existsSync(dataDir), 'no directory, log, read models or key made');
+});
