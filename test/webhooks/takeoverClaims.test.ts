@@ -25,5 +25,27 @@ t.test('takeover claims: one winner; it keeps the delivery while it lives; after
   await liveness.beat(other);
   t.equal(await claimsOf(other).claim(pending), true, 'the winner fell silent before its attempt: claimed again');
   t.equal(await claimsOf(winner).claimedByAnother(pending), true, 'and the old winner, back, leaves it');
-  t.equal(await claimsOf('copy-9').claim({ ...pending, attempts: 2, workerId: other }), true, 'once the taker records an attempt, the claims of before no longer apply');
+  t.equal(await claimsOf('copy-9').claim({ ...pending, attempts: 2 }), true, 'once an attempt is recorded, the claims of before no longer apply');
+});
+
+t.test('a holder that starts again while a taker claims keeps the delivery; a taker started again holds what it marked', async (t) => {
+  let now = Date.parse('2026-11-29T10:00:00.000Z');
+  const counters = tempCounterStore(t, () => now);
+  const clock = () => now;
+  const liveness = new WorkerLiveness(counters, clock, 750);
+  const claimsOf = (id: string) => new TakeoverClaims(counters, liveness, clock, 1_500, id);
+  const pending = { subscriptionId: 'sub', deliveryId: 'd1', attempts: 1, workerId: 'copy-1' } as PendingDelivery;
+
+  // copy-2's scan found copy-1 silent; copy-1 starts again (beats, finds no mark: it holds it) before copy-2 claims.
+  t.equal(await liveness.isSilent('copy-1'), true);
+  await liveness.beat('copy-1');
+  t.equal(await claimsOf('copy-1').claimedByAnother(pending), false, 'the holder, back, finds no mark: it holds the delivery');
+  t.equal(await claimsOf('copy-2').claim(pending), false, 'the taker sees the holder beat again: it leaves the delivery');
+  t.equal(await claimsOf('copy-2').markedByThis(pending), false, 'and takes its mark back');
+
+  now += 3_000; // copy-1 silent again
+  t.equal(await claimsOf('copy-2').claim(pending), true, 'claimed once the holder is silent');
+  t.equal(await claimsOf('copy-2').markedByThis(pending), true, 'the taker finds its own mark (it holds the delivery when it starts again)');
+  t.equal(await claimsOf('copy-3').markedByThis(pending), false, "another copy's mark is not this one's");
+  t.equal(await claimsOf('copy-2').markedByThis({ ...pending, attempts: 2, workerId: 'copy-2' }), false, 'an attempt recorded ends the mark');
 });

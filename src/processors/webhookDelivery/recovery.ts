@@ -65,6 +65,13 @@ export class Recovery {
     return !(await this.deps.claims.claimedByAnother(p).catch(() => false));
   }
 
+  private markedByThis(p: PendingDelivery): Promise<boolean> {
+    return this.deps.claims.markedByThis(p).catch((error: unknown) => {
+      this.deps.log?.warn?.({ err: error }, 'webhook takeover marks unknown; not resumed');
+      return false;
+    });
+  }
+
   /** A test for orphans, asking the counter store once per silent-looking copy it meets; another copy's is claimed before it is taken. */
   private abandonedBy(): (p: PendingDelivery, now: number) => Promise<boolean> {
     const { liveness, workerId, orphanAfterMs } = this.deps;
@@ -72,6 +79,8 @@ export class Recovery {
     return async (p, now) => {
       if (!isOrphaned(p, now, orphanAfterMs)) return false;
       if (p.workerId === workerId) return this.stillOwn(p);
+      // Taken over by this copy before it stopped, not attempted yet: the holder's name leaves it to this one.
+      if (await this.markedByThis(p)) return true;
       let answer = silent.get(p.workerId);
       if (!answer) {
         // Unknown is not silent: a delivery taken from a live copy is sent twice, one left waits for the store.

@@ -12,7 +12,11 @@ const KEEP_MS = 24 * 60 * 60 * 1000;
  * still see it held by the silent one and take it too. A taker claims it first, in the shared counter
  * store: one claim per generation (`generationMs`) is won, the winner marks itself, and a delivery
  * marked by a live copy other than this one is left to it. A winner that stops before its attempt is
- * silent in turn: the delivery is claimed again in a later generation.
+ * silent in turn: the delivery is claimed again in a later generation; one that starts again under
+ * its name first holds what it marked (`markedByThis`), as the silent copy's name leaves it to it.
+ *
+ * The holder coming back while a taker claims: the holder beats before it reads the marks, the taker
+ * marks before it reads the holder's liveness again, so at least one of them sees the other.
  */
 export class TakeoverClaims {
   constructor(
@@ -34,7 +38,13 @@ export class TakeoverClaims {
     return false;
   }
 
-  /** True for the one copy that is to take the delivery over. */
+  /** Whether this copy marked the delivery as it stands: it won the takeover, and may have stopped before its attempt. */
+  async markedByThis(p: PendingDelivery): Promise<boolean> {
+    const mark = `${this.base(p)}:m:${this.workerId}`;
+    return (await this.counters.range(mark, mark)).some(({ count }) => count > 0);
+  }
+
+  /** True for the one copy that is to take the delivery over from its silent holder. */
   async claim(p: PendingDelivery): Promise<boolean> {
     if (await this.claimedByAnother(p)) return false;
     const base = this.base(p);
@@ -44,7 +54,8 @@ export class TakeoverClaims {
     const mark = `${base}:m:${this.workerId}`;
     await this.counters.increment(mark, 1, expires);
     // Another copy may have won the previous generation's claim while this one looked: it keeps it.
-    if (await this.claimedByAnother(p)) {
+    // The holder may have started again since it was found silent: it keeps what it holds.
+    if ((await this.claimedByAnother(p)) || !(await this.liveness.isSilent(p.workerId))) {
       await this.counters.increment(mark, -1, expires);
       return false;
     }
