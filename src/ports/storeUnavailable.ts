@@ -11,4 +11,12 @@ export function treatAsUnavailable(test: (error: unknown) => boolean): void {
   if (!tests.includes(test)) tests.push(test);
 }
 
-export const isStoreUnavailable = (error: unknown): boolean => tests.some((test) => test(error));
+/** A test that throws on an error it was not written for (another store's) says no. */
+export const isStoreUnavailable = (error: unknown): boolean =>
+  tests.some((test) => {
+    try {
+      return test(error);
+    } catch {
+      return false;
+    }
+  });

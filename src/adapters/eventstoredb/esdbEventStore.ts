@@ -38,10 +38,20 @@ import { timeBound } from '../../lib/timeBound.ts';
 import { catchUpSubscription } from '../shared/catchUpSubscription.ts';
 import { treatAsUnavailable } from '../../ports/storeUnavailable.ts';
 
+/**
+ * A raw gRPC error, as appends reject with (status 14 and the like). The client's own conversion takes
+ * any error with a numeric `code` for one: a MongoDB error (code 14 is its TypeMismatch) read as
+ * unavailable, and one whose code it does not know threw reading `details`.
+ */
+const isGrpcError = (error: Error): boolean => {
+  const e = error as Error & { code?: unknown; details?: unknown; metadata?: { getMap?: unknown } };
+  return typeof e.code === 'number' && typeof e.details === 'string' && typeof e.metadata?.getMap === 'function';
+};
+
 /** The server unreachable, too slow to answer, or no longer the leader (the client reconnects to the new one). */
 export const isEsdbUnavailable = (error: unknown): boolean => {
-  // Appends reject with the raw gRPC error (status 14 and the like); reads with the client's own.
-  const e = error instanceof Error ? convertToCommandError(error) : error;
+  // Reads reject with the client's own errors.
+  const e = error instanceof Error && isGrpcError(error) ? convertToCommandError(error) : error;
   return e instanceof UnavailableError || e instanceof DeadlineExceededError || e instanceof NotLeaderError;
 };
 treatAsUnavailable(isEsdbUnavailable);
