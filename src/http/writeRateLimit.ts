@@ -39,7 +39,14 @@ export async function countWrite(app: FastifyInstance, team: string, limit: numb
   // the one read last sees the other, so both cannot be admitted over the limit; and writes another
   // instance stamped by a clock up to a minute ahead of this one are counted, not missed.
   const own = await app.counters.increment(key, 1, expires);
-  const counted = await app.counters.range(writeKey(team, second - WINDOW_SECONDS), writeKey(team, second + WINDOW_SECONDS));
+  let counted: Array<{ key: string; count: number }>;
+  try {
+    counted = await app.counters.range(writeKey(team, second - WINDOW_SECONDS), writeKey(team, second + WINDOW_SECONDS));
+  } catch (error) {
+    // The write is refused (503 for a store failing over): it is not counted either, as far as the store lets this say so.
+    await app.counters.increment(key, -1, expires).catch(() => {});
+    throw error;
+  }
   // The others: this second's count less this write.
   const others = counted.map(({ key, count }) => {
     const at = windowOf(key);

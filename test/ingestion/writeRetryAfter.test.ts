@@ -1,5 +1,7 @@
+import type { FastifyInstance } from 'fastify';
 import t from 'tap';
-import { writeRetryAfterMs } from '../../src/http/writeRateLimit.ts';
+import { countWrite, writeRetryAfterMs } from '../../src/http/writeRateLimit.ts';
+import { tempCounterStore } from '../helpers/tempCounterStore.ts';
 
 const at = (second: number, ms = 0) => second * 1000 + ms;
 
@@ -16,4 +18,22 @@ t.test('write window: one more write fits beside the others counted, each second
     71_000,
     "another instance's writes stamped ahead: this write's own second leaving frees nothing, theirs must leave",
   );
+});
+
+t.test('a write whose window cannot be read (the counter store failing over) is refused and not counted', async (t) => {
+  const now = Date.parse('2026-11-29T10:00:10.000Z');
+  const store = tempCounterStore(t, () => now);
+  const outage = Object.assign(new Error('server selection timed out'), { name: 'MongoServerSelectionError' });
+  let failing = true;
+  const counters = {
+    increment: (key: string, by: number, expiresAt: Date) => store.increment(key, by, expiresAt),
+    range: (from: string, to: string) => (failing ? Promise.reject(outage) : store.range(from, to)),
+  };
+  const app = { clock: { now: () => new Date(now) }, counters } as unknown as FastifyInstance;
+  await t.rejects(countWrite(app, 'team-1', 2), outage, 'the failure reaches the caller (503 there)');
+  failing = false;
+  t.same((await store.range('writes:team-1:', 'writes:team-1;')).map(({ count }) => count), [0], 'its increment was taken back');
+  await countWrite(app, 'team-1', 2);
+  await countWrite(app, 'team-1', 2);
+  await t.rejects(countWrite(app, 'team-1', 2), { code: 'RATE_LIMITED' }, 'the limit is whole for the writes that were admitted');
 });
