@@ -19,6 +19,13 @@ export interface RecoveryDeps {
   orphanAfterMs: number;
   liveness: WorkerLiveness;
   claims: TakeoverClaims;
+  /**
+   * Attempts wait while this copy may look silent to the others (its last beat that reached the
+   * counter store is a window old or more), and after such a time each held delivery is checked for
+   * another copy's claim before its next attempt. For a counter store shared across hosts, where this
+   * copy may fail to reach it while the others do; on a host's own file they fail together.
+   */
+  fenceWhenSilent?: boolean;
   log?: { error(obj: unknown, msg?: string): void; warn?(obj: unknown, msg?: string): void };
 }
 
@@ -30,7 +37,52 @@ export interface RecoveryDeps {
  * holds it has stopped beating (WorkerLiveness); this copy's own, when it is not in its scheduler.
  */
 export class Recovery {
+  /** When a beat last reached the counter store (epoch ms; null: none yet). */
+  private lastBeatAt: number | null = null;
+  /** Times this copy may have looked silent; a held delivery is checked for claims once after each. */
+  private lapses = 0;
+  private lapsed = false;
+  /** The deliveries checked since the last lapse (job key), and the subscriptions whose streams were read again. */
+  private checked = new Set<string>();
+  private reread = new Set<string>();
+
   constructor(private readonly deps: RecoveryDeps) {}
+
+  /**
+   * Whether an attempt of a held delivery may start now: 'wait' while this copy may look silent (or
+   * the claims cannot be read), 'taken' when another live copy claimed it while this one looked
+   * silent, or its stream shows it attempted or ended by another since.
+   */
+  async clearToAttempt(p: PendingDelivery): Promise<'go' | 'wait' | 'taken'> {
+    if (!this.deps.fenceWhenSilent) return 'go';
+    const now = this.deps.clock.now().getTime();
+    if (this.lastBeatAt === null || now - this.lastBeatAt >= this.deps.liveness.windowMs) {
+      if (!this.lapsed) {
+        this.lapsed = true;
+        this.lapses++;
+        this.checked = new Set();
+        this.reread = new Set();
+      }
+      return 'wait';
+    }
+    if (this.lapses === 0 || this.checked.has(jobKey(p))) return 'go';
+    try {
+      if (await this.deps.claims.claimedByAnother(p)) return 'taken';
+      // Another copy may have taken it over and sent it since (and stopped): the stream says.
+      const ledger = this.deps.ledgers.of(p.subscriptionId);
+      if (!this.reread.has(p.subscriptionId)) {
+        await ledger.load();
+        this.reread.add(p.subscriptionId);
+      }
+      const current = ledger.state.pending.get(p.deliveryId);
+      if (current?.attempts !== p.attempts || current.workerId !== p.workerId) return 'taken';
+    } catch (error) {
+      this.deps.log?.warn?.({ err: error }, 'webhook takeover marks unknown; attempt waits');
+      return 'wait';
+    }
+    this.checked.add(jobKey(p));
+    return 'go';
+  }
 
   async resumeAtStart(): Promise<void> {
     const { targets, ledgers, scheduler, workerId } = this.deps;
@@ -47,8 +99,15 @@ export class Recovery {
   }
 
   /** One beat of this copy (see WorkerLiveness), made at start before anything is held; a beat that fails is logged. */
-  beat(): Promise<void> {
-    return this.deps.liveness.beat(this.deps.workerId).catch((error: unknown) => this.deps.log?.warn?.({ err: error }, 'webhook worker heartbeat failed'));
+  async beat(): Promise<void> {
+    const at = this.deps.clock.now().getTime();
+    try {
+      await this.deps.liveness.beat(this.deps.workerId);
+      this.lastBeatAt = at;
+      this.lapsed = false;
+    } catch (error) {
+      this.deps.log?.warn?.({ err: error }, 'webhook worker heartbeat failed');
+    }
   }
 
   /** Beats for this copy until `signal` aborts. */

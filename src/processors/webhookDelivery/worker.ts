@@ -31,6 +31,8 @@ export interface WorkerOptions {
   /** Connections per destination origin, and so attempts in flight to it. */
   connectionsPerDestination: number;
   orphanAfterMs: number;
+  /** Hold attempts while this copy's beats do not reach the counter store (a store shared across hosts: MongoDB); see Recovery. */
+  fenceWhenSilent?: boolean;
   /** Pause after each durable record append, to batch more records per fsync. */
   recordBatchMs?: number;
   allowedRanges?: string;
@@ -74,6 +76,7 @@ export function workerOptionsFrom(config: Config): WorkerOptions {
     concurrencyPerTeam: config.WEBHOOK_CONCURRENCY_PER_TEAM,
     connectionsPerDestination: config.WEBHOOK_CONNECTIONS_PER_DESTINATION,
     orphanAfterMs: config.WEBHOOK_ORPHAN_AFTER_MS,
+    fenceWhenSilent: config.MONGODB_URL !== undefined,
     recordBatchMs: config.WEBHOOK_RECORD_BATCH_MS,
     allowedRanges: config.WEBHOOK_ALLOWED_RANGES,
     extraCa: config.WEBHOOK_EXTRA_CA_FILE ? readFileSync(config.WEBHOOK_EXTRA_CA_FILE, 'utf8') : undefined,
@@ -146,14 +149,19 @@ export class WebhookDeliveryWorker {
         now,
         placeOf,
       },
-      (job, release) => attemptDelivery(attemptDeps, job, release),
+      async (job, release) => {
+        const clear = await this.recovery.clearToAttempt(job);
+        if (clear === 'taken') return { kind: 'done' };
+        if (clear === 'wait') return { kind: 'retry', job: { ...job, dueAt: now() + liveness.beatEveryMs } };
+        return attemptDelivery(attemptDeps, job, release);
+      },
     );
     const shared = { readModels: deps.readModels, clock: deps.clock, targets, ledgers: this.ledgers, scheduler: this.scheduler, workerId, log };
     this.dispatcher = new Dispatcher({ ...shared, events: deps.events });
     // A copy silent for half the takeover time (no beat in a window of that length) has stopped.
     const liveness = new WorkerLiveness(deps.counters, now, Math.max(200, Math.floor(options.orphanAfterMs / 2)));
     const claims = new TakeoverClaims(deps.counters, liveness, now, Math.max(1_000, options.orphanAfterMs), workerId);
-    this.recovery = new Recovery({ ...shared, orphanAfterMs: options.orphanAfterMs, liveness, claims });
+    this.recovery = new Recovery({ ...shared, orphanAfterMs: options.orphanAfterMs, fenceWhenSilent: options.fenceWhenSilent, liveness, claims });
     const departed = deps.departedApps;
     this.departedApps = departed
       ? new DepartedApps({ events: deps.events, readModels: deps.readModels, clock: deps.clock, secrets: deps.secrets, newId: () => departed.newId(), projections: departed.projections, log })
