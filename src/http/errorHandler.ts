@@ -9,7 +9,7 @@ import { restMethodsOfPath } from './methodsOfPath.ts';
 import { isPagePath, sendRefusalPage } from './web/html.ts';
 
 export const errorBody = (code: string, message: string) => ({ error: { code, message } });
-export const STORE_UNAVAILABLE = 'A store the service depends on is unavailable for now; retry shortly.';
+export const STORE_UNAVAILABLE = 'A store the service depends on is unavailable for now; retry shortly. A write whose store stopped answering may have been stored: retry an ingestion with the same Idempotency-Key, and look before repeating another write.';
 
 /** The one map from a domain error's code to its HTTP status and the code the client sees (the spec's error table). */
 const HTTP_ERRORS: Record<ErrorCode, { status: number; code: string }> = {
