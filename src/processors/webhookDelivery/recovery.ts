@@ -121,7 +121,10 @@ export class Recovery {
 
   /** One of this copy's own (by its name): not when another live copy took it over while this one was down. */
   private async stillOwn(p: PendingDelivery): Promise<boolean> {
-    return !(await this.deps.claims.claimedByAnother(p).catch(() => false));
+    return !(await this.deps.claims.claimedByAnother(p).catch((error: unknown) => {
+      this.deps.log?.warn?.({ err: error }, 'webhook takeover marks unknown; own delivery kept');
+      return false;
+    }));
   }
 
   private markedByThis(p: PendingDelivery): Promise<boolean> {
