@@ -1,13 +1,16 @@
 import t from 'tap';
-import { TestClock, startTestApp } from '../helpers/testApp.ts';
+import { TestClock, type TestApp, startTestApp } from '../helpers/testApp.ts';
+
+/** An event no credential projection reads (the lag and stall tests; a credential change has its own rule below). */
+const appendUnrelated = (app: TestApp, id: string) =>
+  app.services.events.append(`subscription-${id}`, [{ type: 'SubscriptionDeleted', data: { subscriptionId: id, siteId: id, deletedAt: '2026-01-01T00:00:00.000Z' } }], 'any');
 
 t.test('/readyz stays ready while projections are a little behind, and reports 503 past READY_MAX_LAG_EVENTS', async (t) => {
   const app = await startTestApp({ env: { READY_MAX_LAG_EVENTS: '5' } });
   t.teardown(() => app.close());
   const readyz = () => app.fastify.inject({ method: 'GET', url: '/readyz' });
   await app.services.projections.stop();
-  const append = (n: number) =>
-    app.services.events.append(`site-ready-${n}`, [{ type: 'SiteSettingsChanged', data: { siteId: `ready-${n}`, changes: {}, changedAt: '2026-01-01T00:00:00.000Z' } }], 'any');
+  const append = (n: number) => appendUnrelated(app, `ready-${n}`);
   for (let n = 0; n < 5; n++) await append(n);
   t.equal((await readyz()).statusCode, 200, '5 events behind: ready');
   await append(5);
@@ -25,8 +28,7 @@ t.test('/readyz reports 503 when projections stay behind at one position for REA
   const app = await startTestApp({ clock, env: { READY_MAX_STALL_MS: '30000' } });
   t.teardown(() => app.close());
   const readyz = () => app.fastify.inject({ method: 'GET', url: '/readyz' });
-  const append = (n: number) =>
-    app.services.events.append(`site-stall-${n}`, [{ type: 'SiteSettingsChanged', data: { siteId: `stall-${n}`, changes: {}, changedAt: '2026-01-01T00:00:00.000Z' } }], 'any');
+  const append = (n: number) => appendUnrelated(app, `stall-${n}`);
   // Idle and caught up for a long time: a new event is not a stall.
   clock.advance(3_600_000);
   await app.services.projections.stop();
@@ -68,4 +70,17 @@ t.test('/readyz with a store that does not answer: 503 naming the store, the cau
   t.equal(res.statusCode, 503);
   t.same(res.json(), { status: 'not_ready', reason: 'read-model store unreachable (the cause is in the service log)' });
   t.notMatch(res.body, /10\.1\.2\.3/, 'no internal address in the answer');
+});
+
+t.test('/readyz is 503 while the projections authentication reads have not taken in the last credential change (an authenticated request would get 503)', async (t) => {
+  const app = await startTestApp({ env: { CREDENTIAL_CATCH_UP_MS: '200' } });
+  t.teardown(() => app.close());
+  const readyz = () => app.fastify.inject({ method: 'GET', url: '/readyz' });
+  await app.services.projections.stop();
+  await app.services.events.append('site-cred-1', [{ type: 'SiteSettingsChanged', data: { siteId: 'cred-1', changes: {}, changedAt: '2026-01-01T00:00:00.000Z' } }], 'any');
+  const behind = await readyz();
+  t.equal(behind.statusCode, 503, 'one credential change behind: not ready');
+  t.same(behind.json(), { status: 'not_ready', reason: 'the credential read models have not taken in the latest credential changes yet' });
+  app.services.projections.start();
+  t.equal((await readyz()).statusCode, 200, 'ready once they take it in (the probe waits for them as a request does)');
 });

@@ -44,6 +44,16 @@ const listed = async (s: ServerProcess) => {
   const body = (await res.json()) as { subscriptions: Array<{ id: string; label: string; url: string; created_at: string }> };
   return body.subscriptions;
 };
+/**
+ * Started and its read models caught up (`/readyz`), as a load balancer waits: on a loaded machine
+ * the first request could otherwise meet the credential check's 503 while the server catches up.
+ */
+const ready = async (s: ServerProcess) => {
+  for (const until = Date.now() + 60_000; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) {
+    if ((await fetch(`${s.url}/readyz`)).status === 200) return s;
+  }
+  throw new Error('the server did not become ready within 60 s');
+};
 const WRONG_TIME = '1999-01-01T00:00:00.000Z';
 const shown = async (s: ServerProcess) => (await listed(s)).map(({ label, url, created_at }) => ({ label, url, wrongTime: created_at === WRONG_TIME }));
 /** What the server lists, polled until it is `expected` or 5 s went by. */
@@ -59,7 +69,7 @@ const becomes = async (s: ServerProcess, expected: unknown) => {
 };
 
 t.test('a rebuild by the CLI is served, and a change right after it builds on it', async (t) => {
-  server = await startServerProcess(env);
+  server = await ready(await startServerProcess(env));
   const created = await fetch(`${server.url}${webhooksPath(site.siteId)}`, {
     method: 'POST',
     headers,
@@ -76,7 +86,7 @@ t.test('a rebuild by the CLI is served, and a change right after it builds on it
   db.close();
   t.equal(changed, 1);
 
-  server = await startServerProcess(env);
+  server = await ready(await startServerProcess(env));
   t.equal((await listed(server))[0]!.label, 'gone wrong', 'the server starts from the document as the file holds it');
 
   // A client's change lands right after the switch, before the server has been idle once.
@@ -97,7 +107,7 @@ t.test('a rebuild by the CLI is served, and a change right after it builds on it
 
   // The file too: a restart serves the same.
   await stop(server);
-  server = await startServerProcess(env);
+  server = await ready(await startServerProcess(env));
   t.same(await shown(server), expected);
   await stop(server);
   server = null;

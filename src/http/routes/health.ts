@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { ServiceError } from '../../domain/errors.ts';
 
 const plugin: FastifyPluginAsyncZod = async (app) => {
   // A store's outage is logged when it starts and when it ends, not on every probe of a load balancer.
@@ -15,7 +16,12 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/readyz',
     { schema: { hide: true, response: { 200: z.object({ status: z.literal('ready') }), 503: z.object({ status: z.literal('not_ready'), reason: z.string() }) } } },
-    /** Ready when both stores answer, no projection is more than READY_MAX_LAG_EVENTS events behind the log, and none stays behind at one position for READY_MAX_STALL_MS. */
+    /**
+     * Ready when both stores answer, the projections authentication reads have taken in the last
+     * credential change (within CREDENTIAL_CATCH_UP_MS, as a request waits: a server just started
+     * answered every authenticated request 503 while it said ready), no projection is more than
+     * READY_MAX_LAG_EVENTS events behind the log, and none stays behind at one position for READY_MAX_STALL_MS.
+     */
     async function readyz(_request, reply) {
       for (const [which, store] of [['event store', app.events], ['read-model store', app.readModels]] as const) {
         try {
@@ -27,6 +33,12 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
           down.add(which);
           return reply.status(503).send({ status: 'not_ready' as const, reason: `${which} unreachable (the cause is in the service log)` });
         }
+      }
+      try {
+        await app.credentialsInForce();
+      } catch (error) {
+        if (!(error instanceof ServiceError)) throw error;
+        return reply.status(503).send({ status: 'not_ready' as const, reason: 'the credential read models have not taken in the latest credential changes yet' });
       }
       await app.projections.refresh();
       const head = await app.events.headPosition();
