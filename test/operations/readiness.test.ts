@@ -80,7 +80,7 @@ t.test('/readyz is 503 while the projections authentication reads have not taken
   await app.services.events.append('site-cred-1', [{ type: 'SiteSettingsChanged', data: { siteId: 'cred-1', changes: {}, changedAt: '2026-01-01T00:00:00.000Z' } }], 'any');
   const behind = await readyz();
   t.equal(behind.statusCode, 503, 'one credential change behind: not ready');
-  t.same(behind.json(), { status: 'not_ready', reason: 'the credential read models have not taken in the latest credential changes yet' });
+  t.same(behind.json(), { status: 'not_ready', reason: 'the projections authentication reads (API keys, OAuth, teams, sites, dashboard sessions) have not taken in the latest credential change yet' });
   app.services.projections.start();
   t.equal((await readyz()).statusCode, 200, 'ready once they take it in (the probe waits for them as a request does)');
 });

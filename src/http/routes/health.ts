@@ -38,7 +38,7 @@ const plugin: FastifyPluginAsyncZod = async (app) => {
         await app.credentialsInForce();
       } catch (error) {
         if (!(error instanceof ServiceError)) throw error;
-        return reply.status(503).send({ status: 'not_ready' as const, reason: 'the credential read models have not taken in the latest credential changes yet' });
+        return reply.status(503).send({ status: 'not_ready' as const, reason: 'the projections authentication reads (API keys, OAuth, teams, sites, dashboard sessions) have not taken in the latest credential change yet' });
       }
       await app.projections.refresh();
       const head = await app.events.headPosition();
