@@ -10,7 +10,7 @@ import { listAgentRuns } from '../readModels/agentRuns.ts';
 import { listAgents } from '../readModels/agentViews.ts';
 import { getSite } from '../readModels/sites.ts';
 import type { Services } from '../services.ts';
-import { decimal, parseBool, choiceOption, print } from './output.ts';
+import { decimal, parseBool, parseWholeNumber, choiceOption, print } from './output.ts';
 
 type WithServices = <T>(fn: (services: Services) => Promise<T>) => Promise<T>;
 
@@ -34,13 +34,6 @@ function cadenceHoursArg(value: string): number | 'none' {
   if (!Number.isInteger(n) || n < 1 || n > CADENCE_HOURS_MAX) throw new InvalidArgumentError(`--cadence-hours must be a whole number from 1 to ${CADENCE_HOURS_MAX}, or "none"`);
   return n;
 }
-
-/** A whole-number option from `min` to `max`, refused while the arguments are parsed (before any store is opened). */
-const wholeNumberArg = (flag: string, min: number, max: number) => (value: string): number => {
-  const n = decimal(value);
-  if (!Number.isSafeInteger(n) || n < min || n > max) throw new InvalidArgumentError(max === Number.MAX_SAFE_INTEGER ? `${flag} must be a whole number from ${min}` : `${flag} must be a whole number from ${min} to ${max}`);
-  return n;
-};
 
 /** `--setting key=value`: the value is JSON when it parses as JSON, else the text itself. */
 function collectSetting(value: string, previous: Record<string, unknown> = {}): Record<string, unknown> {
@@ -111,7 +104,7 @@ export function registerAgentsCommands(program: Command, json: () => boolean, wi
     .requiredOption('--site <siteId>', 'the site')
     .addOption(choiceOption('--key <agentKey>', AGENT_KEYS))
     .addOption(choiceOption('--status <status>', RUN_STATUSES))
-    .option('--limit <n>', '1 to 100', wholeNumberArg('--limit', 1, 100), 25)
+    .option('--limit <n>', '1 to 100', parseWholeNumber('--limit', 1, 100), 25)
     .action(async (opts) =>
       withServices(async (s) => {
         const site = await siteOf(s, opts.site);
@@ -126,7 +119,7 @@ export function registerAgentsCommands(program: Command, json: () => boolean, wi
     .command('grant')
     .description('grant a team AI credits')
     .requiredOption('--team <teamId>', 'the team')
-    .requiredOption('--amount <n>', 'a positive whole number of credits', wholeNumberArg('--amount', 1, Number.MAX_SAFE_INTEGER))
+    .requiredOption('--amount <n>', 'a positive whole number of credits', parseWholeNumber('--amount', 1))
     .option('--note <text>', 'why (kept on the ledger)')
     .action(async (opts) =>
       withServices(async (s) => {

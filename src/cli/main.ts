@@ -161,11 +161,11 @@ site
   .addOption(new Option('--daily-extraction-cap <n>', 'AI extractions per UTC day').argParser(parseNonNegativeInt('--daily-extraction-cap')))
   .action(async (opts) => {
     const changes: Partial<SiteSettings> = {
-        plan: opts.plan,
-        licensed: opts.licensed,
-        sendingDomainVerified: opts.sendingDomainVerified,
-        aiCredits: opts.aiCredits,
-        dailyIngestionCap: opts.dailyIngestionCap,
+      plan: opts.plan,
+      licensed: opts.licensed,
+      sendingDomainVerified: opts.sendingDomainVerified,
+      aiCredits: opts.aiCredits,
+      dailyIngestionCap: opts.dailyIngestionCap,
       dailyExtractionCap: opts.dailyExtractionCap,
     };
     for (const key of Object.keys(changes) as (keyof SiteSettings)[]) if (changes[key] === undefined) delete changes[key];

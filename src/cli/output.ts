@@ -41,6 +41,17 @@ export function parseNonNegativeInt(name: string) {
   };
 }
 
+/** A whole-number option from `min` (to `max`, when given), refused while the arguments are parsed, before any store is opened. */
+export function parseWholeNumber(flag: string, min: number, max?: number) {
+  return (value: string): number => {
+    const n = decimal(value);
+    if (!Number.isSafeInteger(n) || n < min || (max !== undefined && n > max)) {
+      throw new InvalidArgumentError(`${flag} must be a whole number from ${min}${max === undefined ? '' : ` to ${max}`}`);
+    }
+    return n;
+  };
+}
+
 /** A site's domain name: LDH labels (letters, digits, hyphens; IDNs in their xn-- form), at least two of them, the last not all digits. */
 export function parseDomain(name: string) {
   return (value: string): string => {

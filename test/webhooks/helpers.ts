@@ -244,3 +244,22 @@ export async function startSlowReceiver(t: Test, delayMs: number): Promise<{ url
   t.teardown(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
   return { url: `https://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, got, maxInFlight: () => maxInFlight };
 }
+
+/**
+ * A harness whose worker copy (`opts.workerId`) claimed `events` deliveries to a receiver answering
+ * after 300 ms, sent about one and stopped: the rest stay pending under its name, for another copy
+ * to take over. `copy(id)` makes a further worker with the same options under another name.
+ */
+export async function stoppedCopyWithPending(t: Test, opts: Partial<WorkerOptions> & { workerId: string }, events: number, firstEvent: number) {
+  const h = await startHarness({ worker: opts });
+  t.teardown(() => h.close());
+  const receiver = await startSlowReceiver(t, 300);
+  await h.subscribe(receiver.url, ['outreach.message_received']);
+  let last = 0n;
+  for (let i = 0; i < events; i++) last = await h.append(messageReceived(h.tenant, firstEvent + i));
+  t.ok(await h.worker.waitForPosition(last, 5_000));
+  await sleep(100);
+  await h.worker.stop();
+  const copy = (id: string) => new WebhookDeliveryWorker(h.app.services, { ...workerOptionsFrom(h.app.config), ...opts, workerId: id });
+  return { h, ...receiver, copy };
+}

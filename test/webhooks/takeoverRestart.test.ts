@@ -3,21 +3,12 @@
 // left them to the taker's mark, and the taker, seeing the holder alive, took nothing (from a review:
 // 2 of 10 events delivered). The taker now holds what it marked.
 import t from 'tap';
-import { WebhookDeliveryWorker, workerOptionsFrom } from '../../src/processors/webhookDelivery/worker.ts';
-import { messageReceived, sleep, startHarness, startSlowReceiver } from './helpers.ts';
+import { sleep, stoppedCopyWithPending } from './helpers.ts';
 
 t.test('a taker started again under its name holds the deliveries it claimed, while their first holder runs again', async (t) => {
   const opts = { workerId: 'copy-1', timeoutMs: 1000, orphanAfterMs: 1500, concurrencyPerSubscription: 1, connectionsPerDestination: 1 };
-  const h = await startHarness({ worker: opts });
-  t.teardown(() => h.close());
-  const { url, got } = await startSlowReceiver(t, 300);
-  await h.subscribe(url, ['outreach.message_received']);
-  let last = 0n;
-  for (let i = 0; i < 10; i++) last = await h.append(messageReceived(h.tenant, 700 + i));
-  t.ok(await h.worker.waitForPosition(last, 5_000));
-  await sleep(100);
-  await h.worker.stop(); // most of the 10 still pending under copy-1's name
-  const copy = (id: string) => new WebhookDeliveryWorker(h.app.services, { ...workerOptionsFrom(h.app.config), ...opts, workerId: id });
+  // Most of the 10 still pending under copy-1's name.
+  const { got, copy } = await stoppedCopyWithPending(t, opts, 10, 700);
   const taker = copy('copy-2');
   await taker.start();
   const before = got.length;

@@ -19,13 +19,6 @@ export interface RecoveryDeps {
   orphanAfterMs: number;
   liveness: WorkerLiveness;
   claims: TakeoverClaims;
-  /**
-   * Attempts wait while this copy may look silent to the others (its last beat that reached the
-   * counter store is a window old or more), and after such a time each held delivery is checked for
-   * another copy's claim before its next attempt. For a counter store shared across hosts, where this
-   * copy may fail to reach it while the others do; on a host's own file they fail together.
-   */
-  fenceWhenSilent?: boolean;
   log?: { error(obj: unknown, msg?: string): void; warn?(obj: unknown, msg?: string): void };
 }
 
@@ -39,40 +32,42 @@ export interface RecoveryDeps {
 export class Recovery {
   /** When a beat last reached the counter store (epoch ms; null: none yet). */
   private lastBeatAt: number | null = null;
-  /** Times this copy may have looked silent; a held delivery is checked for claims once after each. */
-  private lapses = 0;
+  /** Whether this copy may look silent now (no beat reached the counter store for a window). */
   private lapsed = false;
-  /** The deliveries checked since the last lapse (job key), and the subscriptions whose streams were read again. */
-  private checked = new Set<string>();
-  private reread = new Set<string>();
+  /**
+   * Since the last time this copy may have looked silent (null: never), the deliveries checked for
+   * claims (job key) and the subscriptions whose streams were read again.
+   */
+  private sinceLapse: { checked: Set<string>; reread: Set<string> } | null = null;
 
   constructor(private readonly deps: RecoveryDeps) {}
 
   /**
-   * Whether an attempt of a held delivery may start now: 'wait' while this copy may look silent (or
-   * the claims cannot be read), 'taken' when another live copy claimed it while this one looked
-   * silent, or its stream shows it attempted or ended by another since.
+   * For a counter store shared across hosts (the worker asks only then), where this copy may fail to
+   * reach it while the others do; on a host's own file they fail together. Whether an attempt of a
+   * held delivery may start now: 'wait' while this copy may look silent to the others (its last beat
+   * that reached the counter store is a window old or more) or the claims cannot be read; after such
+   * a time, 'taken' when another live copy claimed it meanwhile, or its stream shows it attempted or
+   * ended by another since (each delivery checked once).
    */
   async clearToAttempt(p: PendingDelivery): Promise<'go' | 'wait' | 'taken'> {
-    if (!this.deps.fenceWhenSilent) return 'go';
     const now = this.deps.clock.now().getTime();
     if (this.lastBeatAt === null || now - this.lastBeatAt >= this.deps.liveness.windowMs) {
       if (!this.lapsed) {
         this.lapsed = true;
-        this.lapses++;
-        this.checked = new Set();
-        this.reread = new Set();
+        this.sinceLapse = { checked: new Set(), reread: new Set() };
       }
       return 'wait';
     }
-    if (this.lapses === 0 || this.checked.has(jobKey(p))) return 'go';
+    const since = this.sinceLapse;
+    if (!since || since.checked.has(jobKey(p))) return 'go';
     try {
       if (await this.deps.claims.claimedByAnother(p)) return 'taken';
       // Another copy may have taken it over and sent it since (and stopped): the stream says.
       const ledger = this.deps.ledgers.of(p.subscriptionId);
-      if (!this.reread.has(p.subscriptionId)) {
+      if (!since.reread.has(p.subscriptionId)) {
         await ledger.load();
-        this.reread.add(p.subscriptionId);
+        since.reread.add(p.subscriptionId);
       }
       const current = ledger.state.pending.get(p.deliveryId);
       if (current?.attempts !== p.attempts || current.workerId !== p.workerId) return 'taken';
@@ -80,7 +75,7 @@ export class Recovery {
       this.deps.log?.warn?.({ err: error }, 'webhook takeover marks unknown; attempt waits');
       return 'wait';
     }
-    this.checked.add(jobKey(p));
+    since.checked.add(jobKey(p));
     return 'go';
   }
 

@@ -40,7 +40,7 @@ export class TakeoverClaims {
 
   /** Whether this copy marked the delivery as it stands: it won the takeover, and may have stopped before its attempt. */
   async markedByThis(p: PendingDelivery): Promise<boolean> {
-    const mark = `${this.base(p)}:m:${this.workerId}`;
+    const mark = this.markOf(p);
     return (await this.counters.range(mark, mark)).some(({ count }) => count > 0);
   }
 
@@ -51,7 +51,7 @@ export class TakeoverClaims {
     const now = this.now();
     const expires = new Date(now + KEEP_MS);
     if ((await this.counters.increment(`${base}:c:${Math.floor(now / this.generationMs)}`, 1, expires)) !== 1) return false;
-    const mark = `${base}:m:${this.workerId}`;
+    const mark = this.markOf(p);
     await this.counters.increment(mark, 1, expires);
     // Another copy may have won the previous generation's claim while this one looked: it keeps it.
     // The holder may have started again since it was found silent: it keeps what it holds.
@@ -60,6 +60,11 @@ export class TakeoverClaims {
       return false;
     }
     return true;
+  }
+
+  /** This copy's mark on the delivery as it stands. */
+  private markOf(p: PendingDelivery): string {
+    return `${this.base(p)}:m:${this.workerId}`;
   }
 
   private base(p: PendingDelivery): string {

@@ -149,19 +149,21 @@ export class WebhookDeliveryWorker {
         now,
         placeOf,
       },
-      async (job, release) => {
-        const clear = await this.recovery.clearToAttempt(job);
-        if (clear === 'taken') return { kind: 'done' };
-        if (clear === 'wait') return { kind: 'retry', job: { ...job, dueAt: now() + liveness.beatEveryMs } };
-        return attemptDelivery(attemptDeps, job, release);
-      },
+      options.fenceWhenSilent
+        ? async (job, release) => {
+            const clear = await this.recovery.clearToAttempt(job);
+            if (clear === 'taken') return { kind: 'done' };
+            if (clear === 'wait') return { kind: 'retry', job: { ...job, dueAt: now() + liveness.beatEveryMs } };
+            return attemptDelivery(attemptDeps, job, release);
+          }
+        : (job, release) => attemptDelivery(attemptDeps, job, release),
     );
     const shared = { readModels: deps.readModels, clock: deps.clock, targets, ledgers: this.ledgers, scheduler: this.scheduler, workerId, log };
     this.dispatcher = new Dispatcher({ ...shared, events: deps.events });
     // A copy silent for half the takeover time (no beat in a window of that length) has stopped.
     const liveness = new WorkerLiveness(deps.counters, now, Math.max(200, Math.floor(options.orphanAfterMs / 2)));
     const claims = new TakeoverClaims(deps.counters, liveness, now, Math.max(1_000, options.orphanAfterMs), workerId);
-    this.recovery = new Recovery({ ...shared, orphanAfterMs: options.orphanAfterMs, fenceWhenSilent: options.fenceWhenSilent, liveness, claims });
+    this.recovery = new Recovery({ ...shared, orphanAfterMs: options.orphanAfterMs, liveness, claims });
     const departed = deps.departedApps;
     this.departedApps = departed
       ? new DepartedApps({ events: deps.events, readModels: deps.readModels, clock: deps.clock, secrets: deps.secrets, newId: () => departed.newId(), projections: departed.projections, log })
