@@ -45,6 +45,20 @@ t.test('a destination starved of pooled connections: every attempt ends within t
   t.ok(lastEnd <= 1_000 + bound, `and the last one ended ${lastEnd} ms after they started`);
 });
 
+t.test('an attempt that timed out while waiting for a pooled connection is never sent once one frees up', async (t) => {
+  const hang = await startReceiver(() => 'hang');
+  t.teardown(() => hang.close());
+  const { caFile } = await testCertificate();
+  const sender = new WebhookSender({ allowed: parseAllowedRanges('127.0.0.0/8'), extraCa: readFileSync(caFile, 'utf8'), timeoutMs: 500, connectionsPerOrigin: 1 });
+  t.teardown(() => sender.destroy());
+  const [first, queued] = await Promise.all([0, 1].map((n) => sender.send(hang.url, Buffer.from(`{"n":${n}}`), { 'content-type': 'application/json' })));
+  t.equal(first!.status, 'timeout', 'the attempt on the connection timed out');
+  t.equal(queued!.status, 'timeout', 'and so did the one queued behind it');
+  // The first attempt's abort closes the only connection, so the queued one gets a new connection at once.
+  await new Promise((r) => setTimeout(r, 1_000));
+  t.same(hang.received.map((r) => r.json), [{ n: 0 }], 'the receiver got the first body only: the timed-out one was not sent late');
+});
+
 t.test('a noisy team (20 subscriptions to an endpoint that never answers) does not delay another team, and no attempt outlasts the timeout', async (t) => {
   const margin = stallAwareMargin(t);
   const hang = await startReceiver(() => 'hang');

@@ -1,7 +1,6 @@
 import type { BlockList } from 'node:net';
-import { Agent, request } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { BlockedDestinationError, safeConnector } from '../../adapters/http/safeConnector.ts';
-import { discardBody } from '../../adapters/http/discardBody.ts';
 import type { AttemptOutcome, DeliveryStatus } from '../../domain/webhookDelivery.ts';
 
 export { BlockedDestinationError };
@@ -26,6 +25,7 @@ export interface SenderOptions {
 export class WebhookSender {
   readonly agent: Agent;
   private readonly timeoutMs: number;
+  private readonly destinations = new Map<string, Destination | string>();
 
   constructor(private readonly options: SenderOptions) {
     this.timeoutMs = options.timeoutMs;
@@ -41,45 +41,21 @@ export class WebhookSender {
   }
 
   /** One attempt: POST exactly `body`; only the status code is inspected. */
-  async send(url: string, body: Buffer, headers: Record<string, string>): Promise<AttemptOutcome> {
-    const started = performance.now();
-    const elapsed = () => Math.round(performance.now() - started);
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      return { status: 'blocked_destination', statusCode: null, error: 'invalid url', durationMs: 0 };
+  send(url: string, body: Buffer, headers: Record<string, string>): Promise<AttemptOutcome> {
+    const destination = this.destinationOf(url);
+    if (typeof destination === 'string') return Promise.resolve({ status: 'blocked_destination', statusCode: null, error: destination, durationMs: 0 });
+    return new Promise((resolve) => new Attempt(this.agent, destination, body, headers, this.timeoutMs, resolve));
+  }
+
+  /** A subscription's URL, split once for every attempt made to it (or why it cannot be sent to). */
+  private destinationOf(url: string): Destination | string {
+    let destination = this.destinations.get(url);
+    if (destination === undefined) {
+      destination = splitUrl(url);
+      if (this.destinations.size >= 10_000) this.destinations.clear();
+      this.destinations.set(url, destination);
     }
-    if (parsed.protocol !== 'https:') return { status: 'blocked_destination', statusCode: null, error: 'only https destinations are allowed', durationMs: 0 };
-    // The bound covers the whole attempt from here: DNS, connecting, waiting for a pooled connection,
-    // TLS, sending and the status line. undici leaves an aborted request queued for a connection until
-    // one frees up, so the attempt does not wait for undici to notice: it ends when the signal fires.
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new TimeoutSignal()), this.timeoutMs);
-    const deadline = new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true }));
-    const pending = request(parsed, {
-      dispatcher: this.agent,
-      method: 'POST',
-      body,
-      headers,
-      signal: controller.signal,
-    });
-    try {
-      const res = await Promise.race([pending, deadline]);
-      const durationMs = elapsed();
-      clearTimeout(timer);
-      // Drain a little of the answer so the connection can be reused (its content is not inspected),
-      // within the attempt's bound again: a receiver trickling its body must not hold the socket.
-      res.body.dump({ limit: 64 * 1024, signal: AbortSignal.timeout(this.timeoutMs) }).catch(() => {});
-      const code = res.statusCode;
-      if (code >= 200 && code < 300) return { status: 'ok', statusCode: code, error: null, durationMs };
-      return { status: `http_${code}`, statusCode: code, error: null, durationMs };
-    } catch (error) {
-      clearTimeout(timer);
-      // Settles later (aborted) when the deadline won; an answer arriving in the same tick is dropped.
-      pending.then((res) => discardBody(res.body), () => {});
-      return { ...classify(error, controller.signal), statusCode: null, durationMs: elapsed() };
-    }
+    return destination;
   }
 
   async close(): Promise<void> {
@@ -92,14 +68,108 @@ export class WebhookSender {
   }
 }
 
+interface Destination {
+  origin: string;
+  path: string;
+}
+
+function splitUrl(url: string): Destination | string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'invalid url';
+  }
+  if (parsed.protocol !== 'https:') return 'only https destinations are allowed';
+  return { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+}
+
+/** How much of an answer's body is read (and dropped) so its connection can be reused. */
+const DRAIN_LIMIT = 64 * 1024;
+
+/**
+ * One POST through undici's dispatcher, without a response stream or an AbortSignal (both cost more
+ * than the rest of the client per attempt). One timer bounds the whole attempt from here: DNS,
+ * connecting, waiting for a pooled connection, TLS, sending and the status line; once the status is
+ * in, the same timer, restarted, bounds draining the body, so a receiver trickling it cannot hold the
+ * socket. undici hands over a request's controller only when it gets a connection, so an attempt that
+ * timed out while queued is aborted the moment it would start.
+ */
+class Attempt implements Dispatcher.DispatchHandler {
+  private readonly started = performance.now();
+  private readonly timer: NodeJS.Timeout;
+  private controller: Dispatcher.DispatchController | null = null;
+  private settled = false;
+  private ended = false;
+  private drained = 0;
+
+  constructor(
+    agent: Agent,
+    destination: Destination,
+    body: Buffer,
+    headers: Record<string, string>,
+    timeoutMs: number,
+    private readonly resolve: (outcome: AttemptOutcome) => void,
+  ) {
+    this.timer = setTimeout(() => this.onTimeout(), timeoutMs);
+    agent.dispatch({ origin: destination.origin, path: destination.path, method: 'POST', body, headers }, this);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.settled) controller.abort(new TimeoutSignal());
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number): void {
+    if (statusCode < 200) return;
+    if (this.settled) return controller.abort(new TimeoutSignal());
+    const status = statusCode < 300 ? 'ok' : (`http_${statusCode}` as const);
+    this.settle({ status, statusCode, error: null, durationMs: this.elapsed() });
+    this.timer.refresh();
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.drained += chunk.length;
+    if (this.drained > DRAIN_LIMIT) controller.abort(new Error('answer body over the drain limit'));
+  }
+
+  onResponseEnd(): void {
+    this.end();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.end();
+    if (!this.settled) this.settle({ ...classify(error), statusCode: null, durationMs: this.elapsed() });
+  }
+
+  private onTimeout(): void {
+    if (this.ended) return;
+    if (!this.settled) this.settle({ status: 'timeout', statusCode: null, error: 'no response within the timeout', durationMs: this.elapsed() });
+    this.controller?.abort(new TimeoutSignal());
+  }
+
+  private end(): void {
+    this.ended = true;
+    clearTimeout(this.timer);
+  }
+
+  private settle(outcome: AttemptOutcome): void {
+    this.settled = true;
+    this.resolve(outcome);
+  }
+
+  private elapsed(): number {
+    return Math.round(performance.now() - this.started);
+  }
+}
+
 class TimeoutSignal extends Error {
   override readonly name = 'TimeoutSignal';
 }
 
-function classify(error: unknown, signal: AbortSignal): { status: DeliveryStatus; error: string } {
+function classify(error: unknown): { status: DeliveryStatus; error: string } {
   const chain: any[] = [];
   for (let e: any = error; e && chain.length < 5; e = e.cause) chain.push(e);
-  if (signal.aborted && signal.reason instanceof TimeoutSignal) return { status: 'timeout', error: 'no response within the timeout' };
   for (const e of chain) {
     if (e instanceof BlockedDestinationError || e?.code === 'BLOCKED_DESTINATION') return { status: 'blocked_destination', error: String(e.message) };
   }
