@@ -403,6 +403,22 @@ export default async function run(): Promise<BenchResult> {
   const threadedAlone = await measureLatency(threaded, RATE, LATENCY_SECONDS);
   const threadedTarget = await measureLatency(threaded, RATE, LATENCY_SECONDS, INGEST_RATE);
   await stopThreadedProfile();
+  // Throughput as `npm start` runs it: N events appended at once (in the same batches as above) while
+  // the worker runs in its thread; timed from the first append to the last receipt, appends included.
+  received = 0;
+  arrivals.clear();
+  const threadedStart = performance.now();
+  const threadedCpu = process.cpuUsage();
+  for (let i = 0; i < N; i += 100) {
+    await Promise.all(Array.from({ length: Math.min(100, N - i) }, (_, j) => {
+      const e = event(threadedIds.site.siteId, threadedIds.team.teamId);
+      return threadedServices.events.append(`threaded-${i + j}`, [{ type: e.type, data: e.data }], 'any');
+    }));
+  }
+  const threadedComplete = await waitReceived(N, 120_000);
+  const threadedRate = received / ((performance.now() - threadedStart) / 1000);
+  const threadedCpuUs = cpuMicros(process.cpuUsage(threadedCpu));
+  const threadedUnique = arrivals.size;
   await threadedApp.close();
   for (const role of background.roles) await role.stop(5_000);
   await projections.stop();
@@ -467,6 +483,10 @@ export default async function run(): Promise<BenchResult> {
       'npm start wiring, with ingestions: ingestion errors': threadedTarget.ingestionErrors,
       'npm start wiring, with ingestions: ingestion p50 ms': threadedTarget.ingestionP50,
       'npm start wiring, with ingestions: ingestion p99 ms': threadedTarget.ingestionP99,
+      'npm start wiring, throughput: signed deliveries/s (appends included)': Math.round(threadedRate),
+      'npm start wiring, throughput: ÷ raw undici POST/s': `${((100 * threadedRate) / rawRate).toFixed(1)}%`,
+      'npm start wiring, throughput: CPU µs per delivery (every thread)': Math.round(threadedCpuUs / N),
+      'npm start wiring, throughput: delivered all': threadedComplete && threadedUnique === N ? 'yes' : `no (${threadedUnique} ids of ${N})`,
       'npm start wiring: role errors logged': roleErrors,
       'npm start wiring, stages ms (alone): issue → append resolved': threadedAlone.stages.appended,
       'npm start wiring, stages ms (alone): append resolved → dispatcher read it': threadedAlone.stages.claimed,
