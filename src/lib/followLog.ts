@@ -1,4 +1,4 @@
-import type { EventStore } from '../ports/eventStore.ts';
+import type { EventStore, RecordedEvent } from '../ports/eventStore.ts';
 import { sleep } from './sleep.ts';
 
 /**
@@ -25,4 +25,22 @@ export async function followLog(
       backoff = Math.min(backoff * 2, 5_000);
     }
   }
+}
+
+/**
+ * A follower's next page: the events of `types` after `from`, and the position the follower reaches
+ * with it. A full page reaches its last event; a shorter one holds every event of these types up to
+ * the head read before it, so it reaches that head (the other events in between are passed over
+ * unread). `to <= from`: nothing new.
+ */
+export async function readPageOfTypes(
+  events: Pick<EventStore, 'headPosition' | 'readAll'>,
+  from: bigint,
+  limit: number,
+  types: readonly string[],
+): Promise<{ page: RecordedEvent[]; to: bigint }> {
+  const head = await events.headPosition();
+  const page = await events.readAll({ after: from, limit, types });
+  const last = page.at(-1)?.position ?? -1n;
+  return { page, to: page.length === limit || last > head ? last : head };
 }

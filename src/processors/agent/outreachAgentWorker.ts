@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { type ConversationEvent, conversationStream } from '../../domain/conversation.ts';
 import { type EventSchemas, conversationEventSchemas } from '../../domain/eventSchemas.ts';
 import { parseEvent } from '../../lib/parseEvent.ts';
+import type { IngestionEvent } from '../../domain/ingestion.ts';
 import type { Drafter } from '../../ports/drafter.ts';
 import type { RecordedEvent } from '../../ports/eventStore.ts';
 import type { Mailer } from '../../ports/mailer.ts';
 import type { Document } from '../../ports/readModelStore.ts';
 import type { Triage } from '../../ports/triage.ts';
-import { followLog } from '../../lib/followLog.ts';
+import { followLog, readPageOfTypes } from '../../lib/followLog.ts';
 import { sleep } from '../../lib/sleep.ts';
 import { Turns } from '../../lib/turns.ts';
 import type { AgentDeps } from './agentDeps.ts';
@@ -28,6 +29,14 @@ const PENDING = 'outreachAgentPendingReplies';
 const DEFERRED = 'outreachAgentDeferredDispatches';
 /** Events read at a time. */
 const PAGE = 500;
+/**
+ * What a page holds for the worker: the dispatches, and the events of conversation streams (only the
+ * conversation decider appends there). The rest of the log (webhook deliveries, most of it while
+ * they are sent) is passed over unread.
+ */
+/** How long the checkpoint may stay behind pages of other events only. */
+const STORE_EVERY_MS = 5_000;
+const FOLLOWED_TYPES: readonly string[] = ['AgentDispatchRequested' satisfies IngestionEvent['type'], ...Object.keys(conversationEventSchemas)];
 /**
  * With this many dispatches queued for triage, the next page waits up to a second for the lanes
  * (it still comes then, with the replies' events the sender needs); with QUEUED_HARD_MAX it waits
@@ -100,7 +109,15 @@ export interface OutreachAgentDeps extends AgentDeps {
  */
 export class OutreachAgentWorker {
   private sender: ReplySender;
+  /** The checkpoint as stored, and when it was last moved. */
   private checkpoint = -1n;
+  private storedAt = 0;
+  /**
+   * How far the log is read: the checkpoint, or past it by pages of other events only, stored with
+   * the next page of the worker's, after STORE_EVERY_MS, or when the log goes idle (read again after
+   * a crash: nothing in them is acted on).
+   */
+  private scanned = -1n;
   /** The deferred dispatches waiting for an event on a conversation they watch, by dispatch id. */
   private deferred = new Map<string, DeferredDoc>();
   /** When every deferred dispatch was last taken up again (epoch ms; 0: at the next page). */
@@ -156,7 +173,7 @@ export class OutreachAgentWorker {
 
   /** The position up to which every dispatch read is decided or deferred: the checkpoint, or just before the oldest not triaged yet. */
   get position(): bigint {
-    let position = this.checkpoint;
+    let position = this.scanned;
     for (const at of this.untriaged.values()) if (at - 1n < position) position = at - 1n;
     return position;
   }
@@ -171,6 +188,7 @@ export class OutreachAgentWorker {
       await this.deps.readModels.reset(AGENT_WORKER, [PENDING, DEFERRED]);
       this.checkpoint = -1n;
     } else this.checkpoint = stored.position;
+    this.scanned = this.checkpoint;
     for (const doc of await this.deps.readModels.find<PendingDoc>(PENDING, {})) sender.track(doc);
     // A start after a stop of this same instance: what was queued is stored, and taken up again with the rest.
     this.work.clear();
@@ -213,7 +231,7 @@ export class OutreachAgentWorker {
   }
 
   private run(signal: AbortSignal): Promise<void> {
-    return followLog(this.deps.events, { position: () => this.checkpoint, step: () => this.step(signal) }, signal, (error) =>
+    return followLog(this.deps.events, { position: () => this.scanned, step: () => this.step(signal) }, signal, (error) =>
       this.options.log?.error({ err: error }, 'outreach agent worker failed; retrying'),
     );
   }
@@ -227,13 +245,13 @@ export class OutreachAgentWorker {
       await this.lanesProgress(signal);
     }
     if (signal?.aborted) return true;
-    const from = this.checkpoint;
-    const page = await this.deps.events.readAll({ after: from, limit: PAGE });
-    if (page.length === 0) {
+    const from = this.scanned;
+    const { page, to } = await readPageOfTypes(this.deps.events, from, PAGE, FOLLOWED_TYPES);
+    if (to <= from) {
+      await this.storeScanned();
       await this.retryDeferredWhileIdle();
       return false;
     }
-    const to = page[page.length - 1]!.position;
 
     const dispatches: RecordedDispatch[] = [];
     const pending = new Map<string, { position: bigint; doc: PendingDoc | null }>();
@@ -256,7 +274,12 @@ export class OutreachAgentWorker {
     // The deferred ones whose wait may have ended go to the lanes first: a conversation's dispatches are decided in log order.
     await this.takeUpDeferred(touched);
     const changes = new Map(this.storeChanges);
-    const moved = await this.deps.readModels.applyBatch(AGENT_WORKER, AGENT_WORKER_VERSION, from, to, async (writerAt) => {
+    // Nothing of the worker's in the page and nothing to store: the checkpoint moves in memory only.
+    if (page.length === 0 && changes.size === 0 && Date.now() - this.storedAt < STORE_EVERY_MS) {
+      this.scanned = to;
+      return true;
+    }
+    const moved = await this.deps.readModels.applyBatch(AGENT_WORKER, AGENT_WORKER_VERSION, this.checkpoint, to, async (writerAt) => {
       for (const [id, { position, doc }] of pending) {
         if (doc) await writerAt(position).put(PENDING, doc);
         else await writerAt(position).remove(PENDING, id);
@@ -269,11 +292,12 @@ export class OutreachAgentWorker {
     });
     if (!moved) {
       // Another copy of the worker moved first: continue from where it is (what it stored is taken up with the rest at the next page).
-      this.checkpoint = (await this.deps.readModels.getCheckpoint(AGENT_WORKER))?.position ?? -1n;
+      this.checkpoint = this.scanned = (await this.deps.readModels.getCheckpoint(AGENT_WORKER))?.position ?? -1n;
       await this.loadDeferred();
       return true;
     }
-    this.checkpoint = to;
+    this.checkpoint = this.scanned = to;
+    this.storedAt = Date.now();
     for (const [id, doc] of changes) if (this.storeChanges.get(id) === doc) this.storeChanges.delete(id);
     for (const [id, { doc }] of pending) {
       if (doc) this.sender.track(doc);
@@ -289,6 +313,19 @@ export class OutreachAgentWorker {
       }
     }
     return true;
+  }
+
+  /** On an idle log: the checkpoint moves to where the log was read (see `scanned`). */
+  private async storeScanned(): Promise<void> {
+    if (this.scanned <= this.checkpoint) return;
+    const to = this.scanned;
+    if (await this.deps.readModels.applyBatch(AGENT_WORKER, AGENT_WORKER_VERSION, this.checkpoint, to, async () => {})) {
+      this.checkpoint = to;
+      this.storedAt = Date.now();
+      return;
+    }
+    this.checkpoint = this.scanned = (await this.deps.readModels.getCheckpoint(AGENT_WORKER))?.position ?? -1n;
+    await this.loadDeferred();
   }
 
   /** Resolves when a lane decides or defers a dispatch, after a second at most, or at the abort. */

@@ -14,6 +14,7 @@ import { type EventSchemas, agentRunEventSchemas, agentRunLedgerEventSchemas } f
 import type { Config } from '../../config.ts';
 import { parseEvent } from '../../lib/parseEvent.ts';
 import { sleep } from '../../lib/sleep.ts';
+import { readPageOfTypes } from '../../lib/followLog.ts';
 import type { AgentRefiner } from '../../ports/agentRefiner.ts';
 import type { Mailer } from '../../ports/mailer.ts';
 import type { ReadModelStore } from '../../ports/readModelStore.ts';
@@ -81,6 +82,9 @@ const followed: EventSchemas<FollowedEvent> = {
   AgentRunQueued: agentRunLedgerEventSchemas.AgentRunQueued,
   AgentRunSucceeded: agentRunEventSchemas.AgentRunSucceeded,
 };
+const FOLLOWED_TYPES = Object.keys(followed);
+/** How often a checkpoint moved past other events only is stored. */
+const STORE_EVERY_MS = 5_000;
 
 /**
  * The agent runner. It follows the global log from its checkpoint: each `AgentRunQueued` is taken
@@ -92,6 +96,9 @@ const followed: EventSchemas<FollowedEvent> = {
 export class AgentRunner {
   private readonly instanceId: string;
   private checkpoint = -1n;
+  /** The checkpoint as stored, and when. */
+  private stored = -1n;
+  private storedAt = 0;
   private controller: AbortController | null = null;
   private loops: Promise<void>[] = [];
   /** Each run in flight (from the moment its slot is taken): when it ends, and its team. */
@@ -129,6 +136,7 @@ export class AgentRunner {
       await this.deps.readModels.reset(AGENT_RUNNER, []);
       this.checkpoint = -1n;
     } else this.checkpoint = stored.position;
+    this.stored = this.checkpoint;
     const { signal } = this.controller;
     this.loops = [
       this.every(signal, 0, () => this.followLog(signal), 'following the log'),
@@ -145,6 +153,8 @@ export class AgentRunner {
   async stop(): Promise<void> {
     this.controller?.abort();
     await Promise.all(this.loops);
+    // Where it is, past other events only: else read again at the next start (nothing in them is acted on).
+    await this.storeCheckpoint().catch((error: unknown) => this.options.log?.warn?.({ err: error }, 'agent runner checkpoint not stored at stop'));
     await Promise.allSettled(this.executions());
     this.loops = [];
     this.controller = null;
@@ -179,12 +189,20 @@ export class AgentRunner {
     }
   }
 
-  /** One page of the global log; false when there was nothing new. */
+  /**
+   * One page of the global log's run events; false when there was nothing new. A page this runner
+   * acted on moves the stored checkpoint before the next is read; one of only other events moves it
+   * in memory, stored every STORE_EVERY_MS and when the log goes idle (a busy log put a read-model
+   * commit on every append).
+   */
   private async followLog(signal: AbortSignal): Promise<boolean> {
     const from = this.checkpoint;
-    const page = await this.deps.events.readAll({ after: from, limit: PAGE });
-    if (page.length === 0) return false;
-    const to = page[page.length - 1]!.position;
+    const { page, to } = await readPageOfTypes(this.deps.events, from, PAGE, FOLLOWED_TYPES);
+    if (to <= from) {
+      // An idle log: the stored checkpoint catches up with pages of other events read since.
+      await this.storeCheckpoint();
+      return false;
+    }
     for (const recorded of page) {
       if (signal.aborted) return true;
       const event = parseEvent(recorded, followed);
@@ -196,10 +214,18 @@ export class AgentRunner {
         await debitCredits(this.deps, { teamId, siteId, runId, amount: creditsUsed });
       }
     }
-    const moved = await this.deps.readModels.applyBatch(AGENT_RUNNER, AGENT_RUNNER_VERSION, from, to, async () => {});
-    // Another copy moved first: continue from where it is (what it took is its own; starts are decided per run).
-    this.checkpoint = moved ? to : ((await this.deps.readModels.getCheckpoint(AGENT_RUNNER))?.position ?? -1n);
+    this.checkpoint = to;
+    if (page.length > 0 || Date.now() - this.storedAt >= STORE_EVERY_MS) await this.storeCheckpoint();
     return true;
+  }
+
+  /** Stores where it is. Another copy that moved first: continue from where it is (what it took is its own; starts are decided per run). */
+  private async storeCheckpoint(): Promise<void> {
+    if (this.checkpoint <= this.stored) return;
+    const moved = await this.deps.readModels.applyBatch(AGENT_RUNNER, AGENT_RUNNER_VERSION, this.stored, this.checkpoint, async () => {});
+    if (!moved) this.checkpoint = (await this.deps.readModels.getCheckpoint(AGENT_RUNNER))?.position ?? -1n;
+    this.stored = this.checkpoint;
+    this.storedAt = Date.now();
   }
 
   /** Runs whose worker stopped renewing its lease (or queued runs nobody took): taken over or failed. */

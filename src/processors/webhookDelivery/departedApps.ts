@@ -8,7 +8,7 @@ import type { OAuthClientEvent } from '../../domain/oauthClient.ts';
 import type { OAuthGrantEvent } from '../../domain/oauthGrant.ts';
 import type { TeamEvent } from '../../domain/team.ts';
 import { parseEvent } from '../../lib/parseEvent.ts';
-import { followLog } from '../../lib/followLog.ts';
+import { followLog, readPageOfTypes } from '../../lib/followLog.ts';
 import type { ReadModelStore } from '../../ports/readModelStore.ts';
 import type { ProjectionRunner } from '../../projections/projectionRunner.ts';
 import { grantsGivenBy, holdingsOfClient, subscriptionsOfGrants } from '../../readModels/userHoldings.ts';
@@ -109,11 +109,7 @@ export class DepartedApps {
   /** The events of its types in one page of the global log. Returns false when there was nothing new. */
   async handlePage(signal?: AbortSignal): Promise<boolean> {
     const from = this.position;
-    const head = await this.deps.events.headPosition();
-    const page = await this.deps.events.readAll({ after: from, limit: PAGE, types: FOLLOWED_TYPES });
-    // A page short of the limit holds every event of these types up to the head read before it.
-    const last = page.at(-1)?.position ?? -1n;
-    const to = page.length === PAGE || last > head ? last : head;
+    const { page, to } = await readPageOfTypes(this.deps.events, from, PAGE, FOLLOWED_TYPES);
     if (to <= from) return false;
     let acted = false;
     for (const recorded of page) {
