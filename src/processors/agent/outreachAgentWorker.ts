@@ -36,6 +36,8 @@ const PAGE = 500;
  */
 /** How long the checkpoint may stay behind pages of other events only. */
 const STORE_EVERY_MS = 5_000;
+/** How long the log stays idle before such a checkpoint is stored (the follower looks at least once a second). */
+const IDLE_STORE_MS = 1_000;
 const FOLLOWED_TYPES: readonly string[] = ['AgentDispatchRequested' satisfies IngestionEvent['type'], ...Object.keys(conversationEventSchemas)];
 /**
  * With this many dispatches queued for triage, the next page waits up to a second for the lanes
@@ -114,10 +116,11 @@ export class OutreachAgentWorker {
   private storedAt = 0;
   /**
    * How far the log is read: the checkpoint, or past it by pages of other events only, stored with
-   * the next page of the worker's, after STORE_EVERY_MS, or when the log goes idle (read again after
-   * a crash: nothing in them is acted on).
+   * the next page of the worker's, after STORE_EVERY_MS, or once the log has been idle for
+   * IDLE_STORE_MS (read again after a crash: nothing in them is acted on).
    */
   private scanned = -1n;
+  private scannedAt = 0;
   /** The deferred dispatches waiting for an event on a conversation they watch, by dispatch id. */
   private deferred = new Map<string, DeferredDoc>();
   /** When every deferred dispatch was last taken up again (epoch ms; 0: at the next page). */
@@ -277,6 +280,7 @@ export class OutreachAgentWorker {
     // Nothing of the worker's in the page and nothing to store: the checkpoint moves in memory only.
     if (page.length === 0 && changes.size === 0 && Date.now() - this.storedAt < STORE_EVERY_MS) {
       this.scanned = to;
+      this.scannedAt = Date.now();
       return true;
     }
     const moved = await this.deps.readModels.applyBatch(AGENT_WORKER, AGENT_WORKER_VERSION, this.checkpoint, to, async (writerAt) => {
@@ -315,9 +319,9 @@ export class OutreachAgentWorker {
     return true;
   }
 
-  /** On an idle log: the checkpoint moves to where the log was read (see `scanned`). */
+  /** On a log idle for a second: the checkpoint moves to where the log was read (see `scanned`). */
   private async storeScanned(): Promise<void> {
-    if (this.scanned <= this.checkpoint) return;
+    if (this.scanned <= this.checkpoint || Date.now() - this.scannedAt < IDLE_STORE_MS) return;
     const to = this.scanned;
     if (await this.deps.readModels.applyBatch(AGENT_WORKER, AGENT_WORKER_VERSION, this.checkpoint, to, async () => {})) {
       this.checkpoint = to;

@@ -85,6 +85,8 @@ const followed: EventSchemas<FollowedEvent> = {
 const FOLLOWED_TYPES = Object.keys(followed);
 /** How often a checkpoint moved past other events only is stored. */
 const STORE_EVERY_MS = 5_000;
+/** How long the log stays idle before such a checkpoint is stored (the runner looks at least once a second). */
+const IDLE_STORE_MS = 1_000;
 
 /**
  * The agent runner. It follows the global log from its checkpoint: each `AgentRunQueued` is taken
@@ -99,6 +101,8 @@ export class AgentRunner {
   /** The checkpoint as stored, and when. */
   private stored = -1n;
   private storedAt = 0;
+  /** When the checkpoint last moved (in memory). */
+  private movedAt = 0;
   private controller: AbortController | null = null;
   private loops: Promise<void>[] = [];
   /** Each run in flight (from the moment its slot is taken): when it ends, and its team. */
@@ -192,15 +196,15 @@ export class AgentRunner {
   /**
    * One page of the global log's run events; false when there was nothing new. A page this runner
    * acted on moves the stored checkpoint before the next is read; one of only other events moves it
-   * in memory, stored every STORE_EVERY_MS and when the log goes idle (a busy log put a read-model
-   * commit on every append).
+   * in memory, stored every STORE_EVERY_MS and once the log has been idle for IDLE_STORE_MS (a busy
+   * log put a read-model commit on every append).
    */
   private async followLog(signal: AbortSignal): Promise<boolean> {
     const from = this.checkpoint;
     const { page, to } = await readPageOfTypes(this.deps.events, from, PAGE, FOLLOWED_TYPES);
     if (to <= from) {
-      // An idle log: the stored checkpoint catches up with pages of other events read since.
-      await this.storeCheckpoint();
+      // A log idle for a second: the stored checkpoint catches up with pages of other events read since.
+      if (Date.now() - this.movedAt >= IDLE_STORE_MS) await this.storeCheckpoint();
       return false;
     }
     for (const recorded of page) {
@@ -215,6 +219,7 @@ export class AgentRunner {
       }
     }
     this.checkpoint = to;
+    this.movedAt = Date.now();
     if (page.length > 0 || Date.now() - this.storedAt >= STORE_EVERY_MS) await this.storeCheckpoint();
     return true;
   }

@@ -1,0 +1,50 @@
+/**
+ * The Outreach Agent worker and the agent runner follow the whole log, most of which (webhook
+ * deliveries' records, other teams' work) is not theirs. A stream of such events does not cost
+ * them a read-model commit per append: their checkpoints move in memory and are stored when the log
+ * goes idle (or every few seconds), and still reach the head.
+ */
+import t from 'tap';
+import type { ReadModelStore } from '../../src/ports/readModelStore.ts';
+import { AGENT_WORKER } from '../../src/processors/agent/outreachAgentWorker.ts';
+import { startAgentWorker } from '../../src/processors/agent/startAgentWorker.ts';
+import { startAgentRunner } from '../../src/processors/agentRuns/startAgentRunner.ts';
+import { agentCheckpointReaches, startAgentHarness } from './helpers.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const AGENT_RUNNER = 'agentRunner';
+
+t.test("a run of other events: no read-model commit per append for the agent's followers, and their checkpoints still reach the head", async (t) => {
+  const a = await startAgentHarness({ startAgent: false });
+  t.teardown(() => a.close());
+  const s = a.h.app.services;
+  const commits = new Map<string, number>();
+  const readModels: ReadModelStore = Object.create(s.readModels);
+  readModels.applyBatch = (projection, ...rest) => {
+    commits.set(projection, (commits.get(projection) ?? 0) + 1);
+    return s.readModels.applyBatch(projection, ...rest);
+  };
+  a.agent = await startAgentWorker({ ...s, readModels }, { error: () => {}, warn: () => {} });
+  const runner = await startAgentRunner({ ...s, readModels }, { error: () => {}, warn: () => {} });
+  t.teardown(() => runner.stop());
+  const runnerCheckpoint = async () => (await s.readModels.getCheckpoint(AGENT_RUNNER))?.position ?? -1n;
+  await agentCheckpointReaches(s.readModels, await s.events.headPosition());
+
+  commits.clear();
+  const OTHER = 40;
+  for (let i = 0; i < OTHER; i++) {
+    const id = `other-${i}`;
+    await s.events.append(`subscription-${id}`, [{ type: 'SubscriptionDeleted', data: { subscriptionId: id, siteId: id, deletedAt: '2026-01-01T00:00:00.000Z' } }], 'any');
+    await sleep(10);
+  }
+  const head = await s.events.headPosition();
+  await agentCheckpointReaches(s.readModels, head);
+  for (let i = 0; i < 200 && (await runnerCheckpoint()) < head; i++) await sleep(25);
+  t.equal(await runnerCheckpoint(), head, "the runner's stored checkpoint reached the head once the log went idle");
+  const worker = commits.get(AGENT_WORKER) ?? 0;
+  const runnerCommits = commits.get(AGENT_RUNNER) ?? 0;
+  t.comment(`commits for ${OTHER} appends of other events: agent worker ${worker}, agent runner ${runnerCommits}`);
+  // Before: one per page read, about one per append here. Now: the idle store, and at most one more per 5 s.
+  t.ok(worker <= 3, `agent worker: ${worker} commits`);
+  t.ok(runnerCommits <= 3, `agent runner: ${runnerCommits} commits`);
+});
