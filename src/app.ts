@@ -72,10 +72,13 @@ export const app = fp(
     );
     // fastify parses text/plain by default: a JSON body sent as text reached the schema as a string
     // ("expected object, received string"). An empty one (fetch's `body: ''`) is still no body.
+    const noneOrRefused = (_request: unknown, body: Buffer, done: (error: Error | null, body?: unknown) => void) =>
+      body.length === 0 ? done(null, undefined) : done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(), undefined);
     fastify.removeContentTypeParser('text/plain');
-    fastify.addContentTypeParser('text/plain', { parseAs: 'buffer', bodyLimit }, (_request, body: Buffer, done) =>
-      body.length === 0 ? done(null, undefined) : done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(), undefined),
-    );
+    fastify.addContentTypeParser('text/plain', { parseAs: 'buffer', bodyLimit }, noneOrRefused);
+    // Any other type, or none (a client's chunked DELETE with nothing in it sends no Content-Type):
+    // refused as before, but an empty body is no body.
+    fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, noneOrRefused);
 
     await fastify.register(swagger, {
       openapi: {

@@ -74,5 +74,9 @@ t.test('a route that takes no body refuses one with a field (it ran the action a
   t.equal((await act(fastify, tenant, conversationId, 'read', {})).statusCode, 200, 'an empty object is no field');
   const emptyText = await fastify.inject({ method: 'POST', url: `${site}/outreach/conversations/${conversationId}/unread`, headers: { ...bearer(tenant.key), 'content-type': 'text/plain' }, payload: '' });
   t.equal(emptyText.statusCode, 200, "an empty text/plain body (fetch's body: '') is none");
+  const chunkedNone = await fastify.inject({ method: 'POST', url: `${site}/outreach/conversations/${conversationId}/read`, headers: { ...bearer(tenant.key), 'transfer-encoding': 'chunked' }, payload: '' });
+  t.equal(chunkedNone.statusCode, 200, 'an empty chunked body without a Content-Type (a client\'s DELETE) is none');
+  expectError(t, await fastify.inject({ method: 'POST', url: `${site}/outreach/conversations/${conversationId}/read`, headers: { ...bearer(tenant.key), 'transfer-encoding': 'chunked' }, payload: '{}' }) as never, 400, 'VALIDATION_ERROR', 'a body without a Content-Type is still refused');
+  expectError(t, await fastify.inject({ method: 'POST', url: `${site}/outreach/conversations/${conversationId}/read`, headers: { ...bearer(tenant.key), 'content-type': 'application/xml' }, payload: '<a/>' }) as never, 400, 'VALIDATION_ERROR', 'and one of another type');
   t.equal((await fastify.inject({ method: 'DELETE', url: `${site}/outreach/webhooks/${subscriptionId}`, headers: bearer(tenant.key) })).statusCode, 200, 'nor is no body');
 });

@@ -29,15 +29,15 @@ const PENDING = 'outreachAgentPendingReplies';
 const DEFERRED = 'outreachAgentDeferredDispatches';
 /** Events read at a time. */
 const PAGE = 500;
+/** How long the checkpoint may stay behind pages of other events only. */
+const STORE_EVERY_MS = 5_000;
+/** How long the log stays idle before such a checkpoint is stored (the follower looks at least once a second). */
+const IDLE_STORE_MS = 1_000;
 /**
  * What a page holds for the worker: the dispatches, and the events of conversation streams (only the
  * conversation decider appends there). The rest of the log (webhook deliveries, most of it while
  * they are sent) is passed over unread.
  */
-/** How long the checkpoint may stay behind pages of other events only. */
-const STORE_EVERY_MS = 5_000;
-/** How long the log stays idle before such a checkpoint is stored (the follower looks at least once a second). */
-const IDLE_STORE_MS = 1_000;
 const FOLLOWED_TYPES: readonly string[] = ['AgentDispatchRequested' satisfies IngestionEvent['type'], ...Object.keys(conversationEventSchemas)];
 /**
  * With this many dispatches queued for triage, the next page waits up to a second for the lanes

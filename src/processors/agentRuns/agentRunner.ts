@@ -220,7 +220,13 @@ export class AgentRunner {
     }
     this.checkpoint = to;
     this.movedAt = Date.now();
-    if (page.length > 0 || Date.now() - this.storedAt >= STORE_EVERY_MS) await this.storeCheckpoint();
+    if (page.length > 0) {
+      // A page acted on is stored before the next is read; one that could not be is read (and acted on) again.
+      await this.storeCheckpoint().catch((error: unknown) => {
+        this.checkpoint = from;
+        throw error;
+      });
+    } else if (Date.now() - this.storedAt >= STORE_EVERY_MS) await this.storeCheckpoint();
     return true;
   }
 
