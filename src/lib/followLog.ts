@@ -28,6 +28,14 @@ export async function followLog(
 }
 
 /**
+ * A follower whose checkpoint moved past events it does not act on stores it after this long, not
+ * with a commit on every append (after a crash it reads them again, acting on none).
+ */
+export const CHECKPOINT_STORE_EVERY_MS = 5_000;
+/** Or once the log has been idle this long (a follower looks at least once a second). */
+export const CHECKPOINT_IDLE_STORE_MS = 1_000;
+
+/**
  * A follower's next page: the events of `types` after `from`, and the position the follower reaches
  * with it. A full page reaches its last event; a shorter one holds every event of these types up to
  * the head read before it, so it reaches that head (the other events in between are passed over

@@ -8,7 +8,7 @@ import type { RecordedEvent } from '../../ports/eventStore.ts';
 import type { Mailer } from '../../ports/mailer.ts';
 import type { Document } from '../../ports/readModelStore.ts';
 import type { Triage } from '../../ports/triage.ts';
-import { followLog, readPageOfTypes } from '../../lib/followLog.ts';
+import { CHECKPOINT_IDLE_STORE_MS, CHECKPOINT_STORE_EVERY_MS, followLog, readPageOfTypes } from '../../lib/followLog.ts';
 import { sleep } from '../../lib/sleep.ts';
 import { Turns } from '../../lib/turns.ts';
 import type { AgentDeps } from './agentDeps.ts';
@@ -29,10 +29,6 @@ const PENDING = 'outreachAgentPendingReplies';
 const DEFERRED = 'outreachAgentDeferredDispatches';
 /** Events read at a time. */
 const PAGE = 500;
-/** How long the checkpoint may stay behind pages of other events only. */
-const STORE_EVERY_MS = 5_000;
-/** How long the log stays idle before such a checkpoint is stored (the follower looks at least once a second). */
-const IDLE_STORE_MS = 1_000;
 /**
  * What a page holds for the worker: the dispatches, and the events of conversation streams (only the
  * conversation decider appends there). The rest of the log (webhook deliveries, most of it while
@@ -116,8 +112,8 @@ export class OutreachAgentWorker {
   private storedAt = 0;
   /**
    * How far the log is read: the checkpoint, or past it by pages of other events only, stored with
-   * the next page of the worker's, after STORE_EVERY_MS, or once the log has been idle for
-   * IDLE_STORE_MS (read again after a crash: nothing in them is acted on).
+   * the next page of the worker's, after CHECKPOINT_STORE_EVERY_MS, or once the log has been idle for
+   * CHECKPOINT_IDLE_STORE_MS (read again after a crash: nothing in them is acted on).
    */
   private scanned = -1n;
   private scannedAt = 0;
@@ -278,7 +274,7 @@ export class OutreachAgentWorker {
     await this.takeUpDeferred(touched);
     const changes = new Map(this.storeChanges);
     // Nothing of the worker's in the page and nothing to store: the checkpoint moves in memory only.
-    if (page.length === 0 && changes.size === 0 && Date.now() - this.storedAt < STORE_EVERY_MS) {
+    if (page.length === 0 && changes.size === 0 && Date.now() - this.storedAt < CHECKPOINT_STORE_EVERY_MS) {
       this.scanned = to;
       this.scannedAt = Date.now();
       return true;
@@ -321,7 +317,7 @@ export class OutreachAgentWorker {
 
   /** On a log idle for a second: the checkpoint moves to where the log was read (see `scanned`). */
   private async storeScanned(): Promise<void> {
-    if (this.scanned <= this.checkpoint || Date.now() - this.scannedAt < IDLE_STORE_MS) return;
+    if (this.scanned <= this.checkpoint || Date.now() - this.scannedAt < CHECKPOINT_IDLE_STORE_MS) return;
     const to = this.scanned;
     if (await this.deps.readModels.applyBatch(AGENT_WORKER, AGENT_WORKER_VERSION, this.checkpoint, to, async () => {})) {
       this.checkpoint = to;

@@ -14,7 +14,7 @@ import { type EventSchemas, agentRunEventSchemas, agentRunLedgerEventSchemas } f
 import type { Config } from '../../config.ts';
 import { parseEvent } from '../../lib/parseEvent.ts';
 import { sleep } from '../../lib/sleep.ts';
-import { readPageOfTypes } from '../../lib/followLog.ts';
+import { CHECKPOINT_IDLE_STORE_MS, CHECKPOINT_STORE_EVERY_MS, readPageOfTypes } from '../../lib/followLog.ts';
 import type { AgentRefiner } from '../../ports/agentRefiner.ts';
 import type { Mailer } from '../../ports/mailer.ts';
 import type { ReadModelStore } from '../../ports/readModelStore.ts';
@@ -83,10 +83,6 @@ const followed: EventSchemas<FollowedEvent> = {
   AgentRunSucceeded: agentRunEventSchemas.AgentRunSucceeded,
 };
 const FOLLOWED_TYPES = Object.keys(followed);
-/** How often a checkpoint moved past other events only is stored. */
-const STORE_EVERY_MS = 5_000;
-/** How long the log stays idle before such a checkpoint is stored (the runner looks at least once a second). */
-const IDLE_STORE_MS = 1_000;
 
 /**
  * The agent runner. It follows the global log from its checkpoint: each `AgentRunQueued` is taken
@@ -196,7 +192,7 @@ export class AgentRunner {
   /**
    * One page of the global log's run events; false when there was nothing new. A page this runner
    * acted on moves the stored checkpoint before the next is read; one of only other events moves it
-   * in memory, stored every STORE_EVERY_MS and once the log has been idle for IDLE_STORE_MS (a busy
+   * in memory, stored every CHECKPOINT_STORE_EVERY_MS and once the log has been idle for CHECKPOINT_IDLE_STORE_MS (a busy
    * log put a read-model commit on every append).
    */
   private async followLog(signal: AbortSignal): Promise<boolean> {
@@ -204,7 +200,7 @@ export class AgentRunner {
     const { page, to } = await readPageOfTypes(this.deps.events, from, PAGE, FOLLOWED_TYPES);
     if (to <= from) {
       // A log idle for a second: the stored checkpoint catches up with pages of other events read since.
-      if (Date.now() - this.movedAt >= IDLE_STORE_MS) await this.storeCheckpoint();
+      if (Date.now() - this.movedAt >= CHECKPOINT_IDLE_STORE_MS) await this.storeCheckpoint();
       return false;
     }
     for (const recorded of page) {
@@ -226,7 +222,7 @@ export class AgentRunner {
         this.checkpoint = from;
         throw error;
       });
-    } else if (Date.now() - this.storedAt >= STORE_EVERY_MS) await this.storeCheckpoint();
+    } else if (Date.now() - this.storedAt >= CHECKPOINT_STORE_EVERY_MS) await this.storeCheckpoint();
     return true;
   }
 

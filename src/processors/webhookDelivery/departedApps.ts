@@ -8,7 +8,7 @@ import type { OAuthClientEvent } from '../../domain/oauthClient.ts';
 import type { OAuthGrantEvent } from '../../domain/oauthGrant.ts';
 import type { TeamEvent } from '../../domain/team.ts';
 import { parseEvent } from '../../lib/parseEvent.ts';
-import { followLog, readPageOfTypes } from '../../lib/followLog.ts';
+import { CHECKPOINT_STORE_EVERY_MS, followLog, readPageOfTypes } from '../../lib/followLog.ts';
 import type { ReadModelStore } from '../../ports/readModelStore.ts';
 import type { ProjectionRunner } from '../../projections/projectionRunner.ts';
 import { grantsGivenBy, holdingsOfClient, subscriptionsOfGrants } from '../../readModels/userHoldings.ts';
@@ -47,7 +47,6 @@ const PAGE = 500;
 const READ_MODELS_WAIT_MS = 5_000;
 /** The projections whose read models the sweep reads: grants and tokens, users, sites, subscriptions. */
 const READ_MODELS = ['oauth', 'teams', 'sites', 'webhookSubscriptions'];
-const STORE_EVERY_MS = 5_000;
 
 export interface DepartedAppsDeps extends CommandContext {
   readModels: ReadModelStore;
@@ -126,7 +125,7 @@ export class DepartedApps {
     this.position = to;
     // Stored after acting, else now and then: a page of other events read again after a crash costs
     // a read, while a commit per page would add one to every ingestion's.
-    if (acted || Date.now() - this.storedAt >= STORE_EVERY_MS) await this.storeCheckpoint();
+    if (acted || Date.now() - this.storedAt >= CHECKPOINT_STORE_EVERY_MS) await this.storeCheckpoint();
     return true;
   }
 

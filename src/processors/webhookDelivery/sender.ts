@@ -25,7 +25,6 @@ export interface SenderOptions {
 export class WebhookSender {
   readonly agent: Agent;
   private readonly timeoutMs: number;
-  private readonly destinations = new Map<string, Destination | string>();
 
   constructor(private readonly options: SenderOptions) {
     this.timeoutMs = options.timeoutMs;
@@ -42,20 +41,9 @@ export class WebhookSender {
 
   /** One attempt: POST exactly `body`; only the status code is inspected. */
   send(url: string, body: Buffer, headers: Record<string, string>): Promise<AttemptOutcome> {
-    const destination = this.destinationOf(url);
+    const destination = splitUrl(url);
     if (typeof destination === 'string') return Promise.resolve({ status: 'blocked_destination', statusCode: null, error: destination, durationMs: 0 });
     return new Promise((resolve) => new Attempt(this.agent, destination, body, headers, this.timeoutMs, resolve));
-  }
-
-  /** A subscription's URL, split once for every attempt made to it (or why it cannot be sent to). */
-  private destinationOf(url: string): Destination | string {
-    let destination = this.destinations.get(url);
-    if (destination === undefined) {
-      destination = splitUrl(url);
-      if (this.destinations.size >= 10_000) this.destinations.clear();
-      this.destinations.set(url, destination);
-    }
-    return destination;
   }
 
   async close(): Promise<void> {
@@ -73,6 +61,7 @@ interface Destination {
   path: string;
 }
 
+/** Where undici sends a subscription's URL (origin and path), or why it cannot be sent to. */
 function splitUrl(url: string): Destination | string {
   let parsed: URL;
   try {
