@@ -7,7 +7,7 @@ import type { SiteEvent } from '../../domain/site.ts';
 import type { Document } from '../../ports/readModelStore.ts';
 import type { WebhookSubscriptionEvent } from '../../domain/webhookSubscription.ts';
 import { parseEvent } from '../../lib/parseEvent.ts';
-import { followLog, readPageOfTypes } from '../../lib/followLog.ts';
+import { CHECKPOINT_IDLE_STORE_MS, CHECKPOINT_STORE_EVERY_MS, followLog, readPageOfTypes } from '../../lib/followLog.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { EventStore } from '../../ports/eventStore.ts';
 import type { ReadModelStore } from '../../ports/readModelStore.ts';
@@ -56,6 +56,11 @@ export interface DispatcherDeps {
  */
 export class Dispatcher {
   private position = -1n;
+  /** The checkpoint as stored, and when; behind `position` only by pages it acted on nothing in. */
+  private stored = -1n;
+  private storedAt = 0;
+  /** When `position` last moved. */
+  private movedAt = 0;
   /** Sites switched off, followed in log order: an event is delivered only if its site was on when it happened. */
   private sitesOff = new Set<string>();
 
@@ -65,6 +70,11 @@ export class Dispatcher {
     return this.position;
   }
 
+  /** Claims at or before it can no longer come twice, from this copy or another (the delivery ledgers forget them). */
+  get storedCheckpoint(): bigint {
+    return this.stored;
+  }
+
   /** Reads the checkpoint and the targets stored with it (both reset when the version changed). */
   async loadState(): Promise<void> {
     const stored = await this.deps.readModels.getCheckpoint(DISPATCHER);
@@ -72,6 +82,7 @@ export class Dispatcher {
       await this.deps.readModels.reset(DISPATCHER, [TARGETS, SITES_WEBHOOKS_OFF]);
       this.position = -1n;
     } else this.position = stored.position;
+    this.stored = this.position;
     this.deps.targets.clear();
     for (const doc of await this.deps.readModels.find<TargetDoc>(TARGETS, {})) this.deps.targets.set(fromDoc(doc));
     this.sitesOff.clear();
@@ -84,13 +95,22 @@ export class Dispatcher {
     );
   }
 
-  /** One page of the global log. Returns false when there was nothing new. */
+  /**
+   * One page of the global log. Returns false when there was nothing new. A page with claims or
+   * subscription changes moves the stored checkpoint before the next is read; one it acts on nothing
+   * in (the deliveries' own records, sites nobody subscribed for) moves it in memory, stored every
+   * CHECKPOINT_STORE_EVERY_MS and once the log has been idle for CHECKPOINT_IDLE_STORE_MS (a read-model
+   * commit per append otherwise, while deliveries are recorded).
+   */
   async dispatchPage(): Promise<boolean> {
     const { targets, ledgers, scheduler } = this.deps;
     const from = this.position;
     // Only the types it acts on: the deliveries' own records, two of every three events while it sends, are passed over unread.
     const { page, to } = await readPageOfTypes(this.deps.events, from, PAGE, DISPATCHED_TYPES);
-    if (to <= from) return false;
+    if (to <= from) {
+      if (Date.now() - this.movedAt >= CHECKPOINT_IDLE_STORE_MS) await this.storeCheckpoint();
+      return false;
+    }
     const writes: Array<{ position: bigint; id: string; doc: TargetDoc | null }> = [];
     const switches: Array<{ position: bigint; siteId: string; enabled: boolean }> = [];
     // This page's view of the switches; kept only once the checkpoint has moved past them (a failed page is read again).
@@ -152,6 +172,13 @@ export class Dispatcher {
       }
     }
 
+    if (claims.size === 0 && writes.length === 0 && switches.length === 0 && deleted.length === 0) {
+      this.position = to;
+      this.movedAt = Date.now();
+      if (Date.now() - this.storedAt >= CHECKPOINT_STORE_EVERY_MS) await this.storeCheckpoint();
+      return true;
+    }
+
     // Claims are durable before the checkpoint moves past their events.
     const accepted: Job[] = [];
     await Promise.all(
@@ -166,7 +193,7 @@ export class Dispatcher {
     for (const job of accepted) if (targets.has(job.subscriptionId)) scheduler.hold(job);
     // A deleted subscription's retries stop and its history goes before the checkpoint passes the deletion.
     for (const id of deleted) await this.erase(id);
-    const moved = await this.deps.readModels.applyBatch(DISPATCHER, DISPATCHER_VERSION, from, to, async (writerAt) => {
+    const moved = await this.deps.readModels.applyBatch(DISPATCHER, DISPATCHER_VERSION, this.stored, to, async (writerAt) => {
       for (const w of writes) {
         if (w.doc) await writerAt(w.position).put(TARGETS, w.doc);
         else await writerAt(w.position).remove(TARGETS, w.id);
@@ -177,7 +204,8 @@ export class Dispatcher {
       }
     });
     if (moved) {
-      this.position = to;
+      this.position = this.stored = to;
+      this.storedAt = this.movedAt = Date.now();
       this.sitesOff = sitesOff;
       ledgers.pruneAll();
     } else {
@@ -185,6 +213,17 @@ export class Dispatcher {
       await this.loadState();
     }
     return true;
+  }
+
+  /** Stores the checkpoint moved in memory past pages it acted on nothing in (at stop, too). */
+  async storeCheckpoint(): Promise<void> {
+    if (this.position <= this.stored) return;
+    const to = this.position;
+    if (await this.deps.readModels.applyBatch(DISPATCHER, DISPATCHER_VERSION, this.stored, to, async () => {})) {
+      this.stored = to;
+      this.storedAt = Date.now();
+      this.deps.ledgers.pruneAll();
+    } else await this.loadState();
   }
 
   /** Deleting a subscription stops its pending retries and erases its delivery history. */

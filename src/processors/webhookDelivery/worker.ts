@@ -123,7 +123,7 @@ export class WebhookDeliveryWorker {
       connectionsPerOrigin: options.connectionsPerDestination,
     });
     const targets = new Targets(deps.secrets);
-    this.ledgers = new DeliveryLedgers(deps.events, { checkpoint: () => this.dispatcher.checkpoint, lingerMs: options.recordBatchMs });
+    this.ledgers = new DeliveryLedgers(deps.events, { checkpoint: () => this.dispatcher.storedCheckpoint, lingerMs: options.recordBatchMs });
     const attemptDeps = {
       targets,
       ledgers: this.ledgers,
@@ -206,6 +206,7 @@ export class WebhookDeliveryWorker {
     await Promise.all(this.loops);
     this.loops = [];
     // Not stored: only a re-read of the events since the last stored checkpoint at the next start.
+    await this.dispatcher.storeCheckpoint().catch((error: unknown) => this.log?.error({ err: error }, 'storing the webhook dispatcher checkpoint failed'));
     await this.departedApps?.storeCheckpoint().catch((error: unknown) => this.log?.error({ err: error }, 'storing the departed apps checkpoint failed'));
     // Attempts cut short here are not recorded: they stay pending in the stream and resume at the next start.
     const deadline = Date.now() + drainMs;
