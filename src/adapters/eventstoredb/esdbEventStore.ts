@@ -120,6 +120,12 @@ export class EsdbEventStore implements EventStore {
   }
 
   /**
+   * `$all` is read from the leader (`requiresLeader`, for `headPosition` too), whatever the connection
+   * string's `nodePreference`: a follower takes a page shorter than its limit as reaching the head read
+   * before it (`readPageOfTypes`), which holds only when both are answered by nodes equally up to
+   * date. A reconnect between the two calls to a follower behind the first would skip events. A
+   * non-leader answers NotLeaderError: the client reconnects to the leader and the caller tries again.
+   *
    * Pages `$all` forwards. ESDB's `fromPosition` is inclusive and pages may hold system events we
    * drop, so each page re-reads from the last event it saw and skips everything at or below it.
    * A page is always read to its end (never `break` out of the stream: that would leave the gRPC call open).
@@ -136,7 +142,7 @@ export class EsdbEventStore implements EventStore {
     while (out.length < limit) {
       let count = 0;
       let last: Position | undefined;
-      for await (const resolved of this.client.readAll({ fromPosition: from, maxCount: pageSize })) {
+      for await (const resolved of this.client.readAll({ fromPosition: from, maxCount: pageSize, requiresLeader: true })) {
         count += 1;
         const event = resolved.event;
         if (!event) continue;
@@ -202,7 +208,7 @@ export class EsdbEventStore implements EventStore {
       let count = 0;
       let last: Position | undefined;
       let found: bigint | undefined;
-      for await (const resolved of this.client.readAll({ direction: BACKWARDS, fromPosition: from, maxCount: HEAD_PAGE })) {
+      for await (const resolved of this.client.readAll({ direction: BACKWARDS, fromPosition: from, maxCount: HEAD_PAGE, requiresLeader: true })) {
         count += 1;
         const event = resolved.event;
         if (!event) continue;
