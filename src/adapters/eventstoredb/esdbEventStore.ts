@@ -223,9 +223,23 @@ export class EsdbEventStore implements EventStore {
     }
   }
 
-  /** Reads one event of `$all` backwards; fails when the server is unreachable or slower than 5 s. */
+  /**
+   * Reads one event of `$all` backwards from the leader; fails when the server is unreachable or
+   * slower than 5 s. A node that is not the leader names it and the client reconnects there, so a
+   * connection string preferring a follower is on the leader once this has answered (the `$all`
+   * reads need it; see `readAll`).
+   */
   async ping(): Promise<void> {
-    const read = this.client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1 });
+    try {
+      await this.pingOnce();
+    } catch (error) {
+      if (!(error instanceof NotLeaderError)) throw error;
+      await this.pingOnce();
+    }
+  }
+
+  private async pingOnce(): Promise<void> {
+    const read = this.client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1, requiresLeader: true });
     try {
       const consumed = (async () => {
         for await (const _ of read);

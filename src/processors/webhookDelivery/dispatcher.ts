@@ -223,7 +223,11 @@ export class Dispatcher {
       this.stored = to;
       this.storedAt = Date.now();
       this.deps.ledgers.pruneAll();
-    } else await this.loadState();
+    } else {
+      // Another copy moved it first: its view, and not tried again at once.
+      await this.loadState();
+      this.storedAt = Date.now();
+    }
   }
 
   /** Deleting a subscription stops its pending retries and erases its delivery history. */

@@ -205,7 +205,7 @@ export class WebhookDeliveryWorker {
     this.scheduler.stop();
     await Promise.all(this.loops);
     this.loops = [];
-    // Not stored: only a re-read of the events since the last stored checkpoint at the next start.
+    // Checkpoints moved in memory past events they act on nothing in; not stored: those are read again at the next start.
     await this.dispatcher.storeCheckpoint().catch((error: unknown) => this.log?.error({ err: error }, 'storing the webhook dispatcher checkpoint failed'));
     await this.departedApps?.storeCheckpoint().catch((error: unknown) => this.log?.error({ err: error }, 'storing the departed apps checkpoint failed'));
     // Attempts cut short here are not recorded: they stay pending in the stream and resume at the next start.
