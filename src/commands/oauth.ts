@@ -161,7 +161,7 @@ export interface DeletedClientLeftovers {
 }
 
 /** Revokes a deleted client's grants (so every token) and deletes the subscriptions it created. */
-export async function sweepDeletedOAuthClient(ctx: CommandContext, leftovers: DeletedClientLeftovers): Promise<{ position: bigint | null }> {
+export async function sweepDeletedOAuthClient(ctx: CommandContext, clientId: string, leftovers: DeletedClientLeftovers): Promise<{ position: bigint | null }> {
   let position: bigint | null = null;
   for (const grantId of leftovers.grantIds) {
     const r = await revokeGrant(ctx, grantId, 'client_deleted');
@@ -169,7 +169,7 @@ export async function sweepDeletedOAuthClient(ctx: CommandContext, leftovers: De
   }
   for (const s of leftovers.subscriptions) {
     try {
-      const r = await deleteSubscription(ctx, { siteId: s.siteId, subscriptionId: s.id });
+      const r = await deleteSubscription(ctx, { siteId: s.siteId, subscriptionId: s.id }, { reason: 'client_deleted', clientId });
       position = latestPosition(position, r.position);
     } catch (error) {
       // Already deleted by someone else; anything else fails the sweep (the webhook worker finishes it: departedApps.ts).
@@ -186,7 +186,7 @@ export async function sweepDeletedOAuthClient(ctx: CommandContext, leftovers: De
 export async function undoIfClientDeleted(ctx: CommandContext, subscription: { id: string; siteId: string; clientId: string }) {
   const history = await ctx.events.readStream(oauthClientStream(subscription.clientId));
   if (!history.some((e) => e.type === 'OAuthClientDeleted')) return false;
-  await deleteSubscription(ctx, { siteId: subscription.siteId, subscriptionId: subscription.id });
+  await deleteSubscription(ctx, { siteId: subscription.siteId, subscriptionId: subscription.id }, { reason: 'client_deleted', clientId: subscription.clientId });
   return true;
 }
 
@@ -280,7 +280,7 @@ export class AuthorizerGoneError extends OAuthGrantRuleError {
   constructor(
     readonly grantId: string,
     readonly teamId: string,
-    reason: 'user_removed' | 'user_demoted',
+    readonly reason: 'user_removed' | 'user_demoted',
     /** Where the revocation was written. */
     readonly position: bigint | null,
   ) {

@@ -6,7 +6,7 @@ import { hashPassword, passwordStamp, sha256Hex } from './credentials.ts';
 import { endDashboardSession } from './dashboardSessions.ts';
 import { aggregateStreamFolding } from './aggregateStream.ts';
 import { handleCommand } from './handleCommand.ts';
-import { deleteSubscription } from './webhookSubscriptions.ts';
+import { type SubscriptionDeletionCause, deleteSubscription } from './webhookSubscriptions.ts';
 import { ServiceError } from '../domain/errors.ts';
 import { oauthGrantDecider, oauthGrantStream } from '../domain/oauthGrant.ts';
 import { revokeGrant } from './oauth.ts';
@@ -128,15 +128,19 @@ async function disconnectApps(
     if (state.status !== 'active' || state.teamId !== user.teamId || state.userId !== user.userId) continue;
     position = latestPosition(position, (await revokeGrant(ctx, grantId, reason)).position);
   }
-  return latestPosition(position, await deleteAppSubscriptions(ctx, holdings.subscriptions));
+  return latestPosition(position, await deleteAppSubscriptions(ctx, holdings.subscriptions, { reason, userId: user.userId }));
 }
 
 /** Deletes these subscriptions of disconnected apps; one deleted meanwhile by someone else is passed over. */
-export async function deleteAppSubscriptions(ctx: CommandContext, subscriptions: readonly { id: string; siteId: string }[]): Promise<bigint | null> {
+export async function deleteAppSubscriptions(
+  ctx: CommandContext,
+  subscriptions: readonly { id: string; siteId: string }[],
+  cause: SubscriptionDeletionCause,
+): Promise<bigint | null> {
   let position: bigint | null = null;
   for (const s of subscriptions) {
     try {
-      position = latestPosition(position, (await deleteSubscription(ctx, { siteId: s.siteId, subscriptionId: s.id })).position);
+      position = latestPosition(position, (await deleteSubscription(ctx, { siteId: s.siteId, subscriptionId: s.id }, cause)).position);
     } catch (error) {
       if (!(error instanceof ServiceError && error.code === 'NOT_FOUND')) throw error;
     }

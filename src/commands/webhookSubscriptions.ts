@@ -1,4 +1,5 @@
 import type { WebhookEventType } from '../domain/eventCatalog.ts';
+import type { GrantRevocationReason } from '../domain/oauthGrant.ts';
 import { conflict, notFound, validationError } from '../domain/errors.ts';
 import {
   type SubscriptionChanges,
@@ -58,12 +59,27 @@ export async function createSubscription(ctx: CommandContext, input: CreateSubsc
   return { subscriptionId, created, secret, position };
 }
 
-export async function deleteSubscription(ctx: CommandContext, input: { siteId: string; subscriptionId: string }) {
+/**
+ * Why the service deleted a subscription nobody asked it to delete: its app lost its access (the
+ * grant's revocation reason) or its client was deleted (`client_deleted`), with the id of the grant,
+ * the person or the client that set it off. Recorded as `cause` in `SubscriptionDeleted`'s metadata.
+ */
+export interface SubscriptionDeletionCause {
+  reason: Extract<GrantRevocationReason, 'client_deleted' | 'revoked_by_team' | 'user_removed' | 'user_demoted'>;
+  grantId?: string;
+  userId?: string;
+  clientId?: string;
+}
+
+export async function deleteSubscription(ctx: CommandContext, input: { siteId: string; subscriptionId: string }, cause?: SubscriptionDeletionCause) {
   try {
-    const { position } = await handleCommand(ctx, subscriptionStream(input.subscriptionId), webhookSubscriptionDecider, {
-      type: 'DeleteSubscription',
-      data: { ...input, now: ctx.clock.now().toISOString() },
-    });
+    const { position } = await handleCommand(
+      ctx,
+      subscriptionStream(input.subscriptionId),
+      webhookSubscriptionDecider,
+      { type: 'DeleteSubscription', data: { ...input, now: ctx.clock.now().toISOString() } },
+      cause ? { cause } : {},
+    );
     return { position };
   } catch (error) {
     throw asServiceError(error);

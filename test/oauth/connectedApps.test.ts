@@ -67,7 +67,11 @@ t.test('connected apps: a team revokes the access it granted to an app it does n
   const refreshed = await tokenRequest(issuer, { grant_type: 'refresh_token', refresh_token: refresh, client_id: client.clientId });
   t.equal(refreshed.status, 400);
   t.equal(refreshed.json.error, 'invalid_grant', 'the refresh token is refused');
-  t.match((await app.services.events.readStream(`webhook_subscription-${subscriptionId}`)).at(-1), { type: 'SubscriptionDeleted' }, 'the webhook subscription the app created is deleted');
+  t.match(
+    (await app.services.events.readStream(`webhook_subscription-${subscriptionId}`)).at(-1),
+    { type: 'SubscriptionDeleted', metadata: { actorKind: 'dashboard_user', cause: { reason: 'revoked_by_team' } } },
+    'the webhook subscription the app created is deleted, by the person who revoked the app, and the log says why',
+  );
   const after = await owner.request('/dashboard/oauth-apps');
   t.notMatch(after.text, /Desktop MCP client/, 'the app is no longer listed');
   t.match(after.text, /No app has access to this team/);

@@ -30,6 +30,7 @@ t.test('deleting a client also deletes a subscription its token created just bef
   await deleteOAuthClientAndSweep(services, { clientId, teamId: tenant.teamId, userId: tenant.ownerUserId }, readModelsAt);
   const stream = await services.events.readStream(`webhook_subscription-${subscriptionId}`);
   t.same(stream.map((e) => e.type), ['SubscriptionCreated', 'SubscriptionDeleted'], 'the sweep saw it');
+  t.match(stream[1]!.metadata, { cause: { reason: 'client_deleted', clientId } }, 'and says why');
 });
 
 t.test('a subscription appended after its client was deleted is undone by the create path', async (t) => {
@@ -42,7 +43,9 @@ t.test('a subscription appended after its client was deleted is undone by the cr
 
   const late = await createSubscription(services, subscriptionOf(tenant.teamId, tenant.siteId, gone.clientId));
   t.equal(await undoIfClientDeleted(services, { id: late.subscriptionId, siteId: tenant.siteId, clientId: gone.clientId }), true);
-  t.same((await services.events.readStream(`webhook_subscription-${late.subscriptionId}`)).map((e) => e.type), ['SubscriptionCreated', 'SubscriptionDeleted']);
+  const undone = await services.events.readStream(`webhook_subscription-${late.subscriptionId}`);
+  t.same(undone.map((e) => e.type), ['SubscriptionCreated', 'SubscriptionDeleted']);
+  t.match(undone[1]!.metadata, { cause: { reason: 'client_deleted', clientId: gone.clientId } });
 
   const fine = await createSubscription(services, subscriptionOf(tenant.teamId, tenant.siteId, kept.clientId));
   t.equal(await undoIfClientDeleted(services, { id: fine.subscriptionId, siteId: tenant.siteId, clientId: kept.clientId }), false, 'a live client keeps its subscription');
@@ -69,6 +72,7 @@ t.test('a deletion whose sweep was cut short is finished by the webhook worker f
   const deadline = Date.now() + 10_000;
   while ((await typesOf(orphan.subscriptionId)).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   t.same(await typesOf(orphan.subscriptionId), ['SubscriptionCreated', 'SubscriptionDeleted'], "the deleted client's subscription is deleted");
+  t.match((await services.events.readStream(`webhook_subscription-${orphan.subscriptionId}`))[1]!.metadata, { cause: { reason: 'client_deleted', clientId: gone.clientId } });
   t.same(await typesOf(other.subscriptionId), ['SubscriptionCreated'], "another client's stays");
 });
 
@@ -83,7 +87,7 @@ t.test("the sweep answers the latest of its writes: a grant revoked before does 
   const revokedBefore = await consent();
   await revokeGrant(services, revokedBefore.grantId, 'revoked_by_team');
   // The already revoked grant comes last: its revocation is a no-op decided on an older position.
-  const swept = await sweepDeletedOAuthClient(services, { grantIds: [live.grantId, revokedBefore.grantId], subscriptions: [] });
+  const swept = await sweepDeletedOAuthClient(services, clientId, { grantIds: [live.grantId, revokedBefore.grantId], subscriptions: [] });
   const liveRevoked = (await services.events.readStream(`oauth_grant-${live.grantId}`)).at(-1)!;
   t.equal(liveRevoked.type, 'GrantRevoked');
   t.equal(swept.position, liveRevoked.position, "the live grant's revocation, the sweep's last write");

@@ -110,7 +110,11 @@ t.test('a removed user is signed out everywhere, the apps they connected are cut
   t.same((await listUsersOfTeam(app.services.readModels, tenant.teamId)).map((u) => u.email).includes(adminEmail), false, 'not listed');
   const revoked = (await app.services.events.readStream(`oauth_grant-${holdings.grantIds[0]}`)).at(-1)!;
   t.match(revoked, { type: 'GrantRevoked', data: { reason: 'user_removed' } }, 'the log says why the app was cut off');
-  t.match((await app.services.events.readStream(`webhook_subscription-${subscriptionId}`)).at(-1), { type: 'SubscriptionDeleted' }, "the app's webhook subscription is deleted: nothing flows to it any more");
+  t.match(
+    (await app.services.events.readStream(`webhook_subscription-${subscriptionId}`)).at(-1),
+    { type: 'SubscriptionDeleted', metadata: { cause: { reason: 'user_removed', userId: admin.id } } },
+    "the app's webhook subscription is deleted: nothing flows to it any more; the log says why",
+  );
   t.equal(await shared.list(), 401, "the admin's own connection to the shared app is cut off");
   t.equal(await alsoByOwner.list(), 200, "the owner's connection to it goes on");
   t.match((await app.services.events.readStream(`webhook_subscription-${viaShared}`)).at(-1), { type: 'SubscriptionDeleted' }, 'what the admin subscribed through it is deleted');
@@ -160,11 +164,19 @@ t.test("what an app the sweep missed subscribed is deleted at its next use: at t
 
   t.equal(await connected.refresh(), 400, 'the refresh is refused');
   t.match(await lastOf(`oauth_grant-${connected.grantId}`), { type: 'GrantRevoked', data: { reason: 'user_removed' } });
-  t.match(await lastOf(`webhook_subscription-${refreshing}`), { type: 'SubscriptionDeleted' }, 'and by the answer, what the app subscribed is deleted');
+  t.match(
+    await lastOf(`webhook_subscription-${refreshing}`),
+    { type: 'SubscriptionDeleted', metadata: { cause: { reason: 'user_removed', grantId: connected.grantId } } },
+    'and by the answer, what the app subscribed is deleted (and why)',
+  );
 
   t.equal(await calling.list(), 401, 'an app that only calls with its access token is refused');
   t.match(await lastOf(`oauth_grant-${calling.grantId}`), { type: 'GrantRevoked', data: { reason: 'user_removed' } }, 'its grant is revoked then, on the record');
-  t.match(await lastOf(`webhook_subscription-${callingSubscription}`), { type: 'SubscriptionDeleted' }, 'and what it subscribed is deleted');
+  t.match(
+    await lastOf(`webhook_subscription-${callingSubscription}`),
+    { type: 'SubscriptionDeleted', metadata: { cause: { reason: 'user_removed', grantId: calling.grantId } } },
+    'and what it subscribed is deleted (and why)',
+  );
   const revocations = async () => (await app.services.events.readStream(`oauth_grant-${calling.grantId}`)).filter((e) => e.type === 'GrantRevoked').length;
   t.equal(await calling.list(), 401, 'its next call is refused too');
   t.equal(await revocations(), 1, 'without revoking it again');
@@ -211,6 +223,9 @@ t.test("what a disconnection cut short left is done by the webhook worker from t
   t.ok(await deleted(removedAdminsApp), "the removed admin's app's subscription is deleted");
   t.ok(await deleted(revokedByTeamsApp), "the revoked app's subscription is deleted");
   t.ok(await deleted(selfRevokingApp), "so is that of the removed admin's app that revoked its own tokens");
+  t.match((await lastOf(`webhook_subscription-${removedAdminsApp}`))?.metadata, { cause: { reason: 'user_removed', userId: admin.id } }, 'why, on the record');
+  t.match((await lastOf(`webhook_subscription-${revokedByTeamsApp}`))?.metadata, { cause: { reason: 'revoked_by_team', grantId: revokedByTeam.grantId } });
+  t.notOk('actor' in ((await lastOf(`webhook_subscription-${revokedByTeamsApp}`))?.metadata ?? {}), "the worker's own deletion names no actor");
   t.match(await lastOf(`oauth_grant-${connected.grantId}`), { type: 'GrantRevoked', data: { reason: 'user_removed' } }, 'and the grant is revoked');
   t.equal(await connected.list(), 401);
   t.notMatch(await lastOf(`webhook_subscription-${keptApp}`), { type: 'SubscriptionDeleted' }, 'an app the owner still stands behind keeps its subscription');

@@ -47,7 +47,7 @@ export function connectedAppRoutes(app: FastifyInstance, kit: Pick<DashboardKit,
     const madeWithIt = await subscriptionsOfGrants(app, s.user.teamId, [grant.id], app.clock.now());
     const acting = actingFor(app, request);
     const r = await revokeGrant(acting, grant.id, 'revoked_by_team');
-    const swept = await deleteAppSubscriptions(acting, madeWithIt);
+    const swept = await deleteAppSubscriptions(acting, madeWithIt, { reason: 'revoked_by_team', grantId: grant.id });
     const position = swept ?? r.position;
     if (position !== null) await app.waitForWrite(position);
     return reply.redirect('/dashboard/oauth-apps', 303);

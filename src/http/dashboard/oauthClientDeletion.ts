@@ -19,6 +19,6 @@ export async function deleteOAuthClientAndSweep(
   // Best effort when the read models lag beyond the wait: the deletion itself already stands.
   if (deleted.position !== null) await readModelsAt(deleted.position).catch(() => {});
   const leftovers = await holdingsOfClient(services.readModels, input.clientId);
-  const swept = await sweepDeletedOAuthClient(services, leftovers);
+  const swept = await sweepDeletedOAuthClient(services, input.clientId, leftovers);
   return { position: latestPosition(swept.position, deleted.position), revokedGrants: true, deletedSubscriptions: leftovers.subscriptions.length };
 }

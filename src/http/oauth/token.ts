@@ -71,7 +71,7 @@ export async function tokenRoutes(app: FastifyInstance) {
     } catch (error) {
       if (error instanceof AuthorizerGoneError) {
         // The answer is invalid_grant whatever happens here; `team remove-user` run again finishes a sweep that failed.
-        const swept = await deleteSubscriptionsOfDepartedGrant(onItsOwn(ctx), { id: error.grantId, teamId: error.teamId }).catch((err: unknown) => {
+        const swept = await deleteSubscriptionsOfDepartedGrant(onItsOwn(ctx), { id: error.grantId, teamId: error.teamId }, error.reason).catch((err: unknown) => {
           request.log.warn({ err, grantId: error.grantId }, 'deleting the subscriptions of an app whose authorizer left failed');
           return null;
         });

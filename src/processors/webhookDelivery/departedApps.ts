@@ -1,5 +1,6 @@
 import { revokeIfAuthorizerGone, sweepDeletedOAuthClient } from '../../commands/oauth.ts';
 import { deleteAppSubscriptions } from '../../commands/teamUsers.ts';
+import type { SubscriptionDeletionCause } from '../../commands/webhookSubscriptions.ts';
 import type { CommandContext } from '../../commands/context.ts';
 import { aggregateStreamCached } from '../../commands/aggregateStream.ts';
 import { appAuthorizerGone, canAuthorizeApps, teamDecider, teamStream } from '../../domain/team.ts';
@@ -27,7 +28,8 @@ const followedSchemas: EventSchemas<FollowedEvent> = {
 const FOLLOWED_TYPES = Object.keys(followedSchemas);
 
 /** Revocations whose app's webhook subscriptions go with it (an app revoking its own tokens, or a replayed code, keeps them). */
-const SWEPT_REASONS: ReadonlySet<string> = new Set(['revoked_by_team', 'user_removed', 'user_demoted']);
+const SWEPT_REASONS: ReadonlySet<string> = new Set(['revoked_by_team', 'user_removed', 'user_demoted'] satisfies SubscriptionDeletionCause['reason'][]);
+const swept = (reason: string): reason is 'revoked_by_team' | 'user_removed' | 'user_demoted' => SWEPT_REASONS.has(reason);
 
 function mustAct(event: FollowedEvent): boolean {
   switch (event.type) {
@@ -37,7 +39,7 @@ function mustAct(event: FollowedEvent): boolean {
     case 'UserRoleChanged':
       return !canAuthorizeApps(event.data.role);
     case 'GrantRevoked':
-      return SWEPT_REASONS.has(event.data.reason);
+      return swept(event.data.reason);
   }
 }
 
@@ -146,12 +148,12 @@ export class DepartedApps {
     const { deps } = this;
     const now = deps.clock.now();
     if (event.type === 'OAuthClientDeleted') {
-      await sweepDeletedOAuthClient(deps, await holdingsOfClient(deps.readModels, event.data.clientId));
+      await sweepDeletedOAuthClient(deps, event.data.clientId, await holdingsOfClient(deps.readModels, event.data.clientId));
       return;
     }
     if (event.type === 'GrantRevoked') {
-      const { grantId, teamId } = event.data;
-      await deleteAppSubscriptions(deps, await subscriptionsOfGrants(deps, teamId, [grantId], now));
+      const { grantId, teamId, reason } = event.data;
+      if (swept(reason)) await deleteAppSubscriptions(deps, await subscriptionsOfGrants(deps, teamId, [grantId], now), { reason, grantId });
       return;
     }
     const user = { id: event.data.userId, teamId: event.data.teamId };
@@ -160,6 +162,7 @@ export class DepartedApps {
     // A grant the app revoked itself (or one revoked for a replayed code) gets no GrantRevoked more:
     // its subscriptions go with the person here, unless they are back as an owner or admin.
     const { state: team } = await aggregateStreamCached(deps.events, teamStream(user.teamId), teamDecider);
-    if (appAuthorizerGone(team, user.id)) await deleteAppSubscriptions(deps, await subscriptionsOfGrants(deps, user.teamId, grantIds, now));
+    const gone = appAuthorizerGone(team, user.id);
+    if (gone) await deleteAppSubscriptions(deps, await subscriptionsOfGrants(deps, user.teamId, grantIds, now), { reason: gone, userId: user.id });
   }
 }
