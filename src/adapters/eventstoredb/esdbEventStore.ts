@@ -233,7 +233,8 @@ export class EsdbEventStore implements EventStore {
     try {
       await this.pingOnce();
     } catch (error) {
-      if (!(error instanceof NotLeaderError)) throw error;
+      const e = error instanceof Error && isGrpcError(error) ? convertToCommandError(error) : error;
+      if (!(e instanceof NotLeaderError)) throw error;
       await this.pingOnce();
     }
   }
