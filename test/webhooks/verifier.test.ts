@@ -58,6 +58,17 @@ t.test('rejects a wrong secret, a changed body, and a re-serialised body', async
   t.equal(verifyWebhookSignature(body, `t=${t0 + 1},v1=${sign(t0, body)}`, secret, { now }), false, 'timestamp is part of the signed string');
 });
 
+t.test('a body that is neither a string nor bytes (already parsed JSON) throws a TypeError that says so, whatever the header', async (t) => {
+  const header = `t=${t0},v1=${sign(t0, body)}`;
+  const verify = verifyWebhookSignature as (rawBody: unknown, header: string | undefined, secret: string, options?: { now?: number }) => boolean;
+  for (const h of [header, undefined, 'junk']) {
+    t.throws(() => verify(JSON.parse(body), h, secret, { now }), { name: 'TypeError', message: /rawBody must be the request body exactly as received.*parsed JSON/ });
+  }
+  t.throws(() => verify(null, header, secret, { now }), { name: 'TypeError', message: /not null$/ });
+  t.throws(() => verify(42, header, secret, { now }), { name: 'TypeError', message: /not number$/ });
+  t.equal(verify(new DataView(new Uint8Array(Buffer.from(body)).buffer), header, secret, { now }), true, 'any view of the bytes is bytes (a DataView)');
+});
+
 t.test('the package entry imports on plain Node.js, without a TypeScript loader', async (t) => {
   const { execFileSync } = await import('node:child_process');
   const { fileURLToPath } = await import('node:url');

@@ -8,6 +8,7 @@ export interface VerifyOptions {
 /**
  * Reference verifier for receivers of the service's webhooks: true only when `header`
  * (`Service-Signature`) has a `t` within the tolerance and a `v1` that is the HMAC-SHA256 of
- * `<t>.<rawBody>` keyed with `secret` (see verifyWebhookSignature.js).
+ * `<t>.<rawBody>` keyed with `secret` (see verifyWebhookSignature.js). Throws a TypeError when
+ * `rawBody` is neither a string nor bytes (parsed JSON, say).
  */
 export function verifyWebhookSignature(rawBody: string | Uint8Array, header: string | null | undefined, secret: string, options?: VerifyOptions): boolean;

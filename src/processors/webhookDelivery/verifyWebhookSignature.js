@@ -11,8 +11,13 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  * one `v1`, the timestamp is within the tolerance, and one `v1` equals the HMAC-SHA256 of
  * `<t>.<rawBody>` keyed with `secret`; comparisons run in constant time. A `toleranceSeconds` that is
  * no number (NaN: an unset setting) or negative, or a `now` that is no time, rejects every header.
+ * A `rawBody` that is neither a string nor bytes (parsed JSON, say) is a mistake in the caller's
+ * code, not a bad request: it throws a TypeError saying so, whatever the header.
  */
 export function verifyWebhookSignature(rawBody, header, secret, { toleranceSeconds = 300, now = Date.now() } = {}) {
+  if (typeof rawBody !== 'string' && !ArrayBuffer.isView(rawBody)) {
+    throw new TypeError(`verifyWebhookSignature: rawBody must be the request body exactly as received, a string or bytes (Buffer, Uint8Array), not ${rawBody === null ? 'null' : typeof rawBody === 'object' ? 'an object (parsed JSON?)' : typeof rawBody}`);
+  }
   if (typeof header !== 'string' || header.length === 0 || header.length > 8192 || !secret) return false;
   let timestamp = null;
   const signatures = [];
