@@ -38,7 +38,20 @@ t.test('a retry left by a stopped copy is taken over by a running one', async (t
   const opts = { orphanAfterMs: 1000, retry: { maxRetries: 3, baseMs: 300, factor: 1, jitter: 0 } };
   const h = await startHarness({ worker: { ...opts, workerId: 'copy-1' } });
   t.teardown(() => h.close());
-  const second = new WebhookDeliveryWorker(h.app.services, { ...workerOptionsFrom(h.app.config), ...opts, workerId: 'copy-2' });
+  // Each copy's last heartbeat (the liveness key names the copy): silence is counted from there.
+  const lastBeat = new Map<string, number>();
+  const counters: typeof h.app.services.counters = Object.create(h.app.services.counters);
+  counters.increment = async (key, by, expiresAt) => {
+    const counted = await h.app.services.counters.increment(key, by, expiresAt);
+    const copy = /webhook-worker-alive:(copy-\d)/.exec(key)?.[1];
+    if (copy && by > 0) lastBeat.set(copy, Date.now());
+    return counted;
+  };
+  await h.worker.stop();
+  const first = new WebhookDeliveryWorker({ ...h.app.services, counters }, { ...workerOptionsFrom(h.app.config), ...opts, workerId: 'copy-1' });
+  await first.start();
+  t.teardown(() => first.stop());
+  const second = new WebhookDeliveryWorker({ ...h.app.services, counters }, { ...workerOptionsFrom(h.app.config), ...opts, workerId: 'copy-2' });
   await second.start();
   t.teardown(() => second.stop());
   const receiver = await startReceiver((_, n) => (n === 1 ? 500 : 200));
@@ -46,17 +59,21 @@ t.test('a retry left by a stopped copy is taken over by a running one', async (t
   await h.subscribe(receiver.url, ['outreach.message_received']);
   await h.append(messageReceived(h.tenant, 900));
   await receiver.waitFor((r) => r.length === 1);
+  // The attempt is recorded just after the receiver answers it.
+  for (const deadline = Date.now() + 5_000; (await attemptsIn(h)).length < 1 && Date.now() < deadline; ) await sleep(20);
   const firstBy = (await attemptsIn(h))[0]?.workerId;
+  t.ok(firstBy === 'copy-1' || firstBy === 'copy-2', `the failed attempt is recorded (by ${firstBy})`);
   if (firstBy === 'copy-2') {
     // Either copy may claim it: make copy-1 the one that sent first is not in the test's hands, so stop the other.
     t.comment('copy-2 claimed the delivery; stopping it instead');
     await second.stop();
   } else {
-    await h.worker.stop();
+    await first.stop();
   }
-  const stoppedAt = Date.now();
+  // Measured from its last beat, not from stop's return: under load a beat can lag the stop by hundreds of ms.
+  const silentSince = lastBeat.get(firstBy!)!;
   await receiver.waitFor((r) => r.length === 2, 10_000);
-  const waited = Date.now() - stoppedAt;
+  const waited = Date.now() - silentSince;
   // The attempt is recorded just after the receiver answers it.
   let attempts = await attemptsIn(h);
   for (const deadline = Date.now() + 5_000; attempts.length < 2 && Date.now() < deadline; attempts = await attemptsIn(h)) await sleep(20);
