@@ -17,7 +17,7 @@ import {
   oauthGrantStream,
 } from '../domain/oauthGrant.ts';
 import { aggregateStream, aggregateStreamCached, aggregateStreamFolding } from './aggregateStream.ts';
-import { appAuthorizerGone, teamDecider, teamStream } from '../domain/team.ts';
+import { type AuthorizerGone, appAuthorizerGone, teamDecider, teamStream } from '../domain/team.ts';
 import type { CommandContext } from './context.ts';
 import { sha256Hex } from './credentials.ts';
 import { handleCommand } from './handleCommand.ts';
@@ -264,7 +264,7 @@ function tokenResponse(events: OAuthGrantEvent[], accessToken: string, refreshTo
  * not on a read model that may lag. Null when the grant stands, was revoked already (by this call's
  * competitor too: only one of them answers), or is `clientId`'s other than the one asking.
  */
-export async function revokeIfAuthorizerGone(ctx: CommandContext, grantId: string, clientId?: string): Promise<{ teamId: string; reason: 'user_removed' | 'user_demoted'; position: bigint | null } | null> {
+export async function revokeIfAuthorizerGone(ctx: CommandContext, grantId: string, clientId?: string): Promise<{ teamId: string; reason: AuthorizerGone; position: bigint | null } | null> {
   const { state: grant } = await aggregateStreamFolding(ctx.events, oauthGrantStream(grantId), oauthGrantDecider);
   // No grant, one revoked, or another client's: the decider refuses it in its own words (and nobody else learns or changes anything here).
   if (grant.status !== 'active' || (clientId !== undefined && grant.clientId !== clientId)) return null;
@@ -280,7 +280,7 @@ export class AuthorizerGoneError extends OAuthGrantRuleError {
   constructor(
     readonly grantId: string,
     readonly teamId: string,
-    readonly reason: 'user_removed' | 'user_demoted',
+    readonly reason: AuthorizerGone,
     /** Where the revocation was written. */
     readonly position: bigint | null,
   ) {

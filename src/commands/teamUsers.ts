@@ -1,5 +1,5 @@
 import { normaliseEmail } from '../domain/email.ts';
-import { type Role, type TeamCommand, canAuthorizeApps, teamDecider, teamStream } from '../domain/team.ts';
+import { type AuthorizerGone, type Role, type TeamCommand, canAuthorizeApps, teamDecider, teamStream } from '../domain/team.ts';
 import { userEmailDecider, userEmailStream } from '../domain/userEmail.ts';
 import type { CommandContext } from './context.ts';
 import { hashPassword, passwordStamp, sha256Hex } from './credentials.ts';
@@ -120,7 +120,7 @@ async function disconnectApps(
   ctx: CommandContext,
   user: { teamId: string; userId: string },
   holdings: Pick<UserHoldings, 'grantIds' | 'subscriptions'>,
-  reason: 'user_removed' | 'user_demoted',
+  reason: AuthorizerGone,
 ): Promise<bigint | null> {
   let position: bigint | null = null;
   for (const grantId of holdings.grantIds) {

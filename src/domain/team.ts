@@ -255,7 +255,10 @@ const owners = (state: TeamState) => (state.status === 'exists' ? [...state.user
  * Whether the user may still stand behind an app they connected: only owners and admins authorize
  * apps, so one who left the team or became a member no longer does (the grant's revocation reason).
  */
-export function appAuthorizerGone(state: TeamState, userId: string): 'user_removed' | 'user_demoted' | null {
+/** Why the person who authorized an app can no longer stand behind it (a grant revocation reason). */
+export type AuthorizerGone = 'user_removed' | 'user_demoted';
+
+export function appAuthorizerGone(state: TeamState, userId: string): AuthorizerGone | null {
   const user = state.status === 'exists' ? state.users.get(userId) : undefined;
   if (!user) return 'user_removed';
   return canAuthorizeApps(user.role) ? null : 'user_demoted';

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { revokeIfAuthorizerGone } from '../../commands/oauth.ts';
 import { deleteAppSubscriptions } from '../../commands/teamUsers.ts';
+import type { AuthorizerGone } from '../../domain/team.ts';
 import { subscriptionsOfGrants } from '../../readModels/userHoldings.ts';
 
 type App = Pick<FastifyInstance, 'events' | 'readModels' | 'clock' | 'secrets' | 'newId'>;
@@ -10,7 +11,7 @@ type App = Pick<FastifyInstance, 'events' | 'readModels' | 'clock' | 'secrets' |
  * the team or became a member, found at the app's next use (the token endpoint, a bearer call) after
  * the removal's own sweep missed it: they are deleted, so nothing of the team flows to the app any more.
  */
-export async function deleteSubscriptionsOfDepartedGrant(app: App, grant: { id: string; teamId: string }, reason: 'user_removed' | 'user_demoted'): Promise<bigint | null> {
+export async function deleteSubscriptionsOfDepartedGrant(app: App, grant: { id: string; teamId: string }, reason: AuthorizerGone): Promise<bigint | null> {
   return deleteAppSubscriptions(app, await subscriptionsOfGrants(app, grant.teamId, [grant.id], app.clock.now()), { reason, grantId: grant.id });
 }
 

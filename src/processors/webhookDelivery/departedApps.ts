@@ -28,8 +28,9 @@ const followedSchemas: EventSchemas<FollowedEvent> = {
 const FOLLOWED_TYPES = Object.keys(followedSchemas);
 
 /** Revocations whose app's webhook subscriptions go with it (an app revoking its own tokens, or a replayed code, keeps them). */
-const SWEPT_REASONS: ReadonlySet<string> = new Set(['revoked_by_team', 'user_removed', 'user_demoted'] satisfies SubscriptionDeletionCause['reason'][]);
-const swept = (reason: string): reason is 'revoked_by_team' | 'user_removed' | 'user_demoted' => SWEPT_REASONS.has(reason);
+type SweptReason = Exclude<SubscriptionDeletionCause['reason'], 'client_deleted'>;
+const SWEPT_REASONS: ReadonlySet<string> = new Set<SweptReason>(['revoked_by_team', 'user_removed', 'user_demoted']);
+const swept = (reason: string): reason is SweptReason => SWEPT_REASONS.has(reason);
 
 function mustAct(event: FollowedEvent): boolean {
   switch (event.type) {
