@@ -11,6 +11,12 @@ export const CATCH_UP_PAGE = 5_000;
 const WAKE = Object.freeze({ reason: 'a reader is waiting' });
 /** Documents per transaction or bulk write when a rebuild writes its result. */
 const REBUILD_WRITE_BATCH = 5_000;
+/**
+ * How often a following runner that found the log empty reads the stored checkpoints again (another
+ * process's rebuild may have moved them): once per empty page cost one query per projection on every
+ * wake, and each delivery's records wake it.
+ */
+export const REFRESH_IDLE_EVERY_MS = 1_000;
 
 export interface RunnerOptions {
   onError?: (error: unknown) => void;
@@ -51,6 +57,8 @@ export class ProjectionRunner {
   private wakeFollowed: (() => void) | null = null;
   /** Cuts the loop's idle wait short when a reader needs a position the loop has not applied yet. */
   private wake = new AbortController();
+  /** When the stored checkpoints were last read (`refreshCheckpoints`). */
+  private refreshedAt = 0;
 
   constructor(
     private readonly events: EventStore,
@@ -198,7 +206,7 @@ export class ProjectionRunner {
     const page = await this.events.readAll({ after: from!, limit });
     if (rebuildFailure && page.length === 0) throw rebuildFailure.error;
     if (page.length === 0) {
-      await this.refreshCheckpoints();
+      if (Date.now() - this.refreshedAt >= REFRESH_IDLE_EVERY_MS) await this.refreshCheckpoints();
       return false;
     }
     const to = page[page.length - 1]!.position;
@@ -317,6 +325,7 @@ export class ProjectionRunner {
 
   /** Another process (the CLI's rebuild) may have moved checkpoints: follow them. */
   private async refreshCheckpoints(): Promise<void> {
+    this.refreshedAt = Date.now();
     for (const projection of this.projections) await this.refreshCheckpoint(projection);
   }
 

@@ -235,3 +235,48 @@ t.test('replaying an older event alone leaves a document written by a later even
   t.ok(await s.readModels.applyBatch(p.name, p.version, cp.position, cp.position, async (writerAt) => p.handle(older!, writerAt(older!.position))));
   t.same(await s.readModels.get('webhookSubscriptions', ids.kept), before, 'unchanged');
 });
+
+t.test('a runner that finds the log empty reads the stored checkpoints at most once a second, and still follows another process that moved them', async (t) => {
+  const dir = newDir(t);
+  const clock = new TestClock();
+  const s1 = await open(dir, clock);
+  t.teardown(() => s1.close());
+  await writeHistory(s1, clock);
+  await s1.projections.catchUp();
+  const head = await s1.events.headPosition();
+
+  let reads = 0;
+  const counted = new Proxy(s1.readModels, {
+    get: (target, key) => {
+      const value = Reflect.get(target, key) as unknown;
+      if (key === 'getCheckpoint') return (name: string) => (reads++, target.getCheckpoint(name));
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  const runner = new ProjectionRunner(s1.events, counted, allProjections);
+  await runner.init();
+  t.equal(runner.position, head);
+  reads = 0;
+  const started = Date.now();
+  let steps = 0;
+  let advanced = 0;
+  while (Date.now() - started < 300) {
+    if (await runner.step()) advanced++;
+    steps++;
+  }
+  t.equal(advanced, 0, 'nothing new');
+  t.ok(steps >= 20, `${steps} empty steps`);
+  // The first empty step reads them (none was read since init); the others within the second do not.
+  t.equal(reads, allProjections.length, `one round of reads for ${steps} empty steps`);
+
+  // Another process (the CLI) resets one projection: seen at the first empty step a second after the last read.
+  const other = await open(dir, clock);
+  t.teardown(() => other.close());
+  await other.readModels.reset(webhookSubscriptionsProjection.name, webhookSubscriptionsProjection.collections);
+  t.notOk(await runner.step());
+  t.equal(runner.positionOf([webhookSubscriptionsProjection.name]), head, 'not read again within the second');
+  await new Promise((r) => setTimeout(r, 1_050));
+  t.notOk(await runner.step());
+  t.equal(runner.positionOf([webhookSubscriptionsProjection.name]), -1n, "the other process's reset is followed");
+  t.equal(runner.positionOf(allProjections.filter((p) => p !== webhookSubscriptionsProjection).map((p) => p.name)), head, 'the others stay where they are');
+});
