@@ -8,7 +8,8 @@ import type { RecordedEvent } from '../../ports/eventStore.ts';
 import type { Mailer } from '../../ports/mailer.ts';
 import type { Document } from '../../ports/readModelStore.ts';
 import type { Triage } from '../../ports/triage.ts';
-import { CHECKPOINT_IDLE_STORE_MS, CHECKPOINT_STORE_EVERY_MS, followLog, readPageOfTypes } from '../../lib/followLog.ts';
+import { followLog, readPageOfTypes } from '../../lib/followLog.ts';
+import { LazyCheckpoint } from '../../lib/lazyCheckpoint.ts';
 import { sleep } from '../../lib/sleep.ts';
 import { Turns } from '../../lib/turns.ts';
 import type { AgentDeps } from './agentDeps.ts';
@@ -107,16 +108,12 @@ export interface OutreachAgentDeps extends AgentDeps {
  */
 export class OutreachAgentWorker {
   private sender: ReplySender;
-  /** The checkpoint as stored, and when it was last moved. */
-  private checkpoint = -1n;
-  private storedAt = 0;
   /**
-   * How far the log is read: the checkpoint, or past it by pages of other events only, stored with
-   * the next page of the worker's, after CHECKPOINT_STORE_EVERY_MS, or once the log has been idle for
-   * CHECKPOINT_IDLE_STORE_MS (read again after a crash: nothing in them is acted on).
+   * How far the log is read (`position`), and the checkpoint as stored (`stored`): behind it by pages
+   * of other events only, stored with the next page of the worker's or as LazyCheckpoint says (read
+   * again after a crash: nothing in them is acted on).
    */
-  private scanned = -1n;
-  private scannedAt = 0;
+  private readonly cp: LazyCheckpoint;
   /** The deferred dispatches waiting for an event on a conversation they watch, by dispatch id. */
   private deferred = new Map<string, DeferredDoc>();
   /** When every deferred dispatch was last taken up again (epoch ms; 0: at the next page). */
@@ -157,6 +154,7 @@ export class OutreachAgentWorker {
     private readonly options: OutreachAgentOptions,
   ) {
     this.sender = this.newSender();
+    this.cp = new LazyCheckpoint(deps.readModels, AGENT_WORKER, AGENT_WORKER_VERSION);
   }
 
   private newSender(): ReplySender {
@@ -172,7 +170,7 @@ export class OutreachAgentWorker {
 
   /** The position up to which every dispatch read is decided or deferred: the checkpoint, or just before the oldest not triaged yet. */
   get position(): bigint {
-    let position = this.scanned;
+    let position = this.cp.position;
     for (const at of this.untriaged.values()) if (at - 1n < position) position = at - 1n;
     return position;
   }
@@ -185,9 +183,8 @@ export class OutreachAgentWorker {
     const stored = await this.deps.readModels.getCheckpoint(AGENT_WORKER);
     if (!stored || stored.version !== AGENT_WORKER_VERSION) {
       await this.deps.readModels.reset(AGENT_WORKER, [PENDING, DEFERRED]);
-      this.checkpoint = -1n;
-    } else this.checkpoint = stored.position;
-    this.scanned = this.checkpoint;
+      this.cp.at(-1n);
+    } else this.cp.at(stored.position);
     for (const doc of await this.deps.readModels.find<PendingDoc>(PENDING, {})) sender.track(doc);
     // A start after a stop of this same instance: what was queued is stored, and taken up again with the rest.
     this.work.clear();
@@ -230,7 +227,7 @@ export class OutreachAgentWorker {
   }
 
   private run(signal: AbortSignal): Promise<void> {
-    return followLog(this.deps.events, { position: () => this.scanned, step: () => this.step(signal) }, signal, (error) =>
+    return followLog(this.deps.events, { position: () => this.cp.position, step: () => this.step(signal) }, signal, (error) =>
       this.options.log?.error({ err: error }, 'outreach agent worker failed; retrying'),
     );
   }
@@ -244,10 +241,10 @@ export class OutreachAgentWorker {
       await this.lanesProgress(signal);
     }
     if (signal?.aborted) return true;
-    const from = this.scanned;
+    const from = this.cp.position;
     const { page, to } = await readPageOfTypes(this.deps.events, from, PAGE, FOLLOWED_TYPES);
     if (to <= from) {
-      await this.storeScanned();
+      if ((await this.cp.idle()) === 'lost') await this.followOtherCopy();
       await this.retryDeferredWhileIdle();
       return false;
     }
@@ -274,12 +271,11 @@ export class OutreachAgentWorker {
     await this.takeUpDeferred(touched);
     const changes = new Map(this.storeChanges);
     // Nothing of the worker's in the page and nothing to store: the checkpoint moves in memory only.
-    if (page.length === 0 && changes.size === 0 && Date.now() - this.storedAt < CHECKPOINT_STORE_EVERY_MS) {
-      this.scanned = to;
-      this.scannedAt = Date.now();
+    if (page.length === 0 && changes.size === 0 && !this.cp.due) {
+      await this.cp.passed(to);
       return true;
     }
-    const moved = await this.deps.readModels.applyBatch(AGENT_WORKER, AGENT_WORKER_VERSION, this.checkpoint, to, async (writerAt) => {
+    const moved = await this.deps.readModels.applyBatch(AGENT_WORKER, AGENT_WORKER_VERSION, this.cp.stored, to, async (writerAt) => {
       for (const [id, { position, doc }] of pending) {
         if (doc) await writerAt(position).put(PENDING, doc);
         else await writerAt(position).remove(PENDING, id);
@@ -291,13 +287,10 @@ export class OutreachAgentWorker {
       }
     });
     if (!moved) {
-      // Another copy of the worker moved first: continue from where it is (what it stored is taken up with the rest at the next page).
-      this.checkpoint = this.scanned = (await this.deps.readModels.getCheckpoint(AGENT_WORKER))?.position ?? -1n;
-      await this.loadDeferred();
+      await this.followOtherCopy();
       return true;
     }
-    this.checkpoint = this.scanned = to;
-    this.storedAt = Date.now();
+    this.cp.committed(to);
     for (const [id, doc] of changes) if (this.storeChanges.get(id) === doc) this.storeChanges.delete(id);
     for (const [id, { doc }] of pending) {
       if (doc) this.sender.track(doc);
@@ -315,16 +308,9 @@ export class OutreachAgentWorker {
     return true;
   }
 
-  /** On a log idle for a second: the checkpoint moves to where the log was read (see `scanned`). */
-  private async storeScanned(): Promise<void> {
-    if (this.scanned <= this.checkpoint || Date.now() - this.scannedAt < CHECKPOINT_IDLE_STORE_MS) return;
-    const to = this.scanned;
-    if (await this.deps.readModels.applyBatch(AGENT_WORKER, AGENT_WORKER_VERSION, this.checkpoint, to, async () => {})) {
-      this.checkpoint = to;
-      this.storedAt = Date.now();
-      return;
-    }
-    this.checkpoint = this.scanned = (await this.deps.readModels.getCheckpoint(AGENT_WORKER))?.position ?? -1n;
+  /** Another copy of the worker moved the checkpoint first: continue from where it is (what it stored is taken up with the rest at the next page). */
+  private async followOtherCopy(): Promise<void> {
+    this.cp.at((await this.deps.readModels.getCheckpoint(AGENT_WORKER))?.position ?? -1n);
     await this.loadDeferred();
   }
 
@@ -367,7 +353,7 @@ export class OutreachAgentWorker {
   private async removeDecidedWhileIdle(): Promise<void> {
     const removals = [...this.storeChanges].filter(([, doc]) => doc === null).map(([id]) => id);
     if (removals.length === 0) return;
-    const at = this.checkpoint;
+    const at = this.cp.stored;
     const stored = await this.deps.readModels.applyBatch(AGENT_WORKER, AGENT_WORKER_VERSION, at, at, async (writerAt) => {
       for (const id of removals) await writerAt(at + 1n).remove(DEFERRED, id);
     });

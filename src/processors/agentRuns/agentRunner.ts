@@ -14,7 +14,8 @@ import { type EventSchemas, agentRunEventSchemas, agentRunLedgerEventSchemas } f
 import type { Config } from '../../config.ts';
 import { parseEvent } from '../../lib/parseEvent.ts';
 import { sleep } from '../../lib/sleep.ts';
-import { CHECKPOINT_IDLE_STORE_MS, CHECKPOINT_STORE_EVERY_MS, readPageOfTypes } from '../../lib/followLog.ts';
+import { readPageOfTypes } from '../../lib/followLog.ts';
+import { LazyCheckpoint, type StoreOutcome } from '../../lib/lazyCheckpoint.ts';
 import type { AgentRefiner } from '../../ports/agentRefiner.ts';
 import type { Mailer } from '../../ports/mailer.ts';
 import type { ReadModelStore } from '../../ports/readModelStore.ts';
@@ -93,12 +94,7 @@ const FOLLOWED_TYPES = Object.keys(followed);
  */
 export class AgentRunner {
   private readonly instanceId: string;
-  private checkpoint = -1n;
-  /** The checkpoint as stored, and when. */
-  private stored = -1n;
-  private storedAt = 0;
-  /** When the checkpoint last moved (in memory). */
-  private movedAt = 0;
+  private readonly cp: LazyCheckpoint;
   private controller: AbortController | null = null;
   private loops: Promise<void>[] = [];
   /** Each run in flight (from the moment its slot is taken): when it ends, and its team. */
@@ -117,6 +113,7 @@ export class AgentRunner {
     private readonly options: AgentRunnerOptions,
   ) {
     this.instanceId = `${options.workerId}/${randomUUID()}`;
+    this.cp = new LazyCheckpoint(deps.readModels, AGENT_RUNNER, AGENT_RUNNER_VERSION);
   }
 
   /** The lease holder's name on the run's stream: the worker and this process. */
@@ -125,7 +122,7 @@ export class AgentRunner {
   }
 
   get position(): bigint {
-    return this.checkpoint;
+    return this.cp.position;
   }
 
   async start(): Promise<void> {
@@ -134,9 +131,8 @@ export class AgentRunner {
     const stored = await this.deps.readModels.getCheckpoint(AGENT_RUNNER);
     if (!stored || stored.version !== AGENT_RUNNER_VERSION) {
       await this.deps.readModels.reset(AGENT_RUNNER, []);
-      this.checkpoint = -1n;
-    } else this.checkpoint = stored.position;
-    this.stored = this.checkpoint;
+      this.cp.at(-1n);
+    } else this.cp.at(stored.position);
     const { signal } = this.controller;
     this.loops = [
       this.every(signal, 0, () => this.followLog(signal), 'following the log'),
@@ -165,7 +161,7 @@ export class AgentRunner {
   /** Resolves when the runner has passed `position` and finished the runs it took (tests). */
   async waitForPosition(position: bigint, timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
-    while (this.checkpoint < position) {
+    while (this.cp.position < position) {
       if (Date.now() > deadline) return false;
       await sleep(5);
     }
@@ -180,7 +176,7 @@ export class AgentRunner {
         const busy = await fn();
         backoff = 50;
         if (intervalMs > 0) await sleep(intervalMs, signal);
-        else if (!busy) await this.deps.events.waitForNew(this.checkpoint, 1_000, signal);
+        else if (!busy) await this.deps.events.waitForNew(this.cp.position, 1_000, signal);
       } catch (error) {
         this.options.log?.error({ err: error }, `agent runner failed ${what}; retrying`);
         await sleep(backoff, signal);
@@ -192,16 +188,18 @@ export class AgentRunner {
   /**
    * One page of the global log's run events; false when there was nothing new. A page this runner
    * acted on moves the stored checkpoint before the next is read; one of only other events moves it
-   * in memory, stored every CHECKPOINT_STORE_EVERY_MS and once the log has been idle for CHECKPOINT_IDLE_STORE_MS (a busy
-   * log put a read-model commit on every append).
+   * in memory (LazyCheckpoint: a busy log put a read-model commit on every append).
    */
   private async followLog(signal: AbortSignal): Promise<boolean> {
-    const from = this.checkpoint;
+    const from = this.cp.position;
     const { page, to } = await readPageOfTypes(this.deps.events, from, PAGE, FOLLOWED_TYPES);
     if (to <= from) {
-      // A log idle for a second: the stored checkpoint catches up with pages of other events read since.
-      if (Date.now() - this.movedAt >= CHECKPOINT_IDLE_STORE_MS) await this.storeCheckpoint();
+      await this.settle(await this.cp.idle());
       return false;
+    }
+    if (page.length === 0) {
+      await this.settle(await this.cp.passed(to));
+      return true;
     }
     for (const recorded of page) {
       if (signal.aborted) return true;
@@ -214,25 +212,24 @@ export class AgentRunner {
         await debitCredits(this.deps, { teamId, siteId, runId, amount: creditsUsed });
       }
     }
-    this.checkpoint = to;
-    this.movedAt = Date.now();
-    if (page.length > 0) {
-      // A page acted on is stored before the next is read; one that could not be is read (and acted on) again.
-      await this.storeCheckpoint().catch((error: unknown) => {
-        this.checkpoint = from;
-        throw error;
-      });
-    } else if (Date.now() - this.storedAt >= CHECKPOINT_STORE_EVERY_MS) await this.storeCheckpoint();
+    // A page acted on is stored before the next is read; one that could not be is read (and acted on) again.
+    this.cp.position = to;
+    const outcome = await this.cp.store().catch((error: unknown) => {
+      this.cp.position = from;
+      throw error;
+    });
+    await this.settle(outcome);
     return true;
   }
 
-  /** Stores where it is. Another copy that moved first: continue from where it is (what it took is its own; starts are decided per run). */
+  /** Stores where it is (at stop). */
   private async storeCheckpoint(): Promise<void> {
-    if (this.checkpoint <= this.stored) return;
-    const moved = await this.deps.readModels.applyBatch(AGENT_RUNNER, AGENT_RUNNER_VERSION, this.stored, this.checkpoint, async () => {});
-    if (!moved) this.checkpoint = (await this.deps.readModels.getCheckpoint(AGENT_RUNNER))?.position ?? -1n;
-    this.stored = this.checkpoint;
-    this.storedAt = Date.now();
+    await this.settle(await this.cp.store());
+  }
+
+  /** Another copy that moved the stored checkpoint first: continue from where it is (what it took is its own; starts are decided per run). */
+  private async settle(outcome: StoreOutcome): Promise<void> {
+    if (outcome === 'lost') this.cp.at((await this.deps.readModels.getCheckpoint(AGENT_RUNNER))?.position ?? -1n);
   }
 
   /** Runs whose worker stopped renewing its lease (or queued runs nobody took): taken over or failed. */

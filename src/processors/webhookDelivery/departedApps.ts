@@ -9,7 +9,8 @@ import type { OAuthClientEvent } from '../../domain/oauthClient.ts';
 import type { OAuthGrantEvent } from '../../domain/oauthGrant.ts';
 import type { TeamEvent } from '../../domain/team.ts';
 import { parseEvent } from '../../lib/parseEvent.ts';
-import { CHECKPOINT_STORE_EVERY_MS, followLog, readPageOfTypes } from '../../lib/followLog.ts';
+import { followLog, readPageOfTypes } from '../../lib/followLog.ts';
+import { LazyCheckpoint, type StoreOutcome } from '../../lib/lazyCheckpoint.ts';
 import type { ReadModelStore } from '../../ports/readModelStore.ts';
 import type { ProjectionRunner } from '../../projections/projectionRunner.ts';
 import { grantsGivenBy, holdingsOfClient, subscriptionsOfGrants } from '../../readModels/userHoldings.ts';
@@ -74,16 +75,15 @@ export interface DepartedAppsDeps extends CommandContext {
  * Each is a no-op where the request already did it.
  */
 export class DepartedApps {
-  /** Handled up to here. */
-  private position = -1n;
-  /** The stored checkpoint, and when it was stored (ms). */
-  private stored = -1n;
-  private storedAt = 0;
+  /** Handled up to `position`; stored behind it only by pages of events it had nothing to do for. */
+  private readonly cp: LazyCheckpoint;
 
-  constructor(private readonly deps: DepartedAppsDeps) {}
+  constructor(private readonly deps: DepartedAppsDeps) {
+    this.cp = new LazyCheckpoint(deps.readModels, DEPARTED_APPS, VERSION);
+  }
 
   get checkpoint(): bigint {
-    return this.position;
+    return this.cp.position;
   }
 
   /**
@@ -94,25 +94,28 @@ export class DepartedApps {
   async loadState(): Promise<void> {
     const stored = await this.deps.readModels.getCheckpoint(DEPARTED_APPS);
     if (stored && stored.version === VERSION) {
-      this.position = this.stored = stored.position;
+      this.cp.at(stored.position);
       return;
     }
-    this.stored = stored?.position ?? -1n;
-    this.position = await this.deps.events.headPosition();
+    this.cp.at(stored?.position ?? -1n);
+    this.cp.position = await this.deps.events.headPosition();
     await this.storeCheckpoint();
   }
 
   loop(signal: AbortSignal): Promise<void> {
-    return followLog(this.deps.events, { position: () => this.position, step: (s) => this.handlePage(s) }, signal, (error) =>
+    return followLog(this.deps.events, { position: () => this.cp.position, step: (s) => this.handlePage(s) }, signal, (error) =>
       this.deps.log?.error({ err: error }, 'disconnecting the apps of departed people failed; retrying'),
     );
   }
 
   /** The events of its types in one page of the global log. Returns false when there was nothing new. */
   async handlePage(signal?: AbortSignal): Promise<boolean> {
-    const from = this.position;
+    const from = this.cp.position;
     const { page, to } = await readPageOfTypes(this.deps.events, from, PAGE, FOLLOWED_TYPES);
-    if (to <= from) return false;
+    if (to <= from) {
+      await this.settle(await this.cp.idle());
+      return false;
+    }
     let acted = false;
     for (const recorded of page) {
       const event = parseEvent(recorded, followedSchemas);
@@ -125,24 +128,26 @@ export class DepartedApps {
       await this.handle(event);
       acted = true;
     }
-    this.position = to;
-    // Stored after acting, else now and then: a page of other events read again after a crash costs
-    // a read, while a commit per page would add one to every ingestion's.
-    if (acted || Date.now() - this.storedAt >= CHECKPOINT_STORE_EVERY_MS) await this.storeCheckpoint();
+    // Stored after acting; a page it had nothing to do for moves it in memory (LazyCheckpoint: a
+    // page of other events read again after a crash costs a read, while a commit per page would add
+    // one to every ingestion's).
+    if (!acted) {
+      await this.settle(await this.cp.passed(to));
+      return true;
+    }
+    this.cp.position = to;
+    await this.storeCheckpoint();
     return true;
   }
 
-  /** Stores where it is (also when the worker stops). Another copy that moved it first is followed from there. */
+  /** Stores where it is (also when the worker stops). */
   async storeCheckpoint(): Promise<void> {
-    if (this.position <= this.stored) return;
-    if (await this.deps.readModels.applyBatch(DEPARTED_APPS, VERSION, this.stored, this.position, async () => {})) {
-      this.stored = this.position;
-      this.storedAt = Date.now();
-    } else {
-      const other = await this.deps.readModels.getCheckpoint(DEPARTED_APPS);
-      this.position = this.stored = other?.position ?? -1n;
-      this.storedAt = Date.now();
-    }
+    await this.settle(await this.cp.store());
+  }
+
+  /** Another copy that moved the stored checkpoint first is followed from there. */
+  private async settle(outcome: StoreOutcome): Promise<void> {
+    if (outcome === 'lost') this.cp.at((await this.deps.readModels.getCheckpoint(DEPARTED_APPS))?.position ?? -1n);
   }
 
   private async handle(event: FollowedEvent): Promise<void> {

@@ -7,7 +7,8 @@ import type { SiteEvent } from '../../domain/site.ts';
 import type { Document } from '../../ports/readModelStore.ts';
 import type { WebhookSubscriptionEvent } from '../../domain/webhookSubscription.ts';
 import { parseEvent } from '../../lib/parseEvent.ts';
-import { CHECKPOINT_IDLE_STORE_MS, CHECKPOINT_STORE_EVERY_MS, followLog, readPageOfTypes } from '../../lib/followLog.ts';
+import { followLog, readPageOfTypes } from '../../lib/followLog.ts';
+import { LazyCheckpoint, type StoreOutcome } from '../../lib/lazyCheckpoint.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { EventStore } from '../../ports/eventStore.ts';
 import type { ReadModelStore } from '../../ports/readModelStore.ts';
@@ -55,24 +56,22 @@ export interface DispatcherDeps {
  * its checkpoint moves past the event. A deleted subscription's stream is erased here too.
  */
 export class Dispatcher {
-  private position = -1n;
-  /** The checkpoint as stored, and when; behind `position` only by pages it acted on nothing in. */
-  private stored = -1n;
-  private storedAt = 0;
-  /** When `position` last moved. */
-  private movedAt = 0;
+  /** Stored behind where it has read only by pages it acted on nothing in. */
+  private readonly cp: LazyCheckpoint;
   /** Sites switched off, followed in log order: an event is delivered only if its site was on when it happened. */
   private sitesOff = new Set<string>();
 
-  constructor(private readonly deps: DispatcherDeps) {}
+  constructor(private readonly deps: DispatcherDeps) {
+    this.cp = new LazyCheckpoint(deps.readModels, DISPATCHER, DISPATCHER_VERSION);
+  }
 
   get checkpoint(): bigint {
-    return this.position;
+    return this.cp.position;
   }
 
   /** Claims at or before it can no longer come twice, from this copy or another (the delivery ledgers forget them). */
   get storedCheckpoint(): bigint {
-    return this.stored;
+    return this.cp.stored;
   }
 
   /** Reads the checkpoint and the targets stored with it (both reset when the version changed). */
@@ -80,9 +79,8 @@ export class Dispatcher {
     const stored = await this.deps.readModels.getCheckpoint(DISPATCHER);
     if (!stored || stored.version !== DISPATCHER_VERSION) {
       await this.deps.readModels.reset(DISPATCHER, [TARGETS, SITES_WEBHOOKS_OFF]);
-      this.position = -1n;
-    } else this.position = stored.position;
-    this.stored = this.position;
+      this.cp.at(-1n);
+    } else this.cp.at(stored.position);
     this.deps.targets.clear();
     for (const doc of await this.deps.readModels.find<TargetDoc>(TARGETS, {})) this.deps.targets.set(fromDoc(doc));
     this.sitesOff.clear();
@@ -90,7 +88,7 @@ export class Dispatcher {
   }
 
   loop(signal: AbortSignal): Promise<void> {
-    return followLog(this.deps.events, { position: () => this.position, step: () => this.dispatchPage() }, signal, (error) =>
+    return followLog(this.deps.events, { position: () => this.cp.position, step: () => this.dispatchPage() }, signal, (error) =>
       this.deps.log?.error({ err: error }, 'webhook dispatcher failed; retrying'),
     );
   }
@@ -98,17 +96,16 @@ export class Dispatcher {
   /**
    * One page of the global log. Returns false when there was nothing new. A page with claims or
    * subscription changes moves the stored checkpoint before the next is read; one it acts on nothing
-   * in (the deliveries' own records, sites nobody subscribed for) moves it in memory, stored every
-   * CHECKPOINT_STORE_EVERY_MS and once the log has been idle for CHECKPOINT_IDLE_STORE_MS (a read-model
-   * commit per append otherwise, while deliveries are recorded).
+   * in (the deliveries' own records, sites nobody subscribed for) moves it in memory (LazyCheckpoint:
+   * a read-model commit per append otherwise, while deliveries are recorded).
    */
   async dispatchPage(): Promise<boolean> {
     const { targets, ledgers, scheduler } = this.deps;
-    const from = this.position;
+    const from = this.cp.position;
     // Only the types it acts on: the deliveries' own records, two of every three events while it sends, are passed over unread.
     const { page, to } = await readPageOfTypes(this.deps.events, from, PAGE, DISPATCHED_TYPES);
     if (to <= from) {
-      if (Date.now() - this.movedAt >= CHECKPOINT_IDLE_STORE_MS) await this.storeCheckpoint();
+      await this.settle(await this.cp.idle());
       return false;
     }
     const writes: Array<{ position: bigint; id: string; doc: TargetDoc | null }> = [];
@@ -173,9 +170,7 @@ export class Dispatcher {
     }
 
     if (claims.size === 0 && writes.length === 0 && switches.length === 0 && deleted.length === 0) {
-      this.position = to;
-      this.movedAt = Date.now();
-      if (Date.now() - this.storedAt >= CHECKPOINT_STORE_EVERY_MS) await this.storeCheckpoint();
+      await this.settle(await this.cp.passed(to));
       return true;
     }
 
@@ -193,7 +188,7 @@ export class Dispatcher {
     for (const job of accepted) if (targets.has(job.subscriptionId)) scheduler.hold(job);
     // A deleted subscription's retries stop and its history goes before the checkpoint passes the deletion.
     for (const id of deleted) await this.erase(id);
-    const moved = await this.deps.readModels.applyBatch(DISPATCHER, DISPATCHER_VERSION, this.stored, to, async (writerAt) => {
+    const moved = await this.deps.readModels.applyBatch(DISPATCHER, DISPATCHER_VERSION, this.cp.stored, to, async (writerAt) => {
       for (const w of writes) {
         if (w.doc) await writerAt(w.position).put(TARGETS, w.doc);
         else await writerAt(w.position).remove(TARGETS, w.id);
@@ -204,8 +199,7 @@ export class Dispatcher {
       }
     });
     if (moved) {
-      this.position = this.stored = to;
-      this.storedAt = this.movedAt = Date.now();
+      this.cp.committed(to);
       this.sitesOff = sitesOff;
       ledgers.pruneAll();
     } else {
@@ -217,17 +211,13 @@ export class Dispatcher {
 
   /** Stores the checkpoint moved in memory past pages it acted on nothing in (at stop, too). */
   async storeCheckpoint(): Promise<void> {
-    if (this.position <= this.stored) return;
-    const to = this.position;
-    if (await this.deps.readModels.applyBatch(DISPATCHER, DISPATCHER_VERSION, this.stored, to, async () => {})) {
-      this.stored = to;
-      this.storedAt = Date.now();
-      this.deps.ledgers.pruneAll();
-    } else {
-      // Another copy moved it first: its view, and not tried again at once.
-      await this.loadState();
-      this.storedAt = Date.now();
-    }
+    await this.settle(await this.cp.store());
+  }
+
+  /** After a store: the ledgers forget the claims it passed; another copy that moved first is followed from its view. */
+  private async settle(outcome: StoreOutcome): Promise<void> {
+    if (outcome === 'stored') this.deps.ledgers.pruneAll();
+    else if (outcome === 'lost') await this.loadState();
   }
 
   /** Deleting a subscription stops its pending retries and erases its delivery history. */

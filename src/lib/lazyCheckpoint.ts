@@ -1,0 +1,71 @@
+import type { ReadModelStore } from '../ports/readModelStore.ts';
+import { CHECKPOINT_IDLE_STORE_MS, CHECKPOINT_STORE_EVERY_MS } from './followLog.ts';
+
+/** What a store did: wrote the position, had nothing to write (or was not due), or found that another copy had moved the checkpoint first. */
+export type StoreOutcome = 'stored' | 'kept' | 'lost';
+
+/**
+ * A log follower's checkpoint in the read-model store (the webhook dispatcher, the departed apps,
+ * the agent runner, the Outreach Agent). A page the follower acted on is stored before the next is
+ * read, with whatever the follower writes (`committed`). A page it acted on nothing in moves the
+ * checkpoint in memory only (`passed`): stored CHECKPOINT_STORE_EVERY_MS after the last store, once
+ * the log has been idle for CHECKPOINT_IDLE_STORE_MS (`idle`), or at stop (`store`), not with a
+ * read-model commit on every append. After a crash those pages are read again, and nothing in them
+ * is acted on.
+ */
+export class LazyCheckpoint {
+  /** How far the log has been read. */
+  position = -1n;
+  /** As stored: every compare-and-set of the follower's goes from here. */
+  stored = -1n;
+  private storedAt = 0;
+  private movedAt = 0;
+
+  constructor(
+    private readonly readModels: Pick<ReadModelStore, 'applyBatch'>,
+    private readonly projection: string,
+    private readonly version: number,
+  ) {}
+
+  /** Where it stands as stored (at start, or after another copy moved it first). */
+  at(position: bigint): void {
+    this.position = this.stored = position;
+  }
+
+  /** A page acted on nothing in, read up to `to`: stored if a store is due. */
+  passed(to: bigint): Promise<StoreOutcome> {
+    this.position = to;
+    this.movedAt = Date.now();
+    return this.due ? this.store() : Promise.resolve('kept');
+  }
+
+  /** Nothing new in the log: stored once it has been idle long enough. */
+  idle(): Promise<StoreOutcome> {
+    return Date.now() - this.movedAt >= CHECKPOINT_IDLE_STORE_MS ? this.store() : Promise.resolve('kept');
+  }
+
+  /** Whether the last store is old enough that a page acted on nothing in should be stored too. */
+  get due(): boolean {
+    return Date.now() - this.storedAt >= CHECKPOINT_STORE_EVERY_MS;
+  }
+
+  /** The follower committed its own writes with the checkpoint at `to` (its compare-and-set from `stored`). */
+  committed(to: bigint): void {
+    this.position = this.stored = to;
+    this.storedAt = this.movedAt = Date.now();
+  }
+
+  /**
+   * Stores the position now. `lost`: another copy moved the stored checkpoint first (the follower
+   * takes that copy's view, `at`); not tried again until the next store is due.
+   */
+  async store(): Promise<StoreOutcome> {
+    if (this.position <= this.stored) return 'kept';
+    const to = this.position;
+    const moved = await this.readModels.applyBatch(this.projection, this.version, this.stored, to, async () => {});
+    this.storedAt = Date.now();
+    if (!moved) return 'lost';
+    this.stored = to;
+    return 'stored';
+  }
+}
