@@ -14,10 +14,8 @@ export type StoreOutcome = 'stored' | 'kept' | 'lost';
  * is acted on.
  */
 export class LazyCheckpoint {
-  /** How far the log has been read. */
-  position = -1n;
-  /** As stored: every compare-and-set of the follower's goes from here. */
-  stored = -1n;
+  private read = -1n;
+  private written = -1n;
   private storedAt = 0;
   private movedAt = 0;
 
@@ -27,15 +25,30 @@ export class LazyCheckpoint {
     private readonly version: number,
   ) {}
 
+  /** How far the log has been read. */
+  get position(): bigint {
+    return this.read;
+  }
+
+  /** As stored: every compare-and-set of the follower's goes from here. */
+  get stored(): bigint {
+    return this.written;
+  }
+
   /** Where it stands as stored (at start, or after another copy moved it first). */
   at(position: bigint): void {
-    this.position = this.stored = position;
+    this.read = this.written = position;
+  }
+
+  /** Read up to `to`, in memory only (a page acted on is then stored with `store`, or its writes with `committed`). */
+  movedTo(to: bigint): void {
+    this.read = to;
+    this.movedAt = Date.now();
   }
 
   /** A page acted on nothing in, read up to `to`: stored if a store is due. */
   passed(to: bigint): Promise<StoreOutcome> {
-    this.position = to;
-    this.movedAt = Date.now();
+    this.movedTo(to);
     return this.due ? this.store() : Promise.resolve('kept');
   }
 
@@ -51,7 +64,7 @@ export class LazyCheckpoint {
 
   /** The follower committed its own writes with the checkpoint at `to` (its compare-and-set from `stored`). */
   committed(to: bigint): void {
-    this.position = this.stored = to;
+    this.read = this.written = to;
     this.storedAt = this.movedAt = Date.now();
   }
 
@@ -60,12 +73,12 @@ export class LazyCheckpoint {
    * takes that copy's view, `at`); not tried again until the next store is due.
    */
   async store(): Promise<StoreOutcome> {
-    if (this.position <= this.stored) return 'kept';
-    const to = this.position;
-    const moved = await this.readModels.applyBatch(this.projection, this.version, this.stored, to, async () => {});
+    if (this.read <= this.written) return 'kept';
+    const to = this.read;
+    const moved = await this.readModels.applyBatch(this.projection, this.version, this.written, to, async () => {});
     this.storedAt = Date.now();
     if (!moved) return 'lost';
-    this.stored = to;
+    this.written = to;
     return 'stored';
   }
 }

@@ -21,6 +21,8 @@ export const REFRESH_IDLE_EVERY_MS = 1_000;
 export interface RunnerOptions {
   onError?: (error: unknown) => void;
   onProgress?: (position: bigint) => void;
+  /** REFRESH_IDLE_EVERY_MS unless given (tests). */
+  refreshIdleEveryMs?: number;
 }
 
 export interface RebuildReport {
@@ -59,13 +61,16 @@ export class ProjectionRunner {
   private wake = new AbortController();
   /** When the stored checkpoints were last read (`refreshCheckpoints`). */
   private refreshedAt = 0;
+  private readonly refreshEveryMs: number;
 
   constructor(
     private readonly events: EventStore,
     private readonly readModels: ReadModelStore,
     readonly projections: readonly Projection[],
     private readonly options: RunnerOptions = {},
-  ) {}
+  ) {
+    this.refreshEveryMs = options.refreshIdleEveryMs ?? REFRESH_IDLE_EVERY_MS;
+  }
 
   /** Loads checkpoints; a projection whose stored version differs from its code (or that has none) is rebuilt at the next step. */
   async init(): Promise<void> {
@@ -165,7 +170,7 @@ export class ProjectionRunner {
         try {
           const advanced = await this.step();
           backoff = 50;
-          if (!advanced) await this.events.waitForNew(this.position, 1_000, AbortSignal.any([signal, this.wake.signal]));
+          if (!advanced) await this.events.waitForNew(this.position, this.idleWaitMs(), AbortSignal.any([signal, this.wake.signal]));
         } catch (error) {
           this.options.onError?.(error);
           await sleep(backoff, signal);
@@ -173,6 +178,11 @@ export class ProjectionRunner {
         }
       }
     })();
+  }
+
+  /** An idle wait ends by the next read of the stored checkpoints: another process's rebuild is followed within the interval. */
+  private idleWaitMs(): number {
+    return Math.max(1, Math.min(1_000, this.refreshEveryMs - (Date.now() - this.refreshedAt)));
   }
 
   async stop(): Promise<void> {
@@ -206,7 +216,7 @@ export class ProjectionRunner {
     const page = await this.events.readAll({ after: from!, limit });
     if (rebuildFailure && page.length === 0) throw rebuildFailure.error;
     if (page.length === 0) {
-      if (Date.now() - this.refreshedAt >= REFRESH_IDLE_EVERY_MS) await this.refreshCheckpoints();
+      if (Date.now() - this.refreshedAt >= this.refreshEveryMs) await this.refreshCheckpoints();
       return false;
     }
     const to = page[page.length - 1]!.position;
@@ -325,8 +335,8 @@ export class ProjectionRunner {
 
   /** Another process (the CLI's rebuild) may have moved checkpoints: follow them. */
   private async refreshCheckpoints(): Promise<void> {
-    this.refreshedAt = Date.now();
     for (const projection of this.projections) await this.refreshCheckpoint(projection);
+    this.refreshedAt = Date.now();
   }
 
   private async refreshCheckpoint(projection: Projection): Promise<void> {

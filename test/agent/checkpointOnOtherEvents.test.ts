@@ -48,3 +48,29 @@ t.test("a run of other events: no read-model commit per append for the agent's f
   t.ok(worker <= 3, `agent worker: ${worker} commits`);
   t.ok(runnerCommits <= 3, `agent runner: ${runnerCommits} commits`);
 });
+
+t.test("the Outreach Agent worker stores at stop where it has read past other events (as the log's other followers do)", async (t) => {
+  const a = await startAgentHarness({ startAgent: false });
+  t.teardown(() => a.close());
+  const s = a.h.app.services;
+  const agent = await startAgentWorker(s, { error: () => {}, warn: () => {} });
+  let stopped = false;
+  t.teardown(() => (stopped ? undefined : agent.stop()));
+  await agentCheckpointReaches(s.readModels, await s.events.headPosition());
+  const stored = async () => (await s.readModels.getCheckpoint(AGENT_WORKER))?.position ?? -1n;
+  const other = (id: string) =>
+    s.events.append(`subscription-${id}`, [{ type: 'SubscriptionDeleted', data: { subscriptionId: id, siteId: id, deletedAt: '2026-01-01T00:00:00.000Z' } }], 'any');
+
+  // The first page after the start is stored (no store for 5 s); the next ones are not.
+  const first = await other('at-stop-first');
+  t.ok(await agent.worker.waitForPosition(first.position, 5_000));
+  for (let i = 0; i < 5; i++) await other(`at-stop-${i}`);
+  const head = await s.events.headPosition();
+  t.ok(await agent.worker.waitForPosition(head, 5_000), 'read up to the head');
+  // Stopped at once: well inside the second after which an idle log stores it anyway.
+  const storedBeforeStop = await stored();
+  await agent.stop();
+  stopped = true;
+  t.ok(storedBeforeStop < head, `passed over in memory only until the stop (stored ${storedBeforeStop}, head ${head})`);
+  t.equal(await stored(), head, 'stored at stop');
+});

@@ -207,6 +207,9 @@ export class OutreachAgentWorker {
     await Promise.all(this.lanes);
     this.loop = null;
     this.lanes = [];
+    // Past pages of other events only: else read again at the next start (nothing in them is acted on).
+    // (Lost to another copy that moved it first: that copy's checkpoint stands.)
+    await this.cp.store().catch((error: unknown) => this.options.log?.warn?.({ err: error }, 'outreach agent checkpoint not stored at stop'));
     for (const timer of this.retryTimers) clearTimeout(timer);
     this.retryTimers.clear();
     await this.sender.stop();
@@ -272,7 +275,7 @@ export class OutreachAgentWorker {
     const changes = new Map(this.storeChanges);
     // Nothing of the worker's in the page and nothing to store: the checkpoint moves in memory only.
     if (page.length === 0 && changes.size === 0 && !this.cp.due) {
-      await this.cp.passed(to);
+      this.cp.movedTo(to);
       return true;
     }
     const moved = await this.deps.readModels.applyBatch(AGENT_WORKER, AGENT_WORKER_VERSION, this.cp.stored, to, async (writerAt) => {

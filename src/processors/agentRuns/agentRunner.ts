@@ -213,12 +213,13 @@ export class AgentRunner {
       }
     }
     // A page acted on is stored before the next is read; one that could not be is read (and acted on) again.
-    this.cp.position = to;
-    const outcome = await this.cp.store().catch((error: unknown) => {
-      this.cp.position = from;
+    this.cp.movedTo(to);
+    try {
+      await this.settle(await this.cp.store());
+    } catch (error) {
+      this.cp.movedTo(from);
       throw error;
-    });
-    await this.settle(outcome);
+    }
     return true;
   }
 

@@ -98,7 +98,7 @@ export class DepartedApps {
       return;
     }
     this.cp.at(stored?.position ?? -1n);
-    this.cp.position = await this.deps.events.headPosition();
+    this.cp.movedTo(await this.deps.events.headPosition());
     await this.storeCheckpoint();
   }
 
@@ -135,7 +135,7 @@ export class DepartedApps {
       await this.settle(await this.cp.passed(to));
       return true;
     }
-    this.cp.position = to;
+    this.cp.movedTo(to);
     await this.storeCheckpoint();
     return true;
   }
