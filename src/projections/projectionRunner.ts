@@ -69,7 +69,9 @@ export class ProjectionRunner {
     readonly projections: readonly Projection[],
     private readonly options: RunnerOptions = {},
   ) {
-    this.refreshEveryMs = options.refreshIdleEveryMs ?? REFRESH_IDLE_EVERY_MS;
+    // Bounded below: a zero or NaN interval would turn the idle wait into a busy loop.
+    const every = options.refreshIdleEveryMs;
+    this.refreshEveryMs = every !== undefined && Number.isFinite(every) && every >= 50 ? every : REFRESH_IDLE_EVERY_MS;
   }
 
   /** Loads checkpoints; a projection whose stored version differs from its code (or that has none) is rebuilt at the next step. */

@@ -66,11 +66,14 @@ t.test("the Outreach Agent worker stores at stop where it has read past other ev
   t.ok(await agent.worker.waitForPosition(first.position, 5_000));
   for (let i = 0; i < 5; i++) await other(`at-stop-${i}`);
   const head = await s.events.headPosition();
+  const lastAppendAt = Date.now();
   t.ok(await agent.worker.waitForPosition(head, 5_000), 'read up to the head');
   // Stopped at once: well inside the second after which an idle log stores it anyway.
   const storedBeforeStop = await stored();
+  const elapsed = Date.now() - lastAppendAt;
   await agent.stop();
   stopped = true;
-  t.ok(storedBeforeStop < head, `passed over in memory only until the stop (stored ${storedBeforeStop}, head ${head})`);
+  if (storedBeforeStop === head && elapsed > 900) t.comment(`the idle store came first (${elapsed} ms after the last append, on a loaded machine): the stop had nothing left to store`);
+  else t.ok(storedBeforeStop < head, `passed over in memory only until the stop (stored ${storedBeforeStop}, head ${head})`);
   t.equal(await stored(), head, 'stored at stop');
 });
