@@ -20,7 +20,7 @@ export class LazyCheckpoint {
   private movedAt = 0;
 
   constructor(
-    private readonly readModels: Pick<ReadModelStore, 'applyBatch'>,
+    private readonly readModels: Pick<ReadModelStore, 'applyBatch' | 'getCheckpoint'>,
     private readonly projection: string,
     private readonly version: number,
   ) {}
@@ -38,6 +38,11 @@ export class LazyCheckpoint {
   /** Where it stands as stored (at start, or after another copy moved it first). */
   at(position: bigint): void {
     this.read = this.written = position;
+  }
+
+  /** Another copy moved the stored checkpoint first (`lost`): stands where that copy stored it. */
+  async reload(): Promise<void> {
+    this.at((await this.readModels.getCheckpoint(this.projection))?.position ?? -1n);
   }
 
   /** Read up to `to`, in memory only (a page acted on is then stored with `store`, or its writes with `committed`). */
@@ -70,7 +75,7 @@ export class LazyCheckpoint {
 
   /**
    * Stores the position now. `lost`: another copy moved the stored checkpoint first (the follower
-   * takes that copy's view, `at`); not tried again until the next store is due.
+   * takes that copy's view: `reload`, or its own state with `at`); not tried again until the next store is due.
    */
   async store(): Promise<StoreOutcome> {
     if (this.read <= this.written) return 'kept';

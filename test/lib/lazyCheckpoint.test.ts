@@ -76,7 +76,9 @@ t.test("a follower's own commit, and a store lost to another copy", async (t) =>
   t.equal(cp.stored, 5n, 'its own view unchanged until the follower takes the other copy\'s');
   t.equal(cp.position, 6n);
   t.equal(await cp.passed(7n), 'kept', 'a lost store is not tried again at once');
-  cp.at(50n);
+  await cp.reload();
+  t.equal(cp.position, 50n, "reload: where the other copy stored it");
+  t.equal(cp.stored, 50n);
   t.equal(await cp.idle(), 'kept', 'taken the other copy\'s view: nothing to store');
   t.equal(await cp.store(), 'kept');
 });

@@ -313,7 +313,7 @@ export class OutreachAgentWorker {
 
   /** Another copy of the worker moved the checkpoint first: continue from where it is (what it stored is taken up with the rest at the next page). */
   private async followOtherCopy(): Promise<void> {
-    this.cp.at((await this.deps.readModels.getCheckpoint(AGENT_WORKER))?.position ?? -1n);
+    await this.cp.reload();
     await this.loadDeferred();
   }
 

@@ -230,7 +230,7 @@ export class AgentRunner {
 
   /** Another copy that moved the stored checkpoint first: continue from where it is (what it took is its own; starts are decided per run). */
   private async settle(outcome: StoreOutcome): Promise<void> {
-    if (outcome === 'lost') this.cp.at((await this.deps.readModels.getCheckpoint(AGENT_RUNNER))?.position ?? -1n);
+    if (outcome === 'lost') await this.cp.reload();
   }
 
   /** Runs whose worker stopped renewing its lease (or queued runs nobody took): taken over or failed. */

@@ -147,7 +147,7 @@ export class DepartedApps {
 
   /** Another copy that moved the stored checkpoint first is followed from there. */
   private async settle(outcome: StoreOutcome): Promise<void> {
-    if (outcome === 'lost') this.cp.at((await this.deps.readModels.getCheckpoint(DEPARTED_APPS))?.position ?? -1n);
+    if (outcome === 'lost') await this.cp.reload();
   }
 
   private async handle(event: FollowedEvent): Promise<void> {
