@@ -77,3 +77,18 @@ t.test("the Outreach Agent worker stores at stop where it has read past other ev
   else t.ok(storedBeforeStop < head, `passed over in memory only until the stop (stored ${storedBeforeStop}, head ${head})`);
   t.equal(await stored(), head, 'stored at stop');
 });
+
+t.test('a start while a stop is under way starts the worker once the stop has ended', async (t) => {
+  const a = await startAgentHarness({ startAgent: false });
+  t.teardown(() => a.close());
+  const s = a.h.app.services;
+  const agent = await startAgentWorker(s, { error: () => {}, warn: () => {} });
+  t.teardown(() => agent.stop());
+  await agentCheckpointReaches(s.readModels, await s.events.headPosition());
+  const stopping = agent.worker.stop();
+  await agent.worker.start();
+  await stopping;
+  const id = 'after-restart';
+  const { position } = await s.events.append(`subscription-${id}`, [{ type: 'SubscriptionDeleted', data: { subscriptionId: id, siteId: id, deletedAt: '2026-01-01T00:00:00.000Z' } }], 'any');
+  t.ok(await agent.worker.waitForPosition(position, 5_000), 'running after the stop: it reads what was appended since');
+});

@@ -38,12 +38,13 @@ async function startSignal() {
   };
 }
 
-async function setup(t: Test) {
+/** `leaseMs`: short where a test waits for a lease to run out; long where the run must stay held on a loaded machine. */
+async function setup(t: Test, leaseMs = 1500) {
   const dataDir = mkdtempSync(join(tmpdir(), 'runner-crash-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   const signal = await startSignal();
   t.teardown(() => signal.close());
-  const env = { DATA_DIR: dataDir, LOG_LEVEL: 'silent', AGENT_RUN_LEASE_MS: '1500', AGENT_SCHEDULE_INTERVAL_MS: '60000', SIGNAL_URL: signal.url };
+  const env = { DATA_DIR: dataDir, LOG_LEVEL: 'silent', AGENT_RUN_LEASE_MS: String(leaseMs), AGENT_SCHEDULE_INTERVAL_MS: '60000', SIGNAL_URL: signal.url };
   const app = await startTestApp({ dataDir, env, agentWork: testAgentWork() });
   t.teardown(() => app.close());
   const tenant = await createTenant(app.services);
@@ -124,7 +125,9 @@ t.test('killed on both attempts: the run ends failed (worker_lost), never stuck'
 });
 
 t.test('runner stopped (SIGTERM) mid-run twice, as two deploys: the run is given back each time, then succeeds', async (t) => {
-  const { app, signal, startChild, stopped, runNow, ended } = await setup(t);
+  // A release after the lease ran out gives nothing back (that attempt counts as lost): with 1.5 s,
+  // a renewal late on a loaded machine (the CI's parallel test files) made the second stop release nothing.
+  const { app, signal, startChild, stopped, runNow, ended } = await setup(t, 5_000);
   const runId = await runNow();
   for (const [i, workerId] of ['runner-1', 'runner-2'].entries()) {
     const child = startChild('stoppable', workerId);

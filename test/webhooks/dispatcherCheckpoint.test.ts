@@ -77,3 +77,40 @@ t.test('pages with nothing to claim cost no commit each; the stored checkpoint s
   t.equal(ids.length, CLAIMED + 1, 'each claimed event delivered once');
   t.equal(new Set(ids).size, ids.length, 'no duplicate');
 });
+
+/**
+ * A page that reaches the head is not followed by an empty read of the log: the wait for the next
+ * append returns at once if the log moved. Each append woke the dispatcher for two reads (the page,
+ * then an empty one) before it waited again.
+ */
+t.test('one read of the log per wake, not the page and then an empty one', async (t) => {
+  const h = await startHarness({ worker: { workerId: 'harness' } });
+  t.teardown(() => h.close());
+  await h.worker.stop();
+  const s = h.app.services;
+  let reads = 0;
+  const events: typeof s.events = Object.create(s.events);
+  events.readAll = (options) => {
+    // The dispatcher's reads: its types include the subscriptions' rotations (no other follower of the worker reads those).
+    if (options?.types?.includes('SubscriptionSecretRotated')) reads++;
+    return s.events.readAll(options);
+  };
+  const worker = new WebhookDeliveryWorker({ ...s, events }, { ...workerOptionsFrom(h.app.config), workerId: 'counted' });
+  await worker.start();
+  t.teardown(() => worker.stop());
+  const nobody = { siteId: 'site_nobody_subscribed', teamId: 'team_nobody' };
+  t.ok(await worker.waitForPosition(await s.events.headPosition(), 5_000));
+  await sleep(50);
+
+  reads = 0;
+  const APPENDS = 30;
+  for (let i = 0; i < APPENDS; i++) {
+    const position = await h.append(messageReceived(nobody, 200 + i));
+    t.ok(await worker.waitForPosition(position, 5_000));
+    await sleep(20); // the dispatcher waits again before the next append
+  }
+  t.comment(`${reads} reads of the log for ${APPENDS} appends, each its own wake`);
+  // A few more than one per append: an idle wait that times out (a second) reads once.
+  t.ok(reads <= APPENDS + 5, `${reads} reads for ${APPENDS} wakes`);
+  t.ok(reads >= APPENDS, 'each append was read');
+});

@@ -146,6 +146,7 @@ export class OutreachAgentWorker {
   /** Wakes a step waiting for the lanes to work off the queued dispatches. */
   private wakeStep: (() => void) | null = null;
   private controller: AbortController | null = null;
+  private stopping: Promise<void> | null = null;
   private loop: Promise<void> | null = null;
   private lanes: Promise<void>[] = [];
 
@@ -176,6 +177,8 @@ export class OutreachAgentWorker {
   }
 
   async start(): Promise<void> {
+    // A start while a stop is under way starts once it has ended (it returned at once, and the worker stayed stopped).
+    while (this.stopping) await this.stopping;
     if (this.controller) return;
     const controller = (this.controller = new AbortController());
     // A stop while this start awaits the store replaces the sender: the stopped one is given the replies (and ignores them).
@@ -200,7 +203,13 @@ export class OutreachAgentWorker {
     this.loop = this.run(signal);
   }
 
-  async stop(): Promise<void> {
+  /** Stops the worker; a second stop before the first has ended waits for that one. */
+  stop(): Promise<void> {
+    this.stopping ??= this.stopNow().finally(() => (this.stopping = null));
+    return this.stopping;
+  }
+
+  private async stopNow(): Promise<void> {
     this.controller?.abort();
     this.wake();
     await this.loop;

@@ -186,20 +186,21 @@ export class AgentRunner {
   }
 
   /**
-   * One page of the global log's run events; false when there was nothing new. A page this runner
+   * One page of the global log's run events; whether to read the next at once (a full page: a short
+   * one reached the head, and the wait for the next append returns at once if it moved). A page this runner
    * acted on moves the stored checkpoint before the next is read; one of only other events moves it
    * in memory (LazyCheckpoint: a busy log put a read-model commit on every append).
    */
   private async followLog(signal: AbortSignal): Promise<boolean> {
     const from = this.cp.position;
-    const { page, to } = await readPageOfTypes(this.deps.events, from, PAGE, FOLLOWED_TYPES);
+    const { page, to, more } = await readPageOfTypes(this.deps.events, from, PAGE, FOLLOWED_TYPES);
     if (to <= from) {
       await this.settle(await this.cp.idle());
       return false;
     }
     if (page.length === 0) {
       await this.settle(await this.cp.passed(to));
-      return true;
+      return more;
     }
     for (const recorded of page) {
       if (signal.aborted) return true;
@@ -212,6 +213,8 @@ export class AgentRunner {
         await debitCredits(this.deps, { teamId, siteId, runId, amount: creditsUsed });
       }
     }
+    // Stopped while a run waited for a slot (`take` gave up): the page is read again at the next start.
+    if (signal.aborted) return true;
     // A page acted on is stored before the next is read; one that could not be is read (and acted on) again.
     this.cp.movedTo(to);
     try {
@@ -220,7 +223,7 @@ export class AgentRunner {
       this.cp.movedTo(from);
       throw error;
     }
-    return true;
+    return more;
   }
 
   /** Stores where it is (at stop). */
