@@ -4,7 +4,8 @@ import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 
 import { StartupError, isSystemError } from '../lifecycle/startupFailure.ts';
 import { SingleBar, Presets } from 'cli-progress';
 import { ConfigError, loadConfig } from '../config.ts';
-import { createServices, eventLogFile, openEventStore, type Services } from '../services.ts';
+import { createServices, eventLogFile, type Services } from '../services.ts';
+import { openEventLogToRead } from './eventLogToRead.ts';
 import type { EventStore } from '../ports/eventStore.ts';
 import { actingAs } from '../commands/context.ts';
 import {
@@ -223,7 +224,8 @@ apikey
 
 /**
  * The event log alone, for the auditor's commands: a missing one is an error (a mistyped DATA_DIR
- * created an empty log, read models and a new key, and printed nothing), and no other store is opened.
+ * created an empty log, read models and a new key, and printed nothing), and no other store is
+ * opened. A DATA_DIR this user may not write to is read without writing (openEventLogToRead).
  */
 async function withEventLog<T>(fn: (events: EventStore) => Promise<T>): Promise<T> {
   const config = loadConfig();
@@ -231,11 +233,11 @@ async function withEventLog<T>(fn: (events: EventStore) => Promise<T>): Promise<
   if (!config.EVENTSTORE_URL && !existsSync(file)) {
     throw new TenancyError(`no event log at ${resolve(file)} (DATA_DIR=${config.DATA_DIR}): nothing to read, and none was created`);
   }
-  const events = await openEventStore(config);
+  const log = await openEventLogToRead(config);
   try {
-    return await fn(events);
+    return await fn(log.events);
   } finally {
-    await events.close();
+    await log.close();
   }
 }
 

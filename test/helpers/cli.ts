@@ -31,23 +31,41 @@ const MAX_RUNNING = 4;
 let running = 0;
 const waiting: Array<() => void> = [];
 
+/**
+ * Another user and working directory for a CLI process: `uid` and `gid` (root only); `cwd`, one that
+ * user may write to (the test runner's process info is written under it).
+ */
+export interface RunAs {
+  uid?: number;
+  gid?: number;
+  cwd?: string;
+}
+
 /** Runs `node bin/outreach.js <args>` as a real process with the given environment (DATA_DIR etc.). */
-export async function outreach(args: string[], env: Record<string, string>): Promise<CliResult> {
+export async function outreach(args: string[], env: Record<string, string>, as?: RunAs): Promise<CliResult> {
   if (running >= MAX_RUNNING) await new Promise<void>((resolve) => waiting.push(resolve));
   running++;
   try {
-    return await run(args, env);
+    return await run(args, env, as);
   } finally {
     running--;
     waiting.shift()?.();
   }
 }
 
-function run(args: string[], env: Record<string, string>): Promise<CliResult> {
+function run(args: string[], env: Record<string, string>, as?: RunAs): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/outreach.js', ...args], {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'silent', ...env },
+    const child = spawn(process.execPath, [`${root}bin/outreach.js`, ...args], {
+      cwd: as?.cwd ?? root,
+      ...(as?.uid !== undefined ? { uid: as.uid, gid: as.gid } : {}),
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        LOG_LEVEL: 'silent',
+        ...env,
+        // Where tap's process info of the child is written (it names the test run's directory otherwise).
+        ...(as?.cwd ? { _TAPJS_PROCESSINFO_CWD_: as.cwd } : {}),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -1,4 +1,4 @@
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import { BUSY_TIMEOUT_MS, isBusy, openDatabase } from './openDatabase.ts';
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import { EventEmitter } from 'node:events';
@@ -119,6 +119,7 @@ export class SqliteEventStore implements EventStore {
   private sharing = false;
   /** Given another store's writer: appends never commit on this thread, even through a writer of its own after that one closed. */
   private readonly wasGivenWriter: boolean;
+  private readonly readOnly: boolean;
   private nextBatchId = 1;
   /** Batches handed to a writer and not yet answered, with the writer each went to. */
   private readonly inFlight = new Map<number, { batch: PendingOp[]; via: Worker | MessagePort }>();
@@ -138,18 +139,30 @@ export class SqliteEventStore implements EventStore {
       marks?: Readonly<Record<string, readonly string[]>>;
       /** A port from `shareWriter` of the store of this process's main thread: appends are committed by its writer thread. */
       writer?: MessagePort;
+      /**
+       * Reads only (the auditor's commands on a DATA_DIR they may not write to): the file must exist,
+       * nothing in it is created or changed, and an append is refused.
+       */
+      readOnly?: boolean;
     } = {},
   ) {
     this.pollIntervalMs = options.pollIntervalMs ?? 200;
     this.sharedWriter = options.writer ?? null;
     this.wasGivenWriter = options.writer !== undefined;
+    this.readOnly = options.readOnly === true;
     if (options.writer) this.listenTo(options.writer);
-    this.db = openDatabase(file, 'FULL');
-    this.db.pragma(`temp_store = ${EVENT_LOG_TEMP_STORE}`);
-    this.db.exec(EVENTS_SCHEMA);
-    this.db.exec(MARKS_SCHEMA);
+    if (this.readOnly) {
+      this.db = new Database(file, { readonly: true, fileMustExist: true });
+      // The first read finds out whether a WAL-mode file can be read here (see openReadOnly).
+      this.db.prepare('SELECT COUNT(*) FROM sqlite_master').get();
+    } else {
+      this.db = openDatabase(file, 'FULL');
+      this.db.pragma(`temp_store = ${EVENT_LOG_TEMP_STORE}`);
+      this.db.exec(EVENTS_SCHEMA);
+      this.db.exec(MARKS_SCHEMA);
+    }
     this.db.defaultSafeIntegers(true);
-    if (options.marks) this.installMarks(options.marks);
+    if (options.marks && !this.readOnly) this.installMarks(options.marks);
     this.appended.setMaxListeners(0);
     this.stmts = {
       readStream: this.db.prepare<[string], Row>('SELECT * FROM events WHERE stream_id = ? ORDER BY revision'),
@@ -251,6 +264,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   private enqueue(pending: PendingOp): void {
+    if (this.readOnly) return pending.reject(new Error(`the event log ${this.file} is open for reading only`));
     this.queue.push(pending);
     if (!this.flushScheduled) {
       this.flushScheduled = true;
