@@ -3,11 +3,9 @@ import { sleep } from './sleep.ts';
 
 /**
  * The loop of a follower of the global log (the webhook dispatcher, the Outreach Agent, the departed
- * apps): `step` handles one page and says whether to read the next at once (a full page: more may
- * follow); else it waits for the next append after `position()` (or a second), which returns at once
- * when the log is already past it, so a page that reached the head is not followed by an empty read
- * of the log. A failed step is logged and tried again after a growing pause (50 ms doubling to 5 s),
- * from the checkpoint it had not moved past.
+ * apps): `step` handles one page and says whether there was one; with nothing new it waits for the
+ * next append after `position()` (or a second); a failed step is logged and tried again after a
+ * growing pause (50 ms doubling to 5 s), from the checkpoint it had not moved past.
  */
 export async function followLog(
   events: Pick<EventStore, 'waitForNew'>,
@@ -41,17 +39,16 @@ export const CHECKPOINT_IDLE_STORE_MS = 1_000;
  * A follower's next page: the events of `types` after `from`, and the position the follower reaches
  * with it. A full page reaches its last event; a shorter one holds every event of these types up to
  * the head read before it, so it reaches that head (the other events in between are passed over
- * unread). `to <= from`: nothing new. `more`: the page was full, the next may follow at once.
+ * unread). `to <= from`: nothing new.
  */
 export async function readPageOfTypes(
   events: Pick<EventStore, 'headPosition' | 'readAll'>,
   from: bigint,
   limit: number,
   types: readonly string[],
-): Promise<{ page: RecordedEvent[]; to: bigint; more: boolean }> {
+): Promise<{ page: RecordedEvent[]; to: bigint }> {
   const head = await events.headPosition();
   const page = await events.readAll({ after: from, limit, types });
   const last = page.at(-1)?.position ?? -1n;
-  const more = page.length === limit;
-  return { page, to: more || last > head ? last : head, more };
+  return { page, to: page.length === limit || last > head ? last : head };
 }

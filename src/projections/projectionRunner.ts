@@ -195,7 +195,7 @@ export class ProjectionRunner {
     this.waiters = [];
   }
 
-  /** Applies one page of events. Returns false when every projection is caught up (to the head as the page was read). */
+  /** Applies one page of events. Returns false when every projection is caught up. */
   async step(limit = PAGE): Promise<boolean> {
     let rebuildFailure: { error: unknown } | null = null;
     if (this.stale.size > 0) {
@@ -257,9 +257,7 @@ export class ProjectionRunner {
     this.options.onProgress?.(this.position);
     this.release();
     if (rebuildFailure) throw rebuildFailure.error;
-    // A short page reached the head: the idle wait returns at once if the log moved, without an
-    // empty read first (unless the stored checkpoints are due to be read again: an empty step does).
-    return page.length === limit || Date.now() - this.refreshedAt >= this.refreshEveryMs;
+    return true;
   }
 
   /** Runs until every projection has applied the whole log as it is now. */

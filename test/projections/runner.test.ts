@@ -283,30 +283,3 @@ t.test('a runner that finds the log empty reads the stored checkpoints at most o
   t.equal(runner.positionOf([webhookSubscriptionsProjection.name]), -1n, "the other process's reset is followed");
   t.equal(runner.positionOf(allProjections.filter((p) => p !== webhookSubscriptionsProjection).map((p) => p.name)), head, 'the others stay where they are');
 });
-
-t.test('a running projection runner reads the log once per append that wakes it, not the page and then an empty one', async (t) => {
-  const dir = newDir(t);
-  const clock = new TestClock();
-  const s1 = await open(dir, clock);
-  t.teardown(() => s1.close());
-  await writeHistory(s1, clock);
-  await s1.projections.catchUp();
-  let reads = 0;
-  const events: typeof s1.events = Object.create(s1.events);
-  events.readAll = (options) => (reads++, s1.events.readAll(options));
-  const runner = new ProjectionRunner(events, s1.readModels, allProjections);
-  await runner.init();
-  runner.start();
-  t.teardown(() => runner.stop());
-  await new Promise((r) => setTimeout(r, 50));
-  reads = 0;
-  const APPENDS = 30;
-  for (let i = 0; i < APPENDS; i++) {
-    const { position } = await s1.events.append(`other-${i}`, [{ type: 'SubscriptionDeleted', data: { subscriptionId: `sub-${i}`, siteId: 'site-x', deletedAt: '2026-01-01T00:00:00.000Z' } }], 'any');
-    t.ok(await runner.waitFor(position, 5_000));
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  t.comment(`${reads} reads of the log for ${APPENDS} appends, each its own wake`);
-  // A few more: an idle wait that ends (a second, or the stored checkpoints' read) reads once.
-  t.ok(reads <= APPENDS + 5, `${reads} reads for ${APPENDS} wakes`);
-});

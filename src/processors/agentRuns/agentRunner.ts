@@ -186,21 +186,20 @@ export class AgentRunner {
   }
 
   /**
-   * One page of the global log's run events; whether to read the next at once (a full page: a short
-   * one reached the head, and the wait for the next append returns at once if it moved). A page this runner
+   * One page of the global log's run events; false when there was nothing new. A page this runner
    * acted on moves the stored checkpoint before the next is read; one of only other events moves it
    * in memory (LazyCheckpoint: a busy log put a read-model commit on every append).
    */
   private async followLog(signal: AbortSignal): Promise<boolean> {
     const from = this.cp.position;
-    const { page, to, more } = await readPageOfTypes(this.deps.events, from, PAGE, FOLLOWED_TYPES);
+    const { page, to } = await readPageOfTypes(this.deps.events, from, PAGE, FOLLOWED_TYPES);
     if (to <= from) {
       await this.settle(await this.cp.idle());
       return false;
     }
     if (page.length === 0) {
       await this.settle(await this.cp.passed(to));
-      return more;
+      return true;
     }
     for (const recorded of page) {
       if (signal.aborted) return true;
@@ -223,7 +222,7 @@ export class AgentRunner {
       this.cp.movedTo(from);
       throw error;
     }
-    return more;
+    return true;
   }
 
   /** Stores where it is (at stop). */

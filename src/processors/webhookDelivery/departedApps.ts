@@ -108,10 +108,10 @@ export class DepartedApps {
     );
   }
 
-  /** The events of its types in one page of the global log. Returns whether to read the next at once (a full page; see followLog). */
+  /** The events of its types in one page of the global log. Returns false when there was nothing new. */
   async handlePage(signal?: AbortSignal): Promise<boolean> {
     const from = this.cp.position;
-    const { page, to, more } = await readPageOfTypes(this.deps.events, from, PAGE, FOLLOWED_TYPES);
+    const { page, to } = await readPageOfTypes(this.deps.events, from, PAGE, FOLLOWED_TYPES);
     if (to <= from) {
       await this.settle(await this.cp.idle());
       return false;
@@ -133,11 +133,11 @@ export class DepartedApps {
     // one to every ingestion's).
     if (!acted) {
       await this.settle(await this.cp.passed(to));
-      return more;
+      return true;
     }
     this.cp.movedTo(to);
     await this.storeCheckpoint();
-    return more;
+    return true;
   }
 
   /** Stores where it is (also when the worker stops). */

@@ -94,7 +94,7 @@ export class Dispatcher {
   }
 
   /**
-   * One page of the global log. Returns whether to read the next at once (a full page; see followLog). A page with claims or
+   * One page of the global log. Returns false when there was nothing new. A page with claims or
    * subscription changes moves the stored checkpoint before the next is read; one it acts on nothing
    * in (the deliveries' own records, sites nobody subscribed for) moves it in memory (LazyCheckpoint:
    * a read-model commit per append otherwise, while deliveries are recorded).
@@ -103,7 +103,7 @@ export class Dispatcher {
     const { targets, ledgers, scheduler } = this.deps;
     const from = this.cp.position;
     // Only the types it acts on: the deliveries' own records, two of every three events while it sends, are passed over unread.
-    const { page, to, more } = await readPageOfTypes(this.deps.events, from, PAGE, DISPATCHED_TYPES);
+    const { page, to } = await readPageOfTypes(this.deps.events, from, PAGE, DISPATCHED_TYPES);
     if (to <= from) {
       await this.settle(await this.cp.idle());
       return false;
@@ -171,7 +171,7 @@ export class Dispatcher {
 
     if (claims.size === 0 && writes.length === 0 && switches.length === 0 && deleted.length === 0) {
       await this.settle(await this.cp.passed(to));
-      return more;
+      return true;
     }
 
     // Claims are durable before the checkpoint moves past their events.
@@ -202,10 +202,10 @@ export class Dispatcher {
       this.cp.committed(to);
       this.sitesOff = sitesOff;
       ledgers.pruneAll();
-      return more;
+    } else {
+      // Another copy moved the checkpoint first: take its view and go on from there.
+      await this.loadState();
     }
-    // Another copy moved the checkpoint first: take its view and go on from there.
-    await this.loadState();
     return true;
   }
 
