@@ -16,8 +16,9 @@ export type StoreOutcome = 'stored' | 'kept' | 'lost';
 export class LazyCheckpoint {
   private read = -1n;
   private written = -1n;
-  private storedAt = 0;
-  private movedAt = 0;
+  // On the monotonic clock (a wall clock stepped back held every store off by as much); none yet: long ago.
+  private storedAt = Number.NEGATIVE_INFINITY;
+  private movedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly readModels: Pick<ReadModelStore, 'applyBatch' | 'getCheckpoint'>,
@@ -48,7 +49,7 @@ export class LazyCheckpoint {
   /** Read up to `to`, in memory only (a page acted on is then stored with `store`, or its writes with `committed`). */
   movedTo(to: bigint): void {
     this.read = to;
-    this.movedAt = Date.now();
+    this.movedAt = performance.now();
   }
 
   /** A page acted on nothing in, read up to `to`: stored if a store is due. */
@@ -59,18 +60,18 @@ export class LazyCheckpoint {
 
   /** Nothing new in the log: stored once it has been idle long enough. */
   idle(): Promise<StoreOutcome> {
-    return Date.now() - this.movedAt >= CHECKPOINT_IDLE_STORE_MS ? this.store() : Promise.resolve('kept');
+    return performance.now() - this.movedAt >= CHECKPOINT_IDLE_STORE_MS ? this.store() : Promise.resolve('kept');
   }
 
   /** Whether the last store is old enough that a page acted on nothing in should be stored too. */
   get due(): boolean {
-    return Date.now() - this.storedAt >= CHECKPOINT_STORE_EVERY_MS;
+    return performance.now() - this.storedAt >= CHECKPOINT_STORE_EVERY_MS;
   }
 
   /** The follower committed its own writes with the checkpoint at `to` (its compare-and-set from `stored`). */
   committed(to: bigint): void {
     this.read = this.written = to;
-    this.storedAt = this.movedAt = Date.now();
+    this.storedAt = this.movedAt = performance.now();
   }
 
   /**
@@ -81,7 +82,7 @@ export class LazyCheckpoint {
     if (this.read <= this.written) return 'kept';
     const to = this.read;
     const moved = await this.readModels.applyBatch(this.projection, this.version, this.written, to, async () => {});
-    this.storedAt = Date.now();
+    this.storedAt = performance.now();
     if (!moved) return 'lost';
     this.written = to;
     return 'stored';

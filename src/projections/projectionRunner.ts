@@ -59,8 +59,8 @@ export class ProjectionRunner {
   private wakeFollowed: (() => void) | null = null;
   /** Cuts the loop's idle wait short when a reader needs a position the loop has not applied yet. */
   private wake = new AbortController();
-  /** When the stored checkpoints were last read (`refreshCheckpoints`). */
-  private refreshedAt = 0;
+  /** When the stored checkpoints were last read (`refreshCheckpoints`), on the monotonic clock (a wall clock stepped back held the reads off by as much). */
+  private refreshedAt = Number.NEGATIVE_INFINITY;
   private readonly refreshEveryMs: number;
 
   constructor(
@@ -184,7 +184,7 @@ export class ProjectionRunner {
 
   /** An idle wait ends by the next read of the stored checkpoints: another process's rebuild is followed within the interval. */
   private idleWaitMs(): number {
-    return Math.max(1, Math.min(1_000, this.refreshEveryMs - (Date.now() - this.refreshedAt)));
+    return Math.max(1, Math.min(1_000, this.refreshEveryMs - (performance.now() - this.refreshedAt)));
   }
 
   async stop(): Promise<void> {
@@ -218,7 +218,7 @@ export class ProjectionRunner {
     const page = await this.events.readAll({ after: from!, limit });
     if (rebuildFailure && page.length === 0) throw rebuildFailure.error;
     if (page.length === 0) {
-      if (Date.now() - this.refreshedAt >= this.refreshEveryMs) await this.refreshCheckpoints();
+      if (performance.now() - this.refreshedAt >= this.refreshEveryMs) await this.refreshCheckpoints();
       return false;
     }
     const to = page[page.length - 1]!.position;
@@ -338,7 +338,7 @@ export class ProjectionRunner {
   /** Another process (the CLI's rebuild) may have moved checkpoints: follow them. */
   private async refreshCheckpoints(): Promise<void> {
     for (const projection of this.projections) await this.refreshCheckpoint(projection);
-    this.refreshedAt = Date.now();
+    this.refreshedAt = performance.now();
   }
 
   private async refreshCheckpoint(projection: Projection): Promise<void> {

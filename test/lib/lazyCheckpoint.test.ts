@@ -82,3 +82,16 @@ t.test("a follower's own commit, and a store lost to another copy", async (t) =>
   t.equal(await cp.idle(), 'kept', 'taken the other copy\'s view: nothing to store');
   t.equal(await cp.store(), 'kept');
 });
+
+t.test('a wall clock stepped back (NTP, a VM restored) does not hold the idle store off', async (t) => {
+  const cp = new LazyCheckpoint(store, 'follower-clock', 1);
+  cp.at(-1n);
+  t.equal(await cp.passed(10n), 'stored');
+  t.equal(await cp.passed(20n), 'kept');
+  const realNow = Date.now;
+  Date.now = () => realNow() - 3_600_000; // an hour back, right after the move
+  t.teardown(() => (Date.now = realNow));
+  await sleep(CHECKPOINT_IDLE_STORE_MS + 50);
+  t.equal(await cp.idle(), 'stored', 'stored once idle for a second, not an hour and a second later');
+  t.equal(await storedPosition('follower-clock'), 20n);
+});
