@@ -227,7 +227,7 @@ apikey
  * created an empty log, read models and a new key, and printed nothing), and no other store is
  * opened. A DATA_DIR this user may not write to is read without writing (openEventLogToRead).
  */
-async function withEventLog<T>(fn: (events: EventStore) => Promise<T>): Promise<T> {
+async function withEventLog<T>(fn: (events: EventStore, snapshot: boolean) => Promise<T>): Promise<T> {
   const config = loadConfig();
   const file = eventLogFile(config);
   if (!config.EVENTSTORE_URL && !existsSync(file)) {
@@ -235,7 +235,7 @@ async function withEventLog<T>(fn: (events: EventStore) => Promise<T>): Promise<
   }
   const log = await openEventLogToRead(config);
   try {
-    return await fn(log.events);
+    return await fn(log.events, log.snapshot);
   } finally {
     await log.close();
   }
@@ -263,11 +263,14 @@ events
   }, '-1')
   .option('--no-follow', 'stop at the end of the log')
   .action(async (opts) =>
-    withEventLog(async (log) => {
+    withEventLog(async (log, snapshot) => {
       const controller = new AbortController();
       process.once('SIGINT', () => controller.abort());
       let after = BigInt(opts.from);
-      if (!opts.follow) {
+      if (opts.follow && snapshot) {
+        process.stderr.write('events tail: the log is read from a copy (DATA_DIR is read-only and no process has the log open), which later appends do not reach: it stops at the end, as with --no-follow\n');
+      }
+      if (!opts.follow || snapshot) {
         for (;;) {
           const page = await log.readAll({ after, limit: 1000 });
           for (const e of page) process.stdout.write(eventLine(e) + '\n');

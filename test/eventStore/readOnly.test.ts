@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,4 +36,20 @@ t.test('a file that is not there is an error, not a new log', async (t) => {
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   t.throws(() => new SqliteEventStore(join(dir, 'events.sqlite'), { readOnly: true }));
   t.throws(() => statSync(join(dir, 'events.sqlite')), 'none created');
+});
+
+t.test('a log written before marks is read without them', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'events-ro-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'events.sqlite');
+  const writer = new SqliteEventStore(file);
+  await writer.append('s-1', [{ type: 'Noted', data: { n: 1 } }], 'no_stream');
+  await writer.close();
+  const old = new Database(file);
+  old.exec('DROP TABLE event_marks');
+  old.close();
+  const reader = new SqliteEventStore(file, { readOnly: true });
+  t.teardown(() => reader.close());
+  t.same((await reader.readStream('s-1')).map((e) => e.data), [{ n: 1 }]);
+  t.equal(await reader.markPosition('credentials'), null);
 });

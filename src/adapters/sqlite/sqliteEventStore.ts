@@ -151,10 +151,16 @@ export class SqliteEventStore implements EventStore {
     this.wasGivenWriter = options.writer !== undefined;
     this.readOnly = options.readOnly === true;
     if (options.writer) this.listenTo(options.writer);
+    let marksKept = true;
     if (this.readOnly) {
       this.db = new Database(file, { readonly: true, fileMustExist: true });
-      // The first read finds out whether a WAL-mode file can be read here (see openReadOnly).
-      this.db.prepare('SELECT COUNT(*) FROM sqlite_master').get();
+      try {
+        // The first read finds out whether a WAL-mode file can be read here (see openEventLogToRead).
+        marksKept = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'event_marks'").get() !== undefined;
+      } catch (error) {
+        this.db.close();
+        throw error;
+      }
     } else {
       this.db = openDatabase(file, 'FULL');
       this.db.pragma(`temp_store = ${EVENT_LOG_TEMP_STORE}`);
@@ -173,7 +179,8 @@ export class SqliteEventStore implements EventStore {
       ),
       head: this.db.prepare<[], { p: bigint | null }>('SELECT MAX(position) AS p FROM events'),
       // Plucked: a bare value, no row object (read before every authenticated request).
-      mark: this.db.prepare<[string], bigint>('SELECT position FROM event_marks WHERE name = ?').pluck(),
+      // None in a log written before marks, read only (their table is created when the service opens it).
+      mark: marksKept ? this.db.prepare<[string], bigint>('SELECT position FROM event_marks WHERE name = ?').pluck() : null,
       streamLast: this.db.prepare<[string], { position: bigint }>('SELECT position FROM events WHERE stream_id = ? ORDER BY revision DESC LIMIT 1'),
     };
     const commit = createCommitter(this.db);
@@ -226,7 +233,7 @@ export class SqliteEventStore implements EventStore {
 
   /** Position of the last event of the mark's types (-1n when none), or null when no such mark is kept in this file. */
   async markPosition(mark: string): Promise<bigint | null> {
-    return this.stmts.mark.get(mark) ?? null;
+    return this.stmts.mark?.get(mark) ?? null;
   }
 
   append(streamId: string, events: NewEvent[], expectedRevision: ExpectedRevision): Promise<AppendResult> {
