@@ -78,17 +78,22 @@ t.test("the Outreach Agent worker stores at stop where it has read past other ev
   t.equal(await stored(), head, 'stored at stop');
 });
 
-t.test('a start while a stop is under way starts the worker once the stop has ended', async (t) => {
-  const a = await startAgentHarness({ startAgent: false });
-  t.teardown(() => a.close());
-  const s = a.h.app.services;
-  const agent = await startAgentWorker(s, { error: () => {}, warn: () => {} });
-  t.teardown(() => agent.stop());
-  await agentCheckpointReaches(s.readModels, await s.events.headPosition());
-  const stopping = agent.worker.stop();
-  await agent.worker.start();
-  await stopping;
-  const id = 'after-restart';
-  const { position } = await s.events.append(`subscription-${id}`, [{ type: 'SubscriptionDeleted', data: { subscriptionId: id, siteId: id, deletedAt: '2026-01-01T00:00:00.000Z' } }], 'any');
-  t.ok(await agent.worker.waitForPosition(position, 5_000), 'running after the stop: it reads what was appended since');
-});
+/** Starts and stops of the worker called without waiting take effect in the order they were called. */
+for (const [calls, running] of [
+  [['stop', 'start'], true],
+  [['stop', 'start', 'stop'], false],
+  [['stop', 'start', 'stop', 'start'], true],
+] as const) {
+  t.test(`${calls.join(', ')} called at once: ${running ? 'running' : 'stopped'} after`, async (t) => {
+    const a = await startAgentHarness({ startAgent: false });
+    t.teardown(() => a.close());
+    const s = a.h.app.services;
+    const agent = await startAgentWorker(s, { error: () => {}, warn: () => {} });
+    t.teardown(() => agent.stop());
+    await agentCheckpointReaches(s.readModels, await s.events.headPosition());
+    await Promise.all(calls.map((call) => agent.worker[call]()));
+    const id = `after-${calls.join('-')}`;
+    const { position } = await s.events.append(`subscription-${id}`, [{ type: 'SubscriptionDeleted', data: { subscriptionId: id, siteId: id, deletedAt: '2026-01-01T00:00:00.000Z' } }], 'any');
+    t.equal(await agent.worker.waitForPosition(position, running ? 5_000 : 1_500), running, running ? 'it reads what was appended since' : 'it reads nothing more');
+  });
+}

@@ -1,4 +1,6 @@
 import t from 'tap';
+import type { EventStore, ReadAllOptions } from '../../src/ports/eventStore.ts';
+import { backgroundEventStore } from '../../src/processors/backgroundEventStore.ts';
 import { startAgentRunner } from '../../src/processors/agentRuns/startAgentRunner.ts';
 import { getAgentRun } from '../../src/readModels/agentRuns.ts';
 import { settle } from '../helpers/http.ts';
@@ -32,7 +34,20 @@ t.test('a run waiting for a slot when the runner stops is taken at the next star
   await call(b.key, 'PUT', `/api/v1/sites/${b.siteId}/articles`, { url: 'https://b.example/worm-bins', title: 'Worm bins', text: 'Worm bins turn kitchen scraps into compost.' });
   await call(b.key, 'PUT', `/api/v1/sites/${b.siteId}/agents/interlinking`, { isActive: true });
 
-  const first = await startAgentRunner(app.services, undefined, { workerId: 'runner-1' });
+  // The first runner's reads of the log: the stop below comes once it has read team B's queued run.
+  const real = backgroundEventStore(app.services.events);
+  let readUpTo = -1n;
+  const events: EventStore = Object.assign(Object.create(real) as EventStore, {
+    offThreadAppends: undefined,
+    async readAll(options?: ReadAllOptions) {
+      const page = await real.readAll(options);
+      for (const e of page) if (e.position > readUpTo) readUpTo = e.position;
+      return page;
+    },
+  });
+  const first = await startAgentRunner({ ...app.services, events }, undefined, { workerId: 'runner-1' });
+  let firstStopped = false;
+  t.teardown(() => (firstStopped ? undefined : first.stop()));
   const a1 = (await call(a.key, 'POST', `/api/v1/sites/${a.siteId}/agents/outreach/run`)).run.id as string;
   const status = async (id: string) => {
     await settle(app.services);
@@ -41,9 +56,13 @@ t.test('a run waiting for a slot when the runner stops is taken at the next star
   for (const deadline = Date.now() + 10_000; Date.now() < deadline && (await status(a1)) !== 'running'; ) await sleep(50);
   t.equal(await status(a1), 'running', "team A's run holds the slot");
   const b1 = (await call(b.key, 'POST', `/api/v1/sites/${b.siteId}/agents/interlinking/run`)).run.id as string;
-  await sleep(700); // the runner reads B's queued run and waits for the slot
+  const queued = (await app.services.events.readAll({ types: ['AgentRunQueued'] })).find((e) => (e.data as { runId?: string }).runId === b1)!;
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline && readUpTo < queued.position; ) await sleep(20);
+  t.ok(readUpTo >= queued.position, "the runner read team B's queued run");
+  await sleep(100); // and went on to wait for the slot
   t.equal(await status(b1), 'queued', "team B's run waits for the slot");
   await first.stop();
+  firstStopped = true;
   t.equal(await status(b1), 'queued', 'still queued after the stop');
 
   const restartedAt = Date.now();

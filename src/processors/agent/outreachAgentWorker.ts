@@ -146,7 +146,7 @@ export class OutreachAgentWorker {
   /** Wakes a step waiting for the lanes to work off the queued dispatches. */
   private wakeStep: (() => void) | null = null;
   private controller: AbortController | null = null;
-  private stopping: Promise<void> | null = null;
+  private turn: Promise<void> = Promise.resolve();
   private loop: Promise<void> | null = null;
   private lanes: Promise<void>[] = [];
 
@@ -176,12 +176,28 @@ export class OutreachAgentWorker {
     return position;
   }
 
-  async start(): Promise<void> {
-    // A start while a stop is under way starts once it has ended (it returned at once, and the worker stayed stopped).
-    while (this.stopping) await this.stopping;
+  start(): Promise<void> {
+    return this.inTurn(() => this.startNow());
+  }
+
+  stop(): Promise<void> {
+    return this.inTurn(() => this.stopNow());
+  }
+
+  /**
+   * Starts and stops run one after another, in the order they were called: a start during a stop
+   * returned at once and left the worker stopped, and a start's late steps could overwrite those of
+   * a start after a stop. A failed one does not hold the next back.
+   */
+  private inTurn(step: () => Promise<void>): Promise<void> {
+    const next = this.turn.then(step);
+    this.turn = next.catch(() => {});
+    return next;
+  }
+
+  private async startNow(): Promise<void> {
     if (this.controller) return;
     const controller = (this.controller = new AbortController());
-    // A stop while this start awaits the store replaces the sender: the stopped one is given the replies (and ignores them).
     const sender = this.sender;
     const stored = await this.deps.readModels.getCheckpoint(AGENT_WORKER);
     if (!stored || stored.version !== AGENT_WORKER_VERSION) {
@@ -203,28 +219,26 @@ export class OutreachAgentWorker {
     this.loop = this.run(signal);
   }
 
-  /** Stops the worker; a second stop before the first has ended waits for that one. */
-  stop(): Promise<void> {
-    this.stopping ??= this.stopNow().finally(() => (this.stopping = null));
-    return this.stopping;
-  }
-
   private async stopNow(): Promise<void> {
-    this.controller?.abort();
+    if (!this.controller) return;
+    this.controller.abort();
     this.wake();
-    await this.loop;
-    await Promise.all(this.lanes);
-    this.loop = null;
-    this.lanes = [];
-    // Past pages of other events only: else read again at the next start (nothing in them is acted on).
-    // (Lost to another copy that moved it first: that copy's checkpoint stands.)
-    await this.cp.store().catch((error: unknown) => this.options.log?.warn?.({ err: error }, 'outreach agent checkpoint not stored at stop'));
-    for (const timer of this.retryTimers) clearTimeout(timer);
-    this.retryTimers.clear();
-    await this.sender.stop();
-    // A stopped sender sends nothing more: a start of this same worker gets its own.
-    this.sender = this.newSender();
-    this.controller = null;
+    try {
+      await this.loop;
+      await Promise.all(this.lanes);
+      this.loop = null;
+      this.lanes = [];
+      // Past pages of other events only: else read again at the next start (nothing in them is acted on).
+      // (Lost to another copy that moved it first: that copy's checkpoint stands.)
+      await this.cp.store().catch((error: unknown) => this.options.log?.warn?.({ err: error }, 'outreach agent checkpoint not stored at stop'));
+      for (const timer of this.retryTimers) clearTimeout(timer);
+      this.retryTimers.clear();
+      await this.sender.stop();
+    } finally {
+      // A stopped sender sends nothing more: a start of this same worker gets its own (also after a failed stop).
+      this.sender = this.newSender();
+      this.controller = null;
+    }
   }
 
   /** Resolves when every dispatch up to `position` is decided or deferred and the sender sent what it claimed (tests and the benchmark). */
