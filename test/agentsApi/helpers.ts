@@ -3,6 +3,7 @@ import type { AgentWorkWiring } from '../../src/agentWorkWiring.ts';
 import type { AgentWork, AgentWorkRegistry } from '../../src/agentWork/types.ts';
 import type { WorkSettingsSchemas } from '../../src/domain/agentSettingsSchemas.ts';
 import type { OpportunityProposal } from '../../src/domain/agentWork.ts';
+import { bearer, type TestApp } from '../helpers/testApp.ts';
 
 /** Test work settings: a few fields per agent, each with a default, as src/agentWork/settings.ts will have. */
 export const testWorkSettings: WorkSettingsSchemas = {
@@ -47,3 +48,12 @@ export function testRegistry(overrides: Partial<Record<keyof AgentWorkRegistry, 
 export const testAgentWork = (registry: AgentWorkRegistry | null = testRegistry()): AgentWorkWiring => ({ registry, workSettingsSchemas: testWorkSettings });
 
 export const agentsPath = (siteId: string) => `/api/v1/sites/${siteId}/agents`;
+
+/** Calls the API with an API key: the JSON answer, or an error naming a status of 300 or more (the runner tests' set-up). */
+export const apiCall =
+  (app: TestApp) =>
+  async (key: string, method: 'PUT' | 'POST', url: string, payload?: object) => {
+    const r = await app.fastify.inject({ method, url, headers: bearer(key), ...(payload ? { payload } : {}) });
+    if (r.statusCode >= 300) throw new Error(`${r.statusCode} ${r.body}`);
+    return r.json();
+  };

@@ -4,7 +4,8 @@ import { startAgentRunner } from '../../src/processors/agentRuns/startAgentRunne
 import { getAgentRun } from '../../src/readModels/agentRuns.ts';
 import { settle } from '../helpers/http.ts';
 import { startTarpit } from '../helpers/tarpit.ts';
-import { bearer, createTenant, startTestApp } from '../helpers/testApp.ts';
+import { createTenant, startTestApp } from '../helpers/testApp.ts';
+import { apiCall } from './helpers.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -24,11 +25,7 @@ t.test('an outreach run over a site that never answers ends at AGENT_RUN_MAX_MS;
     await app.close();
   });
   const a = await createTenant(app.services, { plan: 'advanced', domain: 'a.example', sendingDomainVerified: true });
-  const call = async (method: 'PUT' | 'POST', url: string, payload?: object) => {
-    const r = await app.fastify.inject({ method, url, headers: bearer(a.key), ...(payload ? { payload } : {}) });
-    if (r.statusCode >= 300) throw new Error(`${r.statusCode} ${r.body}`);
-    return r.json();
-  };
+  const call = (method: 'PUT' | 'POST', url: string, payload?: object) => apiCall(app)(a.key, method, url, payload);
   const urls = [0, 1, 2].map((i) => `https://127.0.0.1:${port}/p${i}`);
   await call('POST', `/api/v1/sites/${a.siteId}/agents/outreach/prospects`, { prospects: urls.map((url) => ({ url })) });
   await call('PUT', `/api/v1/sites/${a.siteId}/agents/outreach`, { isActive: true });

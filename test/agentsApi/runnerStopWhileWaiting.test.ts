@@ -5,7 +5,8 @@ import { startAgentRunner } from '../../src/processors/agentRuns/startAgentRunne
 import { getAgentRun } from '../../src/readModels/agentRuns.ts';
 import { settle } from '../helpers/http.ts';
 import { startTarpit } from '../helpers/tarpit.ts';
-import { bearer, createTenant, startTestApp } from '../helpers/testApp.ts';
+import { createTenant, startTestApp } from '../helpers/testApp.ts';
+import { apiCall } from './helpers.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const LEASE_MS = 30_000;
@@ -23,11 +24,7 @@ t.test('a run waiting for a slot when the runner stops is taken at the next star
   t.teardown(() => app.close());
   const a = await createTenant(app.services, { plan: 'advanced', domain: 'a.example', sendingDomainVerified: true });
   const b = await createTenant(app.services, { plan: 'advanced', domain: 'b.example' });
-  const call = async (key: string, method: 'PUT' | 'POST', url: string, payload?: object) => {
-    const r = await app.fastify.inject({ method, url, headers: bearer(key), ...(payload ? { payload } : {}) });
-    if (r.statusCode >= 300) throw new Error(`${r.statusCode} ${r.body}`);
-    return r.json();
-  };
+  const call = apiCall(app);
   // Team A's run holds the one slot (its prospect never answers); team B's waits for it.
   await call(a.key, 'POST', `/api/v1/sites/${a.siteId}/agents/outreach/prospects`, { prospects: [{ url: `https://127.0.0.1:${port}/p0` }] });
   await call(a.key, 'PUT', `/api/v1/sites/${a.siteId}/agents/outreach`, { isActive: true });

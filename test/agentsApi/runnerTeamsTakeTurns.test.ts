@@ -3,7 +3,8 @@ import { startAgentRunner } from '../../src/processors/agentRuns/startAgentRunne
 import { getAgentRun } from '../../src/readModels/agentRuns.ts';
 import { settle } from '../helpers/http.ts';
 import { startTarpit } from '../helpers/tarpit.ts';
-import { bearer, createTenant, startTestApp } from '../helpers/testApp.ts';
+import { createTenant, startTestApp } from '../helpers/testApp.ts';
+import { apiCall } from './helpers.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -24,11 +25,7 @@ async function twoTeamsRuns(t: Test, slots: number, maxRunMs: number, pauseMs = 
   });
   const a = await createTenant(app.services, { plan: 'advanced', domain: 'a.example', sendingDomainVerified: true });
   const b = await createTenant(app.services, { plan: 'advanced', domain: 'b.example' });
-  const call = async (key: string, method: 'PUT' | 'POST', url: string, payload?: object) => {
-    const r = await app.fastify.inject({ method, url, headers: bearer(key), ...(payload ? { payload } : {}) });
-    if (r.statusCode >= 300) throw new Error(`${r.statusCode} ${r.body}`);
-    return r.json();
-  };
+  const call = apiCall(app);
   await call(a.key, 'POST', `/api/v1/sites/${a.siteId}/agents/outreach/prospects`, { prospects: [0, 1, 2, 3].map((i) => ({ url: `https://127.0.0.1:${port}/p${i}` })) });
   await call(a.key, 'PUT', `/api/v1/sites/${a.siteId}/agents/outreach`, { isActive: true });
   await call(b.key, 'PUT', `/api/v1/sites/${b.siteId}/articles`, { url: 'https://b.example/worm-bins', title: 'Worm bins', text: 'Worm bins turn kitchen scraps into compost.' });

@@ -3,7 +3,8 @@ import { startBackgroundRoles } from '../../src/processors/startBackgroundRoles.
 import { getAgentRun } from '../../src/readModels/agentRuns.ts';
 import { fakeOpenAi } from '../helpers/fakeOpenAi.ts';
 import { settle } from '../helpers/http.ts';
-import { bearer, createTenant, startTestApp } from '../helpers/testApp.ts';
+import { createTenant, startTestApp } from '../helpers/testApp.ts';
+import { apiCall } from './helpers.ts';
 
 /**
  * Under `npm start` (WORKERS_IN_THREAD) the agent runner runs in the background roles' thread, not
@@ -17,11 +18,7 @@ t.test('a queued run is executed by the background roles thread', async (t) => {
   const app = await startTestApp({ projectionsInThread: true, env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.baseURL, OPENAI_TIMEOUT_MS: '2000' } });
   t.teardown(() => app.close());
   const tenant = await createTenant(app.services, { plan: 'advanced', domain: 'b.example' });
-  const call = async (method: 'PUT' | 'POST', url: string, payload?: object) => {
-    const r = await app.fastify.inject({ method, url, headers: bearer(tenant.key), ...(payload ? { payload } : {}) });
-    if (r.statusCode >= 300) throw new Error(`${r.statusCode} ${r.body}`);
-    return r.json();
-  };
+  const call = (method: 'PUT' | 'POST', url: string, payload?: object) => apiCall(app)(tenant.key, method, url, payload);
   for (const [slug, text] of [['worm-bins', 'Worm bins turn kitchen scraps into compost. '.repeat(20)], ['soil', 'Healthy soil holds water. Worm bins help. '.repeat(10)], ['mulch', 'Mulch keeps beds moist.']] as const) {
     await call('PUT', `/api/v1/sites/${tenant.siteId}/articles`, { url: `https://b.example/${slug}`, title: slug.replace('-', ' '), text });
   }
