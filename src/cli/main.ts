@@ -264,8 +264,6 @@ events
   .option('--no-follow', 'stop at the end of the log')
   .action(async (opts) =>
     withEventLog(async (log, snapshot) => {
-      const controller = new AbortController();
-      process.once('SIGINT', () => controller.abort());
       let after = BigInt(opts.from);
       if (opts.follow && snapshot) {
         process.stderr.write('events tail: the log is read from a copy (DATA_DIR is read-only and no process has the log open), which later appends do not reach: it stops at the end, as with --no-follow\n');
@@ -278,7 +276,15 @@ events
           after = page[page.length - 1]!.position;
         }
       }
-      for await (const e of log.subscribeToAll({ after, signal: controller.signal })) process.stdout.write(eventLine(e) + '\n');
+      // Ctrl-C while following ends the loop and the log is closed; with --no-follow it ends the process, as in any command.
+      const controller = new AbortController();
+      const stop = () => controller.abort();
+      process.once('SIGINT', stop);
+      try {
+        for await (const e of log.subscribeToAll({ after, signal: controller.signal })) process.stdout.write(eventLine(e) + '\n');
+      } finally {
+        process.off('SIGINT', stop);
+      }
     }),
   );
 

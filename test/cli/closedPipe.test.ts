@@ -52,3 +52,26 @@ t.test('events tail whose reader went away (`| head -1`) ends with status 0 and 
   t.equal(code, 0, stderr);
   t.notMatch(stderr, /EPIPE|Unhandled/, 'no stack trace');
 });
+
+t.test('events tail, following, ends on Ctrl-C (SIGINT) with status 0 after printing what came', async (t) => {
+  const child = spawn(process.execPath, ['bin/outreach.js', 'events', 'tail'], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'silent', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  // Following once the history is out: a new event is printed, then Ctrl-C.
+  for (const deadline = Date.now() + 30_000; !stdout.includes('\n') && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 50));
+  await createTeam(setup, { name: 'Gamma', ownerEmail: 'owner@gamma.test' });
+  for (const deadline = Date.now() + 30_000; !stdout.includes('Gamma') && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 50));
+  t.match(stdout, /Gamma/, 'the new event, while following');
+  child.kill('SIGINT');
+  const { code, signal } = await exited;
+  clearTimeout(timer);
+  t.same({ code, signal }, { code: 0, signal: null }, `ended by its own handler, not the signal: ${stderr}`);
+});
